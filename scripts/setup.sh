@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages fabricsim needs, only those missing (idempotent).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libsystemc-dev          # SystemC 2.3.4 with TLM-2.0
+  libyaml-cpp-dev         # configuration
+  nlohmann-json3-dev      # results.json
+  libcli11-dev            # command line
+  libgtest-dev libgmock-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

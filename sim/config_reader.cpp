@@ -1,0 +1,267 @@
+#include "sim/config_reader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <sstream>
+
+namespace fabricsim::sim {
+
+namespace {
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Edit distance, for "did you mean" on misspelt keys and names.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = 3;  // only close matches
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best.empty() ? "" : " (did you mean " + quote(best) + "?)";
+}
+
+std::string mark_text(const std::string& file, const YAML::Mark& m) {
+  if (m.line < 0) return file;
+  return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+}  // namespace
+
+ConfigError::ConfigError(const std::string& location, const std::string& key, const std::string& what)
+    : std::runtime_error(location + ": " + (key.empty() ? "" : key + ": ") + what), location_(location), key_(key) {}
+
+ConfigMap::ConfigMap(YAML::Node node, std::string path, std::shared_ptr<const ConfigSource> source)
+    : node_(std::move(node)), path_(std::move(path)), source_(std::move(source)) {
+  if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap())
+    throw ConfigError(location_of(""), path_.empty() ? "(top level)" : path_,
+                      "expected a mapping of keys to values");
+  if (!node_.IsMap()) return;
+  std::set<std::string> seen;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string k = it->first.Scalar();
+    if (!seen.insert(k).second)
+      throw ConfigError(mark_text(source_->file, it->first.Mark()), child_path(k), "key appears twice");
+  }
+}
+
+std::string ConfigMap::child_path(const std::string& key) const {
+  if (key.empty()) return path_;
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+std::string ConfigMap::location_of(const std::string& key) const {
+  const std::string full = child_path(key);
+  for (const auto& o : source_->overridden)
+    if (full == o || full.rfind(o + ".", 0) == 0 || o.rfind(full + ".", 0) == 0)
+      return "--set " + o;
+  if (node_.IsMap() && !key.empty())
+    for (auto it = node_.begin(); it != node_.end(); ++it)
+      if (it->first.Scalar() == key) return mark_text(source_->file, it->second.Mark());
+  return mark_text(source_->file, node_.Mark());
+}
+
+void ConfigMap::fail(const std::string& key, const std::string& what) const {
+  throw ConfigError(location_of(key), child_path(key), what);
+}
+
+bool ConfigMap::has(const std::string& key) const {
+  used_.insert(key);
+  if (!node_.IsMap()) return false;
+  const YAML::Node& n = node_;
+  return n[key].IsDefined();
+}
+
+YAML::Node ConfigMap::scalar(const std::string& key, const char* expected) const {
+  const YAML::Node& n = node_;
+  YAML::Node v = n[key];
+  if (!v.IsScalar()) fail(key, std::string("expected ") + expected + ", got a " + (v.IsMap() ? "mapping" : v.IsSequence() ? "list" : "null value"));
+  return v;
+}
+
+ConfigMap ConfigMap::map(const std::string& key) {
+  if (!has(key)) return ConfigMap(YAML::Node(), child_path(key), source_);
+  const YAML::Node& n = node_;
+  YAML::Node v = n[key];
+  if (!v.IsMap() && !v.IsNull()) fail(key, "expected a mapping of keys to values");
+  return ConfigMap(v, child_path(key), source_);
+}
+
+std::vector<ConfigMap> ConfigMap::list_of_maps(const std::string& key) {
+  std::vector<ConfigMap> out;
+  if (!has(key)) return out;
+  const YAML::Node& n = node_;
+  YAML::Node v = n[key];
+  if (!v.IsSequence()) fail(key, "expected a list");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].IsMap()) throw ConfigError(mark_text(source_->file, v[i].Mark()), child_path(key) + "[" + std::to_string(i) + "]", "expected a mapping of keys to values");
+    out.emplace_back(v[i], child_path(key) + "[" + std::to_string(i) + "]", source_);
+  }
+  return out;
+}
+
+std::int64_t ConfigMap::required_integer(const std::string& key, std::int64_t min, std::int64_t max) {
+  if (!has(key)) fail("", "missing required key " + quote(key));
+  return integer(key, min, min, max);
+}
+
+std::int64_t ConfigMap::integer(const std::string& key, std::int64_t def, std::int64_t min, std::int64_t max) {
+  if (!has(key)) return def;
+  const std::string text = scalar(key, "an integer").Scalar();
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  const std::string range = " in " + std::to_string(min) + ".." + std::to_string(max);
+  if (ec != std::errc() || end != text.data() + text.size())
+    fail(key, "expected an integer" + range + ", got " + quote(text));
+  if (v < min || v > max) fail(key, "must be an integer" + range + ", got " + quote(text));
+  return v;
+}
+
+double ConfigMap::number(const std::string& key, double def, double min, double max) {
+  if (!has(key)) return def;
+  const std::string text = scalar(key, "a number").Scalar();
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  std::ostringstream range;
+  range << " in [" << min << ", " << max << "]";
+  if (ec != std::errc() || end != text.data() + text.size())
+    fail(key, "expected a number" + range.str() + ", got " + quote(text));
+  if (!(v >= min && v <= max)) fail(key, "must be a number" + range.str() + ", got " + quote(text));
+  return v;
+}
+
+bool ConfigMap::boolean(const std::string& key, bool def) {
+  if (!has(key)) return def;
+  const std::string text = scalar(key, "true or false").Scalar();
+  if (text == "true") return true;
+  if (text == "false") return false;
+  fail(key, "expected true or false, got " + quote(text));
+}
+
+std::string ConfigMap::string(const std::string& key, const std::string& def) {
+  if (!has(key)) return def;
+  return scalar(key, "a string").Scalar();
+}
+
+std::string ConfigMap::choice(const std::string& key, const std::string& def, const std::vector<std::string>& allowed) {
+  const std::string v = string(key, def);
+  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+    fail(key, "unknown value " + quote(v) + "; allowed: " + join(allowed) + suggestion(v, allowed));
+  return v;
+}
+
+template <class T>
+T ConfigMap::unit_value(const std::string& key, T def, T min, T max, T (*parse)(std::string_view), const char* what) {
+  if (!has(key)) return def;
+  const std::string text = scalar(key, what).Scalar();
+  T v;
+  try {
+    v = parse(text);
+  } catch (const hw::UnitError& e) {
+    fail(key, e.what());
+  }
+  if (v < min || v > max)
+    fail(key, std::string("must be a ") + what + " in " + hw::to_string(min) + ".." + hw::to_string(max) + ", got " + quote(text));
+  return v;
+}
+
+hw::Bandwidth ConfigMap::bandwidth(const std::string& key, hw::Bandwidth def, hw::Bandwidth min, hw::Bandwidth max) {
+  return unit_value(key, def, min, max, &hw::parse_bandwidth, "bandwidth");
+}
+hw::Time ConfigMap::time(const std::string& key, hw::Time def, hw::Time min, hw::Time max) {
+  return unit_value(key, def, min, max, &hw::parse_time, "time");
+}
+hw::Size ConfigMap::size(const std::string& key, hw::Size def, hw::Size min, hw::Size max) {
+  return unit_value(key, def, min, max, &hw::parse_size, "size");
+}
+hw::Length ConfigMap::length(const std::string& key, hw::Length def, hw::Length min, hw::Length max) {
+  return unit_value(key, def, min, max, &hw::parse_length, "length");
+}
+hw::Frequency ConfigMap::frequency(const std::string& key, hw::Frequency def, hw::Frequency min, hw::Frequency max) {
+  return unit_value(key, def, min, max, &hw::parse_frequency, "frequency");
+}
+
+void ConfigMap::finish() const {
+  if (!node_.IsMap()) return;
+  std::vector<std::string> allowed(used_.begin(), used_.end());
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string k = it->first.Scalar();
+    if (used_.count(k)) continue;
+    const std::string loc = location_of(k) == mark_text(source_->file, it->second.Mark())
+                                ? mark_text(source_->file, it->first.Mark())
+                                : location_of(k);
+    throw ConfigError(loc, child_path(k), "unknown key; allowed keys here: " + join(allowed) + suggestion(k, allowed));
+  }
+}
+
+YAML::Node load_yaml_file(const std::string& file) {
+  try {
+    return YAML::LoadFile(file);
+  } catch (const YAML::BadFile&) {
+    throw ConfigError(file, "", "cannot open the configuration file");
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(mark_text(file, e.mark), "", "YAML syntax error: " + e.msg);
+  }
+}
+
+std::string apply_override(YAML::Node& root, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set " + assignment, "", "expected path.to.key=value");
+  const std::string path = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  std::vector<std::string> keys;
+  std::stringstream ss(path);
+  for (std::string k; std::getline(ss, k, '.');) {
+    if (k.empty()) throw ConfigError("--set " + assignment, path, "empty key in path");
+    keys.push_back(k);
+  }
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError("--set " + assignment, path, "cannot parse value: " + e.msg);
+  }
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  // Walk by reset() so each step refers to the existing child, not a copy.
+  YAML::Node cur = root;
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    if (!cur[keys[i]].IsDefined() || cur[keys[i]].IsNull()) {
+      cur[keys[i]] = YAML::Node(YAML::NodeType::Map);
+    } else if (!cur[keys[i]].IsMap()) {
+      throw ConfigError("--set " + assignment, path, quote(keys[i]) + " is not a mapping");
+    }
+    // reset() rebinds `cur` to the child itself; assignment would copy into it.
+    YAML::Node child = cur[keys[i]];
+    cur.reset(child);
+  }
+  cur[keys.back()] = parsed;
+  return path;
+}
+
+}  // namespace fabricsim::sim

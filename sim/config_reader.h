@@ -1,0 +1,89 @@
+// Strict YAML reading with provenance. Every value is read through a
+// ConfigMap that knows the file, the line and the dotted key path, so a bad
+// value, a wrong unit, a missing key or an unknown key is reported as
+//   quickstart.yaml:12:3: switch.ports: must be an integer in 2..256, got '1'
+// Values overridden with --set are reported as coming from the command line.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "hw/units.h"
+
+namespace fabricsim::sim {
+
+/// A configuration error: where it is and what is wrong.
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(const std::string& location, const std::string& key, const std::string& what);
+  const std::string& location() const { return location_; }
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string location_;
+  std::string key_;
+};
+
+/// Where the document came from and which paths the command line overrode.
+struct ConfigSource {
+  std::string file;                     ///< path as the user gave it
+  std::set<std::string> overridden;     ///< dotted paths set with --set
+};
+
+/// A YAML mapping being read. Each key read is remembered; finish() rejects the rest.
+class ConfigMap {
+ public:
+  ConfigMap(YAML::Node node, std::string path, std::shared_ptr<const ConfigSource> source);
+
+  bool has(const std::string& key) const;
+  /// Sub-map; an absent key reads as an empty map (all defaults).
+  ConfigMap map(const std::string& key);
+  /// Sequence of maps; absent reads as empty.
+  std::vector<ConfigMap> list_of_maps(const std::string& key);
+
+  std::int64_t integer(const std::string& key, std::int64_t def, std::int64_t min, std::int64_t max);
+  std::int64_t required_integer(const std::string& key, std::int64_t min, std::int64_t max);
+  double number(const std::string& key, double def, double min, double max);
+  bool boolean(const std::string& key, bool def);
+  std::string string(const std::string& key, const std::string& def);
+  /// One of `allowed`; the error lists them.
+  std::string choice(const std::string& key, const std::string& def, const std::vector<std::string>& allowed);
+
+  hw::Bandwidth bandwidth(const std::string& key, hw::Bandwidth def, hw::Bandwidth min, hw::Bandwidth max);
+  hw::Time time(const std::string& key, hw::Time def, hw::Time min, hw::Time max);
+  hw::Size size(const std::string& key, hw::Size def, hw::Size min, hw::Size max);
+  hw::Length length(const std::string& key, hw::Length def, hw::Length min, hw::Length max);
+  hw::Frequency frequency(const std::string& key, hw::Frequency def, hw::Frequency min, hw::Frequency max);
+
+  /// Throws for the first key never read, listing the allowed keys (and a close match).
+  void finish() const;
+  /// Error at this map (or at `key` inside it).
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string child_path(const std::string& key) const;
+  std::string location_of(const std::string& key) const;
+  YAML::Node scalar(const std::string& key, const char* expected) const;
+  template <class T>
+  T unit_value(const std::string& key, T def, T min, T max, T (*parse)(std::string_view), const char* what);
+
+  YAML::Node node_;
+  std::string path_;
+  std::shared_ptr<const ConfigSource> source_;
+  mutable std::set<std::string> used_;
+};
+
+/// Parses a YAML file (syntax errors become ConfigError with file and line).
+YAML::Node load_yaml_file(const std::string& file);
+/// Applies one `a.b.c=value` override to the tree, creating maps as needed; returns the path.
+std::string apply_override(YAML::Node& root, const std::string& assignment);
+
+}  // namespace fabricsim::sim

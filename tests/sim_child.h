@@ -1,0 +1,69 @@
+// Runs one simulation in a forked child and returns its results.json content.
+// SystemC elaborates once per process, so every end-to-end run gets its own.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config.h"
+#include "sim/fabric.h"
+
+namespace fabricsim::testing {
+
+inline nlohmann::json run_in_child(const sim::FabricConfig& config) {
+  int fds[2];
+  if (pipe(fds) != 0) return {{"error", "pipe failed"}};
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string out;
+    try {
+      out = sim::run_simulation(config).dump();
+    } catch (const std::exception& e) {
+      out = nlohmann::json{{"error", e.what()}}.dump();
+    }
+    std::size_t off = 0;
+    while (off < out.size()) {
+      const ssize_t n = write(fds[1], out.data() + off, out.size() - off);
+      if (n <= 0) break;
+      off += static_cast<std::size_t>(n);
+    }
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string in;
+  char buf[65536];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) in.append(buf, static_cast<std::size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty())
+    return {{"error", "simulation child crashed (status " + std::to_string(status) + ")"}};
+  return nlohmann::json::parse(in);
+}
+
+/// Runs `fabricsim ARGS` and captures stdout+stderr and the exit code.
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+inline CommandResult run_command(const std::string& args) {
+  CommandResult r;
+  const std::string cmd = std::string(FABRICSIM_BINARY) + " " + args + " 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return r;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) r.output.append(buf, n);
+  const int status = pclose(f);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace fabricsim::testing

@@ -1,0 +1,79 @@
+// hw/ cores: arbiters and credit accounting.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "hw/arbiter.h"
+#include "hw/credit.h"
+
+namespace {
+
+using fabricsim::hw::ArbiterRequest;
+using fabricsim::hw::CreditCounter;
+using fabricsim::hw::kNoGrant;
+using fabricsim::hw::make_arbiter;
+using ::testing::HasSubstr;
+
+TEST(RoundRobinArbiter, NoRequestNoGrant) {
+  auto a = make_arbiter("round_robin", 4);
+  EXPECT_EQ(a->arbitrate(), kNoGrant);
+}
+
+TEST(RoundRobinArbiter, RotatesAmongPersistentRequesters) {
+  auto a = make_arbiter("round_robin", 4);
+  std::vector<int> grants;
+  for (int round = 0; round < 6; ++round) {
+    a->clear();
+    for (int i : {0, 2, 3}) a->add_request(ArbiterRequest{i, 0, 0});
+    const int w = a->arbitrate();
+    a->update_state(w);
+    grants.push_back(w);
+  }
+  EXPECT_EQ(grants, (std::vector<int>{0, 2, 3, 0, 2, 3}));
+}
+
+TEST(RoundRobinArbiter, ArbitrateDoesNotChangeState) {
+  auto a = make_arbiter("round_robin", 3);
+  a->add_request({1, 0, 0});
+  a->add_request({2, 0, 0});
+  EXPECT_EQ(a->arbitrate(), 1);
+  EXPECT_EQ(a->arbitrate(), 1);
+  a->update_state(1);
+  EXPECT_EQ(a->arbitrate(), 2);
+}
+
+TEST(RoundRobinArbiter, RejectsRequestOutsideInputs) {
+  auto a = make_arbiter("round_robin", 2);
+  EXPECT_THROW(a->add_request({2, 0, 0}), std::out_of_range);
+}
+
+TEST(ArbiterRegistry, UnknownNameListsValidOnes) {
+  try {
+    make_arbiter("islip9", 4);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("unknown arbiter 'islip9'"));
+    EXPECT_THAT(e.what(), HasSubstr("round_robin"));
+  }
+}
+
+TEST(CreditCounter, CountsIn64ByteBlocks) {
+  CreditCounter c(64, 10);
+  EXPECT_EQ(c.blocks_for(1), 1u);
+  EXPECT_EQ(c.blocks_for(64), 1u);
+  EXPECT_EQ(c.blocks_for(65), 2u);
+  EXPECT_TRUE(c.can_send(640));
+  EXPECT_FALSE(c.can_send(641));
+  c.consume(600);  // 10 blocks
+  EXPECT_EQ(c.available(), 0u);
+  EXPECT_FALSE(c.can_send(1));
+  c.restore(3);
+  EXPECT_TRUE(c.can_send(192));
+}
+
+TEST(CreditCounter, ConservationViolationsThrow) {
+  CreditCounter c(64, 2);
+  EXPECT_THROW(c.consume(129), std::logic_error);
+  EXPECT_THROW(c.restore(1), std::logic_error);
+}
+
+}  // namespace

@@ -1,0 +1,686 @@
+// Configuration reading: every bad input must be reported as
+//   FILE:LINE:COL: KEY.PATH: what is wrong and what is allowed
+// (or "--set PATH" for command-line overrides), and good input must give the
+// typed values a user expects. Line and column numbers are counted by hand in
+// the YAML literals below: one string literal per YAML line, line 1 first.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "hw/phy.h"
+#include "hw/units.h"
+#include "sim/config.h"
+#include "sim/config_reader.h"
+#include "tests/sim_child.h"
+
+namespace {
+
+using fabricsim::hw::PhyTiming;
+using fabricsim::hw::to_string;
+using fabricsim::sim::ConfigError;
+using fabricsim::sim::FabricConfig;
+using fabricsim::sim::load_config;
+using fabricsim::sim::load_config_text;
+using fabricsim::sim::TrafficPattern;
+using fabricsim::testing::run_command;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kQuickstart = std::string(FABRICSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+
+// The message of the ConfigError that `yaml` (read as "bad.yaml") raises. Any other
+// outcome returns a text that no expectation below matches, saying what happened.
+std::string error_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  try {
+    load_config_text(yaml, "bad.yaml", overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("<not a ConfigError: ") + e.what() + ">";
+  }
+  return "<no error>";
+}
+
+// Same for a configuration file.
+std::string file_error_of(const std::string& file, const std::vector<std::string>& overrides = {}) {
+  try {
+    load_config(file, overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("<not a ConfigError: ") + e.what() + ">";
+  }
+  return "<no error>";
+}
+
+// Writes `text` to a fresh file under the test temp folder, named after the test.
+std::string write_temp(const std::string& text) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string path = ::testing::TempDir() + "fabricsim_" + info->test_suite_name() + "_" + info->name() + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+// ---------------------------------------------------------------------------
+// Unknown keys and sections
+
+TEST(ConfigErrors, UnknownKeySuggestsClosestAndListsAllowed) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  prots: 4\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:3: switch.prots: unknown key"));
+  EXPECT_THAT(e, HasSubstr("allowed keys here: arbiter, core_clock, credit_return_latency, forwarding, "
+                           "input_buffer, pipeline_cycles, ports"));
+  EXPECT_THAT(e, HasSubstr("did you mean 'ports'?"));
+}
+
+TEST(ConfigErrors, UnknownTopLevelSection) {
+  const std::string e = error_of(
+      "simulation:\n"
+      "  seed: 3\n"
+      "swich:\n"
+      "  ports: 4\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:3:1: swich: unknown key"));
+  EXPECT_THAT(e, HasSubstr("allowed keys here: link, nic, output, simulation, switch, topology, traffic"));
+  EXPECT_THAT(e, HasSubstr("did you mean 'switch'?"));
+}
+
+TEST(ConfigErrors, UnknownKeyWithoutCloseMatchHasNoSuggestion) {
+  const std::string e = error_of(
+      "nic:\n"
+      "  mtu: 4KiB\n"
+      "  doorbell_batching: 16\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:3:3: nic.doorbell_batching: unknown key; allowed keys here: "
+                           "credit_return_latency, mtu, rx_buffer"));
+  EXPECT_THAT(e, Not(HasSubstr("did you mean")));
+}
+
+TEST(ConfigErrors, UnknownKeyInsideAFlow) {
+  const std::string e = error_of(
+      "traffic:\n"
+      "  pattern: explicit\n"
+      "  flows:\n"
+      "    - src: 0\n"
+      "      dst: 1\n"
+      "      lod: 0.5\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:6:7: traffic.flows[0].lod: unknown key"));
+  EXPECT_THAT(e, HasSubstr("allowed keys here: dst, load, message_size, messages, src, start"));
+  EXPECT_THAT(e, HasSubstr("did you mean 'load'?"));
+}
+
+// ---------------------------------------------------------------------------
+// Units
+
+TEST(ConfigErrors, UnitOfAnotherQuantity) {
+  const std::string e = error_of(
+      "link:\n"
+      "  lane_rate: 53.125GHz\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:14: link.lane_rate: expected a bandwidth"));
+  EXPECT_THAT(e, HasSubstr("units: b/s, Kb/s, Mb/s, Gb/s, Tb/s, B/s, KB/s, MB/s, GB/s, TB/s"));
+  EXPECT_THAT(e, HasSubstr("got '53.125GHz': unknown unit 'GHz'"));
+}
+
+TEST(ConfigErrors, MissingUnit) {
+  const std::string e = error_of(
+      "simulation:\n"
+      "  duration: 100\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:13: simulation.duration: expected a time such as '2.5ns'"));
+  EXPECT_THAT(e, HasSubstr("units: fs, ps, ns, us, ms, s"));
+  EXPECT_THAT(e, HasSubstr("got '100': missing unit"));
+}
+
+TEST(ConfigErrors, UnknownUnit) {
+  const std::string e = error_of(
+      "link:\n"
+      "  lanes: 8\n"
+      "  cable_length: 3 furlongs\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:3:17: link.cable_length: expected a length"));
+  EXPECT_THAT(e, HasSubstr("units: mm, cm, m, km"));
+  EXPECT_THAT(e, HasSubstr("unknown unit 'furlongs'"));
+}
+
+TEST(ConfigErrors, SizeNotWholeBytes) {
+  const std::string e = error_of(
+      "nic:\n"
+      "  mtu: 1.5B\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:8: nic.mtu: expected a size"));
+  EXPECT_THAT(e, HasSubstr("not a whole number of bytes"));
+}
+
+TEST(ConfigErrors, QuantityOutOfRangeShowsRangeInUnits) {
+  const std::string e = error_of(
+      "nic:\n"
+      "  mtu: 10000B\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:8: nic.mtu: must be a size in 64B..9KiB, got '10000B'"));
+}
+
+// ---------------------------------------------------------------------------
+// Numbers, booleans and names
+
+TEST(ConfigErrors, IntegerOutOfRange) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  ports: 1\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:10: switch.ports: must be an integer in 2..256, got '1'"));
+}
+
+TEST(ConfigErrors, NotAnInteger) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  ports: four\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:10: switch.ports: expected an integer in 2..256, got 'four'"));
+}
+
+TEST(ConfigErrors, NegativeSeed) {
+  const std::string e = error_of(
+      "simulation:\n"
+      "  seed: -1\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:9: simulation.seed: must be an integer in 0..9223372036854775807, got '-1'"));
+}
+
+TEST(ConfigErrors, LoadAboveOne) {
+  const std::string e = error_of(
+      "traffic:\n"
+      "  load: 1.5\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:9: traffic.load: must be a number in [1e-06, 1], got '1.5'"));
+}
+
+TEST(ConfigErrors, BooleanMustBeTrueOrFalse) {
+  const std::string e = error_of(
+      "output:\n"
+      "  packet_csv: yes\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:15: output.packet_csv: expected true or false, got 'yes'"));
+}
+
+TEST(ConfigErrors, UnknownFecListsAllowed) {
+  const std::string e = error_of(
+      "link:\n"
+      "  fec: rs999\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:8: link.fec: unknown value 'rs999'; "
+                           "allowed: none, rs528_514, rs544_514, rs272_257"));
+}
+
+TEST(ConfigErrors, UnknownForwardingListsAllowed) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  forwarding: wormhole\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:15: switch.forwarding: unknown value 'wormhole'; "
+                           "allowed: cut_through, store_and_forward"));
+}
+
+TEST(ConfigErrors, UnknownArbiterListsRegistry) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  arbiter: foo\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:12: switch.arbiter: unknown value 'foo'; allowed: round_robin"));
+}
+
+TEST(ConfigErrors, MisspeltEnumValueSuggestsClosest) {
+  const std::string e = error_of(
+      "link:\n"
+      "  framing: roce_v3\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:12: link.framing: unknown value 'roce_v3'; "
+                           "allowed: infiniband, roce_v2, ethernet (did you mean 'roce_v2'?)"));
+}
+
+// ---------------------------------------------------------------------------
+// Shape of the document
+
+TEST(ConfigErrors, SectionGivenAsScalar) {
+  const std::string e = error_of("switch: 4\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:1:9: switch: expected a mapping of keys to values"));
+}
+
+TEST(ConfigErrors, ListWhereScalarExpected) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  ports: [4, 8]\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:10: switch.ports: expected an integer, got a list"));
+}
+
+TEST(ConfigErrors, TopLevelNotAMapping) {
+  const std::string e = error_of("- switch\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:1:1: (top level): expected a mapping of keys to values"));
+}
+
+TEST(ConfigErrors, DuplicateKey) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  ports: 4\n"
+      "  ports: 8\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:3:3: switch.ports: key appears twice"));
+}
+
+TEST(ConfigErrors, DuplicateSection) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  ports: 4\n"
+      "switch:\n"
+      "  ports: 8\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:3:1: switch: key appears twice"));
+}
+
+TEST(ConfigErrors, YamlSyntaxErrorGivesLine) {
+  // Line 3 is indented deeper than its sibling on line 2.
+  const std::string e = error_of(
+      "switch:\n"
+      "  ports: 4\n"
+      "   arbiter: round_robin\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:3:"));
+  EXPECT_THAT(e, HasSubstr("YAML syntax error"));
+}
+
+// A key with no value is empty on its own line; the error must point there,
+// not at the next key.
+TEST(ConfigErrors, EmptyValueReportedOnItsOwnLine) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  ports:\n"
+      "  arbiter: round_robin\n");
+  EXPECT_THAT(e, HasSubstr("switch.ports: expected an integer, got a null value"));
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:"));
+}
+
+// ---------------------------------------------------------------------------
+// Cross-key checks
+
+TEST(ConfigErrors, EndpointsExceedPorts) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  ports: 4\n"
+      "topology:\n"
+      "  endpoints: 8\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:4:14: topology.endpoints: a single switch with switch.ports = 4 "
+                           "can attach at most 4 endpoints, got 8"));
+}
+
+// The default topology.endpoints (4) does not fit a 2-port switch. The key at
+// fault in the file is switch.ports; the error should still carry a line.
+TEST(ConfigErrors, DefaultEndpointsExceedPortsGivesALine) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  ports: 2\n");
+  EXPECT_THAT(e, HasSubstr("can attach at most 2 endpoints, got 4"));
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:"));
+}
+
+TEST(ConfigErrors, WarmupNotShorterThanDuration) {
+  const std::string e = error_of(
+      "simulation:\n"
+      "  duration: 10us\n"
+      "  warmup: 10us\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:3:11: simulation.warmup: must be shorter than simulation.duration (10us)"));
+}
+
+TEST(ConfigErrors, InputBufferSmallerThanCreditBlock) {
+  const std::string e = error_of(
+      "link:\n"
+      "  credit_block: 512B\n"
+      "switch:\n"
+      "  input_buffer: 256B\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:4:17: switch.input_buffer: must hold at least one credit block (512B)"));
+}
+
+// The NIC needs the same check as the switch: NicParams::validate() rejects this
+// at run time, so `validate` must reject it too, with a location.
+TEST(ConfigErrors, RxBufferSmallerThanCreditBlock) {
+  const std::string e = error_of(
+      "link:\n"
+      "  credit_block: 128B\n"
+      "nic:\n"
+      "  rx_buffer: 64B\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:4:14: nic.rx_buffer:"));
+}
+
+// A receive buffer that cannot hold one MTU frame never grants the credits for
+// it: the run deadlocks silently (zero packets). 4KiB MTU + RoCEv2 headers =
+// 4158B > 1KiB.
+TEST(ConfigErrors, InputBufferSmallerThanOneMtuFrame) {
+  const std::string e = error_of(
+      "switch:\n"
+      "  input_buffer: 1KiB\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:17: switch.input_buffer:"));
+}
+
+// ---------------------------------------------------------------------------
+// Traffic flows
+
+TEST(ConfigErrors, FlowMissingSrc) {
+  const std::string e = error_of(
+      "traffic:\n"
+      "  pattern: explicit\n"
+      "  flows:\n"
+      "    - dst: 1\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:4:7: traffic.flows[0]: missing required key 'src'"));
+}
+
+TEST(ConfigErrors, FlowMissingDst) {
+  const std::string e = error_of(
+      "traffic:\n"
+      "  pattern: explicit\n"
+      "  flows:\n"
+      "    - src: 0\n"
+      "      dst: 1\n"
+      "    - src: 2\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:6:7: traffic.flows[1]: missing required key 'dst'"));
+}
+
+TEST(ConfigErrors, FlowToItself) {
+  const std::string e = error_of(
+      "traffic:\n"
+      "  pattern: explicit\n"
+      "  flows:\n"
+      "    - src: 2\n"
+      "      dst: 2\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:5:12: traffic.flows[0].dst: a flow must go to another endpoint "
+                           "(src = dst = 2)"));
+}
+
+TEST(ConfigErrors, FlowDstBeyondEndpoints) {
+  const std::string e = error_of(
+      "topology:\n"
+      "  endpoints: 4\n"
+      "traffic:\n"
+      "  pattern: explicit\n"
+      "  flows:\n"
+      "    - src: 0\n"
+      "      dst: 4\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:7:12: traffic.flows[0].dst: must be an integer in 0..3, got '4'"));
+}
+
+TEST(ConfigErrors, FlowStartAfterEnd) {
+  const std::string e = error_of(
+      "simulation:\n"
+      "  duration: 10us\n"
+      "  warmup: 0us\n"
+      "traffic:\n"
+      "  pattern: explicit\n"
+      "  flows:\n"
+      "    - src: 0\n"
+      "      dst: 1\n"
+      "      start: 20us\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:9:14: traffic.flows[0].start: must be before simulation.duration (10us)"));
+}
+
+TEST(ConfigErrors, FlowThatIsNotAMapping) {
+  const std::string e = error_of(
+      "traffic:\n"
+      "  pattern: explicit\n"
+      "  flows:\n"
+      "    - 0 -> 1\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:4:7: traffic.flows[0]: expected a mapping of keys to values"));
+}
+
+TEST(ConfigErrors, FlowsWithoutExplicitPattern) {
+  const std::string e = error_of(
+      "traffic:\n"
+      "  pattern: uniform\n"
+      "  flows:\n"
+      "    - src: 0\n"
+      "      dst: 1\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:4:5: traffic.flows: flows are only read with pattern: explicit"));
+}
+
+TEST(ConfigErrors, ExplicitPatternWithoutFlows) {
+  const std::string e = error_of(
+      "traffic:\n"
+      "  pattern: explicit\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:12: traffic.pattern: pattern: explicit needs a non-empty 'flows' list"));
+}
+
+// ---------------------------------------------------------------------------
+// Command-line overrides
+
+const char* kSmall =
+    "switch:\n"
+    "  ports: 4\n";
+
+TEST(ConfigErrors, SetUnknownKeyNamesTheCommandLine) {
+  const std::string e = error_of(kSmall, {"switch.prots=8"});
+  EXPECT_THAT(e, HasSubstr("--set switch.prots: switch.prots: unknown key"));
+  EXPECT_THAT(e, HasSubstr("did you mean 'ports'?"));
+  EXPECT_THAT(e, Not(HasSubstr("bad.yaml")));
+}
+
+TEST(ConfigErrors, SetWithoutEquals) {
+  const std::string e = error_of(kSmall, {"switch.ports"});
+  EXPECT_THAT(e, HasSubstr("--set switch.ports: expected path.to.key=value"));
+}
+
+TEST(ConfigErrors, SetWithEmptyPathComponent) {
+  const std::string e = error_of(kSmall, {"switch..ports=8"});
+  EXPECT_THAT(e, HasSubstr("--set switch..ports=8: switch..ports: empty key in path"));
+}
+
+TEST(ConfigErrors, SetBadUnit) {
+  const std::string e = error_of(kSmall, {"link.lane_rate=53GHz"});
+  EXPECT_THAT(e, HasSubstr("--set link.lane_rate: link.lane_rate: expected a bandwidth"));
+  EXPECT_THAT(e, HasSubstr("unknown unit 'GHz'"));
+}
+
+TEST(ConfigErrors, SetValueOverridesFileAndIsBlamedForIt) {
+  // The file's ports: 4 is fine; the override's 1 is not, and the error says so.
+  const std::string e = error_of(kSmall, {"switch.ports=1"});
+  EXPECT_THAT(e, HasSubstr("--set switch.ports: switch.ports: must be an integer in 2..256, got '1'"));
+}
+
+TEST(ConfigErrors, SetThroughAScalar) {
+  const std::string e = error_of(kSmall, {"switch.ports.max=8"});
+  EXPECT_THAT(e, HasSubstr("--set switch.ports.max=8: switch.ports.max: 'ports' is not a mapping"));
+}
+
+// ---------------------------------------------------------------------------
+// Files
+
+TEST(ConfigErrors, NonexistentFile) {
+  const std::string missing = ::testing::TempDir() + "fabricsim_no_such_config.yaml";
+  const std::string e = file_error_of(missing);
+  EXPECT_THAT(e, HasSubstr(missing + ": cannot open the configuration file"));
+}
+
+// A folder given instead of a file is a usage error (exit 2), not a simulation error.
+TEST(ConfigErrors, DirectoryInsteadOfFile) {
+  const std::string e = file_error_of(::testing::TempDir());
+  EXPECT_THAT(e, HasSubstr(::testing::TempDir()));
+  EXPECT_THAT(e, Not(HasSubstr("<not a ConfigError")));
+}
+
+TEST(ConfigErrors, FileErrorsNameTheFile) {
+  const std::string path = write_temp(
+      "link:\n"
+      "  lanes: 8\n"
+      "  fec: rs999\n");
+  EXPECT_THAT(file_error_of(path), HasSubstr(path + ":3:8: link.fec: unknown value 'rs999'"));
+}
+
+// ---------------------------------------------------------------------------
+// Good input
+
+TEST(Config, QuickstartExampleLoads) {
+  const FabricConfig c = load_config(kQuickstart);
+  EXPECT_EQ(c.file, kQuickstart);
+  EXPECT_EQ(to_string(c.simulation.duration), "50us");
+  EXPECT_EQ(to_string(c.simulation.warmup), "5us");
+  EXPECT_EQ(c.link.phy.lanes, 8);
+  EXPECT_EQ(c.link.phy.fec, fabricsim::hw::FecKind::rs544_514);
+  EXPECT_EQ(to_string(c.link.phy.cable_length), "3m");
+  EXPECT_EQ(c.switch_params.ports, 4);
+  EXPECT_EQ(c.switch_params.credit_block_bytes, 64u);
+  EXPECT_EQ(c.nic.credit_block_bytes, 64u);
+  EXPECT_EQ(to_string(c.switch_params.input_buffer), "256KiB");
+  EXPECT_EQ(c.topology.endpoints, 4);
+  EXPECT_EQ(c.traffic.pattern, TrafficPattern::uniform);
+  EXPECT_DOUBLE_EQ(c.traffic.load, 0.5);
+  EXPECT_EQ(c.output.directory, "results/quickstart");
+}
+
+TEST(Config, EmptyDocumentGivesDefaults) {
+  const FabricConfig c = load_config_text("", "empty.yaml");
+  EXPECT_EQ(c.simulation.seed, 1u);
+  EXPECT_EQ(to_string(c.simulation.duration), "100us");
+  EXPECT_EQ(to_string(c.simulation.warmup), "10us");
+  // Default link: 8 x 53.125 Gb/s, 256b/257b, RS(544,514) -> 400 Gb/s of data.
+  EXPECT_EQ(c.link.phy.lanes, 8);
+  EXPECT_EQ(to_string(c.link.phy.lane_rate), "53.125Gb/s");
+  EXPECT_NEAR(PhyTiming(c.link.phy).data_rate().in_gbps(), 400.0, 1e-9);
+  EXPECT_EQ(c.link.phy.framing, fabricsim::hw::Framing::roce_v2);
+  EXPECT_EQ(c.link.flow_control_bytes, 8u);
+  EXPECT_EQ(c.switch_params.ports, 4);
+  EXPECT_EQ(to_string(c.switch_params.core_clock), "1.5GHz");
+  EXPECT_EQ(c.switch_params.pipeline_cycles, 200);
+  EXPECT_EQ(c.switch_params.arbiter, "round_robin");
+  EXPECT_EQ(c.switch_params.credit_block_bytes, 64u);
+  EXPECT_EQ(to_string(c.nic.mtu), "4KiB");
+  EXPECT_EQ(c.topology.endpoints, 4);
+  EXPECT_EQ(c.traffic.pattern, TrafficPattern::uniform);
+  EXPECT_DOUBLE_EQ(c.traffic.load, 0.5);
+  EXPECT_EQ(c.traffic.messages, 0u);
+  EXPECT_EQ(c.output.directory, "results");
+  EXPECT_FALSE(c.output.packet_csv);
+}
+
+TEST(Config, AbsentKeysInAPresentSectionKeepDefaults) {
+  const FabricConfig c = load_config_text(
+      "switch:\n"
+      "  ports: 8\n"
+      "link:\n"
+      "  fec: none\n",
+      "partial.yaml");
+  EXPECT_EQ(c.switch_params.ports, 8);
+  EXPECT_EQ(to_string(c.switch_params.input_buffer), "256KiB");
+  EXPECT_EQ(to_string(c.switch_params.credit_return_latency), "10ns");
+  // Without FEC only 256b/257b remains: 425 x 256/257 Gb/s.
+  EXPECT_NEAR(PhyTiming(c.link.phy).data_rate().in_gbps(), 425.0 * 256 / 257, 1e-9);
+}
+
+TEST(Config, FlowsInheritTrafficDefaults) {
+  const FabricConfig c = load_config_text(
+      "traffic:\n"
+      "  pattern: explicit\n"
+      "  load: 0.25\n"
+      "  message_size: 8KiB\n"
+      "  messages: 10\n"
+      "  flows:\n"
+      "    - src: 0\n"
+      "      dst: 3\n"
+      "    - src: 1\n"
+      "      dst: 2\n"
+      "      load: 1\n"
+      "      start: 2us\n",
+      "flows.yaml");
+  ASSERT_EQ(c.traffic.flows.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.traffic.flows[0].load, 0.25);
+  EXPECT_EQ(to_string(c.traffic.flows[0].message_size), "8KiB");
+  EXPECT_EQ(c.traffic.flows[0].messages, 10u);
+  EXPECT_EQ(c.traffic.flows[1].src, 1);
+  EXPECT_EQ(c.traffic.flows[1].dst, 2);
+  EXPECT_DOUBLE_EQ(c.traffic.flows[1].load, 1.0);
+  EXPECT_EQ(to_string(c.traffic.flows[1].start), "2us");
+}
+
+TEST(Config, UnitSpellingsAreEquivalent) {
+  const FabricConfig c = load_config_text(
+      "link:\n"
+      "  lane_rate: 6.640625 GB/s\n"
+      "  cable_length: 250cm\n"
+      "nic:\n"
+      "  rx_buffer: 0.25MiB\n",
+      "units.yaml");
+  EXPECT_EQ(to_string(c.link.phy.lane_rate), "53.125Gb/s");
+  EXPECT_EQ(to_string(c.link.phy.cable_length), "2.5m");
+  EXPECT_EQ(c.nic.rx_buffer.in_bytes(), 256u * 1024u);
+}
+
+TEST(Config, SetOverridesNestedValue) {
+  const FabricConfig c = load_config_text(
+      "switch:\n"
+      "  ports: 4\n"
+      "  arbiter: round_robin\n",
+      "base.yaml", {"switch.ports=8", "link.lane_rate=106.25Gb/s"});
+  EXPECT_EQ(c.switch_params.ports, 8);
+  EXPECT_EQ(c.switch_params.arbiter, "round_robin");
+  EXPECT_EQ(to_string(c.link.phy.lane_rate), "106.25Gb/s");
+}
+
+TEST(Config, SetCreatesMissingSection) {
+  const FabricConfig c = load_config_text(kSmall, "base.yaml", {"nic.mtu=2KiB", "output.packet_csv=true"});
+  EXPECT_EQ(to_string(c.nic.mtu), "2KiB");
+  EXPECT_EQ(to_string(c.nic.rx_buffer), "256KiB");
+  EXPECT_TRUE(c.output.packet_csv);
+  EXPECT_EQ(c.switch_params.ports, 4);
+}
+
+TEST(Config, LaterSetWins) {
+  const FabricConfig c = load_config_text(kSmall, "base.yaml", {"switch.ports=8", "switch.ports=16"});
+  EXPECT_EQ(c.switch_params.ports, 16);
+}
+
+TEST(Config, SetAcceptsYamlValues) {
+  const FabricConfig c = load_config_text(
+      "", "base.yaml", {"traffic.pattern=explicit", "traffic.flows=[{src: 0, dst: 1}, {src: 1, dst: 0, load: 0.1}]"});
+  ASSERT_EQ(c.traffic.flows.size(), 2u);
+  EXPECT_EQ(c.traffic.flows[1].src, 1);
+  EXPECT_DOUBLE_EQ(c.traffic.flows[1].load, 0.1);
+}
+
+TEST(Config, EchoReflectsOverrides) {
+  const FabricConfig c = load_config(kQuickstart, {"switch.ports=8", "nic.credit_return_latency=20ns"});
+  ASSERT_TRUE(c.echo.is_object());
+  EXPECT_EQ(c.echo["switch"]["ports"], "8");
+  EXPECT_EQ(c.echo["nic"]["credit_return_latency"], "20ns");
+  // Untouched keys keep the file's text.
+  EXPECT_EQ(c.echo["link"]["lane_rate"], "53.125Gb/s");
+  EXPECT_EQ(c.echo["output"]["directory"], "results/quickstart");
+}
+
+// ---------------------------------------------------------------------------
+// The fabricsim command
+
+TEST(ConfigCli, ValidateQuickstart) {
+  const auto r = run_command("validate " + kQuickstart);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(kQuickstart + ": valid"));
+}
+
+TEST(ConfigCli, ValidateQuickstartWithOverride) {
+  const auto r = run_command("validate " + kQuickstart + " --set switch.ports=8 --set topology.endpoints=8");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST(ConfigCli, ValidateBadFileExitsTwoWithLocation) {
+  const std::string path = write_temp(
+      "simulation:\n"
+      "  duration: 20us\n"
+      "switch:\n"
+      "  ports: 1\n");
+  const auto r = run_command("validate " + path);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("fabricsim: error: " + path + ":4:10: switch.ports: must be an integer in 2..256"));
+}
+
+TEST(ConfigCli, ValidateMissingFileExitsTwo) {
+  const auto r = run_command("validate " + ::testing::TempDir() + "fabricsim_no_such_config.yaml");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cannot open the configuration file"));
+}
+
+TEST(ConfigCli, RunWithBadSetExitsTwoBeforeSimulating) {
+  const std::string out = ::testing::TempDir() + "fabricsim_ConfigCli_bad_set_out";
+  std::filesystem::remove_all(out);
+  const auto r = run_command("run " + kQuickstart + " --set link.fec=rs999 --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("fabricsim: error: --set link.fec: link.fec: unknown value 'rs999'"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/results.json"));
+}
+
+TEST(ConfigCli, UnknownSubcommandFails) {
+  const auto r = run_command("simulate " + kQuickstart);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+}
+
+}  // namespace

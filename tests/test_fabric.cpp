@@ -1,0 +1,179 @@
+// End-to-end runs of the first fabric (NIC - link - switch - link - NIC)
+// checked against closed forms.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/config.h"
+#include "tests/sim_child.h"
+
+namespace {
+
+using fabricsim::sim::load_config;
+using fabricsim::sim::load_config_text;
+using fabricsim::testing::run_in_child;
+using nlohmann::json;
+
+// 400GbE (8 x 53.125G PAM4, 256b/257b, RS(544,514)), 3 m cables, 20 ns decoder,
+// RoCEv2 framing; a 1 GHz switch core so clock edges fall on whole nanoseconds.
+const char* kBase = R"(
+simulation: {seed: 7, duration: 20us, warmup: 0us}
+link:
+  framing: roce_v2
+  lanes: 8
+  lane_rate: 53.125Gb/s
+  encoding: 256b/257b
+  fec: rs544_514
+  fec_decoder_latency: 20ns
+  cable_length: 3m
+switch:
+  ports: 4
+  core_clock: 1GHz
+  pipeline_cycles: 100
+  input_buffer: 256KiB
+nic: {mtu: 4KiB, rx_buffer: 256KiB}
+topology: {endpoints: 4}
+traffic:
+  pattern: explicit
+  arrival: periodic
+  flows:
+    - {src: 0, dst: 1, messages: 1, message_size: 1000B}
+)";
+
+json run(const std::vector<std::string>& overrides, const char* yaml = kBase) {
+  const json r = run_in_child(load_config_text(yaml, "test.yaml", overrides));
+  EXPECT_FALSE(r.contains("error")) << r.dump();
+  return r;
+}
+
+const json& endpoint(const json& r, int id) { return r.at("endpoints").at(id); }
+
+// Closed form for one packet at zero load through one switch, from hand values:
+//   P + F  = 3 m * 5 ns/m + 5440 b / 425 Gb/s + 20 ns = 15 + 12.8 + 20 = 47.8 ns
+//   header = (preamble 8 + headers 54) B at 400 Gb/s = 1.24 ns
+//   tail   = (8 + 1000 + 62) B at 400 Gb/s = 21.4 ns
+//   the switch acts on the first 1 ns core edge after the header (CT) or tail
+//   (SAF), then 100 cycles of pipeline, then sends: latency = start + tail + P + F.
+constexpr double kPf = 47.8, kHeader = 1.24, kTail = 21.4, kPipeline = 100;
+double expected_latency(bool cut_through) {
+  const double at_switch = (cut_through ? kHeader : kTail) + kPf;
+  return std::ceil(at_switch) + kPipeline + kTail + kPf;
+}
+
+TEST(ZeroLoad, CutThroughLatencyIsClosedForm) {
+  const json r = run({"switch.forwarding=cut_through"});
+  const json& lat = endpoint(r, 1).at("network_latency_ns");
+  ASSERT_EQ(lat.at("count"), 1);
+  EXPECT_NEAR(lat.at("max").get<double>(), expected_latency(true), 0.002);
+  EXPECT_EQ(r.at("packets").at("delivered"), 1);
+}
+
+TEST(ZeroLoad, StoreAndForwardLatencyIsClosedForm) {
+  const json r = run({"switch.forwarding=store_and_forward"});
+  EXPECT_NEAR(endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), expected_latency(false), 0.002);
+}
+
+TEST(ZeroLoad, StoreAndForwardCostsOneSerializationPerHop) {
+  const double ct = endpoint(run({"switch.forwarding=cut_through"}), 1).at("network_latency_ns").at("max");
+  const double saf = endpoint(run({"switch.forwarding=store_and_forward"}), 1).at("network_latency_ns").at("max");
+  // The frame after the header, (1070 - 62) B at 400 Gb/s, within one 1 ns core cycle.
+  EXPECT_NEAR(saf - ct, (1070 - 62) * 8 / 400.0, 1.0);
+  EXPECT_GT(saf, ct);
+}
+
+TEST(ZeroLoad, InfinibandFramingHasShorterHeader) {
+  const json r = run({"link.framing=infiniband", "switch.forwarding=cut_through"});
+  // IB: LRH+BTH 20 B header, 20 + 1000 + 6 B frame, no preamble or gap.
+  const double header = 20 * 8 / 400.0, tail = 1026 * 8 / 400.0;
+  const double expected = std::ceil(header + kPf) + kPipeline + tail + kPf;
+  EXPECT_NEAR(endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), expected, 0.002);
+}
+
+// Payload goodput of a saturated 400G RoCEv2 link with 4 KiB packets.
+constexpr double kLineGoodput = 400.0 * 4096 / (4096 + 82);
+
+TEST(Throughput, SingleFlowRunsAtLineRate) {
+  const json r = run({"simulation.duration=60us", "simulation.warmup=10us",
+                      "traffic.flows=[{src: 0, dst: 1, load: 1.0, message_size: 64KiB}]"});
+  EXPECT_NEAR(endpoint(r, 1).at("rx_throughput_gbps").get<double>(), kLineGoodput, 0.01 * kLineGoodput);
+}
+
+TEST(Throughput, TwoSourcesShareOneEgressFairlyAtLineRate) {
+  const json r = run({"simulation.duration=100us", "simulation.warmup=10us",
+                      "traffic.flows=[{src: 0, dst: 2, load: 1.0, message_size: 64KiB},"
+                      " {src: 1, dst: 2, load: 1.0, message_size: 64KiB}]"});
+  EXPECT_NEAR(endpoint(r, 2).at("rx_throughput_gbps").get<double>(), kLineGoodput, 0.01 * kLineGoodput);
+  const double a = endpoint(r, 0).at("tx_packets"), b = endpoint(r, 1).at("tx_packets");
+  EXPECT_NEAR(a / (a + b), 0.5, 0.01);
+}
+
+TEST(CreditFlowControl, SmallBufferThrottlesButNeverOverflows) {
+  // One 4 KiB frame of buffer: the sender waits a full credit loop per packet.
+  const json small = run({"simulation.duration=40us", "switch.input_buffer=4160B",
+                          "traffic.flows=[{src: 0, dst: 1, load: 1.0, message_size: 64KiB}]"});
+  const json large = run({"simulation.duration=40us",
+                          "traffic.flows=[{src: 0, dst: 1, load: 1.0, message_size: 64KiB}]"});
+  const double small_gbps = endpoint(small, 1).at("rx_throughput_gbps");
+  const double large_gbps = endpoint(large, 1).at("rx_throughput_gbps");
+  EXPECT_GT(small_gbps, 0.0);
+  EXPECT_LT(small_gbps, 0.6 * large_gbps);
+  // Conservation: everything injected is delivered or still in flight.
+  const json& p = small.at("packets");
+  EXPECT_EQ(p.at("injected").get<int>(), p.at("delivered").get<int>() + p.at("in_flight").get<int>());
+}
+
+TEST(CreditFlowControl, OneFrameBufferRunsAtCreditLoopRate) {
+  // With credits for exactly one 4 KiB frame (4158 B -> 65 blocks of 64 B) the
+  // source sends one packet per credit loop (IBTA 7.9: rate = credits / RTT):
+  //   NIC first bit -> header ready at switch   1.24 + 47.8   = 49.04 ns
+  //   wait for the 1 ns core edge                              +  0.68 ns (steady-state phase)
+  //   pipeline                                                 + 100 ns
+  //   egress frame read out of the buffer (8 + 4158 B)         + 83.32 ns
+  //   credit_return_latency                                    + 10 ns
+  //   credit packet back: 8 B + 47.8 ns                        + 47.96 ns  => 291.0 ns
+  const json r = run({"simulation.duration=100us", "simulation.warmup=10us", "switch.input_buffer=4160B",
+                      "traffic.flows=[{src: 0, dst: 1, load: 1.0, message_size: 64KiB}]"});
+  const double expected = 4096 * 8 / 291.0;
+  EXPECT_NEAR(endpoint(r, 1).at("rx_throughput_gbps").get<double>(), expected, 0.01 * expected);
+}
+
+TEST(Quickstart, SameSeedGivesIdenticalResults) {
+  const auto cfg = load_config(std::string(FABRICSIM_SOURCE_DIR) + "/examples/quickstart.yaml");
+  json a = run_in_child(cfg), b = run_in_child(cfg);
+  ASSERT_FALSE(a.contains("error")) << a.dump();
+  EXPECT_GT(a.at("packets").at("delivered").get<int>(), 100);
+  a.erase("simulator");
+  b.erase("simulator");
+  EXPECT_EQ(a.dump(), b.dump());
+}
+
+TEST(Quickstart, DifferentSeedGivesDifferentTraffic) {
+  const std::string file = std::string(FABRICSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+  const json a = run_in_child(load_config(file, {"simulation.seed=1"}));
+  const json b = run_in_child(load_config(file, {"simulation.seed=2"}));
+  EXPECT_NE(a.at("endpoints").dump(), b.at("endpoints").dump());
+}
+
+TEST(Cli, RunWritesResultsAndPacketCsv) {
+  const std::string dir = ::testing::TempDir() + "/fabricsim_cli_run";
+  std::filesystem::remove_all(dir);
+  const auto r = fabricsim::testing::run_command("run " + std::string(FABRICSIM_SOURCE_DIR) +
+                                                 "/examples/quickstart.yaml --out " + dir + " --packet-csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr("rx Gb/s"));
+  std::ifstream results(dir + "/results.json");
+  const json j = json::parse(results);
+  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_TRUE(j.at("simulator").contains("packet_hops_per_wall_second"));
+  std::ifstream csv(dir + "/packets.csv");
+  std::string line;
+  int rows = -1;  // header
+  while (std::getline(csv, line)) ++rows;
+  EXPECT_EQ(rows, j.at("packets").at("delivered").get<int>());
+}
+
+}  // namespace

@@ -1,0 +1,38 @@
+// Core-clock arithmetic for event-driven, clock-aligned blocks: a block wakes
+// only on the edges where it has work, never every cycle.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include <systemc>
+
+#include "hw/units.h"
+
+namespace fabricsim::tlm_fabric {
+
+/// A clock with edges at k * period (k integer) from time zero.
+class ClockDomain {
+ public:
+  explicit ClockDomain(hw::Frequency f) : period_s_(f.period().in_seconds()) {}
+  /// Period as sc_time (rounded to the kernel resolution).
+  sc_core::sc_time period() const { return at(1); }
+  /// First edge at or after t.
+  sc_core::sc_time edge_at_or_after(const sc_core::sc_time& t) const {
+    const double k = std::ceil(t.to_seconds() / period_s_ - 1e-9);
+    return at(static_cast<std::uint64_t>(k));
+  }
+  /// Time of edge k (computed from k, so rounding never accumulates).
+  sc_core::sc_time at(std::uint64_t k) const {
+    const double res = sc_core::sc_get_time_resolution().to_seconds();
+    return sc_core::sc_get_time_resolution() *
+           static_cast<double>(std::llround(static_cast<double>(k) * period_s_ / res));
+  }
+  /// `cycles` periods as a duration.
+  sc_core::sc_time cycles(std::uint64_t n) const { return at(n); }
+
+ private:
+  double period_s_;
+};
+
+}  // namespace fabricsim::tlm_fabric

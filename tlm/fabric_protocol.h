@@ -1,0 +1,70 @@
+// The fabric TLM-2.0 protocol.
+//
+// Payload: a protocol-traits type (`fabric_protocol_types`) whose payload is a
+// plain `Packet`, not tlm_generic_payload: a fabric packet has no address or
+// byte lanes, and a flat struct keeps the per-packet cost low.
+//
+// Forward path (transmitter -> link -> receiver), all calls made when the first
+// bit leaves the transmitter, with the annotated delay giving the time at the
+// receiver:
+//   BEGIN_HEADER  the header is parsed-ready at the receiver (cut-through may act)
+//   END_TAIL      the last bit of the frame has arrived (store-and-forward may act)
+// The link answers BEGIN_HEADER with TLM_UPDATED / END_REQ and a delay: the time
+// the transmitter stays busy with the packet (serialization incl. gaps).
+//
+// Backward path (receiver -> link -> transmitter):
+//   CREDIT_RETURN  `credit_blocks` blocks of the receive buffer for `vl` are free again;
+//                  the delay is when the credit takes effect at the transmitter.
+#pragma once
+
+#include <cstdint>
+
+#include <systemc>
+#include <tlm>
+
+namespace fabricsim::tlm_fabric {
+
+/// What a protocol message is.
+enum class PacketKind : std::uint8_t { data, credit_update };
+
+/// ECN codepoint in the IP header (RFC 3168); IB uses the FECN/BECN bits instead.
+enum class Ecn : std::uint8_t { not_ect = 0, ect1 = 1, ect0 = 2, ce = 3 };
+
+/// One packet (or flow-control message) and the header fields the fabric reads.
+struct Packet {
+  PacketKind kind = PacketKind::data;
+  std::uint64_t id = 0;            ///< unique per run, in creation order
+  int src = 0;                     ///< source endpoint
+  int dst = 0;                     ///< destination endpoint
+  std::uint32_t flow = 0;          ///< flow / queue-pair id
+  std::uint32_t psn = 0;           ///< packet sequence number within the flow
+  std::uint64_t message = 0;       ///< message id (unique per run)
+  std::uint32_t payload_bytes = 0; ///< payload carried (framing added by the link)
+  bool last_of_message = false;    ///< tail packet of its message
+  std::uint8_t sl = 0;             ///< IB service level / Ethernet priority (PCP)
+  std::uint8_t vl = 0;             ///< IB virtual lane / Ethernet traffic class
+  Ecn ecn = Ecn::not_ect;          ///< IP ECN bits (RoCEv2)
+  bool fecn = false;               ///< IB forward explicit congestion notification
+  bool becn = false;               ///< IB backward explicit congestion notification
+  std::uint16_t hops = 0;          ///< switches traversed
+  std::uint64_t credit_blocks = 0; ///< CREDIT_RETURN: blocks freed
+  sc_core::sc_time created;        ///< message posted at the source
+  sc_core::sc_time injected;       ///< first bit left the source NIC
+  sc_core::sc_time header_at;      ///< current hop: header ready at the receiver
+  sc_core::sc_time tail_at;        ///< current hop: last bit at the receiver
+};
+
+/// Protocol traits binding Packet to TLM-2.0 sockets.
+struct fabric_protocol_types {
+  using tlm_payload_type = Packet;
+  using tlm_phase_type = tlm::tlm_phase;
+};
+
+TLM_DECLARE_EXTENDED_PHASE(BEGIN_HEADER);
+TLM_DECLARE_EXTENDED_PHASE(END_TAIL);
+TLM_DECLARE_EXTENDED_PHASE(CREDIT_RETURN);
+
+/// Socket bus width is meaningless for packets; one value keeps sockets bindable.
+inline constexpr unsigned kSocketWidth = 32;
+
+}  // namespace fabricsim::tlm_fabric

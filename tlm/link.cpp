@@ -1,0 +1,48 @@
+#include "tlm/link.h"
+
+#include <cmath>
+
+namespace fabricsim::tlm_fabric {
+
+sc_core::sc_time to_sc(hw::Time t) {
+  const double res = sc_core::sc_get_time_resolution().to_seconds();
+  return sc_core::sc_get_time_resolution() * std::llround(t.in_seconds() / res);
+}
+
+Link::Link(sc_core::sc_module_name name, const LinkParams& params)
+    : sc_module(name), tx("tx"), rx("rx"), params_(params), timing_(params.phy) {
+  tx.register_fw(this, &Link::forward);
+  rx.register_bw(this, &Link::backward);
+  reverse_delay_ = to_sc(timing_.serialization(params_.flow_control_bytes) + timing_.propagation() +
+                         timing_.fec_latency());
+}
+
+tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  // `delay` is when the first bit leaves the transmitter, relative to now.
+  const sc_core::sc_time start = delay;
+  sc_core::sc_time header = start + to_sc(timing_.header_delay(p.payload_bytes));
+  sc_core::sc_time tail = start + to_sc(timing_.tail_delay(p.payload_bytes));
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  p.header_at = now + header;
+  p.tail_at = now + tail;
+  tlm::tlm_phase ph = BEGIN_HEADER;
+  rx->nb_transport_fw(p, ph, header);
+  ph = END_TAIL;
+  rx->nb_transport_fw(p, ph, tail);
+
+  const sc_core::sc_time busy = to_sc(timing_.occupancy(p.payload_bytes));
+  ++counters_.packets;
+  counters_.payload_bytes += p.payload_bytes;
+  counters_.busy += busy;
+  phase = tlm::END_REQ;
+  delay = start + busy;
+  return tlm::TLM_UPDATED;
+}
+
+tlm::tlm_sync_enum Link::backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  sc_core::sc_time d = delay + reverse_delay_;
+  tx->nb_transport_bw(p, phase, d);
+  return tlm::TLM_ACCEPTED;
+}
+
+}  // namespace fabricsim::tlm_fabric

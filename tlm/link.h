@@ -1,0 +1,55 @@
+// One direction of a cable between a transmitter and a receiver, with the
+// reverse flow-control channel. Turns the first-bit time of a packet into its
+// header and tail times at the receiver using hw::PhyTiming; adds the reverse
+// path delay (flow-control packet serialization, propagation, FEC) to credits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+
+#include "hw/phy.h"
+#include "tlm/fabric_protocol.h"
+#include "tlm/fabric_socket.h"
+
+namespace fabricsim::tlm_fabric {
+
+/// Converts a hw::Time to sc_time at the kernel resolution (rounded to nearest).
+sc_core::sc_time to_sc(hw::Time t);
+
+/// Link-layer parameters on top of the PHY.
+struct LinkParams {
+  hw::PhyParams phy;                ///< lanes, rate, coding, FEC, cable, framing
+  std::uint32_t flow_control_bytes = 8; ///< size of a credit/flow-control packet on the reverse wire [B]
+};
+
+/// Bytes moved and busy time, for utilisation.
+struct LinkCounters {
+  std::uint64_t packets = 0;        ///< data packets carried
+  std::uint64_t payload_bytes = 0;  ///< payload bytes carried
+  sc_core::sc_time busy;            ///< sum of occupancy (wire time incl. gaps)
+};
+
+class Link : public sc_core::sc_module {
+ public:
+  FabricTargetSocket<Link> tx;       ///< from the transmitter
+  FabricInitiatorSocket<Link> rx;  ///< to the receiver
+
+  Link(sc_core::sc_module_name name, const LinkParams& params);
+
+  const hw::PhyTiming& timing() const { return timing_; }
+  const LinkCounters& counters() const { return counters_; }
+
+ private:
+  tlm::tlm_sync_enum forward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+
+  LinkParams params_;
+  hw::PhyTiming timing_;
+  sc_core::sc_time reverse_delay_;
+  LinkCounters counters_;
+};
+
+}  // namespace fabricsim::tlm_fabric

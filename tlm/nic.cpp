@@ -1,0 +1,179 @@
+#include "tlm/nic.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "tlm/link.h"
+
+namespace fabricsim::tlm_fabric {
+
+using sc_core::sc_time;
+
+void NicParams::validate() const {
+  auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
+  if (mtu.in_bytes() < 64 || mtu.in_bytes() > 9216) fail("mtu must be in 64B..9216B");
+  if (credit_block_bytes == 0) fail("credit_block_bytes must be positive");
+  if (rx_buffer.in_bytes() < credit_block_bytes) fail("rx_buffer must hold at least one credit block");
+  if (credit_return_latency.in_seconds() < 0) fail("credit_return_latency must not be negative");
+}
+
+Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPool& pool,
+         stats::Registry& stats, sc_time measure_from)
+    : sc_module(name),
+      tx("tx"),
+      rx("rx"),
+      id_(id),
+      params_(params),
+      pool_(pool),
+      measure_from_(measure_from),
+      activations_(stats.counter(std::string(this->name()) + ".activations", "times the NIC woke", "events")),
+      messages_posted_(stats.counter(std::string(this->name()) + ".messages_posted", "messages posted by the host", "messages")),
+      tx_packets_(stats.counter(std::string(this->name()) + ".tx_packets", "packets transmitted", "packets")),
+      tx_bytes_(stats.counter(std::string(this->name()) + ".tx_payload_bytes", "payload bytes transmitted", "B")),
+      rx_packets_(stats.counter(std::string(this->name()) + ".rx_packets", "packets received", "packets")),
+      rx_bytes_(stats.counter(std::string(this->name()) + ".rx_payload_bytes", "payload bytes received", "B")),
+      rx_window_bytes_(stats.counter(std::string(this->name()) + ".rx_window_payload_bytes",
+                                     "payload bytes received inside the measurement window", "B")),
+      rx_messages_(stats.counter(std::string(this->name()) + ".rx_messages", "messages fully received", "messages")),
+      out_of_order_(stats.counter(std::string(this->name()) + ".rx_out_of_order",
+                                  "packets received out of PSN order within their flow", "packets")),
+      packet_latency_(stats.distribution(std::string(this->name()) + ".packet_latency",
+                                         "message posted -> packet tail received (incl. source queueing)", "ns")),
+      network_latency_(stats.distribution(std::string(this->name()) + ".network_latency",
+                                          "first bit injected -> packet tail received", "ns")),
+      message_latency_(stats.distribution(std::string(this->name()) + ".message_latency",
+                                          "message posted -> last packet tail received", "ns")) {
+  params_.validate();
+  tx.register_bw(this, &Nic::egress_bw);
+  rx.register_fw(this, &Nic::ingress);
+  SC_METHOD(on_tx);
+  sensitive << tx_wake_;
+  dont_initialize();
+  SC_METHOD(on_rx);
+  sensitive << rx_wake_;
+  dont_initialize();
+}
+
+void Nic::attach_egress(const hw::PhyTiming* link, std::uint64_t downstream_buffer_bytes) {
+  port_.attach(&tx, link, params_.credit_block_bytes, downstream_buffer_bytes);
+}
+
+void Nic::attach_ingress(const hw::PhyTiming* link) { ingress_link_ = link; }
+
+void Nic::post(const Message& m) {
+  if (m.bytes == 0) return;
+  messages_posted_.add();
+  const std::uint64_t message_id = (static_cast<std::uint64_t>(id_) << 40) | next_message_++;
+  send_queue_.push_back({m, message_id, m.bytes, sc_core::sc_time_stamp()});
+  if (send_queue_.size() == 1) tx_wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Nic::wake_tx_at(const sc_time& t) {
+  const sc_time now = sc_core::sc_time_stamp();
+  tx_wake_.notify(t > now ? t - now : sc_core::SC_ZERO_TIME);
+}
+
+tlm::tlm_sync_enum Nic::egress_bw(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
+  if (phase == CREDIT_RETURN) {
+    const sc_time at = sc_core::sc_time_stamp() + delay;
+    port_.credit_returned(at, p.credit_blocks);
+    wake_tx_at(at);
+  }
+  return tlm::TLM_ACCEPTED;
+}
+
+void Nic::on_tx() {
+  activations_.add();
+  const sc_time now = sc_core::sc_time_stamp();
+  port_.apply_credits(now);
+  if (send_queue_.empty()) return;
+  if (port_.busy_until() > now) {
+    wake_tx_at(port_.busy_until());
+    return;
+  }
+  Pending& m = send_queue_.front();
+  const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, params_.mtu.in_bytes()));
+  if (!port_.has_credits(payload)) {
+    sc_time at;
+    if (port_.next_credit(at)) wake_tx_at(at);
+    // else: every credit is lent downstream; its return wakes us (egress_bw).
+    return;
+  }
+  Packet& p = *pool_.acquire();
+  p.src = id_;
+  p.dst = m.msg.dst;
+  p.flow = m.msg.flow;
+  p.psn = next_psn_[m.msg.flow]++;
+  p.message = m.message_id;
+  p.payload_bytes = payload;
+  p.created = m.created;
+  p.injected = now;
+  m.remaining -= payload;
+  p.last_of_message = m.remaining == 0;
+  if (p.last_of_message) send_queue_.pop_front();
+  port_.send(p, sc_core::SC_ZERO_TIME);
+  tx_packets_.add();
+  tx_bytes_.add(payload);
+  if (!send_queue_.empty()) wake_tx_at(port_.busy_until());
+}
+
+tlm::tlm_sync_enum Nic::ingress(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
+  if (phase != END_TAIL) return tlm::TLM_ACCEPTED;
+  // Tails arrive in order on one link, so the queue stays sorted by tail time.
+  arrivals_.push_back(&p);
+  if (arrivals_.size() == 1) rx_wake_.notify(delay);
+  return tlm::TLM_ACCEPTED;
+}
+
+void Nic::on_rx() {
+  activations_.add();
+  const sc_time now = sc_core::sc_time_stamp();
+  while (!arrivals_.empty() && arrivals_.front()->tail_at <= now) {
+    Packet* p = arrivals_.front();
+    arrivals_.pop_front();
+    deliver(*p);
+    pool_.release(p);
+  }
+  if (!arrivals_.empty()) rx_wake_.notify(arrivals_.front()->tail_at - now);
+}
+
+void Nic::deliver(Packet& p) {
+  const sc_time now = sc_core::sc_time_stamp();
+  if (p.dst != id_)
+    throw std::logic_error(std::string(name()) + ": received packet " + std::to_string(p.id) +
+                           " addressed to endpoint " + std::to_string(p.dst));
+  rx_packets_.add();
+  rx_bytes_.add(p.payload_bytes);
+  const std::uint64_t flow_key = (static_cast<std::uint64_t>(p.src) << 32) | p.flow;
+  auto& expected = expected_psn_[flow_key];
+  if (p.psn != expected) out_of_order_.add();
+  expected = p.psn + 1;
+  if (now >= measure_from_) rx_window_bytes_.add(p.payload_bytes);
+  if (p.created >= measure_from_) {
+    packet_latency_.add((now - p.created).to_seconds() * 1e9);
+    network_latency_.add((now - p.injected).to_seconds() * 1e9);
+    if (p.last_of_message) message_latency_.add((now - p.created).to_seconds() * 1e9);
+  }
+  if (p.last_of_message) rx_messages_.add();
+  if (packet_log_) {
+    *packet_log_ << p.id << ',' << p.src << ',' << p.dst << ',' << p.flow << ',' << p.message << ','
+                 << p.psn << ',' << p.payload_bytes << ',' << p.hops << ',' << p.created.to_seconds() * 1e9
+                 << ',' << p.injected.to_seconds() * 1e9 << ',' << now.to_seconds() * 1e9 << ','
+                 << (now - p.injected).to_seconds() * 1e9 << '\n';
+  }
+  // The sink drains at line rate: the slot is free as soon as the tail is in.
+  Packet credit;
+  credit.kind = PacketKind::credit_update;
+  credit.vl = p.vl;
+  credit.credit_blocks = (ingress_link_->frame_bytes(p.payload_bytes) + params_.credit_block_bytes - 1) /
+                         params_.credit_block_bytes;
+  tlm::tlm_phase phase = CREDIT_RETURN;
+  sc_time delay = to_sc(params_.credit_return_latency);
+  rx->nb_transport_bw(credit, phase, delay);
+}
+
+const char* Nic::packet_log_header() {
+  return "packet,src,dst,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns\n";
+}
+
+}  // namespace fabricsim::tlm_fabric
