@@ -1,5 +1,6 @@
 #include "sim/config.h"
 
+#include <algorithm>
 #include <sstream>
 #include <utility>
 
@@ -105,16 +106,17 @@ void read_nic(ConfigMap m, tlm_fabric::NicParams& n) {
   m.finish();
 }
 
-void read_topology(ConfigMap m, TopologyParams& t, int ports) {
+void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int ports) {
   t.kind = choose(m, "kind", t.kind, NameTable<TopologyKind>{{"single_switch", TopologyKind::single_switch}});
   t.endpoints = static_cast<int>(m.integer("endpoints", t.endpoints, 1, 256));
+  // Blame the key the user wrote: endpoints if given, else switch.ports.
   if (t.endpoints > ports)
-    m.fail("endpoints", "a single switch with switch.ports = " + std::to_string(ports) + " can attach at most " +
+    (m.has("endpoints") ? m : switch_section).fail(m.has("endpoints") ? "endpoints" : "ports", "a single switch with switch.ports = " + std::to_string(ports) + " can attach at most " +
                             std::to_string(ports) + " endpoints, got " + std::to_string(t.endpoints));
   m.finish();
 }
 
-void read_traffic(ConfigMap m, TrafficParams& t, int endpoints, const SimulationParams& sim) {
+void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoints, const SimulationParams& sim) {
   t.pattern = choose(m, "pattern", t.pattern,
                      NameTable<TrafficPattern>{{"none", TrafficPattern::none},
                                                {"uniform", TrafficPattern::uniform},
@@ -132,7 +134,7 @@ void read_traffic(ConfigMap m, TrafficParams& t, int endpoints, const Simulation
   if (t.pattern == TrafficPattern::explicit_flows && flows.empty())
     m.fail("pattern", "pattern: explicit needs a non-empty 'flows' list");
   if ((t.pattern == TrafficPattern::uniform || t.pattern == TrafficPattern::permutation) && endpoints < 2)
-    m.fail("pattern", "pattern " + std::string(to_string(t.pattern)) + " needs at least 2 endpoints");
+    (m.has("pattern") ? m : topology).fail(m.has("pattern") ? "pattern" : "endpoints", "pattern " + std::string(to_string(t.pattern)) + " needs at least 2 endpoints");
   for (auto& f : flows) {
     FlowParams fp;
     fp.src = static_cast<int>(f.required_integer("src", 0, endpoints - 1));
@@ -156,6 +158,24 @@ void read_output(ConfigMap m, OutputParams& o) {
   m.finish();
 }
 
+// Each receive buffer must hold one credit block and one whole MTU frame,
+// otherwise a transmitter can never collect the credits to start a packet.
+void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_block) {
+  const std::uint64_t frame = hw::PhyTiming(c.link.phy).frame_bytes(c.nic.mtu.in_bytes());
+  const std::uint64_t need = std::max<std::uint64_t>((frame + credit_block - 1) / credit_block, 1) * credit_block;
+  const std::string why = "must hold one " + hw::to_string(c.nic.mtu) + " MTU frame (" + std::to_string(frame) +
+                          "B with " + std::string(hw::to_string(c.link.phy.framing)) + " framing) in " +
+                          std::to_string(credit_block) + "B credit blocks: at least " + std::to_string(need) + "B";
+  auto check = [&](const char* section, const char* key, hw::Size size) {
+    if (size.in_bytes() / credit_block * credit_block >= need) return;
+    ConfigMap s = top.map(section);
+    if (s.has(key)) s.fail(key, why + ", got " + hw::to_string(size));
+    top.map("nic").fail("mtu", std::string("too large for ") + section + "." + key + " = " + hw::to_string(size) + ": it " + why);
+  };
+  check("switch", "input_buffer", c.switch_params.input_buffer);
+  check("nic", "rx_buffer", c.nic.rx_buffer);
+}
+
 FabricConfig build(YAML::Node root, const std::string& name, const std::vector<std::string>& overrides) {
   auto source = std::make_shared<ConfigSource>();
   source->file = name;
@@ -170,10 +190,9 @@ FabricConfig build(YAML::Node root, const std::string& name, const std::vector<s
   read_nic(top.map("nic"), c.nic);
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
-  if (c.switch_params.input_buffer.in_bytes() < credit_block)
-    top.map("switch").fail("input_buffer", "must hold at least one credit block (" + std::to_string(credit_block) + "B)");
-  read_topology(top.map("topology"), c.topology, c.switch_params.ports);
-  read_traffic(top.map("traffic"), c.traffic, c.topology.endpoints, c.simulation);
+  check_buffers(c, top, credit_block);
+  read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports);
+  read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoints, c.simulation);
   read_output(top.map("output"), c.output);
   top.finish();
   c.echo = to_json(root);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <cstdlib>
 #include <sstream>
 
@@ -82,7 +83,9 @@ std::string ConfigMap::location_of(const std::string& key) const {
       return "--set " + o;
   if (node_.IsMap() && !key.empty())
     for (auto it = node_.begin(); it != node_.end(); ++it)
-      if (it->first.Scalar() == key) return mark_text(source_->file, it->second.Mark());
+      if (it->first.Scalar() == key)
+        // An empty value's mark points at the next token; blame the key instead.
+        return mark_text(source_->file, it->second.IsNull() ? it->first.Mark() : it->second.Mark());
   return mark_text(source_->file, node_.Mark());
 }
 
@@ -146,7 +149,9 @@ double ConfigMap::number(const std::string& key, double def, double min, double 
   if (!has(key)) return def;
   const std::string text = scalar(key, "a number").Scalar();
   double v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  // from_chars rejects a leading '+', which YAML users write for positive numbers.
+  const std::size_t skip = !text.empty() && text[0] == '+' ? 1 : 0;
+  const auto [end, ec] = std::from_chars(text.data() + skip, text.data() + text.size(), v);
   std::ostringstream range;
   range << " in [" << min << ", " << max << "]";
   if (ec != std::errc() || end != text.data() + text.size())
@@ -220,6 +225,9 @@ void ConfigMap::finish() const {
 }
 
 YAML::Node load_yaml_file(const std::string& file) {
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
+    throw ConfigError(file, "", "not a regular file; expected a YAML configuration file");
   try {
     return YAML::LoadFile(file);
   } catch (const YAML::BadFile&) {

@@ -20,12 +20,20 @@ namespace {
 constexpr int kExitSimulationError = 1;
 constexpr int kExitConfigError = 2;
 
-int run_command(const std::string& file, const std::vector<std::string>& overrides, const std::string& out_dir,
+// Command-line output options become overrides, so the config echo in
+// results.json shows what was really used.
+std::string quoted_yaml(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+int run_command(const std::string& file, std::vector<std::string> overrides, const std::string& out_dir,
                 bool packet_csv) {
   using namespace fabricsim::sim;
-  FabricConfig config = load_config(file, overrides);
-  if (!out_dir.empty()) config.output.directory = out_dir;
-  if (packet_csv) config.output.packet_csv = true;
+  if (!out_dir.empty()) overrides.push_back("output.directory=" + quoted_yaml(out_dir));
+  if (packet_csv) overrides.push_back("output.packet_csv=true");
+  const FabricConfig config = load_config(file, overrides);
   namespace fs = std::filesystem;
   const fs::path dir(config.output.directory);
   std::error_code ec;

@@ -323,7 +323,9 @@ TEST(ConfigErrors, InputBufferSmallerThanCreditBlock) {
       "  credit_block: 512B\n"
       "switch:\n"
       "  input_buffer: 256B\n");
-  EXPECT_THAT(e, HasSubstr("bad.yaml:4:17: switch.input_buffer: must hold at least one credit block (512B)"));
+  // The buffer cannot hold one 512 B credit block, let alone a 4 KiB MTU frame.
+  EXPECT_THAT(e, HasSubstr("bad.yaml:4:17: switch.input_buffer: must hold one 4KiB MTU frame"));
+  EXPECT_THAT(e, HasSubstr("512B credit blocks"));
 }
 
 // The NIC needs the same check as the switch: NicParams::validate() rejects this
