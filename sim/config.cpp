@@ -1,10 +1,12 @@
 #include "sim/config.h"
 
 #include <algorithm>
+#include <charconv>
 #include <sstream>
 #include <utility>
 
-#include "hw/arbiter.h"
+#include "hw/allocator.h"
+#include "hw/seed.h"
 #include "sim/config_reader.h"
 
 namespace fabricsim::sim {
@@ -81,21 +83,113 @@ void read_link(ConfigMap m, tlm_fabric::LinkParams& l, std::uint32_t& credit_blo
   p.propagation_per_metre = m.time("propagation_per_metre", p.propagation_per_metre, Time::ns(0.1), Time::ns(100));
   l.flow_control_bytes = static_cast<std::uint32_t>(
       m.size("flow_control_bytes", Size::bytes(l.flow_control_bytes), Size::bytes(1), Size::kib(1)).in_bytes());
+  l.flow_control = choose(m, "flow_control", l.flow_control,
+                          NameTable<tlm_fabric::FlowControl>{{"credit", tlm_fabric::FlowControl::credit},
+                                                             {"pfc", tlm_fabric::FlowControl::pfc},
+                                                             {"none", tlm_fabric::FlowControl::none}});
+  l.pfc_response_delay = m.time("pfc_response_delay", l.pfc_response_delay, Time::seconds(0), Time::us(100));
   credit_block = static_cast<std::uint32_t>(
       m.size("credit_block", Size::bytes(credit_block), Size::bytes(1), Size::kib(4)).in_bytes());
   m.finish();
 }
 
-void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s) {
+void read_pipeline(ConfigMap m, tlm_fabric::PipelineStages& p) {
+  auto stage = [&](const char* key, int& v) { v = static_cast<int>(m.integer(key, v, 0, 100000)); };
+  stage("parse", p.parse);
+  stage("route_lookup", p.route_lookup);
+  stage("vl_mapping", p.vl_mapping);
+  stage("buffer_admission", p.buffer_admission);
+  stage("switch_allocation", p.switch_allocation);
+  stage("crossbar", p.crossbar);
+  stage("egress_scheduling", p.egress_scheduling);
+  m.finish();
+}
+
+// RED curve (ECN marking or WRED dropping) in bytes of egress queue depth.
+void read_marking(ConfigMap m, tlm_fabric::MarkingParams& k) {
+  k.enabled = m.boolean("enabled", k.enabled);
+  k.curve.kmin_bytes = m.size("kmin", Size::bytes(k.curve.kmin_bytes), Size::bytes(0), Size::kib(1024 * 1024)).in_bytes();
+  k.curve.kmax_bytes = m.size("kmax", Size::bytes(k.curve.kmax_bytes), Size::bytes(0), Size::kib(1024 * 1024)).in_bytes();
+  k.curve.pmax = m.number("pmax", k.curve.pmax, 0.0, 1.0);
+  if (k.curve.kmax_bytes < k.curve.kmin_bytes) m.fail("kmax", "must not be below kmin (" + hw::to_string(Size::bytes(k.curve.kmin_bytes)) + ")");
+  m.finish();
+}
+
+void read_pfc(ConfigMap m, tlm_fabric::SwitchParams& s) {
+  auto& t = s.pfc;
+  t.xoff_bytes = m.size("xoff", Size::bytes(t.xoff_bytes), Size::bytes(64), Size::kib(1024 * 1024)).in_bytes();
+  t.xon_bytes = m.size("xon", Size::bytes(t.xon_bytes), Size::bytes(0), Size::kib(1024 * 1024)).in_bytes();
+  t.headroom_bytes = m.size("headroom", Size::bytes(t.headroom_bytes), Size::bytes(0), Size::kib(1024 * 1024)).in_bytes();
+  s.pause_quanta = static_cast<std::uint16_t>(m.integer("pause_quanta", s.pause_quanta, 1, 65535));
+  if (t.xon_bytes >= t.xoff_bytes) m.fail("xon", "must be below xoff (" + hw::to_string(Size::bytes(t.xoff_bytes)) + ")");
+  m.finish();
+}
+
+void read_vl_arbitration(ConfigMap m, hw::IbVlArbParams& a, int vls) {
+  auto table = [&](const char* key, std::vector<hw::VlArbEntry>& entries) {
+    for (auto& e : m.list_of_maps(key)) {
+      hw::VlArbEntry entry;
+      entry.vl = static_cast<int>(e.required_integer("vl", 0, vls - 1));
+      entry.weight = static_cast<int>(e.integer("weight", 1, 0, 255));
+      e.finish();
+      entries.push_back(entry);
+    }
+    if (entries.size() > 64) m.fail(key, "at most 64 entries");
+  };
+  table("high", a.high);
+  table("low", a.low);
+  a.high_limit = static_cast<int>(m.integer("high_limit", a.high_limit, 0, 255));
+  m.finish();
+}
+
+void read_tc_scheduler(ConfigMap m, hw::TcSchedulerParams& t, int vls) {
+  t.strict = m.boolean_list("strict", t.strict, static_cast<std::size_t>(vls));
+  std::vector<std::int64_t> w(t.weights.begin(), t.weights.end());
+  w = m.integer_list("weights", w, 1, 127, static_cast<std::size_t>(vls));
+  t.weights.assign(w.begin(), w.end());
+  t.quantum_bytes = static_cast<std::uint32_t>(
+      m.size("quantum", Size::bytes(t.quantum_bytes), Size::bytes(64), Size::kib(64)).in_bytes());
+  m.finish();
+}
+
+void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing) {
+  using tlm_fabric::BufferOrganisation;
+  using tlm_fabric::ForwardingMode;
   s.ports = static_cast<int>(m.integer("ports", s.ports, 2, 256));
   s.core_clock = m.frequency("core_clock", s.core_clock, Frequency::hertz(1e6), Frequency::ghz(10));
-  s.pipeline_cycles = static_cast<int>(m.integer("pipeline_cycles", s.pipeline_cycles, 0, 100000));
+  read_pipeline(m.map("pipeline"), s.pipeline);
   s.forwarding = choose(m, "forwarding", s.forwarding,
-                        NameTable<tlm_fabric::ForwardingMode>{{"cut_through", tlm_fabric::ForwardingMode::cut_through},
-                                                              {"store_and_forward", tlm_fabric::ForwardingMode::store_and_forward}});
-  s.input_buffer = m.size("input_buffer", s.input_buffer, Size::bytes(64), Size::kib(1024 * 1024));
+                        NameTable<ForwardingMode>{{"cut_through", ForwardingMode::cut_through},
+                                                  {"store_and_forward", ForwardingMode::store_and_forward},
+                                                  {"adaptive", ForwardingMode::adaptive}});
+  s.buffer = choose(m, "buffer", s.buffer,
+                    NameTable<BufferOrganisation>{{"input_fifo", BufferOrganisation::input_fifo},
+                                                  {"voq", BufferOrganisation::voq},
+                                                  {"output_queued", BufferOrganisation::output_queued},
+                                                  {"shared_memory", BufferOrganisation::shared_memory}});
+  const Size max_buffer = Size::kib(1024 * 1024);
+  s.input_buffer = m.size("input_buffer", s.input_buffer, Size::bytes(64), max_buffer);
+  s.output_buffer = m.size("output_buffer", s.output_buffer, Size::bytes(64), max_buffer);
+  s.shared_buffer = m.size("shared_buffer", s.shared_buffer, Size::bytes(64), max_buffer);
+  s.alpha = m.number("alpha", s.alpha, 1.0 / 128, 128);
+  s.speedup = static_cast<int>(m.integer("speedup", s.speedup, 1, s.ports));
+  s.cell_bytes = static_cast<std::uint32_t>(m.size("cell_size", Size::bytes(s.cell_bytes), Size::bytes(1), Size::kib(16)).in_bytes());
   s.credit_return_latency = m.time("credit_return_latency", s.credit_return_latency, Time::seconds(0), Time::us(100));
-  s.arbiter = m.choice("arbiter", s.arbiter, hw::arbiter_names());
+  s.allocator = m.choice("allocator", s.allocator, hw::allocator_names());
+  s.allocator_iterations = static_cast<int>(m.integer("allocator_iterations", s.allocator_iterations, 1, 16));
+  s.vls = static_cast<int>(m.integer("vls", s.vls, 1, 15));
+  const auto sl2vl = m.integer_list("sl_to_vl", {}, 0, s.vls - 1, 16);
+  s.sl_to_vl.assign(sl2vl.begin(), sl2vl.end());
+  s.egress_scheduler = framing == hw::Framing::infiniband ? tlm_fabric::EgressSchedulerKind::ib_vl_arb
+                                                          : tlm_fabric::EgressSchedulerKind::tc_dwrr;
+  s.egress_scheduler = choose(m, "egress_scheduler", s.egress_scheduler,
+                              NameTable<tlm_fabric::EgressSchedulerKind>{{"ib_vl_arb", tlm_fabric::EgressSchedulerKind::ib_vl_arb},
+                                                                         {"tc_dwrr", tlm_fabric::EgressSchedulerKind::tc_dwrr}});
+  read_vl_arbitration(m.map("vl_arbitration"), s.vl_arb, s.vls);
+  read_tc_scheduler(m.map("tc_scheduler"), s.tc, s.vls);
+  read_pfc(m.map("pfc"), s);
+  read_marking(m.map("ecn"), s.ecn);
+  read_marking(m.map("wred"), s.wred);
   m.finish();
 }
 
@@ -121,19 +215,44 @@ void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoin
                      NameTable<TrafficPattern>{{"none", TrafficPattern::none},
                                                {"uniform", TrafficPattern::uniform},
                                                {"permutation", TrafficPattern::permutation},
+                                               {"hotspot", TrafficPattern::hotspot},
+                                               {"incast", TrafficPattern::incast},
                                                {"explicit", TrafficPattern::explicit_flows}});
   t.load = m.number("load", t.load, 1e-6, 1.0);
-  t.message_size = m.size("message_size", t.message_size, Size::bytes(1), Size::kib(1024 * 1024));
+  const Size max_message = Size::kib(1024 * 1024);
+  t.message_size = m.size("message_size", t.message_size, Size::bytes(1), max_message);
+  for (auto& e : m.list_of_maps("message_sizes")) {
+    SizeWeight w;
+    w.size = e.size("size", Size::bytes(0), Size::bytes(1), max_message);
+    if (!e.has("size")) e.fail("", "missing required key 'size'");
+    w.weight = e.number("weight", 1.0, 1e-9, 1e9);
+    e.finish();
+    t.message_sizes.push_back(w);
+  }
+  if (!t.message_sizes.empty() && m.has("message_size"))
+    m.fail("message_sizes", "give either message_size or message_sizes, not both");
   t.arrival = choose(m, "arrival", t.arrival,
                      NameTable<testbench::ArrivalProcess>{{"poisson", testbench::ArrivalProcess::poisson},
-                                                          {"periodic", testbench::ArrivalProcess::periodic}});
+                                                          {"periodic", testbench::ArrivalProcess::periodic},
+                                                          {"bernoulli", testbench::ArrivalProcess::bernoulli},
+                                                          {"on_off", testbench::ArrivalProcess::on_off}});
+  t.burst_length = m.number("burst_length", t.burst_length, 1.0, 1e6);
   t.messages = static_cast<std::uint64_t>(m.integer("messages", 0, 0, INT64_MAX));
+  t.sl = static_cast<int>(m.integer("sl", t.sl, 0, 15));
+  const auto in_range = [&](const std::vector<std::int64_t>& v) { return std::vector<int>(v.begin(), v.end()); };
+  t.hotspots = in_range(m.integer_list("hotspots", {0}, 0, endpoints - 1, 256));
+  if (t.hotspots.empty()) m.fail("hotspots", "needs at least one endpoint");
+  t.hotspot_fraction = m.number("hotspot_fraction", t.hotspot_fraction, 0.0, 1.0);
+  t.incast_target = static_cast<int>(m.integer("incast_target", t.incast_target, 0, endpoints - 1));
+  t.incast_senders = in_range(m.integer_list("incast_senders", {}, 0, endpoints - 1, 256));
+  for (int s : t.incast_senders)
+    if (s == t.incast_target) m.fail("incast_senders", "the incast target " + std::to_string(s) + " cannot also send");
   auto flows = m.list_of_maps("flows");
   if (!flows.empty() && t.pattern != TrafficPattern::explicit_flows)
     m.fail("flows", "flows are only read with pattern: explicit");
   if (t.pattern == TrafficPattern::explicit_flows && flows.empty())
     m.fail("pattern", "pattern: explicit needs a non-empty 'flows' list");
-  if ((t.pattern == TrafficPattern::uniform || t.pattern == TrafficPattern::permutation) && endpoints < 2)
+  if (t.pattern != TrafficPattern::none && t.pattern != TrafficPattern::explicit_flows && endpoints < 2)
     (m.has("pattern") ? m : topology).fail(m.has("pattern") ? "pattern" : "endpoints", "pattern " + std::string(to_string(t.pattern)) + " needs at least 2 endpoints");
   for (auto& f : flows) {
     FlowParams fp;
@@ -141,9 +260,10 @@ void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoin
     fp.dst = static_cast<int>(f.required_integer("dst", 0, endpoints - 1));
     if (fp.src == fp.dst) f.fail("dst", "a flow must go to another endpoint (src = dst = " + std::to_string(fp.src) + ")");
     fp.load = f.number("load", t.load, 1e-6, 1.0);
-    fp.message_size = f.size("message_size", t.message_size, Size::bytes(1), Size::kib(1024 * 1024));
+    fp.message_size = f.size("message_size", t.message_size, Size::bytes(1), max_message);
     fp.messages = static_cast<std::uint64_t>(f.integer("messages", static_cast<std::int64_t>(t.messages), 0, INT64_MAX));
     fp.start = f.time("start", fp.start, Time::seconds(0), kMaxTime);
+    fp.sl = static_cast<int>(f.integer("sl", t.sl, 0, 15));
     if (!(fp.start < sim.duration)) f.fail("start", "must be before simulation.duration (" + hw::to_string(sim.duration) + ")");
     f.finish();
     t.flows.push_back(fp);
@@ -163,17 +283,30 @@ void read_output(ConfigMap m, OutputParams& o) {
 void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_block) {
   const std::uint64_t frame = hw::PhyTiming(c.link.phy).frame_bytes(c.nic.mtu.in_bytes());
   const std::uint64_t need = std::max<std::uint64_t>((frame + credit_block - 1) / credit_block, 1) * credit_block;
+  const int vls = c.switch_params.vls;
   const std::string why = "must hold one " + hw::to_string(c.nic.mtu) + " MTU frame (" + std::to_string(frame) +
                           "B with " + std::string(hw::to_string(c.link.phy.framing)) + " framing) in " +
-                          std::to_string(credit_block) + "B credit blocks: at least " + std::to_string(need) + "B";
+                          std::to_string(credit_block) + "B credit blocks" + (vls > 1 ? " per VL" : "") +
+                          ": at least " + std::to_string(need * vls) + "B";
   auto check = [&](const char* section, const char* key, hw::Size size) {
-    if (size.in_bytes() / credit_block * credit_block >= need) return;
+    if (size.in_bytes() / vls / credit_block * credit_block >= need) return;
     ConfigMap s = top.map(section);
     if (s.has(key)) s.fail(key, why + ", got " + hw::to_string(size));
     top.map("nic").fail("mtu", std::string("too large for ") + section + "." + key + " = " + hw::to_string(size) + ": it " + why);
   };
-  check("switch", "input_buffer", c.switch_params.input_buffer);
-  check("nic", "rx_buffer", c.nic.rx_buffer);
+  if (c.link.flow_control == tlm_fabric::FlowControl::credit) {
+    check("switch", "input_buffer", c.switch_params.input_buffer);
+    check("nic", "rx_buffer", c.nic.rx_buffer);
+    const auto& sp = c.switch_params;
+    if (sp.buffer == tlm_fabric::BufferOrganisation::shared_memory &&
+        sp.shared_buffer.in_bytes() < sp.input_buffer.in_bytes() * static_cast<std::uint64_t>(sp.ports))
+      top.map("switch").fail("shared_buffer", "under credit flow control the shared pool must cover every input's credit "
+                             "allotment: ports x input_buffer = " + hw::to_string(sp.input_buffer * static_cast<std::uint64_t>(sp.ports)) +
+                             ", got " + hw::to_string(sp.shared_buffer));
+  }
+  if (c.link.flow_control == tlm_fabric::FlowControl::pfc &&
+      c.switch_params.pfc.xoff_bytes + c.switch_params.pfc.headroom_bytes < frame)
+    top.map("switch").map("pfc").fail("headroom", "xoff + headroom must hold one MTU frame (" + std::to_string(frame) + "B)");
 }
 
 FabricConfig build(YAML::Node root, const std::string& name, const std::vector<std::string>& overrides) {
@@ -186,7 +319,8 @@ FabricConfig build(YAML::Node root, const std::string& name, const std::vector<s
   std::uint32_t credit_block = c.switch_params.credit_block_bytes;
   read_simulation(top.map("simulation"), c.simulation);
   read_link(top.map("link"), c.link, credit_block);
-  read_switch(top.map("switch"), c.switch_params);
+  read_switch(top.map("switch"), c.switch_params, c.link.phy.framing);
+  c.switch_params.seed = hw::mix_seed(c.simulation.seed, 1000);
   read_nic(top.map("nic"), c.nic);
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
@@ -217,8 +351,24 @@ FabricConfig load_config_text(const std::string& yaml, const std::string& name,
   return build(root, name, overrides);
 }
 
+std::vector<double> parse_load_list(const std::string& text) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || !(v > 0 && v <= 1.0))
+      throw ConfigError("--loads " + text, "", "expected comma-separated loads in (0, 1], got '" + item + "'");
+    out.push_back(v);
+  }
+  if (out.empty()) throw ConfigError("--loads", "", "expected at least one load");
+  return out;
+}
+
 std::string_view to_string(TrafficPattern p) {
   switch (p) {
+    case TrafficPattern::hotspot: return "hotspot";
+    case TrafficPattern::incast: return "incast";
     case TrafficPattern::none: return "none";
     case TrafficPattern::uniform: return "uniform";
     case TrafficPattern::permutation: return "permutation";

@@ -33,7 +33,19 @@ struct TopologyParams {
 };
 
 /// Which destinations sources send to.
-enum class TrafficPattern { none, uniform, permutation, explicit_flows };
+enum class TrafficPattern {
+  none,
+  uniform,         ///< each message to a uniformly drawn other endpoint
+  permutation,     ///< each source to one fixed partner, a random derangement
+  hotspot,         ///< a fraction of messages to hotspot endpoints, the rest uniform
+  incast,          ///< every sender to one target
+  explicit_flows,  ///< the listed flows
+};
+/// A message size and its relative frequency.
+struct SizeWeight {
+  hw::Size size;
+  double weight = 1.0;
+};
 /// One explicit flow (pattern: explicit).
 struct FlowParams {
   int src = 0;
@@ -42,13 +54,21 @@ struct FlowParams {
   hw::Size message_size = hw::Size::kib(64);
   std::uint64_t messages = 0;                   ///< 0: until the end of the run
   hw::Time start = hw::Time::seconds(0);
+  int sl = 0;                                   ///< service level / priority
 };
 struct TrafficParams {
   TrafficPattern pattern = TrafficPattern::uniform;
   double load = 0.5;                            ///< offered load per source, fraction of link wire rate
-  hw::Size message_size = hw::Size::kib(64);    ///< bytes per message
+  hw::Size message_size = hw::Size::kib(64);    ///< bytes per message (when no distribution)
+  std::vector<SizeWeight> message_sizes;        ///< weighted size distribution; empty: message_size
   testbench::ArrivalProcess arrival = testbench::ArrivalProcess::poisson;
+  double burst_length = 8;                      ///< on_off: mean messages per burst
   std::uint64_t messages = 0;                   ///< per source, 0: until the end of the run
+  int sl = 0;                                   ///< service level / priority of synthetic traffic
+  std::vector<int> hotspots{0};                 ///< hotspot: hotspot endpoints
+  double hotspot_fraction = 0.5;                ///< hotspot: share of messages to the hotspots
+  int incast_target = 0;                        ///< incast: the receiver
+  std::vector<int> incast_senders;              ///< incast: senders; empty: all others
   std::vector<FlowParams> flows;                ///< pattern: explicit
 };
 
@@ -78,5 +98,7 @@ FabricConfig load_config_text(const std::string& yaml, const std::string& name,
 
 std::string_view to_string(TrafficPattern p);
 std::string_view to_string(testbench::ArrivalProcess a);
+/// Offered-load sweep: `fabricsim sweep` runs one simulation per value.
+std::vector<double> parse_load_list(const std::string& text);
 
 }  // namespace fabricsim::sim

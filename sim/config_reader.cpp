@@ -168,6 +168,43 @@ bool ConfigMap::boolean(const std::string& key, bool def) {
   fail(key, "expected true or false, got " + quote(text));
 }
 
+std::vector<std::int64_t> ConfigMap::integer_list(const std::string& key, const std::vector<std::int64_t>& def,
+                                                  std::int64_t min, std::int64_t max, std::size_t max_items) {
+  if (!has(key)) return def;
+  const YAML::Node& n = node_;
+  YAML::Node v = n[key];
+  if (!v.IsSequence()) fail(key, "expected a list of integers such as [0, 1]");
+  if (v.size() > max_items) fail(key, "at most " + std::to_string(max_items) + " entries, got " + std::to_string(v.size()));
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string text = v[i].IsScalar() ? v[i].Scalar() : std::string("<not a scalar>");
+    std::int64_t x = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+    if (ec != std::errc() || end != text.data() + text.size() || x < min || x > max)
+      throw ConfigError(mark_text(source_->file, v[i].Mark()), child_path(key) + "[" + std::to_string(i) + "]",
+                        "must be an integer in " + std::to_string(min) + ".." + std::to_string(max) + ", got " + quote(text));
+    out.push_back(x);
+  }
+  return out;
+}
+
+std::vector<bool> ConfigMap::boolean_list(const std::string& key, const std::vector<bool>& def, std::size_t max_items) {
+  if (!has(key)) return def;
+  const YAML::Node& n = node_;
+  YAML::Node v = n[key];
+  if (!v.IsSequence()) fail(key, "expected a list of true/false such as [false, true]");
+  if (v.size() > max_items) fail(key, "at most " + std::to_string(max_items) + " entries, got " + std::to_string(v.size()));
+  std::vector<bool> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string text = v[i].IsScalar() ? v[i].Scalar() : std::string("<not a scalar>");
+    if (text != "true" && text != "false")
+      throw ConfigError(mark_text(source_->file, v[i].Mark()), child_path(key) + "[" + std::to_string(i) + "]",
+                        "expected true or false, got " + quote(text));
+    out.push_back(text == "true");
+  }
+  return out;
+}
+
 std::string ConfigMap::string(const std::string& key, const std::string& def) {
   if (!has(key)) return def;
   return scalar(key, "a string").Scalar();

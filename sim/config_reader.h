@@ -52,6 +52,11 @@ class ConfigMap {
   std::int64_t required_integer(const std::string& key, std::int64_t min, std::int64_t max);
   double number(const std::string& key, double def, double min, double max);
   bool boolean(const std::string& key, bool def);
+  /// List of integers, each in [min, max]; absent reads as `def`.
+  std::vector<std::int64_t> integer_list(const std::string& key, const std::vector<std::int64_t>& def,
+                                         std::int64_t min, std::int64_t max, std::size_t max_items);
+  /// List of booleans; absent reads as `def`.
+  std::vector<bool> boolean_list(const std::string& key, const std::vector<bool>& def, std::size_t max_items);
   std::string string(const std::string& key, const std::string& def);
   /// One of `allowed`; the error lists them.
   std::string choice(const std::string& key, const std::string& def, const std::vector<std::string>& allowed);

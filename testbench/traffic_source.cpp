@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "hw/seed.h"
+
 namespace fabricsim::testbench {
 
 using sc_core::sc_time;
@@ -11,27 +13,63 @@ TrafficSource::TrafficSource(sc_core::sc_module_name name, tlm_fabric::Nic& nic,
   SC_METHOD(fire);
   sensitive << next_;
   dont_initialize();
-  // Poisson sources start at a random phase so they do not fire in lockstep.
+  // Random processes start at a random phase so sources do not fire in lockstep.
   sc_time first = params_.start;
-  if (params_.arrival == ArrivalProcess::poisson) first += draw_gap();
+  if (params_.arrival != ArrivalProcess::periodic) first += draw_gap();
   if (first < params_.stop && !params_.destinations.empty()) next_.notify(first);
 }
 
+double TrafficSource::uniform() { return hw::unit_interval(rng_()); }
+
+std::uint64_t TrafficSource::draw(const std::vector<Weighted>& choices) {
+  if (choices.size() == 1) return choices[0].value;
+  double total = 0;
+  for (const auto& c : choices) total += c.weight;
+  double x = uniform() * total;
+  for (const auto& c : choices) {
+    if (x < c.weight) return c.value;
+    x -= c.weight;
+  }
+  return choices.back().value;
+}
+
 sc_time TrafficSource::draw_gap() {
-  if (params_.arrival == ArrivalProcess::periodic) return params_.mean_interarrival;
-  // Inverse-CDF exponential from 53 random bits: identical on every platform.
-  const double u = static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0);
-  const double gap = -std::log1p(-u) * params_.mean_interarrival.to_seconds();
+  const double slot = params_.slot.to_seconds();
+  const double load = params_.load;
+  double gap = 0;
+  switch (params_.arrival) {
+    case ArrivalProcess::periodic: gap = slot / load; break;
+    case ArrivalProcess::poisson: gap = -std::log1p(-uniform()) * slot / load; break;
+    case ArrivalProcess::bernoulli: {
+      // Geometric number of slots until the next success, p = load.
+      const double slots = load >= 1.0 ? 1.0 : 1.0 + std::floor(std::log1p(-uniform()) / std::log1p(-load));
+      gap = slots * slot;
+      break;
+    }
+    case ArrivalProcess::on_off: {
+      // Burst ends after each message with probability 1/L; idle gaps are geometric
+      // with mean L (1 - load) / load slots, so the long-run load is `load`.
+      const double l = params_.burst_length;
+      gap = slot;
+      if (!in_burst_ || uniform() < 1.0 / l) {
+        const double mean_idle = l * (1.0 - load) / load;
+        if (mean_idle > 0) gap += -std::log1p(-uniform()) * mean_idle * slot;
+        in_burst_ = true;
+      }
+      break;
+    }
+  }
   const double res = sc_core::sc_get_time_resolution().to_seconds();
-  return sc_core::sc_get_time_resolution() * static_cast<double>(std::llround(gap / res));
+  const auto ticks = std::max<long long>(1, std::llround(gap / res));
+  return sc_core::sc_get_time_resolution() * static_cast<double>(ticks);
 }
 
 void TrafficSource::fire() {
   tlm_fabric::Message m;
-  const auto n = params_.destinations.size();
-  m.dst = n == 1 ? params_.destinations[0] : params_.destinations[rng_() % n];
+  m.dst = static_cast<int>(draw(params_.destinations));
+  m.bytes = draw(params_.sizes);
   m.flow = params_.flow;
-  m.bytes = params_.message_size.in_bytes();
+  m.sl = params_.sl;
   nic_.post(m);
   ++posted_;
   if (params_.max_messages != 0 && posted_ >= params_.max_messages) return;

@@ -1,6 +1,8 @@
-// Traffic generator: posts messages to one NIC with Poisson or periodic
-// arrivals at an offered load, to a fixed destination or one drawn uniformly
-// per message. One generator per source (pattern) or per explicit flow.
+// Traffic generator: posts messages to one NIC at an offered load with
+// Poisson, periodic, Bernoulli (slotted) or on/off (bursty) arrivals, to a
+// destination drawn per message from weighted candidates, with a fixed size or
+// one drawn from a weighted size distribution. One generator per source
+// (synthetic patterns) or per explicit flow.
 #pragma once
 
 #include <cstdint>
@@ -16,15 +18,29 @@
 namespace fabricsim::testbench {
 
 /// How message arrival times are drawn.
-enum class ArrivalProcess { poisson, periodic };
+enum class ArrivalProcess {
+  poisson,    ///< exponential gaps with the load's mean
+  periodic,   ///< fixed gaps
+  bernoulli,  ///< slotted: each message-time slot carries a message with probability = load
+  on_off,     ///< bursts of back-to-back messages (geometric length), idle gaps keep the mean load
+};
+
+/// A weighted choice (destination or message size).
+struct Weighted {
+  std::uint64_t value = 0;
+  double weight = 1.0;
+};
 
 /// One generator's behaviour, resolved by the fabric builder.
 struct GeneratorParams {
-  std::vector<int> destinations;            ///< one is drawn uniformly per message (size 1: fixed)
+  std::vector<Weighted> destinations;       ///< endpoint ids with weights (one: fixed)
+  std::vector<Weighted> sizes;              ///< message bytes with weights (one: fixed)
   std::uint32_t flow = 0;                   ///< flow id carried by its packets
-  hw::Size message_size = hw::Size::kib(64);///< bytes per message
-  sc_core::sc_time mean_interarrival;       ///< mean time between message posts
+  int sl = 0;                               ///< service level / priority of its messages
+  double load = 0.5;                        ///< offered load, fraction of the link wire rate
+  sc_core::sc_time slot;                    ///< wire time of the mean message at line rate
   ArrivalProcess arrival = ArrivalProcess::poisson;
+  double burst_length = 8;                  ///< on_off: mean messages per burst
   sc_core::sc_time start;                   ///< first message no earlier than this
   sc_core::sc_time stop;                    ///< no message at or after this
   std::uint64_t max_messages = 0;           ///< 0: unlimited
@@ -40,12 +56,15 @@ class TrafficSource : public sc_core::sc_module {
  private:
   void fire();
   sc_core::sc_time draw_gap();
+  std::uint64_t draw(const std::vector<Weighted>& choices);
+  double uniform();
 
   tlm_fabric::Nic& nic_;
   GeneratorParams params_;
   std::mt19937_64 rng_;
   sc_core::sc_event next_;
   std::uint64_t posted_ = 0;
+  bool in_burst_ = false;
 };
 
 }  // namespace fabricsim::testbench

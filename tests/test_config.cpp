@@ -74,8 +74,9 @@ TEST(ConfigErrors, UnknownKeySuggestsClosestAndListsAllowed) {
       "switch:\n"
       "  prots: 4\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:3: switch.prots: unknown key"));
-  EXPECT_THAT(e, HasSubstr("allowed keys here: arbiter, core_clock, credit_return_latency, forwarding, "
-                           "input_buffer, pipeline_cycles, ports"));
+  EXPECT_THAT(e, HasSubstr("allowed keys here: allocator, allocator_iterations, alpha, buffer, cell_size, "
+                           "core_clock, credit_return_latency, ecn, egress_scheduler, forwarding, input_buffer, "
+                           "output_buffer, pfc, pipeline, ports,"));
   EXPECT_THAT(e, HasSubstr("did you mean 'ports'?"));
 }
 
@@ -109,7 +110,7 @@ TEST(ConfigErrors, UnknownKeyInsideAFlow) {
       "      dst: 1\n"
       "      lod: 0.5\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:6:7: traffic.flows[0].lod: unknown key"));
-  EXPECT_THAT(e, HasSubstr("allowed keys here: dst, load, message_size, messages, src, start"));
+  EXPECT_THAT(e, HasSubstr("allowed keys here: dst, load, message_size, messages, sl, src, start"));
   EXPECT_THAT(e, HasSubstr("did you mean 'load'?"));
 }
 
@@ -216,8 +217,9 @@ TEST(ConfigErrors, UnknownForwardingListsAllowed) {
 TEST(ConfigErrors, UnknownArbiterListsRegistry) {
   const std::string e = error_of(
       "switch:\n"
-      "  arbiter: foo\n");
-  EXPECT_THAT(e, HasSubstr("bad.yaml:2:12: switch.arbiter: unknown value 'foo'; allowed: round_robin"));
+      "  allocator: foo\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:14: switch.allocator: unknown value 'foo'; allowed: round_robin, islip, "
+                           "pim, oldest_first, strict_priority"));
 }
 
 TEST(ConfigErrors, MisspeltEnumValueSuggestsClosest) {
@@ -270,7 +272,7 @@ TEST(ConfigErrors, YamlSyntaxErrorGivesLine) {
   const std::string e = error_of(
       "switch:\n"
       "  ports: 4\n"
-      "   arbiter: round_robin\n");
+      "   allocator: round_robin\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:3:"));
   EXPECT_THAT(e, HasSubstr("YAML syntax error"));
 }
@@ -281,7 +283,7 @@ TEST(ConfigErrors, EmptyValueReportedOnItsOwnLine) {
   const std::string e = error_of(
       "switch:\n"
       "  ports:\n"
-      "  arbiter: round_robin\n");
+      "  allocator: round_robin\n");
   EXPECT_THAT(e, HasSubstr("switch.ports: expected an integer, got a null value"));
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:"));
 }
@@ -534,8 +536,9 @@ TEST(Config, EmptyDocumentGivesDefaults) {
   EXPECT_EQ(c.link.flow_control_bytes, 8u);
   EXPECT_EQ(c.switch_params.ports, 4);
   EXPECT_EQ(to_string(c.switch_params.core_clock), "1.5GHz");
-  EXPECT_EQ(c.switch_params.pipeline_cycles, 200);
-  EXPECT_EQ(c.switch_params.arbiter, "round_robin");
+  EXPECT_EQ(c.switch_params.pipeline.to_allocator(), 90);
+  EXPECT_EQ(c.switch_params.pipeline.grant_to_wire(), 110);
+  EXPECT_EQ(c.switch_params.allocator, "round_robin");
   EXPECT_EQ(c.switch_params.credit_block_bytes, 64u);
   EXPECT_EQ(to_string(c.nic.mtu), "4KiB");
   EXPECT_EQ(c.topology.endpoints, 4);
@@ -602,10 +605,10 @@ TEST(Config, SetOverridesNestedValue) {
   const FabricConfig c = load_config_text(
       "switch:\n"
       "  ports: 4\n"
-      "  arbiter: round_robin\n",
+      "  allocator: round_robin\n",
       "base.yaml", {"switch.ports=8", "link.lane_rate=106.25Gb/s"});
   EXPECT_EQ(c.switch_params.ports, 8);
-  EXPECT_EQ(c.switch_params.arbiter, "round_robin");
+  EXPECT_EQ(c.switch_params.allocator, "round_robin");
   EXPECT_EQ(to_string(c.link.phy.lane_rate), "106.25Gb/s");
 }
 

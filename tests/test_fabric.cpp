@@ -33,7 +33,8 @@ link:
 switch:
   ports: 4
   core_clock: 1GHz
-  pipeline_cycles: 100
+  pipeline: {parse: 10, route_lookup: 30, vl_mapping: 5, buffer_admission: 15,
+             switch_allocation: 10, crossbar: 20, egress_scheduling: 10}
   input_buffer: 256KiB
 nic: {mtu: 4KiB, rx_buffer: 256KiB}
 topology: {endpoints: 4}

@@ -15,6 +15,9 @@
 // Backward path (receiver -> link -> transmitter):
 //   CREDIT_RETURN  `credit_blocks` blocks of the receive buffer for `vl` are free again;
 //                  the delay is when the credit takes effect at the transmitter.
+//   PFC_PAUSE      IEEE 802.1Qbb: stop starting packets of priority `vl` for
+//                  `pause_quanta` x 512 bit times (0 = resume); the delay is when the
+//                  frame has arrived at the transmitter.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +28,7 @@
 namespace fabricsim::tlm_fabric {
 
 /// What a protocol message is.
-enum class PacketKind : std::uint8_t { data, credit_update };
+enum class PacketKind : std::uint8_t { data, credit_update, pfc_pause };
 
 /// ECN codepoint in the IP header (RFC 3168); IB uses the FECN/BECN bits instead.
 enum class Ecn : std::uint8_t { not_ect = 0, ect1 = 1, ect0 = 2, ce = 3 };
@@ -48,6 +51,7 @@ struct Packet {
   bool becn = false;               ///< IB backward explicit congestion notification
   std::uint16_t hops = 0;          ///< switches traversed
   std::uint64_t credit_blocks = 0; ///< CREDIT_RETURN: blocks freed
+  std::uint16_t pause_quanta = 0;  ///< PFC_PAUSE: pause time in 512-bit-time quanta, 0 = resume
   sc_core::sc_time created;        ///< message posted at the source
   sc_core::sc_time injected;       ///< first bit left the source NIC
   sc_core::sc_time header_at;      ///< current hop: header ready at the receiver
@@ -63,6 +67,7 @@ struct fabric_protocol_types {
 TLM_DECLARE_EXTENDED_PHASE(BEGIN_HEADER);
 TLM_DECLARE_EXTENDED_PHASE(END_TAIL);
 TLM_DECLARE_EXTENDED_PHASE(CREDIT_RETURN);
+TLM_DECLARE_EXTENDED_PHASE(PFC_PAUSE);
 
 /// Socket bus width is meaningless for packets; one value keeps sockets bindable.
 inline constexpr unsigned kSocketWidth = 32;

@@ -4,6 +4,15 @@
 
 namespace fabricsim::tlm_fabric {
 
+std::string_view to_string(FlowControl f) {
+  switch (f) {
+    case FlowControl::credit: return "credit";
+    case FlowControl::pfc: return "pfc";
+    case FlowControl::none: return "none";
+  }
+  return "?";
+}
+
 sc_core::sc_time to_sc(hw::Time t) {
   const double res = sc_core::sc_get_time_resolution().to_seconds();
   return sc_core::sc_get_time_resolution() * std::llround(t.in_seconds() / res);
@@ -13,8 +22,9 @@ Link::Link(sc_core::sc_module_name name, const LinkParams& params)
     : sc_module(name), tx("tx"), rx("rx"), params_(params), timing_(params.phy) {
   tx.register_fw(this, &Link::forward);
   rx.register_bw(this, &Link::backward);
-  reverse_delay_ = to_sc(timing_.serialization(params_.flow_control_bytes) + timing_.propagation() +
-                         timing_.fec_latency());
+  const hw::Time wire = timing_.propagation() + timing_.fec_latency();
+  reverse_delay_ = to_sc(timing_.serialization(params_.flow_control_bytes) + wire);
+  pause_delay_ = to_sc(timing_.serialization(params_.pause_frame_bytes) + wire + params_.pfc_response_delay);
 }
 
 tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
@@ -40,7 +50,8 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
 }
 
 tlm::tlm_sync_enum Link::backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
-  sc_core::sc_time d = delay + reverse_delay_;
+  // A PAUSE acts once the frame is in and the transmitter has reacted.
+  sc_core::sc_time d = delay + (phase == PFC_PAUSE ? pause_delay_ : reverse_delay_);
   tx->nb_transport_bw(p, phase, d);
   return tlm::TLM_ACCEPTED;
 }

@@ -20,9 +20,21 @@ namespace fabricsim::tlm_fabric {
 sc_core::sc_time to_sc(hw::Time t);
 
 /// Link-layer parameters on top of the PHY.
+/// Link-level flow control, agreed by both ends of a link.
+enum class FlowControl {
+  credit,  ///< IB-style credits per VL in blocks: lossless by construction
+  pfc,     ///< IEEE 802.1Qbb priority flow control: XOFF/XON per priority, drops beyond headroom
+  none,    ///< lossy: the receiver drops what it cannot buffer
+};
+std::string_view to_string(FlowControl f);
+
+/// Link-layer parameters on top of the PHY.
 struct LinkParams {
-  hw::PhyParams phy;                ///< lanes, rate, coding, FEC, cable, framing
-  std::uint32_t flow_control_bytes = 8; ///< size of a credit/flow-control packet on the reverse wire [B]
+  hw::PhyParams phy;                                  ///< lanes, rate, coding, FEC, cable, framing
+  FlowControl flow_control = FlowControl::credit;     ///< link-level flow control
+  std::uint32_t flow_control_bytes = 8;               ///< credit packet size on the reverse wire [B]
+  std::uint32_t pause_frame_bytes = 84;               ///< PFC frame on the wire: 64 B MAC control + preamble + IFG [B]
+  hw::Time pfc_response_delay = hw::Time::ns(100);    ///< transmitter reaction to a received PAUSE [s]
 };
 
 /// Bytes moved and busy time, for utilisation.
@@ -40,6 +52,7 @@ class Link : public sc_core::sc_module {
   Link(sc_core::sc_module_name name, const LinkParams& params);
 
   const hw::PhyTiming& timing() const { return timing_; }
+  const LinkParams& params() const { return params_; }
   const LinkCounters& counters() const { return counters_; }
 
  private:
@@ -49,6 +62,7 @@ class Link : public sc_core::sc_module {
   LinkParams params_;
   hw::PhyTiming timing_;
   sc_core::sc_time reverse_delay_;
+  sc_core::sc_time pause_delay_;
   LinkCounters counters_;
 };
 

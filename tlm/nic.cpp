@@ -34,6 +34,10 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
       rx_bytes_(stats.counter(std::string(this->name()) + ".rx_payload_bytes", "payload bytes received", "B")),
       rx_window_bytes_(stats.counter(std::string(this->name()) + ".rx_window_payload_bytes",
                                      "payload bytes received inside the measurement window", "B")),
+      rx_window_wire_bytes_(stats.counter(std::string(this->name()) + ".rx_window_wire_bytes",
+                                          "wire bytes (framing incl.) received inside the measurement window", "B")),
+      tx_window_wire_bytes_(stats.counter(std::string(this->name()) + ".tx_window_wire_bytes",
+                                          "wire bytes (framing incl.) sent inside the measurement window", "B")),
       rx_messages_(stats.counter(std::string(this->name()) + ".rx_messages", "messages fully received", "messages")),
       out_of_order_(stats.counter(std::string(this->name()) + ".rx_out_of_order",
                                   "packets received out of PSN order within their flow", "packets")),
@@ -54,18 +58,33 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
   dont_initialize();
 }
 
-void Nic::attach_egress(const hw::PhyTiming* link, std::uint64_t downstream_buffer_bytes) {
-  port_.attach(&tx, link, params_.credit_block_bytes, downstream_buffer_bytes);
+void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, std::uint64_t downstream_buffer_per_vl) {
+  port_.attach(&tx, link, vls, params_.credit_block_bytes, downstream_buffer_per_vl);
+  sl_to_vl_ = std::move(sl_to_vl);
+  send_queues_.assign(vls, {});
 }
 
-void Nic::attach_ingress(const hw::PhyTiming* link) { ingress_link_ = link; }
+void Nic::attach_ingress(const Link* link) { ingress_link_ = link; }
+
+int Nic::vl_of(int sl) const {
+  if (sl >= 0 && sl < static_cast<int>(sl_to_vl_.size())) return sl_to_vl_[sl];
+  return sl % static_cast<int>(send_queues_.size());
+}
+
+std::size_t Nic::send_queue_depth() const {
+  std::size_t n = 0;
+  for (const auto& q : send_queues_) n += q.size();
+  return n;
+}
+
+double Nic::paused_seconds(int vl) const { return port_.paused_seconds(vl, sc_core::sc_time_stamp()); }
 
 void Nic::post(const Message& m) {
   if (m.bytes == 0) return;
   messages_posted_.add();
   const std::uint64_t message_id = (static_cast<std::uint64_t>(id_) << 40) | next_message_++;
-  send_queue_.push_back({m, message_id, m.bytes, sc_core::sc_time_stamp()});
-  if (send_queue_.size() == 1) tx_wake_.notify(sc_core::SC_ZERO_TIME);
+  send_queues_[vl_of(m.sl)].push_back({m, message_id, m.bytes, sc_core::sc_time_stamp()});
+  tx_wake_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void Nic::wake_tx_at(const sc_time& t) {
@@ -74,35 +93,53 @@ void Nic::wake_tx_at(const sc_time& t) {
 }
 
 tlm::tlm_sync_enum Nic::egress_bw(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
+  const sc_time at = sc_core::sc_time_stamp() + delay;
   if (phase == CREDIT_RETURN) {
-    const sc_time at = sc_core::sc_time_stamp() + delay;
-    port_.credit_returned(at, p.credit_blocks);
-    wake_tx_at(at);
+    port_.credit_returned(at, p.vl, p.credit_blocks);
+  } else if (phase == PFC_PAUSE) {
+    port_.pause_received(at, p.vl, p.pause_quanta);
   }
+  wake_tx_at(at);
   return tlm::TLM_ACCEPTED;
 }
 
 void Nic::on_tx() {
   activations_.add();
   const sc_time now = sc_core::sc_time_stamp();
-  port_.apply_credits(now);
-  if (send_queue_.empty()) return;
+  port_.update(now);
+  if (send_queue_depth() == 0) return;
   if (port_.busy_until() > now) {
     wake_tx_at(port_.busy_until());
     return;
   }
-  Pending& m = send_queue_.front();
-  const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, params_.mtu.in_bytes()));
-  if (!port_.has_credits(payload)) {
+  // Round robin over VLs whose next segment flow control lets start now.
+  const int vls = static_cast<int>(send_queues_.size());
+  int vl = -1;
+  for (int k = 0; k < vls && vl < 0; ++k) {
+    const int c = (next_vl_ + k) % vls;
+    if (send_queues_[c].empty()) continue;
+    const Pending& m = send_queues_[c].front();
+    const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, params_.mtu.in_bytes()));
+    if (port_.can_send(c, payload, now)) vl = c;
+  }
+  if (vl < 0) {
     sc_time at;
-    if (port_.next_credit(at)) wake_tx_at(at);
+    if (port_.next_change(now, at)) wake_tx_at(at);
     // else: every credit is lent downstream; its return wakes us (egress_bw).
     return;
   }
+  next_vl_ = (vl + 1) % vls;
+  auto& queue = send_queues_[vl];
+  Pending& m = queue.front();
+  const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, params_.mtu.in_bytes()));
   Packet& p = *pool_.acquire();
   p.src = id_;
   p.dst = m.msg.dst;
   p.flow = m.msg.flow;
+  p.sl = static_cast<std::uint8_t>(m.msg.sl);
+  p.vl = static_cast<std::uint8_t>(vl);
+  // RoCEv2 packets are ECN-capable (RFC 3168 ECT(0)); IB uses FECN instead.
+  if (port_.link().params().framing != hw::Framing::infiniband) p.ecn = Ecn::ect0;
   p.psn = next_psn_[m.msg.flow]++;
   p.message = m.message_id;
   p.payload_bytes = payload;
@@ -110,11 +147,12 @@ void Nic::on_tx() {
   p.injected = now;
   m.remaining -= payload;
   p.last_of_message = m.remaining == 0;
-  if (p.last_of_message) send_queue_.pop_front();
+  if (p.last_of_message) queue.pop_front();
   port_.send(p, sc_core::SC_ZERO_TIME);
   tx_packets_.add();
   tx_bytes_.add(payload);
-  if (!send_queue_.empty()) wake_tx_at(port_.busy_until());
+  if (now >= measure_from_) tx_window_wire_bytes_.add(port_.link().wire_bytes(payload));
+  if (send_queue_depth() > 0) wake_tx_at(port_.busy_until());
 }
 
 tlm::tlm_sync_enum Nic::ingress(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
@@ -148,7 +186,10 @@ void Nic::deliver(Packet& p) {
   auto& expected = expected_psn_[flow_key];
   if (p.psn != expected) out_of_order_.add();
   expected = p.psn + 1;
-  if (now >= measure_from_) rx_window_bytes_.add(p.payload_bytes);
+  if (now >= measure_from_) {
+    rx_window_bytes_.add(p.payload_bytes);
+    rx_window_wire_bytes_.add(ingress_link_->timing().wire_bytes(p.payload_bytes));
+  }
   if (p.created >= measure_from_) {
     packet_latency_.add((now - p.created).to_seconds() * 1e9);
     network_latency_.add((now - p.injected).to_seconds() * 1e9);
@@ -162,10 +203,11 @@ void Nic::deliver(Packet& p) {
                  << (now - p.injected).to_seconds() * 1e9 << '\n';
   }
   // The sink drains at line rate: the slot is free as soon as the tail is in.
+  if (ingress_link_->params().flow_control != FlowControl::credit) return;
   Packet credit;
   credit.kind = PacketKind::credit_update;
   credit.vl = p.vl;
-  credit.credit_blocks = (ingress_link_->frame_bytes(p.payload_bytes) + params_.credit_block_bytes - 1) /
+  credit.credit_blocks = (ingress_link_->timing().frame_bytes(p.payload_bytes) + params_.credit_block_bytes - 1) /
                          params_.credit_block_bytes;
   tlm::tlm_phase phase = CREDIT_RETURN;
   sc_time delay = to_sc(params_.credit_return_latency);

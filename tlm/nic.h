@@ -1,11 +1,13 @@
-// First endpoint NIC: a transmit queue of posted messages segmented into MTU
-// packets, sent back to back as the link and its credits allow; a receive
-// side that sinks packets at line rate, returns credits and records latency.
+// Endpoint NIC: send queues per VL of posted messages segmented into MTU
+// packets, sent back to back as the link and its flow control (credits or PFC)
+// allow, round robin over VLs; a receive side that sinks packets at line rate,
+// returns credits and records latency.
 //
 // CODE FLOW
-//   post(message)   -> send queue (FIFO)
-//   wake            -> apply credits; if the wire is free and credits cover the
-//                      next MTU segment: acquire packet, TxPort::send
+//   post(message)   -> send queue of the message's VL (FIFO)
+//   wake            -> apply credits / pauses; if the wire is free: next VL in
+//                      round robin whose flow control clears its next MTU
+//                      segment -> acquire packet, TxPort::send
 //   rx END_TAIL     -> arrival queue; wake at tail -> stats, credit return, release
 #pragma once
 
@@ -38,11 +40,12 @@ struct NicParams {
   void validate() const;
 };
 
-/// A message posted by the host: `bytes` to endpoint `dst` on flow `flow`.
+/// A message posted by the host: `bytes` to endpoint `dst` on flow `flow` at service level `sl`.
 struct Message {
   int dst = 0;
   std::uint32_t flow = 0;
   std::uint64_t bytes = 0;
+  int sl = 0;        ///< IB service level / Ethernet priority
 };
 
 class Nic : public sc_core::sc_module {
@@ -55,8 +58,9 @@ class Nic : public sc_core::sc_module {
   Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPool& pool,
       stats::Registry& stats, sc_core::sc_time measure_from);
 
-  void attach_egress(const hw::PhyTiming* link, std::uint64_t downstream_buffer_bytes);
-  void attach_ingress(const hw::PhyTiming* link);
+  /// Binds the transmit side; `sl_to_vl` maps a message's SL to the link VL.
+  void attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, std::uint64_t downstream_buffer_per_vl);
+  void attach_ingress(const Link* link);
   /// Host posts a message now.
   void post(const Message& m);
   /// Write one CSV row per delivered packet to `log` (nullptr: off).
@@ -66,7 +70,9 @@ class Nic : public sc_core::sc_module {
   int id() const { return id_; }
   const NicParams& params() const { return params_; }
   /// Messages posted but not fully transmitted.
-  std::size_t send_queue_depth() const { return send_queue_.size(); }
+  std::size_t send_queue_depth() const;
+  /// Time the transmitter spent paused by PFC on `vl` [s].
+  double paused_seconds(int vl) const;
 
  private:
   struct Pending {
@@ -75,6 +81,7 @@ class Nic : public sc_core::sc_module {
     std::uint64_t remaining;
     sc_core::sc_time created;
   };
+  int vl_of(int sl) const;
   tlm::tlm_sync_enum egress_bw(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum ingress(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void on_tx();
@@ -87,8 +94,10 @@ class Nic : public sc_core::sc_module {
   PacketPool& pool_;
   sc_core::sc_time measure_from_;
   TxPort port_;
-  const hw::PhyTiming* ingress_link_ = nullptr;
-  std::deque<Pending> send_queue_;
+  const Link* ingress_link_ = nullptr;
+  std::vector<int> sl_to_vl_;
+  std::vector<std::deque<Pending>> send_queues_;  // per VL
+  int next_vl_ = 0;                               // round robin over VLs
   std::unordered_map<std::uint32_t, std::uint32_t> next_psn_;      // per flow, transmit
   std::unordered_map<std::uint64_t, std::uint32_t> expected_psn_;  // per (src, flow), receive
   std::deque<Packet*> arrivals_;
@@ -103,6 +112,8 @@ class Nic : public sc_core::sc_module {
   stats::Counter& rx_packets_;
   stats::Counter& rx_bytes_;
   stats::Counter& rx_window_bytes_;
+  stats::Counter& rx_window_wire_bytes_;
+  stats::Counter& tx_window_wire_bytes_;
   stats::Counter& rx_messages_;
   stats::Counter& out_of_order_;
   stats::Distribution& packet_latency_;

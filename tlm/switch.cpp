@@ -1,9 +1,9 @@
+// Switch: parameters, construction, ingress admission and buffer release.
+// Allocation and transmission are in switch_egress.cpp.
 #include "tlm/switch.h"
 
 #include <algorithm>
 #include <stdexcept>
-
-#include "tlm/link.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -13,44 +13,120 @@ void SwitchParams::validate() const {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
   if (ports < 2 || ports > 256) fail("ports must be in 2..256");
   if (core_clock.in_hertz() <= 0) fail("core_clock must be positive");
-  if (pipeline_cycles < 0 || pipeline_cycles > 100000) fail("pipeline_cycles must be in 0..100000");
+  for (int c : {pipeline.parse, pipeline.route_lookup, pipeline.vl_mapping, pipeline.buffer_admission,
+                pipeline.switch_allocation, pipeline.crossbar, pipeline.egress_scheduling})
+    if (c < 0 || c > 100000) fail("pipeline stage latencies must be in 0..100000 cycles");
   if (credit_block_bytes == 0) fail("credit_block_bytes must be positive");
-  if (input_buffer.in_bytes() < credit_block_bytes) fail("input_buffer must hold at least one credit block");
+  if (cell_bytes == 0) fail("cell_bytes must be positive");
+  if (alpha <= 0) fail("alpha must be positive");
+  if (speedup < 1 || speedup > ports) fail("speedup must be in 1..ports");
+  if (vls < 1 || vls > 15) fail("vls must be in 1..15");
+  for (int v : sl_to_vl)
+    if (v < 0 || v >= vls) fail("sl_to_vl entries must be in 0..vls-1");
+  if (sl_to_vl.size() > 16) fail("sl_to_vl has at most 16 entries (SL 0..15)");
   if (credit_return_latency.in_seconds() < 0) fail("credit_return_latency must not be negative");
-  hw::make_arbiter(arbiter, ports);  // throws listing the valid names
+  if (allocator_iterations < 1 || allocator_iterations > 16) fail("allocator_iterations must be in 1..16");
+  hw::make_allocator(allocator, {ports, ports, allocator_iterations, seed});  // throws listing the names
+  pfc.validate();
+  ecn.curve.validate();
+  wred.curve.validate();
+}
+
+int SwitchParams::vl_of(int sl) const {
+  if (sl >= 0 && sl < static_cast<int>(sl_to_vl.size())) return sl_to_vl[sl];
+  return sl % vls;
 }
 
 std::string_view to_string(ForwardingMode m) {
-  return m == ForwardingMode::cut_through ? "cut_through" : "store_and_forward";
+  switch (m) {
+    case ForwardingMode::cut_through: return "cut_through";
+    case ForwardingMode::store_and_forward: return "store_and_forward";
+    case ForwardingMode::adaptive: return "adaptive";
+  }
+  return "?";
 }
 
-Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, stats::Registry& stats)
+std::string_view to_string(BufferOrganisation b) {
+  switch (b) {
+    case BufferOrganisation::input_fifo: return "input_fifo";
+    case BufferOrganisation::voq: return "voq";
+    case BufferOrganisation::output_queued: return "output_queued";
+    case BufferOrganisation::shared_memory: return "shared_memory";
+  }
+  return "?";
+}
+
+namespace {
+
+std::unique_ptr<hw::EgressScheduler> make_scheduler(const SwitchParams& p) {
+  if (p.egress_scheduler == EgressSchedulerKind::ib_vl_arb) {
+    hw::IbVlArbParams a = p.vl_arb;
+    a.vls = p.vls;
+    if (a.high.empty() && a.low.empty())
+      for (int v = 0; v < p.vls; ++v) a.low.push_back({v, 1});
+    return hw::make_ib_vl_arbiter(a);
+  }
+  hw::TcSchedulerParams t = p.tc;
+  t.classes = p.vls;
+  t.strict.resize(p.vls, false);
+  t.weights.resize(p.vls, 1);
+  return hw::make_tc_scheduler(t);
+}
+
+}  // namespace
+
+Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketPool& pool, stats::Registry& stats)
     : sc_module(name),
       in("in", params.ports),
       out("out", params.ports),
       params_(params),
+      pool_(pool),
       clock_(params.core_clock),
+      rng_(params.seed),
       activations_(stats.counter(std::string(this->name()) + ".activations",
                                  "times the switch woke on a clock edge", "events")),
       forwarded_(stats.counter(std::string(this->name()) + ".forwarded_packets",
                                "packets granted to an egress port", "packets")) {
   params_.validate();
-  pipeline_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline_cycles));
-  inputs_.resize(params_.ports);
-  outputs_.resize(params_.ports);
+  const int n = params_.ports, v = params_.vls;
+  to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
+  grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
+  inputs_.resize(n);
+  outputs_.resize(n);
+  const std::size_t queues = params_.buffer == BufferOrganisation::voq ? static_cast<std::size_t>(n) * n * v
+                                                                        : static_cast<std::size_t>(n) * v;
+  queues_.resize(queues);
+  is_active_.assign(queues, false);
+  allocator_ = hw::make_allocator(params_.allocator, {n, n, params_.allocator_iterations, params_.seed});
+  if (params_.buffer == BufferOrganisation::shared_memory)
+    shared_ = std::make_unique<hw::SharedBuffer>(params_.shared_buffer.in_bytes());
   const std::string base = this->name();
-  for (int p = 0; p < params_.ports; ++p) {
+  for (int p = 0; p < n; ++p) {
     in[p].register_fw(this, &Switch::ingress, p);
     out[p].register_bw(this, &Switch::egress_bw, p);
-    const std::string port = base + ".port" + std::to_string(p);
-    inputs_[p].max_occupancy = &stats.counter(port + ".input_buffer_high_water",
-                                              "largest input buffer occupancy seen", "B");
+    auto& ip = inputs_[p];
+    ip.pfc.assign(v, hw::PfcIngress(params_.pfc));
+    ip.vl_bytes.assign(v, 0);
+    ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
     auto& o = outputs_[p];
-    o.arbiter = hw::make_arbiter(params_.arbiter, params_.ports);
-    o.packets = &stats.counter(port + ".egress_packets", "packets sent on the egress link", "packets");
-    o.bytes = &stats.counter(port + ".egress_payload_bytes", "payload bytes sent on the egress link", "B");
-    o.conflicts = &stats.counter(port + ".arbitration_conflicts",
-                                 "requests that lost output arbitration", "requests");
+    o.scheduler = make_scheduler(params_);
+    o.vl_bytes.assign(v, 0);
+    o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
+    o.stall_s.assign(v, 0.0);
+    const std::string port = base + ".port" + std::to_string(p);
+    PortStats s;
+    s.egress_packets = &stats.counter(port + ".egress_packets", "packets sent on the egress link", "packets");
+    s.egress_bytes = &stats.counter(port + ".egress_payload_bytes", "payload bytes sent on the egress link", "B");
+    s.conflicts = &stats.counter(port + ".arbitration_conflicts", "requests for this output that lost allocation", "requests");
+    s.high_water = &stats.counter(port + ".ingress_high_water", "largest bytes accounted to this input", "B");
+    for (int vl = 0; vl < v; ++vl) {
+      const std::string pv = port + ".vl" + std::to_string(vl);
+      s.drops.push_back(&stats.counter(pv + ".drops", "packets dropped at ingress admission", "packets"));
+      s.pause_sent.push_back(&stats.counter(pv + ".pause_sent", "PFC PAUSE frames sent upstream (incl. resume)", "frames"));
+      s.pause_received.push_back(&stats.counter(pv + ".pause_received", "PFC PAUSE frames received from downstream", "frames"));
+      s.marks.push_back(&stats.counter(pv + ".ecn_marks", "packets marked CE (RoCE) or FECN (IB)", "packets"));
+    }
+    stats_.push_back(s);
   }
   SC_METHOD(on_edge);
   sensitive << wake_;
@@ -65,55 +141,68 @@ void Switch::set_route(int dst, int port) {
   routes_[dst] = port;
 }
 
-void Switch::attach_egress(int port, const hw::PhyTiming* link, std::uint64_t downstream_buffer_bytes) {
-  outputs_.at(port).tx.attach(&out[port], link, params_.credit_block_bytes, downstream_buffer_bytes);
+void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl) {
+  outputs_.at(port).tx.attach(&out[port], link, params_.vls, params_.credit_block_bytes, downstream_buffer_per_vl);
 }
 
-void Switch::attach_ingress(int port, const hw::PhyTiming* link) { inputs_.at(port).link = link; }
+void Switch::attach_ingress(int port, const Link* link) { inputs_.at(port).link = link; }
 
-std::uint64_t Switch::packets_buffered() const {
-  std::uint64_t n = 0;
-  for (const auto& i : inputs_) n += i.queue.size();
-  return n;
+std::uint64_t Switch::packets_buffered() const { return in_switch_; }
+std::uint64_t Switch::ingress_occupancy(int port) const { return inputs_.at(port).bytes; }
+std::uint64_t Switch::egress_occupancy(int port) const { return outputs_.at(port).bytes; }
+
+double Switch::egress_paused_seconds(int port, int vl) const {
+  const auto& tx = outputs_.at(port).tx;
+  return tx.attached() ? tx.paused_seconds(vl, sc_core::sc_time_stamp()) : 0.0;
 }
 
-std::uint64_t Switch::packets_forwarded() const { return forwarded_.value(); }
+double Switch::credit_stall_seconds(int port, int vl) const {
+  const auto& o = outputs_.at(port);
+  double s = o.stall_s.at(vl);
+  if (o.stall_since[vl] != sc_core::SC_ZERO_TIME) s += (sc_core::sc_time_stamp() - o.stall_since[vl]).to_seconds();
+  return s;
+}
+
+bool Switch::input_queued() const {
+  return params_.buffer == BufferOrganisation::input_fifo || params_.buffer == BufferOrganisation::voq;
+}
+
+int Switch::queue_index(int in_port, int out_port, int vl) const {
+  const int n = params_.ports, v = params_.vls;
+  switch (params_.buffer) {
+    case BufferOrganisation::input_fifo: return in_port * v + vl;
+    case BufferOrganisation::voq: return (in_port * n + out_port) * v + vl;
+    default: return out_port * v + vl;
+  }
+}
 
 tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
-  auto& ip = inputs_[port];
-  const sc_time now = sc_core::sc_time_stamp();
-  if (phase == BEGIN_HEADER) {
-    const int dst_port = p.dst < static_cast<int>(routes_.size()) ? routes_[p.dst] : -1;
-    if (dst_port < 0)
-      throw std::runtime_error(std::string(name()) + ": no route to endpoint " + std::to_string(p.dst));
-    ip.queue.push_back({&p, now + delay, now + delay, now + delay, dst_port});
-    return tlm::TLM_ACCEPTED;
-  }
   if (phase != END_TAIL) return tlm::TLM_ACCEPTED;
-  Entry& e = ip.queue.back();
-  e.tail_at = now + delay;
-  const sc_time& arrival = params_.forwarding == ForwardingMode::cut_through ? e.header_at : e.tail_at;
-  // The header enters the pipeline on the first edge after it is usable.
-  e.ready = clock_.edge_at_or_after(arrival) + pipeline_;
-  // Credit flow control guarantees space; an overflow is a model bug, never silent.
-  ip.buffered_bytes += ip.link->frame_bytes(p.payload_bytes);
-  if (ip.buffered_bytes > params_.input_buffer.in_bytes())
-    throw std::logic_error(std::string(name()) + ".port" + std::to_string(port) +
-                           ": input buffer overflow despite credit flow control");
-  if (ip.buffered_bytes > ip.high_water) {
-    ip.max_occupancy->add(ip.buffered_bytes - ip.high_water);
-    ip.high_water = ip.buffered_bytes;
-  }
-  if (ip.queue.size() == 1) wake_at(e.ready);
+  const int dst_port = p.dst < static_cast<int>(routes_.size()) ? routes_[p.dst] : -1;
+  if (dst_port < 0)
+    throw std::runtime_error(std::string(name()) + ": no route to endpoint " + std::to_string(p.dst));
+  auto& ip = inputs_[port];
+  Entry e{&p, p.header_at, p.tail_at, p.header_at, port, dst_port, p.vl, 0, 0};
+  e.frame_bytes = static_cast<std::uint32_t>(ip.link->timing().frame_bytes(p.payload_bytes));
+  e.charged = (e.frame_bytes + params_.cell_bytes - 1) / params_.cell_bytes * params_.cell_bytes;
+  ip.arrivals.push_back(e);
+  ++in_switch_;
+  // Admission happens on the first core edge after the header is in.
+  if (ip.arrivals.size() == 1) wake_at(clock_.edge_at_or_after(e.header_at));
+  (void)delay;
   return tlm::TLM_ACCEPTED;
 }
 
 tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
+  const sc_time at = sc_core::sc_time_stamp() + delay;
+  auto& o = outputs_[port];
   if (phase == CREDIT_RETURN) {
-    const sc_time at = sc_core::sc_time_stamp() + delay;
-    outputs_[port].tx.credit_returned(at, p.credit_blocks);
-    wake_at(clock_.edge_at_or_after(at));
+    o.tx.credit_returned(at, p.vl, p.credit_blocks);
+  } else if (phase == PFC_PAUSE) {
+    o.tx.pause_received(at, p.vl, p.pause_quanta);
+    stats_[port].pause_received[p.vl]->add();
   }
+  wake_at(clock_.edge_at_or_after(at));
   return tlm::TLM_ACCEPTED;
 }
 
@@ -125,90 +214,142 @@ void Switch::wake_at(const sc_time& t) {
 void Switch::on_edge() {
   activations_.add();
   const sc_time now = sc_core::sc_time_stamp();
-  const sc_time lookahead = now + clock_.period();
-  for (auto& o : outputs_) o.tx.apply_credits(now);
-
-  for (int op = 0; op < params_.ports; ++op) {
-    auto& o = outputs_[op];
-    // The egress scheduler decides one cycle ahead so back-to-back packets
-    // leave at line rate without an idle gap per packet.
-    if (!o.tx.attached() || o.tx.busy_until() > lookahead) continue;
-    o.arbiter->clear();
-    for (int ipn = 0; ipn < params_.ports; ++ipn) {
-      const auto& ip = inputs_[ipn];
-      if (ip.queue.empty() || ip.busy_until > lookahead) continue;
-      const Entry& e = ip.queue.front();
-      if (e.out_port != op || e.ready > now) continue;
-      if (!o.tx.has_credits(e.packet->payload_bytes)) continue;
-      o.arbiter->add_request({ipn, e.packet->id, e.packet->sl});
-    }
-    const int winner = o.arbiter->arbitrate();
-    if (winner == hw::kNoGrant) continue;
-    o.conflicts->add(static_cast<std::uint64_t>(o.arbiter->request_count() - 1));
-    o.arbiter->update_state(winner);
-    grant(winner, op, now);
-  }
+  process_releases(now);
+  admit_arrivals(now);
+  for (auto& o : outputs_)
+    if (o.tx.attached()) o.tx.update(now);
+  schedule_egress(now);
   schedule_next(now);
 }
 
-void Switch::grant(int in_port, int out_port, const sc_time& now) {
-  auto& ip = inputs_[in_port];
-  auto& o = outputs_[out_port];
-  Entry e = ip.queue.front();
-  ip.queue.pop_front();
-  Packet& p = *e.packet;
-
-  const hw::PhyTiming& egress = o.tx.link();
-  const auto& fr = hw::framing_overhead(egress.params().framing);
-  const sc_time out_tail_offset = to_sc(egress.serialization(fr.preamble_bytes + egress.frame_bytes(p.payload_bytes)));
-  // Never let the egress tail overtake the ingress tail (speed mismatch).
-  sc_time start = std::max({now, o.tx.busy_until(), ip.busy_until});
-  if (e.tail_at > start + out_tail_offset) start = e.tail_at - out_tail_offset;
-
-  ++p.hops;
-  o.tx.send(p, start - now);
-  o.packets->add();
-  o.bytes->add(p.payload_bytes);
-  forwarded_.add();
-
-  // The input buffer slot is free once the tail has been read out.
-  ip.busy_until = start + out_tail_offset;
-  const std::uint64_t frame = ip.link->frame_bytes(p.payload_bytes);
-  ip.buffered_bytes -= frame;
-  Packet credit;
-  credit.kind = PacketKind::credit_update;
-  credit.vl = p.vl;
-  credit.credit_blocks = (frame + params_.credit_block_bytes - 1) / params_.credit_block_bytes;
-  tlm::tlm_phase phase = CREDIT_RETURN;
-  sc_time delay = ip.busy_until - now + to_sc(params_.credit_return_latency);
-  in[in_port]->nb_transport_bw(credit, phase, delay);
+void Switch::process_releases(const sc_time& now) {
+  while (!releases_.empty() && releases_.top().at <= now) {
+    const Release r = releases_.top();
+    releases_.pop();
+    auto& ip = inputs_[r.in];
+    ip.vl_bytes[r.vl] -= r.charged;
+    ip.bytes -= r.charged;
+    if (shared_) shared_->free(r.charged);
+    if (ip.link->params().flow_control == FlowControl::pfc &&
+        ip.pfc[r.vl].release(r.charged) == hw::PfcAction::send_resume)
+      send_pause(r.in, r.vl, 0, now);
+  }
+  // PFC refresh: a PAUSE still needed is re-sent before its quanta run out.
+  for (int p = 0; p < params_.ports; ++p) {
+    auto& ip = inputs_[p];
+    if (!ip.link || ip.link->params().flow_control != FlowControl::pfc) continue;
+    for (int vl = 0; vl < params_.vls; ++vl) {
+      const sc_time half = sc_time(params_.pause_quanta * 256.0 / ip.link->timing().data_rate().bps(), sc_core::SC_SEC);
+      if (ip.pfc[vl].pausing() && now >= ip.pause_sent_at[vl] + half) send_pause(p, vl, params_.pause_quanta, now);
+    }
+  }
 }
 
-void Switch::schedule_next(const sc_time& now) {
-  bool have = false;
-  sc_time next;
-  auto consider = [&](const sc_time& t) {
-    if (t <= now) return;
-    if (!have || t < next) next = t;
-    have = true;
-  };
-  // A resource busy until t may be granted on the edge one period earlier.
-  const sc_time period = clock_.period();
-  auto consider_free = [&](const sc_time& busy_until) {
-    if (busy_until > now + period) consider(busy_until - period);
-  };
-  for (const auto& ip : inputs_) {
-    if (ip.queue.empty()) continue;
-    const Entry& e = ip.queue.front();
-    consider(e.ready);
-    consider_free(ip.busy_until);
-    consider_free(outputs_[e.out_port].tx.busy_until());
+void Switch::admit_arrivals(const sc_time& now) {
+  for (auto& ip : inputs_) {
+    while (!ip.arrivals.empty() && ip.arrivals.front().header_at <= now) {
+      Entry e = ip.arrivals.front();
+      ip.arrivals.pop_front();
+      if (admit(e, now)) {
+        enqueue(e);
+      } else {
+        --in_switch_;
+      }
+    }
   }
-  for (const auto& o : outputs_) {
-    sc_time at;
-    if (o.tx.next_credit(at)) consider(at);
+}
+
+bool Switch::admit(Entry& e, const sc_time& now) {
+  Packet& p = *e.packet;
+  auto& ip = inputs_[e.in];
+  auto& o = outputs_[e.out];
+  const int in_vl = p.vl;
+  e.vl = params_.vl_of(p.sl);
+  const FlowControl fc = ip.link->params().flow_control;
+  const std::uint64_t queued = o.vl_bytes[e.vl];
+  bool fits = true;
+  if (fc == FlowControl::pfc) {
+    hw::PfcAction action = hw::PfcAction::none;
+    fits = ip.pfc[in_vl].admit(e.charged, action);
+    if (action == hw::PfcAction::send_pause) send_pause(e.in, in_vl, params_.pause_quanta, now);
+  } else if (fc == FlowControl::none) {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    if (params_.wred.enabled && params_.wred.curve.decide(queued, u(rng_))) {
+      fits = false;
+    } else if (params_.buffer == BufferOrganisation::output_queued) {
+      fits = o.bytes + e.charged <= params_.output_buffer.in_bytes();
+    } else if (params_.buffer == BufferOrganisation::shared_memory) {
+      fits = shared_->admit(queued, e.charged, params_.alpha);
+    } else {
+      fits = ip.bytes + e.charged <= params_.input_buffer.in_bytes();
+    }
   }
-  if (have) wake_at(clock_.edge_at_or_after(next));
+  if (fits && shared_ && shared_->free_bytes() < e.charged) {
+    if (fc == FlowControl::credit)
+      throw std::logic_error(std::string(name()) + ": shared buffer exhausted under credit flow control; "
+                             "shared_buffer must cover ports x input_buffer");
+    fits = false;
+  }
+  if (!fits) {
+    stats_[e.in].drops[in_vl]->add();
+    pool_.release(&p);
+    return false;
+  }
+  if (shared_) shared_->allocate(e.charged);
+  ip.vl_bytes[in_vl] += e.charged;
+  ip.bytes += e.charged;
+  if (ip.bytes > ip.high_water) {
+    stats_[e.in].high_water->add(ip.bytes - ip.high_water);
+    ip.high_water = ip.bytes;
+  }
+  // RED marking on the egress queue depth the packet joins (DCQCN, IB CC).
+  if (params_.ecn.enabled) {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const bool ib = ip.link->timing().params().framing == hw::Framing::infiniband;
+    if ((ib || p.ecn != Ecn::not_ect) && params_.ecn.curve.decide(queued, u(rng_))) {
+      if (ib) p.fecn = true; else p.ecn = Ecn::ce;
+      stats_[e.in].marks[in_vl]->add();
+    }
+  }
+  // Ingress pipeline: from the first edge after the header (CT) or tail (SAF).
+  const bool saf = params_.forwarding == ForwardingMode::store_and_forward;
+  e.ready = clock_.edge_at_or_after(saf ? e.tail_at : e.header_at) + to_allocator_;
+  // Output-side queues are written through the crossbar at `speedup` x line rate.
+  if (!input_queued()) {
+    const sc_time write = std::max(e.ready, o.write_free);
+    o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
+    e.ready = clock_.edge_at_or_after(write);
+  }
+  e.packet->vl = static_cast<std::uint8_t>(in_vl);
+  return true;
+}
+
+void Switch::enqueue(Entry e) {
+  const int q = queue_index(e.in, e.out, e.vl);
+  auto& queue = queues_[q];
+  auto& o = outputs_[e.out];
+  o.vl_bytes[e.vl] += e.charged;
+  o.bytes += e.charged;
+  // Output-side queues take packets from many inputs: keep them in ready order.
+  auto pos = queue.end();
+  while (pos != queue.begin() && std::prev(pos)->ready > e.ready) --pos;
+  queue.insert(pos, e);
+  if (!is_active_[q]) {
+    is_active_[q] = true;
+    active_.push_back(q);
+  }
+}
+
+void Switch::send_pause(int in_port, int vl, std::uint16_t quanta, const sc_time& now) {
+  Packet frame;
+  frame.kind = PacketKind::pfc_pause;
+  frame.vl = static_cast<std::uint8_t>(vl);
+  frame.pause_quanta = quanta;
+  tlm::tlm_phase phase = PFC_PAUSE;
+  sc_time delay = sc_core::SC_ZERO_TIME;
+  inputs_[in_port].pause_sent_at[vl] = now;
+  stats_[in_port].pause_sent[vl]->add();
+  in[in_port]->nb_transport_bw(frame, phase, delay);
 }
 
 }  // namespace fabricsim::tlm_fabric

@@ -1,58 +1,124 @@
-// First switch ASIC model: N ports, one input FIFO per port (head-of-line
-// blocking is real), a fixed ingress-to-allocator pipeline in core-clock
-// cycles, one arbiter per output (round-robin by default), cut-through with
-// store-and-forward fallback, and credit-based link flow control per port.
+// Switch ASIC model: ingress pipeline in core-clock cycles, per-VL ingress
+// accounting with credit / PFC / lossy admission, a chosen buffer organisation
+// (input FIFO, VOQ, output queued with speedup, shared memory with dynamic
+// thresholds), a switch allocator, per-port VL/TC egress scheduling,
+// cut-through / store-and-forward / adaptive forwarding, ECN/FECN marking.
+// docs/switch.md has the diagram and every parameter.
 //
 // CODE FLOW
-//   in[i] END_TAIL  -> InputPort queue; HOL ready = edge(header|tail) + pipeline
-//   edge wake       -> apply returned credits; per free output: collect ready
-//                      HOL requests with credits -> arbiter -> grant
-//   grant           -> egress start = max(now, egress free, ingress tail - egress
-//                      serialization) -> out[o] BEGIN_HEADER; credit return on
-//                      in[i] when the tail has left the buffer
+//   in[i] END_TAIL   -> arrivals[i] (sorted by header time on one link)
+//   edge wake        -> releases due: ingress accounting down, PFC resume
+//                    -> arrivals whose header is in: SL->VL, admission (drop /
+//                       PFC pause / credit invariant), ECN mark, enqueue with
+//                       ready = edge(header | tail) + ingress pipeline
+//                    -> egress: per free output, VL by the egress scheduler;
+//                       input-side queues go through the switch allocator
+//                    -> transmit: start = max(grant + crossbar/egress cycles,
+//                       egress free, input read free, CT tail bound)
+//   transmit         -> out[o] BEGIN_HEADER; credit return on in[i] and a
+//                       release when the tail has left the buffer
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <queue>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <systemc>
 #include <tlm>
 
-#include "hw/arbiter.h"
+#include "hw/allocator.h"
+#include "hw/egress_scheduler.h"
+#include "hw/flow_control.h"
 #include "hw/units.h"
 #include "sim/stats.h"
 #include "tlm/clock.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
+#include "tlm/link.h"
+#include "tlm/packet_pool.h"
 #include "tlm/tx_port.h"
 
 namespace fabricsim::tlm_fabric {
 
 /// When a switch may start forwarding a packet.
 enum class ForwardingMode {
-  cut_through,        ///< once the header is parsed (falls back to SAF timing when egress is busy)
+  cut_through,        ///< once the header is parsed; egress tail never overtakes the ingress tail
   store_and_forward,  ///< once the whole frame is received and checked
+  adaptive,           ///< cut-through when the egress is free and not faster than the ingress, else SAF
+};
+
+/// Where packets wait inside the switch.
+enum class BufferOrganisation {
+  input_fifo,     ///< one FIFO per input and VL: head-of-line blocking
+  voq,            ///< virtual output queues per input, output and VL
+  output_queued,  ///< queues per output and VL, written through a crossbar with speedup
+  shared_memory,  ///< output queues in one shared pool, dynamic thresholds (alpha)
+};
+
+/// Which egress scheduler arbitrates VLs / traffic classes at each output.
+enum class EgressSchedulerKind { ib_vl_arb, tc_dwrr };
+
+/// Pipeline stage latencies in core-clock cycles.
+struct PipelineStages {
+  int parse = 20;              ///< ingress header parse
+  int route_lookup = 40;       ///< forwarding table lookup
+  int vl_mapping = 10;         ///< SL->VL (IB) or priority->TC (Ethernet)
+  int buffer_admission = 20;   ///< admission, queue write
+  int switch_allocation = 10;  ///< allocator decision -> grant
+  int crossbar = 60;           ///< crossbar traversal
+  int egress_scheduling = 40;  ///< egress queue to MAC
+  /// Header usable -> eligible for allocation.
+  int to_allocator() const { return parse + route_lookup + vl_mapping + buffer_admission; }
+  /// Grant decision -> first bit on the egress wire.
+  int grant_to_wire() const { return switch_allocation + crossbar + egress_scheduling; }
+};
+
+/// ECN (RoCE) / FECN (IB) marking on egress queue depth.
+struct MarkingParams {
+  bool enabled = false;      ///< mark at all
+  hw::RedCurve curve;        ///< Kmin, Kmax [B], Pmax
 };
 
 /// Parameters of a switch. Every field has a default and a unit.
 struct SwitchParams {
-  int ports = 4;                                            ///< radix, 2..256
-  hw::Frequency core_clock = hw::Frequency::ghz(1.5);       ///< core clock [Hz]
-  int pipeline_cycles = 200;                                ///< header ready -> allocator, in core cycles (parse, lookup, admission)
-  ForwardingMode forwarding = ForwardingMode::cut_through;  ///< forwarding mode
-  hw::Size input_buffer = hw::Size::kib(256);               ///< buffer per input port [B]
-  std::uint32_t credit_block_bytes = 64;                    ///< credit granularity [B] (IB: 64)
-  hw::Time credit_return_latency = hw::Time::ns(10);        ///< buffer freed -> credit packet leaves [s]
-  std::string arbiter = "round_robin";                      ///< output arbitration policy (hw::arbiter_names())
+  int ports = 4;                                             ///< radix, 2..256
+  hw::Frequency core_clock = hw::Frequency::ghz(1.5);        ///< core clock [Hz]
+  PipelineStages pipeline;                                   ///< stage latencies [cycles]
+  ForwardingMode forwarding = ForwardingMode::cut_through;   ///< forwarding mode
+  BufferOrganisation buffer = BufferOrganisation::input_fifo;///< buffer organisation
+  hw::Size input_buffer = hw::Size::kib(256);                ///< per input port, all VLs: credit allotment / input queues [B]
+  hw::Size output_buffer = hw::Size::kib(256);               ///< per output port (output_queued, lossy) [B]
+  hw::Size shared_buffer = hw::Size::kib(4096);              ///< shared pool (shared_memory) [B]
+  double alpha = 1.0;                                        ///< dynamic-threshold factor (shared_memory)
+  int speedup = 1;                                           ///< crossbar speedup into output queues, 1..ports
+  std::uint32_t cell_bytes = 64;                             ///< buffer cell: occupancy is counted in whole cells [B]
+  std::uint32_t credit_block_bytes = 64;                     ///< credit granularity [B] (IB: 64)
+  hw::Time credit_return_latency = hw::Time::ns(10);         ///< buffer freed -> credit packet leaves [s]
+  std::string allocator = "round_robin";                     ///< switch allocator (hw::allocator_names())
+  int allocator_iterations = 1;                              ///< iterations for islip / pim
+  int vls = 1;                                               ///< data VLs / traffic classes, 1..15
+  std::vector<int> sl_to_vl;                                 ///< SL/priority (index) -> VL; empty: sl mod vls
+  EgressSchedulerKind egress_scheduler = EgressSchedulerKind::tc_dwrr; ///< VL/TC arbitration at egress
+  hw::IbVlArbParams vl_arb;                                  ///< ib_vl_arb tables; empty: all VLs weight 1 in low
+  hw::TcSchedulerParams tc;                                  ///< tc_dwrr classes; classes forced to vls
+  hw::PfcThresholds pfc{65536, 32768, 131072};               ///< per input and priority [B] (pfc links)
+  std::uint16_t pause_quanta = 65535;                        ///< quanta in each PAUSE frame
+  MarkingParams ecn;                                         ///< RED marking of ECT packets (RoCE) / FECN (IB)
+  MarkingParams wred;                                        ///< weighted RED drops (lossy links)
+  std::uint64_t seed = 1;                                    ///< random stream (marking, pim)
 
   /// Throws std::invalid_argument naming the field when out of range.
   void validate() const;
+  /// VL a packet of service level `sl` travels on.
+  int vl_of(int sl) const;
 };
 
 std::string_view to_string(ForwardingMode m);
+std::string_view to_string(BufferOrganisation b);
 
 class Switch : public sc_core::sc_module {
  public:
@@ -63,59 +129,105 @@ class Switch : public sc_core::sc_module {
   sc_core::sc_vector<OutSocket> out;  ///< egress to links, one per port
 
   SC_HAS_PROCESS(Switch);
-  Switch(sc_core::sc_module_name name, const SwitchParams& params, stats::Registry& stats);
+  Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketPool& pool, stats::Registry& stats);
 
   /// Forwarding table: packets for endpoint `dst` leave on `port`.
   void set_route(int dst, int port);
-  /// Binds output `port` to its link and the downstream receive buffer it fills.
-  void attach_egress(int port, const hw::PhyTiming* link, std::uint64_t downstream_buffer_bytes);
-  /// Tells input `port` the timing of its incoming link (for credit sizing).
-  void attach_ingress(int port, const hw::PhyTiming* link);
+  /// Binds output `port` to its link and the downstream receive buffer per VL it fills.
+  void attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl);
+  /// Binds input `port` to its incoming link.
+  void attach_ingress(int port, const Link* link);
 
   const SwitchParams& params() const { return params_; }
-  /// Packets held in input buffers now.
+  /// Packets held in the switch now (queued or still arriving).
   std::uint64_t packets_buffered() const;
-  /// Packets forwarded so far.
-  std::uint64_t packets_forwarded() const;
+  /// Bytes accounted to input `port` now (all VLs).
+  std::uint64_t ingress_occupancy(int port) const;
+  /// Bytes queued for output `port` now (all VLs).
+  std::uint64_t egress_occupancy(int port) const;
+  /// Time output `port` spent paused on `vl` by its downstream [s].
+  double egress_paused_seconds(int port, int vl) const;
+  /// Time output `port` had a packet ready on `vl` but no credits [s].
+  double credit_stall_seconds(int port, int vl) const;
 
  private:
   struct Entry {
     Packet* packet;
-    sc_core::sc_time header_at;
-    sc_core::sc_time tail_at;
-    sc_core::sc_time ready;  // edge at which the allocator may consider it
-    int out_port;
+    sc_core::sc_time header_at, tail_at, ready;
+    int in, out, vl;
+    std::uint32_t frame_bytes;   // as buffered (ingress framing)
+    std::uint64_t charged;       // bytes charged to buffers (whole cells)
+  };
+  struct Release {
+    sc_core::sc_time at;
+    int in, out, vl;
+    std::uint64_t charged;
+    bool operator>(const Release& o) const { return at > o.at; }
+  };
+  struct PortStats {
+    stats::Counter* egress_packets;
+    stats::Counter* egress_bytes;
+    stats::Counter* conflicts;
+    stats::Counter* high_water;
+    std::vector<stats::Counter*> drops, pause_sent, pause_received, marks;  // per VL
   };
   struct InputPort {
-    std::deque<Entry> queue;
-    std::uint64_t buffered_bytes = 0;
-    sc_core::sc_time busy_until;  // read port free again
-    const hw::PhyTiming* link = nullptr;
-    stats::Counter* max_occupancy = nullptr;  // high-water mark [B]
-    std::uint64_t high_water = 0;
+    std::deque<Entry> arrivals;              // not yet through admission, by header time
+    std::vector<hw::PfcIngress> pfc;         // per VL (pfc links)
+    std::vector<std::uint64_t> vl_bytes;     // ingress accounting per VL
+    std::vector<sc_core::sc_time> pause_sent_at;
+    std::uint64_t bytes = 0, high_water = 0;
+    sc_core::sc_time read_free;              // input read port (input-queued organisations)
+    const Link* link = nullptr;
   };
   struct OutputPort {
     TxPort tx;
-    std::unique_ptr<hw::Arbiter> arbiter;
-    stats::Counter* packets = nullptr;
-    stats::Counter* bytes = nullptr;
-    stats::Counter* conflicts = nullptr;
+    std::unique_ptr<hw::EgressScheduler> scheduler;
+    std::vector<std::uint64_t> vl_bytes;     // queued for this output per VL
+    std::uint64_t bytes = 0;
+    sc_core::sc_time write_free;             // output write port (output-queued organisations)
+    std::vector<sc_core::sc_time> stall_since;  // per VL: blocked on credits since, or zero
+    std::vector<double> stall_s;
+    int chosen_vl = -1;                      // this edge's egress scheduler choice
   };
 
   tlm::tlm_sync_enum ingress(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum egress_bw(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void on_edge();
-  void grant(int in_port, int out_port, const sc_core::sc_time& now);
+  // switch.cpp: admission side
+  void process_releases(const sc_core::sc_time& now);
+  void admit_arrivals(const sc_core::sc_time& now);
+  bool admit(Entry& e, const sc_core::sc_time& now);
+  void enqueue(Entry e);
+  void send_pause(int in_port, int vl, std::uint16_t quanta, const sc_core::sc_time& now);
+  // switch_egress.cpp: allocation and transmission
+  void schedule_egress(const sc_core::sc_time& now);
+  void choose_vls(const sc_core::sc_time& now);
+  void allocate_input_queues(const sc_core::sc_time& now);
+  void serve_output_queues(const sc_core::sc_time& now);
+  void transmit(std::deque<Entry>& queue, const sc_core::sc_time& now);
   void schedule_next(const sc_core::sc_time& now);
   void wake_at(const sc_core::sc_time& t);
+  int queue_index(int in, int out, int vl) const;
+  bool input_queued() const;
 
   SwitchParams params_;
+  PacketPool& pool_;
   ClockDomain clock_;
-  sc_core::sc_time pipeline_;
+  sc_core::sc_time to_allocator_, grant_to_wire_;
   std::vector<int> routes_;
   std::vector<InputPort> inputs_;
   std::vector<OutputPort> outputs_;
+  std::vector<std::deque<Entry>> queues_;
+  std::vector<int> active_;                  // queue indices that may hold packets
+  std::vector<bool> is_active_;
+  std::unique_ptr<hw::SwitchAllocator> allocator_;
+  std::unique_ptr<hw::SharedBuffer> shared_;
+  std::priority_queue<Release, std::vector<Release>, std::greater<>> releases_;
+  std::vector<PortStats> stats_;
+  std::mt19937_64 rng_;
   sc_core::sc_event wake_;
+  std::uint64_t in_switch_ = 0;
   stats::Counter& activations_;
   stats::Counter& forwarded_;
 };

@@ -1,45 +1,92 @@
 #include "tlm/tx_port.h"
 
+#include <algorithm>
+
 namespace fabricsim::tlm_fabric {
 
-void TxPort::attach(InitiatorSocket* socket, const hw::PhyTiming* link, std::uint32_t credit_block_bytes,
-                    std::uint64_t receiver_buffer_bytes) {
+using sc_core::sc_time;
+
+void TxPort::attach(InitiatorSocket* socket, const Link* link, int vls, std::uint32_t credit_block_bytes,
+                    std::uint64_t buffer_per_vl_bytes) {
   socket_ = socket;
-  link_ = link;
-  credits_ = hw::CreditCounter(credit_block_bytes, receiver_buffer_bytes / credit_block_bytes);
+  timing_ = &link->timing();
+  fc_ = link->params().flow_control;
+  // IEEE 802.1Qbb: one pause quantum is 512 bit times at the port speed.
+  quantum_s_ = 512.0 / timing_->data_rate().bps();
+  vl_.assign(vls, VlState{});
+  for (auto& s : vl_) s.credits = hw::CreditCounter(credit_block_bytes, buffer_per_vl_bytes / credit_block_bytes);
 }
 
-bool TxPort::has_credits(std::uint32_t payload_bytes) const {
-  return credits_.can_send(link_->frame_bytes(payload_bytes));
+bool TxPort::can_send(int vl, std::uint32_t payload_bytes, const sc_time& now) const {
+  const VlState& s = vl_[vl];
+  switch (fc_) {
+    case FlowControl::credit: return s.credits.can_send(timing_->frame_bytes(payload_bytes));
+    case FlowControl::pfc: return !(s.pause.from <= now && now < s.pause.until);
+    case FlowControl::none: return true;
+  }
+  return true;
 }
 
-void TxPort::send(Packet& p, const sc_core::sc_time& start_delay) {
-  credits_.consume(link_->frame_bytes(p.payload_bytes));
+void TxPort::send(Packet& p, const sc_time& start_delay) {
+  if (fc_ == FlowControl::credit) vl_[p.vl].credits.consume(timing_->frame_bytes(p.payload_bytes));
   tlm::tlm_phase phase = BEGIN_HEADER;
-  sc_core::sc_time delay = start_delay;
+  sc_time delay = start_delay;
   (*socket_)->nb_transport_fw(p, phase, delay);
   // The link answers END_REQ with the time the wire is free again.
   busy_until_ = sc_core::sc_time_stamp() + delay;
 }
 
-void TxPort::credit_returned(const sc_core::sc_time& at, std::uint64_t blocks) {
-  pending_.push({at, blocks});
+void TxPort::credit_returned(const sc_time& at, int vl, std::uint64_t blocks) { pending_.push({at, vl, blocks}); }
+
+void TxPort::pause_received(const sc_time& at, int vl, std::uint16_t quanta) {
+  const sc_time until = at + sc_time(quanta * quantum_s_, sc_core::SC_SEC);
+  vl_[vl].incoming.push_back({at, until});
 }
 
-bool TxPort::apply_credits(const sc_core::sc_time& now) {
-  bool any = false;
-  while (!pending_.empty() && pending_.top().at <= now) {
-    credits_.restore(pending_.top().blocks);
-    pending_.pop();
-    any = true;
+void TxPort::close_window(VlState& s, const sc_time& t) {
+  // Account the part of the current pause window that lies before t.
+  if (s.pause.until > s.pause.from) {
+    const sc_time end = std::min(t, s.pause.until);
+    if (end > s.pause.from) s.paused_s += (end - s.pause.from).to_seconds();
   }
-  return any;
 }
 
-bool TxPort::next_credit(sc_core::sc_time& at) const {
-  if (pending_.empty()) return false;
-  at = pending_.top().at;
-  return true;
+void TxPort::update(const sc_time& now) {
+  while (!pending_.empty() && pending_.top().at <= now) {
+    vl_[pending_.top().vl].credits.restore(pending_.top().blocks);
+    pending_.pop();
+  }
+  for (auto& s : vl_) {
+    while (!s.incoming.empty() && s.incoming.front().from <= now) {
+      // A new PAUSE (or resume, until == from) replaces the running window.
+      close_window(s, s.incoming.front().from);
+      s.pause = s.incoming.front();
+      s.incoming.pop_front();
+    }
+  }
+}
+
+bool TxPort::next_change(const sc_time& now, sc_time& at) const {
+  bool have = false;
+  auto consider = [&](const sc_time& t) {
+    if (t <= now) return;
+    if (!have || t < at) at = t;
+    have = true;
+  };
+  if (!pending_.empty()) consider(pending_.top().at);
+  for (const auto& s : vl_) {
+    if (!s.incoming.empty()) consider(s.incoming.front().from);
+    if (s.pause.from <= now && now < s.pause.until) consider(s.pause.until);
+  }
+  return have;
+}
+
+double TxPort::paused_seconds(int vl, const sc_time& now) const {
+  const VlState& s = vl_[vl];
+  double total = s.paused_s;
+  if (s.pause.until > s.pause.from && now > s.pause.from)
+    total += (std::min(now, s.pause.until) - s.pause.from).to_seconds();
+  return total;
 }
 
 }  // namespace fabricsim::tlm_fabric

@@ -1,9 +1,11 @@
 // Transmit side of a port (switch egress or NIC): the transmitter's view of
-// its link (busy until the previous packet's gap has gone out) and of the
-// receiver's buffer (link-level credits that come back over the reverse path).
+// its wire (busy until the previous packet's gap has gone out) and of the
+// receiver's buffer: per-VL link credits (credit flow control) or per-priority
+// PFC pause state (pfc), or nothing (lossy).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <queue>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "hw/credit.h"
 #include "hw/phy.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/link.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -21,35 +24,56 @@ using TargetSocket = tlm::tlm_target_socket<kSocketWidth, fabric_protocol_types>
 
 class TxPort {
  public:
-  /// Binds the port to its link timing and the receiver buffer it may fill.
-  void attach(InitiatorSocket* socket, const hw::PhyTiming* link, std::uint32_t credit_block_bytes,
-              std::uint64_t receiver_buffer_bytes);
+  /// Binds the port to its link; `buffer_per_vl_bytes` is the receiver's buffer per VL (credit mode).
+  void attach(InitiatorSocket* socket, const Link* link, int vls, std::uint32_t credit_block_bytes,
+              std::uint64_t buffer_per_vl_bytes);
   bool attached() const { return socket_ != nullptr; }
 
-  const hw::PhyTiming& link() const { return *link_; }
+  const hw::PhyTiming& link() const { return *timing_; }
+  FlowControl flow_control() const { return fc_; }
+  int vls() const { return static_cast<int>(vl_.size()); }
   /// When the transmitter may put the next first bit on the wire.
   const sc_core::sc_time& busy_until() const { return busy_until_; }
-  /// Enough credits for a packet of this payload.
-  bool has_credits(std::uint32_t payload_bytes) const;
-  /// Sends `p` with its first bit at now + start_delay; takes credits, marks busy.
+  /// Flow control lets a packet of this payload on `vl` start at `now`.
+  bool can_send(int vl, std::uint32_t payload_bytes, const sc_core::sc_time& now) const;
+  /// Sends `p` (on p.vl) with its first bit at now + start_delay; takes credits, marks busy.
   void send(Packet& p, const sc_core::sc_time& start_delay);
-  /// Records a credit return that takes effect at `at`.
-  void credit_returned(const sc_core::sc_time& at, std::uint64_t blocks);
-  /// Applies credit returns due at or before `now`; true if any were applied.
-  bool apply_credits(const sc_core::sc_time& now);
-  /// Earliest pending credit return into `at`; false when none is pending.
-  bool next_credit(sc_core::sc_time& at) const;
-  const hw::CreditCounter& credits() const { return credits_; }
+
+  /// Credit flow control: `blocks` for `vl` take effect at `at`.
+  void credit_returned(const sc_core::sc_time& at, int vl, std::uint64_t blocks);
+  /// PFC: a PAUSE for priority `vl` arriving at `at` (quanta 0 = resume).
+  void pause_received(const sc_core::sc_time& at, int vl, std::uint16_t quanta);
+  /// Applies credit returns and pause changes due at or before `now`.
+  void update(const sc_core::sc_time& now);
+  /// Earliest future time at which update() could unblock something; false if none.
+  bool next_change(const sc_core::sc_time& now, sc_core::sc_time& at) const;
+  /// Time `vl` spent paused up to `now` [s].
+  double paused_seconds(int vl, const sc_core::sc_time& now) const;
+  const hw::CreditCounter& credits(int vl) const { return vl_[vl].credits; }
 
  private:
   struct PendingCredit {
     sc_core::sc_time at;
+    int vl;
     std::uint64_t blocks;
     bool operator>(const PendingCredit& o) const { return at > o.at; }
   };
+  struct PauseWindow {
+    sc_core::sc_time from, until;
+  };
+  struct VlState {
+    hw::CreditCounter credits{64, 0};
+    PauseWindow pause;                 // current window; empty when from == until
+    std::deque<PauseWindow> incoming;  // received, not yet in effect (monotone)
+    double paused_s = 0;               // closed pause time
+  };
+  void close_window(VlState& s, const sc_core::sc_time& t);
+
   InitiatorSocket* socket_ = nullptr;
-  const hw::PhyTiming* link_ = nullptr;
-  hw::CreditCounter credits_{64, 0};
+  const hw::PhyTiming* timing_ = nullptr;
+  FlowControl fc_ = FlowControl::credit;
+  double quantum_s_ = 0;  // 512 bit times at the link's data rate
+  std::vector<VlState> vl_;
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
   std::priority_queue<PendingCredit, std::vector<PendingCredit>, std::greater<>> pending_;
 };

@@ -1,0 +1,258 @@
+#include "hw/allocator.h"
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+
+namespace fabricsim::hw {
+
+bool Grant::operator==(const Grant& other) const {
+  return input == other.input && output == other.output;
+}
+
+namespace {
+
+constexpr int kUnmatched = -1;
+
+void check_range(const char* what, long long value, long long lo, long long hi) {
+  if (value < lo || value > hi)
+    throw std::invalid_argument(std::string("allocator ") + what + " " + std::to_string(value) +
+                                " outside " + std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+const AllocatorParams& validated(const AllocatorParams& p) {
+  check_range("inputs", p.inputs, 1, 1024);
+  check_range("outputs", p.outputs, 1, 1024);
+  check_range("iterations", p.iterations, 1, 16);
+  return p;
+}
+
+/// Request table shared by every policy: one request per (input, output) pair, the
+/// better one kept, looked up through a dense slot index so duplicates cost O(1).
+class AllocatorBase : public SwitchAllocator {
+ public:
+  AllocatorBase(std::string_view name, const AllocatorParams& p)
+      : name_(name), p_(validated(p)),
+        slot_(static_cast<std::size_t>(p_.inputs) * p_.outputs, kUnmatched) {}
+
+  void add_request(const AllocRequest& r) override {
+    if (r.input < 0 || r.input >= p_.inputs || r.output < 0 || r.output >= p_.outputs)
+      throw std::out_of_range("allocator request " + std::to_string(r.input) + " -> " +
+                              std::to_string(r.output) + " outside " + std::to_string(p_.inputs) +
+                              " inputs x " + std::to_string(p_.outputs) + " outputs");
+    int& slot = slot_[index(r)];
+    if (slot == kUnmatched) {
+      slot = static_cast<int>(requests_.size());
+      requests_.push_back(r);
+      return;
+    }
+    AllocRequest& kept = requests_[slot];
+    if (r.priority > kept.priority || (r.priority == kept.priority && r.age < kept.age)) kept = r;
+  }
+
+  void clear() override {
+    for (const auto& r : requests_) slot_[index(r)] = kUnmatched;
+    requests_.clear();
+  }
+
+  std::string_view name() const override { return name_; }
+
+ protected:
+  std::size_t index(const AllocRequest& r) const {
+    return static_cast<std::size_t>(r.input) * p_.outputs + r.output;
+  }
+
+  std::string name_;
+  AllocatorParams p_;
+  std::vector<AllocRequest> requests_;
+
+ private:
+  std::vector<int> slot_;  ///< (input, output) -> index in requests_, or kUnmatched
+};
+
+/// How a grant or accept arbiter picks among its candidates.
+enum class Choice { kRoundRobin, kRandom };
+/// Which accepted/issued grants move the round-robin pointers.
+enum class PointerUpdate {
+  kEveryGrant,            ///< RRM: grant pointer past every issued grant, accept past every accept
+  kFirstIterationAccept,  ///< iSLIP: both pointers only for grants accepted in iteration 1
+  kNever,                 ///< PIM: no pointers
+};
+
+/// Separable input/output allocator run as request-grant-accept iterations: each
+/// unmatched output grants one unmatched requesting input, each input accepts one
+/// granting output; later iterations fill in around the matches made so far.
+///   round_robin: RRM, one iteration (McKeown, "The iSLIP scheduling algorithm for
+///     input-queued switches", IEEE/ACM ToN 7(2), 1999, §II.B). The grant pointer moves
+///     past the granted input even when the grant is refused, so outputs synchronise.
+///   islip: McKeown 1999 §III; pointers move only on grants accepted in the first
+///     iteration, which desynchronises them and reaches 100% under uniform load.
+///   pim: Anderson, Owicki, Saxe, Thacker, "High-speed switch scheduling for local-area
+///     networks", ASPLOS 1992 / ACM TOCS 11(4), 1993; uniform random grant and accept.
+class SeparableAllocator final : public AllocatorBase {
+ public:
+  SeparableAllocator(std::string_view name, const AllocatorParams& p, int iterations,
+                     Choice choice, PointerUpdate update)
+      : AllocatorBase(name, p), iterations_(iterations), choice_(choice), update_(update),
+        grant_ptr_(p.outputs, 0), accept_ptr_(p.inputs, 0), rng_(p.seed),
+        requesters_(p.outputs), granters_(p.inputs) {}
+
+  std::vector<Grant> arbitrate() override {
+    for (auto& r : requesters_) r.clear();
+    for (const auto& r : requests_) requesters_[r.output].push_back(r.input);
+    for (auto& r : requesters_) std::sort(r.begin(), r.end());
+    std::vector<int> in_match(p_.inputs, kUnmatched);
+    std::vector<int> out_match(p_.outputs, kUnmatched);
+    next_grant_ptr_ = grant_ptr_;
+    next_accept_ptr_ = accept_ptr_;
+    next_rng_ = rng_;  // draws are committed by update_state(), so arbitrate() repeats
+
+    for (int it = 0; it < iterations_; ++it) {
+      bool matched = false;
+      for (auto& g : granters_) g.clear();
+      // Grant: every unmatched output picks one unmatched input that requested it.
+      for (int o = 0; o < p_.outputs; ++o) {
+        if (out_match[o] != kUnmatched) continue;
+        candidates_.clear();
+        for (int i : requesters_[o])
+          if (in_match[i] == kUnmatched) candidates_.push_back(i);
+        if (candidates_.empty()) continue;
+        const int i = choose(candidates_, grant_ptr_[o]);
+        granters_[i].push_back(o);  // ascending o
+        if (update_ == PointerUpdate::kEveryGrant) next_grant_ptr_[o] = (i + 1) % p_.inputs;
+      }
+      // Accept: every input that received grants takes one of them.
+      for (int i = 0; i < p_.inputs; ++i) {
+        const auto& grants = granters_[i];
+        if (grants.empty()) continue;
+        const int o = choose(grants, accept_ptr_[i]);
+        in_match[i] = o;
+        out_match[o] = i;
+        matched = true;
+        const bool islip_move = update_ == PointerUpdate::kFirstIterationAccept && it == 0;
+        if (islip_move) next_grant_ptr_[o] = (i + 1) % p_.inputs;
+        if (islip_move || update_ == PointerUpdate::kEveryGrant)
+          next_accept_ptr_[i] = (o + 1) % p_.outputs;
+      }
+      if (!matched) break;  // no grant was possible, later iterations cannot add any
+    }
+    pending_ = true;
+    std::vector<Grant> result;
+    for (int i = 0; i < p_.inputs; ++i)
+      if (in_match[i] != kUnmatched) result.push_back(Grant{i, in_match[i]});
+    return result;
+  }
+
+  void update_state() override {
+    if (!pending_) return;
+    grant_ptr_ = next_grant_ptr_;
+    accept_ptr_ = next_accept_ptr_;
+    rng_ = next_rng_;
+    pending_ = false;
+  }
+
+ private:
+  /// Picks from ascending `candidates`: the first at or after `pointer` (wrapping), or a
+  /// uniform draw `rng() % n` when there is a choice (deterministic across platforms).
+  int choose(const std::vector<int>& candidates, int pointer) {
+    if (choice_ == Choice::kRandom) {
+      if (candidates.size() == 1) return candidates.front();
+      return candidates[next_rng_() % candidates.size()];
+    }
+    const auto it = std::lower_bound(candidates.begin(), candidates.end(), pointer);
+    return it == candidates.end() ? candidates.front() : *it;
+  }
+
+  int iterations_;
+  Choice choice_;
+  PointerUpdate update_;
+  std::vector<int> grant_ptr_, next_grant_ptr_;    ///< per output: highest-priority input
+  std::vector<int> accept_ptr_, next_accept_ptr_;  ///< per input: highest-priority output
+  std::mt19937_64 rng_, next_rng_;
+  bool pending_ = false;
+  std::vector<std::vector<int>> requesters_;  ///< per output: requesting inputs, ascending
+  std::vector<std::vector<int>> granters_;    ///< per input: granting outputs, ascending
+  std::vector<int> candidates_;
+};
+
+/// Greedy allocator over a total order of requests: walk the requests best first and
+/// grant each whose input and output are both still free (a maximal matching).
+///   oldest_first: age ascending, ties by lower input then lower output (age-based
+///     allocation; Dally & Towles, "Principles and Practices of Interconnection
+///     Networks", 2004, ch. 19).
+///   strict_priority: priority descending, then age ascending, then round-robin from a
+///     per-output pointer that update_state() moves past each winner (Dally & Towles
+///     ch. 18: priority arbitration with round-robin among equals).
+class GreedyAllocator final : public AllocatorBase {
+ public:
+  GreedyAllocator(std::string_view name, const AllocatorParams& p, bool by_priority)
+      : AllocatorBase(name, p), by_priority_(by_priority), rr_ptr_(p.outputs, 0) {}
+
+  std::vector<Grant> arbitrate() override {
+    std::vector<AllocRequest> order = requests_;
+    std::sort(order.begin(), order.end(), [this](const AllocRequest& a, const AllocRequest& b) {
+      if (by_priority_ && a.priority != b.priority) return a.priority > b.priority;
+      if (a.age != b.age) return a.age < b.age;
+      if (by_priority_) {
+        const int da = rr_distance(a), db = rr_distance(b);
+        if (da != db) return da < db;
+      }
+      return a.input != b.input ? a.input < b.input : a.output < b.output;
+    });
+    std::vector<bool> in_busy(p_.inputs, false);
+    std::vector<bool> out_busy(p_.outputs, false);
+    std::vector<Grant> result;
+    for (const auto& r : order) {
+      if (in_busy[r.input] || out_busy[r.output]) continue;
+      in_busy[r.input] = out_busy[r.output] = true;
+      result.push_back(Grant{r.input, r.output});
+    }
+    std::sort(result.begin(), result.end(),
+              [](const Grant& a, const Grant& b) { return a.input < b.input; });
+    last_ = result;
+    return result;
+  }
+
+  void update_state() override {
+    if (by_priority_)
+      for (const auto& g : last_) rr_ptr_[g.output] = (g.input + 1) % p_.inputs;
+    last_.clear();
+  }
+
+ private:
+  /// Inputs after the output's pointer come first: 0 for the pointed-to input.
+  int rr_distance(const AllocRequest& r) const {
+    return (r.input - rr_ptr_[r.output] + p_.inputs) % p_.inputs;
+  }
+
+  bool by_priority_;
+  std::vector<int> rr_ptr_;  ///< per output: input preferred among equal priority and age
+  std::vector<Grant> last_;  ///< grants of the last arbitrate(), committed by update_state()
+};
+
+}  // namespace
+
+const std::vector<std::string>& allocator_names() {
+  static const std::vector<std::string> names{"round_robin", "islip", "pim", "oldest_first",
+                                              "strict_priority"};
+  return names;
+}
+
+std::unique_ptr<SwitchAllocator> make_allocator(std::string_view name, const AllocatorParams& p) {
+  if (name == "round_robin")
+    return std::make_unique<SeparableAllocator>(name, p, 1, Choice::kRoundRobin,
+                                                PointerUpdate::kEveryGrant);
+  if (name == "islip")
+    return std::make_unique<SeparableAllocator>(name, p, p.iterations, Choice::kRoundRobin,
+                                                PointerUpdate::kFirstIterationAccept);
+  if (name == "pim")
+    return std::make_unique<SeparableAllocator>(name, p, p.iterations, Choice::kRandom,
+                                                PointerUpdate::kNever);
+  if (name == "oldest_first") return std::make_unique<GreedyAllocator>(name, p, false);
+  if (name == "strict_priority") return std::make_unique<GreedyAllocator>(name, p, true);
+  std::string valid;
+  for (const auto& n : allocator_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown allocator '" + std::string(name) + "'; valid: " + valid);
+}
+
+}  // namespace fabricsim::hw

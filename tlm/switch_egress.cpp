@@ -1,0 +1,206 @@
+// Switch: egress side. Per free output the egress scheduler picks a VL among
+// eligible heads with flow-control clearance; input-side queues then go through
+// the switch allocator (one packet per input and per output), output-side
+// queues are served directly. transmit() applies the forwarding-mode timing.
+#include <algorithm>
+
+#include "tlm/switch.h"
+
+namespace fabricsim::tlm_fabric {
+
+using sc_core::sc_time;
+
+namespace {
+
+// One eligible head-of-queue packet this edge.
+struct Candidate {
+  int queue;
+  int in, out, vl;
+};
+
+}  // namespace
+
+void Switch::schedule_egress(const sc_time& now) {
+  choose_vls(now);
+  if (input_queued()) {
+    allocate_input_queues(now);
+  } else {
+    serve_output_queues(now);
+  }
+}
+
+void Switch::choose_vls(const sc_time& now) {
+  // The egress scheduler decides one cycle ahead, so back-to-back packets leave
+  // at line rate: an output is free if its wire frees before the next edge.
+  const sc_time horizon = now + grant_to_wire_ + clock_.period();
+  const int v = params_.vls;
+  std::vector<std::vector<std::uint32_t>> heads(params_.ports, std::vector<std::uint32_t>(v, 0));
+  std::vector<std::vector<bool>> blocked(params_.ports, std::vector<bool>(v, false));
+  for (int q : active_) {
+    const auto& queue = queues_[q];
+    if (queue.empty()) continue;
+    const Entry& e = queue.front();
+    if (e.ready > now) continue;
+    if (input_queued() && inputs_[e.in].read_free > horizon) continue;
+    auto& o = outputs_[e.out];
+    if (o.tx.busy_until() > horizon) continue;
+    if (!o.tx.can_send(e.vl, e.packet->payload_bytes, now)) {
+      blocked[e.out][e.vl] = true;
+      continue;
+    }
+    if (heads[e.out][e.vl] == 0) heads[e.out][e.vl] = e.frame_bytes;
+  }
+  for (int op = 0; op < params_.ports; ++op) {
+    auto& o = outputs_[op];
+    o.chosen_vl = o.tx.attached() ? o.scheduler->select(heads[op]) : -1;
+    // Credit stall: a VL with a packet ready and nothing it could send for lack of credits.
+    for (int vl = 0; vl < v; ++vl) {
+      const bool stalled = blocked[op][vl] && heads[op][vl] == 0 && o.tx.flow_control() == FlowControl::credit;
+      if (stalled && o.stall_since[vl] == sc_core::SC_ZERO_TIME) {
+        o.stall_since[vl] = now;
+      } else if (!stalled && o.stall_since[vl] != sc_core::SC_ZERO_TIME) {
+        o.stall_s[vl] += (now - o.stall_since[vl]).to_seconds();
+        o.stall_since[vl] = sc_core::SC_ZERO_TIME;
+      }
+    }
+  }
+}
+
+void Switch::allocate_input_queues(const sc_time& now) {
+  const sc_time horizon = now + grant_to_wire_ + clock_.period();
+  std::vector<Candidate> candidates;
+  allocator_->clear();
+  std::vector<int> requests_per_output(params_.ports, 0);
+  for (int q : active_) {
+    const auto& queue = queues_[q];
+    if (queue.empty()) continue;
+    const Entry& e = queue.front();
+    if (e.ready > now || inputs_[e.in].read_free > horizon) continue;
+    if (outputs_[e.out].chosen_vl != e.vl) continue;
+    if (!outputs_[e.out].tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
+    candidates.push_back({q, e.in, e.out, e.vl});
+    allocator_->add_request({e.in, e.out, e.packet->id, e.packet->sl});
+    ++requests_per_output[e.out];
+  }
+  if (candidates.empty()) return;
+  const std::vector<hw::Grant> grants = allocator_->arbitrate();
+  allocator_->update_state();
+  for (const hw::Grant& g : grants) {
+    // The allocator keeps the best request per (input, output): the oldest packet.
+    const Candidate* best = nullptr;
+    for (const Candidate& c : candidates)
+      if (c.in == g.input && c.out == g.output &&
+          (!best || queues_[c.queue].front().packet->id < queues_[best->queue].front().packet->id))
+        best = &c;
+    stats_[g.output].conflicts->add(static_cast<std::uint64_t>(requests_per_output[g.output] - 1));
+    requests_per_output[g.output] = 0;
+    transmit(queues_[best->queue], now);
+  }
+  for (int op = 0; op < params_.ports; ++op)
+    if (requests_per_output[op] > 0) stats_[op].conflicts->add(static_cast<std::uint64_t>(requests_per_output[op]));
+}
+
+void Switch::serve_output_queues(const sc_time& now) {
+  for (int op = 0; op < params_.ports; ++op) {
+    const int vl = outputs_[op].chosen_vl;
+    if (vl < 0) continue;
+    transmit(queues_[queue_index(0, op, vl)], now);
+  }
+}
+
+void Switch::transmit(std::deque<Entry>& queue, const sc_time& now) {
+  const Entry e = queue.front();
+  queue.pop_front();
+  Packet& p = *e.packet;
+  auto& o = outputs_[e.out];
+  auto& ip = inputs_[e.in];
+  const hw::PhyTiming& egress = o.tx.link();
+  const hw::PhyTiming& ingress = ip.link->timing();
+  const auto& fr = hw::framing_overhead(egress.params().framing);
+  const sc_time out_frame = to_sc(egress.serialization(fr.preamble_bytes + egress.frame_bytes(p.payload_bytes)));
+
+  sc_time start = std::max(now + grant_to_wire_, o.tx.busy_until());
+  if (input_queued()) start = std::max(start, ip.read_free);
+  // Cut-through never lets the egress tail overtake the ingress tail. Adaptive
+  // mode stores and forwards when the egress is faster or the packet had to wait.
+  bool store = params_.forwarding == ForwardingMode::store_and_forward;
+  if (params_.forwarding == ForwardingMode::adaptive)
+    store = egress.data_rate() > ingress.data_rate() || now > e.ready;
+  if (store) {
+    start = std::max(start, e.tail_at);
+  } else if (e.tail_at > start + out_frame) {
+    start = e.tail_at - out_frame;
+  }
+
+  const sc_time read_out = start + out_frame;  // tail leaves the buffer
+  if (input_queued()) ip.read_free = read_out;
+  o.vl_bytes[e.vl] -= e.charged;
+  o.bytes -= e.charged;
+  const int in_vl = p.vl;
+  o.scheduler->update_state(e.vl, e.frame_bytes);
+  p.vl = static_cast<std::uint8_t>(e.vl);
+  ++p.hops;
+  o.tx.send(p, start - now);
+  stats_[e.out].egress_packets->add();
+  stats_[e.out].egress_bytes->add(p.payload_bytes);
+  forwarded_.add();
+  --in_switch_;
+
+  releases_.push({read_out, e.in, e.out, in_vl, e.charged});
+  if (ip.link->params().flow_control == FlowControl::credit) {
+    Packet credit;
+    credit.kind = PacketKind::credit_update;
+    credit.vl = static_cast<std::uint8_t>(in_vl);
+    credit.credit_blocks = (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes;
+    tlm::tlm_phase phase = CREDIT_RETURN;
+    sc_time delay = read_out - now + to_sc(params_.credit_return_latency);
+    in[e.in]->nb_transport_bw(credit, phase, delay);
+  }
+}
+
+void Switch::schedule_next(const sc_time& now) {
+  bool have = false;
+  sc_time next;
+  auto consider = [&](const sc_time& t) {
+    if (t <= now) return;
+    if (!have || t < next) next = t;
+    have = true;
+  };
+  // A resource busy until t may be granted on an earlier edge (decision ahead of the wire).
+  const sc_time ahead = grant_to_wire_ + clock_.period();
+  auto consider_free = [&](const sc_time& busy_until) {
+    if (busy_until > now + ahead) consider(busy_until - ahead);
+  };
+  // Drop queues that emptied from the active list.
+  active_.erase(std::remove_if(active_.begin(), active_.end(),
+                               [&](int q) {
+                                 if (!queues_[q].empty()) return false;
+                                 is_active_[q] = false;
+                                 return true;
+                               }),
+                active_.end());
+  for (int q : active_) {
+    const Entry& e = queues_[q].front();
+    consider(e.ready);
+    if (input_queued()) consider_free(inputs_[e.in].read_free);
+    consider_free(outputs_[e.out].tx.busy_until());
+  }
+  for (const auto& ip : inputs_)
+    if (!ip.arrivals.empty()) consider(ip.arrivals.front().header_at);
+  if (!releases_.empty()) consider(releases_.top().at);
+  for (auto& o : outputs_) {
+    sc_time at;
+    if (o.tx.attached() && o.tx.next_change(now, at)) consider(at);
+  }
+  for (int p = 0; p < params_.ports; ++p) {
+    const auto& ip = inputs_[p];
+    if (!ip.link || ip.link->params().flow_control != FlowControl::pfc) continue;
+    for (int vl = 0; vl < params_.vls; ++vl)
+      if (ip.pfc[vl].pausing())
+        consider(ip.pause_sent_at[vl] +
+                 sc_time(params_.pause_quanta * 256.0 / ip.link->timing().data_rate().bps(), sc_core::SC_SEC));
+  }
+  if (have) wake_at(clock_.edge_at_or_after(next));
+}
+
+}  // namespace fabricsim::tlm_fabric
