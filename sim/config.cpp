@@ -275,6 +275,7 @@ void read_output(ConfigMap m, OutputParams& o) {
   o.directory = m.string("directory", o.directory);
   if (o.directory.empty()) m.fail("directory", "must not be empty");
   o.packet_csv = m.boolean("packet_csv", o.packet_csv);
+  o.sample_interval = m.time("sample_interval", o.sample_interval, Time::seconds(0), kMaxTime);
   m.finish();
 }
 

@@ -60,6 +60,31 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     unused_.back()->to_ingress.bind(switch_->in[p]);
   }
   build_traffic();
+  ingress_samples_.resize(ports);
+  egress_samples_.resize(ports);
+  if (config_.output.sample_interval.in_seconds() > 0) {
+    SC_METHOD(sample);
+    sensitive << sample_event_;
+  }
+}
+
+void Fabric::sample() {
+  const auto& sw = *switch_;
+  sample_times_ns_.push_back(sc_core::sc_time_stamp().to_seconds() * 1e9);
+  for (int p = 0; p < sw.params().ports; ++p) {
+    ingress_samples_[p].push_back(sw.ingress_occupancy(p));
+    egress_samples_[p].push_back(sw.egress_occupancy(p));
+  }
+  sample_event_.notify(to_sc(config_.output.sample_interval));
+}
+
+nlohmann::json Fabric::timeseries() const {
+  nlohmann::json ports = nlohmann::json::array();
+  for (std::size_t p = 0; p < ingress_samples_.size(); ++p)
+    ports.push_back({{"name", std::string(switch_->name()) + ".port" + std::to_string(p)},
+                     {"ingress_bytes", ingress_samples_[p]},
+                     {"egress_bytes", egress_samples_[p]}});
+  return {{"interval_ns", config_.output.sample_interval.in_ns()}, {"time_ns", sample_times_ns_}, {"ports", ports}};
 }
 
 void Fabric::set_packet_log(std::ostream* log) {
@@ -255,16 +280,25 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
       activations += value["value"].get<std::uint64_t>();
 
   const double n_ep = static_cast<double>(fabric.nics().size());
+  stats::Distribution network, packet;
+  for (const auto& nic : fabric.nics()) {
+    network.merge(*registry.find_distribution(std::string(nic->name()) + ".network_latency"));
+    packet.merge(*registry.find_distribution(std::string(nic->name()) + ".packet_latency"));
+  }
+  r["latency"] = {{"network_latency_ns", network.summary()}, {"packet_latency_ns", packet.summary()}};
+  // In flight = packets still held anywhere (pool slots not yet released):
+  // counted independently, so injected = delivered + dropped + in_flight is a check.
   r["packets"] = {{"injected", injected},
                   {"delivered", delivered},
                   {"dropped", dropped},
-                  {"in_flight", injected - delivered - dropped}};
+                  {"in_flight", fabric.pool().in_use()}};
   r["throughput"] = {{"accepted_load", accepted_sum / n_ep},
                      {"injected_load", offered_sum / n_ep},
                      {"offered_load", config.traffic.load}};
   r["endpoints"] = endpoints;
   r["ports"] = ports;
   r["stats"] = all_stats;
+  r["timeseries"] = fabric.timeseries();
   r["simulator"] = {{"wall_time_s", wall},
                     {"process_activations", activations},
                     {"packet_hops", hops},

@@ -29,6 +29,7 @@ inline constexpr int kResultsSchemaVersion = 1;
 
 class Fabric : public sc_core::sc_module {
  public:
+  SC_HAS_PROCESS(Fabric);
   Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::Registry& stats);
 
   const FabricConfig& config() const { return config_; }
@@ -39,9 +40,12 @@ class Fabric : public sc_core::sc_module {
   const std::vector<std::unique_ptr<tlm_fabric::Link>>& downlinks() const { return down_; }
   const tlm_fabric::PacketPool& pool() const { return pool_; }
   void set_packet_log(std::ostream* log);
+  /// Buffer occupancy sampled every output.sample_interval, as results.json "timeseries".
+  nlohmann::json timeseries() const;
 
  private:
   void build_traffic();
+  void sample();
 
   FabricConfig config_;
   tlm_fabric::PacketPool pool_;
@@ -50,6 +54,9 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::unique_ptr<tlm_fabric::Link>> up_, down_;
   std::vector<std::unique_ptr<tlm_fabric::UnconnectedPort>> unused_;
   std::vector<std::unique_ptr<testbench::TrafficSource>> sources_;
+  sc_core::sc_event sample_event_;
+  std::vector<double> sample_times_ns_;
+  std::vector<std::vector<std::uint64_t>> ingress_samples_, egress_samples_;  // [port][sample]
 };
 
 /// Elaborates, simulates for simulation.duration and returns results.json content.

@@ -1,6 +1,7 @@
 // The `fabricsim` command.
 //   fabricsim run CONFIG [--set key=value]... [--out DIR] [--packet-csv]
 //   fabricsim validate CONFIG [--set key=value]...
+//   fabricsim sweep CONFIG [--loads 0.1,...,1.0] [--set key=value]... [--out DIR]
 // Exit codes: 0 success, 1 simulation error, 2 configuration or usage error.
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <systemc>
 
+#include "sim/child_run.h"
 #include "sim/config.h"
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
@@ -53,6 +55,47 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   return 0;
 }
 
+// Offered-load sweep: one child process per load, a load/throughput/latency curve.
+int sweep_command(const std::string& file, std::vector<std::string> overrides, const std::string& out_dir,
+                  const std::string& loads_text) {
+  using namespace fabricsim::sim;
+  const std::vector<double> loads = parse_load_list(loads_text);
+  if (!out_dir.empty()) overrides.push_back("output.directory=" + quoted_yaml(out_dir));
+  const FabricConfig base = load_config(file, overrides);
+  namespace fs = std::filesystem;
+  const fs::path dir(base.output.directory);
+  fs::create_directories(dir);
+  nlohmann::json points = nlohmann::json::array();
+  std::ofstream csv(dir / "sweep.csv");
+  csv << "offered_load,injected_load,accepted_load,delivered,dropped,latency_mean_ns,latency_p50_ns,"
+         "latency_p99_ns,latency_p999_ns,latency_max_ns\n";
+  std::printf("%8s %9s %9s %10s %10s %10s %10s\n", "offered", "injected", "accepted", "mean ns", "p50 ns", "p99 ns",
+              "p99.9 ns");
+  for (double load : loads) {
+    std::vector<std::string> point = overrides;
+    point.push_back("traffic.load=" + std::to_string(load));
+    const nlohmann::json r = run_in_child(load_config(file, point));
+    if (r.contains("error")) throw std::runtime_error("load " + std::to_string(load) + ": " + r["error"].get<std::string>());
+    const auto& t = r["throughput"];
+    const auto& l = r["latency"]["network_latency_ns"];
+    points.push_back({{"offered_load", load}, {"throughput", t}, {"latency_ns", l}, {"packets", r["packets"]}});
+    csv << load << ',' << t["injected_load"] << ',' << t["accepted_load"] << ',' << r["packets"]["delivered"] << ','
+        << r["packets"]["dropped"] << ',' << l["mean"] << ',' << l["p50"] << ',' << l["p99"] << ',' << l["p99.9"] << ','
+        << l["max"] << '\n';
+    std::printf("%8.3f %9.4f %9.4f %10.1f %10.1f %10.1f %10.1f\n", load, t["injected_load"].get<double>(),
+                t["accepted_load"].get<double>(), l["mean"].get<double>(), l["p50"].get<double>(),
+                l["p99"].get<double>(), l["p99.9"].get<double>());
+    std::fflush(stdout);
+  }
+  std::ofstream(dir / "sweep.json") << nlohmann::json{{"schema_version", kResultsSchemaVersion},
+                                                      {"config_file", file},
+                                                      {"config", base.echo},
+                                                      {"points", points}}.dump(2)
+                                    << "\n";
+  std::cout << "results: " << (dir / "sweep.csv").string() << ", " << (dir / "sweep.json").string() << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
@@ -72,6 +115,13 @@ int sc_main(int argc, char* argv[]) {
   validate->add_option("config", file, "YAML configuration")->required();
   validate->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
 
+  std::string loads = "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0";
+  auto* sweep = app.add_subcommand("sweep", "run a configuration over offered loads: load/throughput/latency curve");
+  sweep->add_option("config", file, "YAML configuration")->required();
+  sweep->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
+  sweep->add_option("--out", out_dir, "results folder (overrides output.directory)");
+  sweep->add_option("--loads", loads, "comma-separated offered loads in (0, 1]")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -84,6 +134,7 @@ int sc_main(int argc, char* argv[]) {
       std::cout << file << ": valid\n";
       return 0;
     }
+    if (sweep->parsed()) return sweep_command(file, overrides, out_dir, loads);
     return run_command(file, overrides, out_dir, packet_csv);
   } catch (const fabricsim::sim::ConfigError& e) {
     std::cerr << "fabricsim: error: " << e.what() << "\n";

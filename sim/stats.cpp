@@ -12,6 +12,10 @@ void Distribution::add(double v) {
   sum_ += v;
 }
 
+void Distribution::merge(const Distribution& other) {
+  for (double v : other.samples_) add(v);
+}
+
 void Distribution::sort() const {
   if (!sorted_) {
     std::sort(samples_.begin(), samples_.end());

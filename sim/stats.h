@@ -40,6 +40,8 @@ class Distribution {
   double max() const;
   /// Nearest-rank percentile, q in [0, 100]; 0 when empty.
   double percentile(double q) const;
+  /// Adds every sample of `other` (fabric-wide summaries from per-block ones).
+  void merge(const Distribution& other);
   /// count, mean, min, p50, p99, p99.9, max.
   nlohmann::json summary() const;
 

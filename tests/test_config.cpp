@@ -15,7 +15,8 @@
 #include "hw/units.h"
 #include "sim/config.h"
 #include "sim/config_reader.h"
-#include "tests/sim_child.h"
+#include "sim/child_run.h"
+#include "tests/command.h"
 
 namespace {
 

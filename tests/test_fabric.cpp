@@ -9,13 +9,14 @@
 #include <gtest/gtest.h>
 
 #include "sim/config.h"
-#include "tests/sim_child.h"
+#include "sim/child_run.h"
+#include "tests/command.h"
 
 namespace {
 
 using fabricsim::sim::load_config;
 using fabricsim::sim::load_config_text;
-using fabricsim::testing::run_in_child;
+using fabricsim::sim::run_in_child;
 using nlohmann::json;
 
 // 400GbE (8 x 53.125G PAM4, 256b/257b, RS(544,514)), 3 m cables, 20 ns decoder,

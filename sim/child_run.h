@@ -1,5 +1,6 @@
 // Runs one simulation in a forked child and returns its results.json content.
-// SystemC elaborates once per process, so every end-to-end run gets its own.
+// SystemC elaborates once per process, so every run of a sweep (and every
+// end-to-end test) gets its own process.
 #pragma once
 
 #include <sys/wait.h>
@@ -13,9 +14,9 @@
 #include "sim/config.h"
 #include "sim/fabric.h"
 
-namespace fabricsim::testing {
+namespace fabricsim::sim {
 
-inline nlohmann::json run_in_child(const sim::FabricConfig& config) {
+inline nlohmann::json run_in_child(const FabricConfig& config) {
   int fds[2];
   if (pipe(fds) != 0) return {{"error", "pipe failed"}};
   std::fflush(nullptr);
@@ -24,7 +25,7 @@ inline nlohmann::json run_in_child(const sim::FabricConfig& config) {
     close(fds[0]);
     std::string out;
     try {
-      out = sim::run_simulation(config).dump();
+      out = run_simulation(config).dump();
     } catch (const std::exception& e) {
       out = nlohmann::json{{"error", e.what()}}.dump();
     }
@@ -49,21 +50,4 @@ inline nlohmann::json run_in_child(const sim::FabricConfig& config) {
   return nlohmann::json::parse(in);
 }
 
-/// Runs `fabricsim ARGS` and captures stdout+stderr and the exit code.
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-};
-inline CommandResult run_command(const std::string& args) {
-  CommandResult r;
-  const std::string cmd = std::string(FABRICSIM_BINARY) + " " + args + " 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return r;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) r.output.append(buf, n);
-  const int status = pclose(f);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-}  // namespace fabricsim::testing
+}  // namespace fabricsim::sim

@@ -1,0 +1,180 @@
+// Switch microarchitecture against results from the literature and closed
+// forms: buffer organisations, allocators, VL/TC arbitration, PFC, ECN.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/child_run.h"
+#include "sim/config.h"
+
+namespace {
+
+using fabricsim::sim::load_config;
+using fabricsim::sim::run_in_child;
+using nlohmann::json;
+
+const std::string kSingleSwitch = std::string(FABRICSIM_SOURCE_DIR) + "/examples/single_switch.yaml";
+
+json run(std::vector<std::string> overrides) {
+  overrides.push_back("output.sample_interval=0s");
+  const json r = run_in_child(load_config(kSingleSwitch, overrides));
+  EXPECT_FALSE(r.contains("error")) << r.dump();
+  // Packet conservation, counted independently: every injected packet is
+  // delivered, dropped (and counted) or still held somewhere.
+  const json& p = r.at("packets");
+  EXPECT_EQ(p.at("injected").get<long>(),
+            p.at("delivered").get<long>() + p.at("dropped").get<long>() + p.at("in_flight").get<long>());
+  return r;
+}
+
+double accepted(const json& r) { return r.at("throughput").at("accepted_load").get<double>(); }
+
+// Saturation throughput of a 16x16 switch under uniform Bernoulli traffic with
+// fixed-size packets (one MTU each), offered load 1.0.
+const std::vector<std::string> kSaturated = {"traffic.load=1.0", "simulation.duration=80us"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(BufferOrganisation, InputFifoSaturatesAtKarolBound) {
+  // Karol, Hluchyj, Morgan, "Input versus output queueing on a space-division
+  // packet switch", IEEE Trans. Commun. 1987, Table I: HOL blocking limits a
+  // 16x16 input-queued switch to 0.600 (2 - sqrt(2) = 0.586 as N grows).
+  const json r = run(with(kSaturated, {"switch.buffer=input_fifo"}));
+  EXPECT_NEAR(accepted(r), 0.600, 0.03);
+}
+
+TEST(BufferOrganisation, VoqWithIslipRecoversThroughput) {
+  // McKeown, IEEE/ACM ToN 1999: VOQ with iSLIP sustains close to 100% under
+  // uniform i.i.d. Bernoulli traffic, even with one iteration.
+  const json r = run(with(kSaturated, {"switch.buffer=voq", "switch.allocator=islip"}));
+  EXPECT_GT(accepted(r), 0.93);
+}
+
+TEST(BufferOrganisation, OutputQueuedReachesFullThroughput) {
+  // Karol et al. 1987: output queueing achieves the maximum throughput; only
+  // finite buffers and the measurement window keep it below 1.
+  const json r = run(with(kSaturated, {"switch.buffer=output_queued", "switch.speedup=16"}));
+  EXPECT_GT(accepted(r), 0.96);
+}
+
+TEST(BufferOrganisation, SharedMemoryReachesFullThroughput) {
+  const json r = run(with(kSaturated, {"switch.buffer=shared_memory"}));
+  EXPECT_GT(accepted(r), 0.96);
+}
+
+TEST(BufferOrganisation, LowLoadIsAcceptedByEveryOrganisation) {
+  for (const char* b : {"input_fifo", "voq", "output_queued", "shared_memory"}) {
+    const json r = run({"traffic.load=0.3", std::string("switch.buffer=") + b});
+    EXPECT_NEAR(accepted(r), 0.3, 0.02) << b;
+  }
+}
+
+// Incast: 8 senders into endpoint 0 at full rate.
+const std::vector<std::string> kIncast = {"traffic.pattern=incast", "traffic.incast_target=0",
+                                          "traffic.incast_senders=[1, 2, 3, 4, 5, 6, 7, 8]", "traffic.load=1.0",
+                                          "simulation.duration=40us", "simulation.warmup=5us"};
+
+std::uint64_t total(const json& r, const char* key) {
+  std::uint64_t n = 0;
+  for (const auto& port : r.at("ports"))
+    for (const auto& vl : port.at("vls")) n += vl.at(key).get<std::uint64_t>();
+  return n;
+}
+
+TEST(Pfc, IncastWithEnoughHeadroomIsLossless) {
+  // Headroom covers the pause round trip: pause frame + cable + FEC + response
+  // + one MTU frame in flight (802.1Qbb; DOMAIN.md headroom rule).
+  const json r = run(with(kIncast, {"link.flow_control=pfc", "switch.pfc.xoff=32KiB", "switch.pfc.xon=16KiB",
+                                    "switch.pfc.headroom=64KiB"}));
+  EXPECT_EQ(r.at("packets").at("dropped"), 0);
+  EXPECT_GT(total(r, "pause_sent"), 0u);
+  // The congested egress still runs at line rate.
+  EXPECT_GT(r.at("endpoints").at(0).at("accepted_load").get<double>(), 0.97);
+}
+
+TEST(Pfc, IncastWithTooLittleHeadroomDropsAndCounts) {
+  const json r = run(with(kIncast, {"link.flow_control=pfc", "switch.pfc.xoff=8KiB", "switch.pfc.xon=4KiB",
+                                    "switch.pfc.headroom=4160B"}));
+  EXPECT_GT(r.at("packets").at("dropped").get<long>(), 0);
+  EXPECT_EQ(r.at("packets").at("dropped").get<std::uint64_t>(), total(r, "drops"));
+}
+
+TEST(Lossy, IncastOverflowsASmallBufferAndCountsDrops) {
+  const json r = run(with(kIncast, {"link.flow_control=none", "switch.input_buffer=16KiB"}));
+  EXPECT_GT(r.at("packets").at("dropped").get<long>(), 0);
+  EXPECT_EQ(total(r, "pause_sent"), 0u);
+  EXPECT_GT(r.at("endpoints").at(0).at("accepted_load").get<double>(), 0.9);
+}
+
+TEST(Lossy, SharedMemoryDynamicThresholdDrops) {
+  const json r = run(with(kIncast, {"link.flow_control=none", "switch.buffer=shared_memory",
+                                    "switch.shared_buffer=128KiB", "switch.alpha=0.5"}));
+  EXPECT_GT(r.at("packets").at("dropped").get<long>(), 0);
+}
+
+TEST(Ecn, MarksOnlyWhenTheQueueBuilds) {
+  const std::vector<std::string> ecn = {"switch.ecn.enabled=true", "switch.ecn.kmin=20KiB", "switch.ecn.kmax=200KiB",
+                                        "switch.ecn.pmax=0.2"};
+  const json congested = run(with(with(kIncast, ecn), {"switch.buffer=output_queued", "switch.speedup=16"}));
+  EXPECT_GT(total(congested, "ecn_marks"), 0u);
+  const json light = run(with(ecn, {"traffic.load=0.2"}));
+  EXPECT_EQ(total(light, "ecn_marks"), 0u);
+}
+
+// Two flows on different service levels into one egress: the egress
+// scheduler's weights decide the split.
+const std::vector<std::string> kTwoClasses = {
+    "switch.vls=2", "switch.sl_to_vl=[0, 1]", "traffic.pattern=explicit", "simulation.duration=80us",
+    "traffic.flows=[{src: 1, dst: 0, sl: 0, load: 1.0, message_size: 64KiB},"
+    " {src: 2, dst: 0, sl: 1, load: 1.0, message_size: 64KiB}]"};
+
+double share_of_second(const json& r) {
+  const double a = r.at("endpoints").at(1).at("tx_packets"), b = r.at("endpoints").at(2).at("tx_packets");
+  return b / (a + b);
+}
+
+TEST(VlArbitration, IbWeightsSetTheShares) {
+  // IBTA vol.1 7.6.9: weights in 64-byte units; 64 and 192 give one and three
+  // 4 KiB packets per table round, so VL1 gets 3/4 of the egress.
+  const json r = run(with(kTwoClasses, {"link.framing=infiniband", "switch.egress_scheduler=ib_vl_arb",
+                                        "switch.vl_arbitration.low=[{vl: 0, weight: 64}, {vl: 1, weight: 192}]"}));
+  EXPECT_NEAR(share_of_second(r), 0.75, 0.02);
+}
+
+TEST(VlArbitration, IbHighPriorityTableWinsWithUnlimitedLimit) {
+  const json r = run(with(kTwoClasses, {"link.framing=infiniband", "switch.egress_scheduler=ib_vl_arb",
+                                        "switch.vl_arbitration.high=[{vl: 1, weight: 64}]",
+                                        "switch.vl_arbitration.low=[{vl: 0, weight: 64}]",
+                                        "switch.vl_arbitration.high_limit=255"}));
+  // The low VL only gets the odd slot when the high VL's next packet is still in the pipeline.
+  EXPECT_GT(share_of_second(r), 0.95);
+}
+
+TEST(VlArbitration, EthernetDwrrWeightsSetTheShares) {
+  // Shreedhar & Varghese, SIGCOMM 1995: DWRR byte shares follow the weights.
+  const json r = run(with(kTwoClasses, {"switch.egress_scheduler=tc_dwrr", "switch.tc_scheduler.weights=[1, 3]",
+                                        "switch.tc_scheduler.quantum=4KiB"}));
+  EXPECT_NEAR(share_of_second(r), 0.75, 0.02);
+}
+
+TEST(VlArbitration, EthernetStrictPriorityStarvesLowerClass) {
+  const json r = run(with(kTwoClasses, {"switch.egress_scheduler=tc_dwrr", "switch.tc_scheduler.strict=[false, true]"}));
+  EXPECT_GT(share_of_second(r), 0.95);
+}
+
+TEST(Forwarding, AdaptiveMatchesCutThroughAtZeroLoad) {
+  const std::vector<std::string> one = {"traffic.pattern=explicit", "traffic.arrival=periodic", "simulation.warmup=0s",
+                                        "traffic.flows=[{src: 0, dst: 1, messages: 1, message_size: 1000B}]"};
+  const double ct = run(with(one, {"switch.forwarding=cut_through"})).at("latency").at("network_latency_ns").at("max");
+  const double ad = run(with(one, {"switch.forwarding=adaptive"})).at("latency").at("network_latency_ns").at("max");
+  const double saf = run(with(one, {"switch.forwarding=store_and_forward"})).at("latency").at("network_latency_ns").at("max");
+  EXPECT_GT(ct, 0.0);
+  EXPECT_DOUBLE_EQ(ad, ct);
+  EXPECT_GT(saf, ct);
+}
+
+}  // namespace
