@@ -69,9 +69,8 @@ void read_simulation(ConfigMap m, SimulationParams& s) {
   m.finish();
 }
 
-void read_link(ConfigMap m, tlm_fabric::LinkParams& l, std::uint32_t& credit_block) {
-  auto& p = l.phy;
-  p.framing = choose(m, "framing", p.framing, table_of(hw::all_framings()));
+// PHY keys that may differ per cable (topology.links overrides them).
+void read_phy(ConfigMap& m, hw::PhyParams& p) {
   p.lanes = static_cast<int>(m.integer("lanes", p.lanes, 1, 16));
   p.lane_rate = m.bandwidth("lane_rate", p.lane_rate, Bandwidth::gbps(0.001), Bandwidth::gbps(1000));
   p.modulation = choose(m, "modulation", p.modulation, table_of(hw::all_modulations()));
@@ -81,6 +80,11 @@ void read_link(ConfigMap m, tlm_fabric::LinkParams& l, std::uint32_t& credit_blo
   p.fec_decoder_latency = m.time("fec_decoder_latency", p.fec_decoder_latency, Time::seconds(0), Time::us(10));
   p.cable_length = m.length("cable_length", p.cable_length, Length::metres(0), Length::metres(100000));
   p.propagation_per_metre = m.time("propagation_per_metre", p.propagation_per_metre, Time::ns(0.1), Time::ns(100));
+}
+
+void read_link(ConfigMap m, tlm_fabric::LinkParams& l, std::uint32_t& credit_block) {
+  l.phy.framing = choose(m, "framing", l.phy.framing, table_of(hw::all_framings()));
+  read_phy(m, l.phy);
   l.flow_control_bytes = static_cast<std::uint32_t>(
       m.size("flow_control_bytes", Size::bytes(l.flow_control_bytes), Size::bytes(1), Size::kib(1)).in_bytes());
   l.flow_control = choose(m, "flow_control", l.flow_control,
@@ -200,9 +204,21 @@ void read_nic(ConfigMap m, tlm_fabric::NicParams& n) {
   m.finish();
 }
 
-void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int ports) {
+void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int ports,
+                   const tlm_fabric::LinkParams& link) {
   t.kind = choose(m, "kind", t.kind, NameTable<TopologyKind>{{"single_switch", TopologyKind::single_switch}});
   t.endpoints = static_cast<int>(m.integer("endpoints", t.endpoints, 1, 256));
+  t.links.assign(static_cast<std::size_t>(t.endpoints), link);
+  for (auto& o : m.list_of_maps("links")) {
+    const int e = static_cast<int>(o.required_integer("endpoint", 0, t.endpoints - 1));
+    read_phy(o, t.links[e].phy);
+    o.finish();
+    try {
+      hw::PhyTiming check(t.links[e].phy);
+    } catch (const std::invalid_argument& err) {
+      o.fail("", err.what());
+    }
+  }
   // Blame the key the user wrote: endpoints if given, else switch.ports.
   if (t.endpoints > ports)
     (m.has("endpoints") ? m : switch_section).fail(m.has("endpoints") ? "endpoints" : "ports", "a single switch with switch.ports = " + std::to_string(ports) + " can attach at most " +
@@ -326,7 +342,7 @@ FabricConfig build(YAML::Node root, const std::string& name, const std::vector<s
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
   check_buffers(c, top, credit_block);
-  read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports);
+  read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.link);
   read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoints, c.simulation);
   read_output(top.map("output"), c.output);
   top.finish();

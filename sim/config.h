@@ -30,6 +30,7 @@ enum class TopologyKind { single_switch };
 struct TopologyParams {
   TopologyKind kind = TopologyKind::single_switch;
   int endpoints = 4;                            ///< NICs, one per switch port, 1..switch.ports
+  std::vector<tlm_fabric::LinkParams> links;    ///< per endpoint cable: `link` with topology.links overrides
 };
 
 /// Which destinations sources send to.

@@ -38,8 +38,9 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   for (int e = 0; e < n; ++e) {
     const std::string ep = "ep" + std::to_string(e);
     nics_.push_back(std::make_unique<tlm_fabric::Nic>(ep.c_str(), e, config_.nic, pool_, stats, measure_from));
-    up_.push_back(std::make_unique<tlm_fabric::Link>((ep + "_to_sw0").c_str(), config_.link));
-    down_.push_back(std::make_unique<tlm_fabric::Link>(("sw0_to_" + ep).c_str(), config_.link));
+    const auto& cable = config_.topology.links.at(static_cast<std::size_t>(e));
+    up_.push_back(std::make_unique<tlm_fabric::Link>((ep + "_to_sw0").c_str(), cable));
+    down_.push_back(std::make_unique<tlm_fabric::Link>(("sw0_to_" + ep).c_str(), cable));
     auto& nic = *nics_.back();
     auto& up = *up_.back();
     auto& down = *down_.back();

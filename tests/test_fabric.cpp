@@ -95,6 +95,44 @@ TEST(ZeroLoad, InfinibandFramingHasShorterHeader) {
   EXPECT_NEAR(endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), expected, 0.002);
 }
 
+// Speed mismatch, zero pipeline so the tail rule is visible. Endpoint 1 has an
+// 800G cable (8 x 106.25G: 800 Gb/s data, 5440 b / 850 Gb/s + 20 ns = 26.4 ns FEC):
+//   ingress (400G) header at switch 1.24 + 47.8 = 49.04 -> edge 50; tail 21.4 + 47.8 = 69.2
+//   egress frame (8 + 1062 B) at 800G = 10.7 ns; egress P + F = 15 + 26.4 = 41.4 ns
+const std::vector<std::string> kMismatch = {
+    "switch.pipeline={parse: 0, route_lookup: 0, vl_mapping: 0, buffer_admission: 0,"
+    " switch_allocation: 0, crossbar: 0, egress_scheduling: 0}",
+    "topology.links=[{endpoint: 1, lanes: 8, lane_rate: 106.25Gb/s}]"};
+
+std::vector<std::string> plus(std::vector<std::string> a, const std::string& b) {
+  a.push_back(b);
+  return a;
+}
+
+TEST(SpeedMismatch, CutThroughEgressTailNeverOvertakesIngressTail) {
+  // Start no earlier than ingress tail - egress frame time: 69.2 - 10.7 = 58.5 ns,
+  // so the tail leaves at 69.2 ns and reaches endpoint 1 at 69.2 + 41.4 = 110.6 ns
+  // (starting at the 50 ns edge would have delivered at 102.1 ns).
+  const json r = run(plus(kMismatch, "switch.forwarding=cut_through"));
+  EXPECT_NEAR(endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), 110.6, 0.002);
+}
+
+TEST(SpeedMismatch, AdaptiveStoresAndForwardsOntoAFasterEgress) {
+  // Egress faster than ingress: start once the tail is in (69.2 ns): 69.2 + 10.7 + 41.4.
+  const json r = run(plus(kMismatch, "switch.forwarding=adaptive"));
+  EXPECT_NEAR(endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), 121.3, 0.002);
+}
+
+TEST(SpeedMismatch, CutThroughOntoASlowerEgressStartsAtTheHeader) {
+  // 800G in (endpoint 0), 400G out (endpoint 1): header at 0.62 + 41.4 = 42.02 -> edge 43;
+  // the tail bound (52.1 - 21.4) is earlier, so 43 + 21.4 + 47.8 = 112.2 ns.
+  const json r = run({"switch.pipeline={parse: 0, route_lookup: 0, vl_mapping: 0, buffer_admission: 0,"
+                      " switch_allocation: 0, crossbar: 0, egress_scheduling: 0}",
+                      "topology.links=[{endpoint: 0, lanes: 8, lane_rate: 106.25Gb/s}]",
+                      "switch.forwarding=adaptive"});
+  EXPECT_NEAR(endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), 112.2, 0.002);
+}
+
 // Payload goodput of a saturated 400G RoCEv2 link with 4 KiB packets.
 constexpr double kLineGoodput = 400.0 * 4096 / (4096 + 82);
 
