@@ -204,13 +204,58 @@ void read_nic(ConfigMap m, tlm_fabric::NicParams& n) {
   m.finish();
 }
 
+void read_phy_overrides(ConfigMap m, hw::PhyParams& p) {
+  read_phy(m, p);
+  m.finish();
+  try {
+    hw::PhyTiming check(p);
+  } catch (const std::invalid_argument& err) {
+    m.fail("", err.what());
+  }
+}
+
 void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int ports,
                    const tlm_fabric::LinkParams& link) {
-  t.kind = choose(m, "kind", t.kind, NameTable<TopologyKind>{{"single_switch", TopologyKind::single_switch}});
-  t.endpoints = static_cast<int>(m.integer("endpoints", t.endpoints, 1, 256));
-  t.links.assign(static_cast<std::size_t>(t.endpoints), link);
+  t.kind = choose(m, "kind", t.kind,
+                  NameTable<TopologyKind>{{"single_switch", TopologyKind::single_switch},
+                                          {"leaf_spine", TopologyKind::leaf_spine},
+                                          {"fat_tree", TopologyKind::fat_tree},
+                                          {"explicit", TopologyKind::explicit_graph}});
+  // Only the keys of the chosen kind are read; others are unknown keys.
+  switch (t.kind) {
+    case TopologyKind::single_switch:
+      t.endpoints = static_cast<int>(m.integer("endpoints", t.endpoints, 1, 256));
+      // Blame the key the user wrote: endpoints if given, else switch.ports.
+      if (t.endpoints > ports)
+        (m.has("endpoints") ? m : switch_section)
+            .fail(m.has("endpoints") ? "endpoints" : "ports",
+                  "a single switch with switch.ports = " + std::to_string(ports) + " can attach at most " +
+                      std::to_string(ports) + " endpoints, got " + std::to_string(t.endpoints));
+      break;
+    case TopologyKind::leaf_spine:
+      t.leaf_spine.radix = static_cast<int>(m.integer("radix", t.leaf_spine.radix, 2, 256));
+      t.leaf_spine.oversubscription = m.number("oversubscription", t.leaf_spine.oversubscription, 0.1, 16);
+      t.leaf_spine.leaves = static_cast<int>(m.integer("leaves", t.leaf_spine.leaves, 0, 256));
+      break;
+    case TopologyKind::fat_tree:
+      t.fat_tree_k = static_cast<int>(m.integer("k", t.fat_tree_k, 2, 64));
+      if (t.fat_tree_k % 2) m.fail("k", "must be even, got " + std::to_string(t.fat_tree_k));
+      break;
+    case TopologyKind::explicit_graph:
+      t.explicit_graph.switches = static_cast<int>(m.integer("switches", 1, 1, 4096));
+      t.explicit_graph.endpoints = static_cast<int>(m.integer("endpoints", 2, 1, 65536));
+      t.explicit_graph.cables = m.name_pairs("cables");
+      if (t.explicit_graph.cables.empty()) m.fail("cables", "an explicit topology needs a cables list");
+      break;
+  }
+  tlm_fabric::LinkParams host = link;
+  t.fabric_link = link;
+  if (m.has("host_link")) read_phy_overrides(m.map("host_link"), host.phy);
+  if (m.has("fabric_link")) read_phy_overrides(m.map("fabric_link"), t.fabric_link.phy);
+  const int endpoints = t.endpoint_count();
+  t.links.assign(static_cast<std::size_t>(std::max(endpoints, 0)), host);
   for (auto& o : m.list_of_maps("links")) {
-    const int e = static_cast<int>(o.required_integer("endpoint", 0, t.endpoints - 1));
+    const int e = static_cast<int>(o.required_integer("endpoint", 0, endpoints - 1));
     read_phy(o, t.links[e].phy);
     o.finish();
     try {
@@ -219,10 +264,26 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
       o.fail("", err.what());
     }
   }
-  // Blame the key the user wrote: endpoints if given, else switch.ports.
-  if (t.endpoints > ports)
-    (m.has("endpoints") ? m : switch_section).fail(m.has("endpoints") ? "endpoints" : "ports", "a single switch with switch.ports = " + std::to_string(ports) + " can attach at most " +
-                            std::to_string(ports) + " endpoints, got " + std::to_string(t.endpoints));
+  // The graph itself: impossible shapes and unreachable endpoints are errors now.
+  const char* blame = t.kind == TopologyKind::explicit_graph ? "cables"
+                      : t.kind == TopologyKind::leaf_spine   ? "radix"
+                      : t.kind == TopologyKind::fat_tree     ? "k"
+                                                             : "kind";
+  try {
+    minimal_routes(build_graph(t));
+  } catch (const std::invalid_argument& err) {
+    m.fail(m.has(blame) ? blame : "kind", err.what());
+  }
+  m.finish();
+}
+
+void read_routing(ConfigMap m, hw::RoutingParams& r) {
+  NameTable<hw::RoutingAlgorithm> algorithms;
+  for (auto a : hw::all_routing_algorithms()) algorithms.emplace_back(std::string(hw::to_string(a)), a);
+  r.algorithm = choose(m, "algorithm", r.algorithm, algorithms);
+  r.hash_seed = static_cast<std::uint64_t>(m.integer("hash_seed", 0, 0, INT64_MAX));
+  r.per_switch_hash = m.boolean("per_switch_hash", r.per_switch_hash);
+  r.flowlet_timeout_s = m.time("flowlet_timeout", Time::seconds(r.flowlet_timeout_s), Time::seconds(0), Time::seconds(1)).in_seconds();
   m.finish();
 }
 
@@ -343,7 +404,11 @@ FabricConfig build(YAML::Node root, const std::string& name, const std::vector<s
   c.nic.credit_block_bytes = credit_block;
   check_buffers(c, top, credit_block);
   read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.link);
-  read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoints, c.simulation);
+  if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
+    top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
+                                        " (leaf_spine: radix, fat_tree: k, explicit: cables)");
+  read_routing(top.map("routing"), c.routing);
+  read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoint_count(), c.simulation);
   read_output(top.map("output"), c.output);
   top.finish();
   c.echo = to_json(root);

@@ -11,6 +11,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "hw/phy.h"
+#include "hw/routing.h"
+#include "sim/topology.h"
 #include "testbench/traffic_source.h"
 #include "tlm/link.h"
 #include "tlm/nic.h"
@@ -25,13 +27,6 @@ struct SimulationParams {
   hw::Time warmup = hw::Time::us(10);           ///< statistics ignore packets created before this [s]
 };
 
-/// Shape of the fabric (issue 2: one switch).
-enum class TopologyKind { single_switch };
-struct TopologyParams {
-  TopologyKind kind = TopologyKind::single_switch;
-  int endpoints = 4;                            ///< NICs, one per switch port, 1..switch.ports
-  std::vector<tlm_fabric::LinkParams> links;    ///< per endpoint cable: `link` with topology.links overrides
-};
 
 /// Which destinations sources send to.
 enum class TrafficPattern {
@@ -87,6 +82,7 @@ struct FabricConfig {
   tlm_fabric::SwitchParams switch_params;
   tlm_fabric::NicParams nic;
   TopologyParams topology;
+  hw::RoutingParams routing;
   TrafficParams traffic;
   OutputParams output;
   nlohmann::json echo;                          ///< the effective document after --set, as JSON

@@ -188,6 +188,21 @@ std::vector<std::int64_t> ConfigMap::integer_list(const std::string& key, const 
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> ConfigMap::name_pairs(const std::string& key) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!has(key)) return out;
+  const YAML::Node& n = node_;
+  YAML::Node v = n[key];
+  if (!v.IsSequence()) fail(key, "expected a list of pairs such as [[ep0, sw0], [sw0, sw1]]");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].IsSequence() || v[i].size() != 2 || !v[i][0].IsScalar() || !v[i][1].IsScalar())
+      throw ConfigError(mark_text(source_->file, v[i].Mark()), child_path(key) + "[" + std::to_string(i) + "]",
+                        "expected a pair of node names such as [ep0, sw0]");
+    out.emplace_back(v[i][0].Scalar(), v[i][1].Scalar());
+  }
+  return out;
+}
+
 std::vector<bool> ConfigMap::boolean_list(const std::string& key, const std::vector<bool>& def, std::size_t max_items) {
   if (!has(key)) return def;
   const YAML::Node& n = node_;

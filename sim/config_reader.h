@@ -55,6 +55,8 @@ class ConfigMap {
   /// List of integers, each in [min, max]; absent reads as `def`.
   std::vector<std::int64_t> integer_list(const std::string& key, const std::vector<std::int64_t>& def,
                                          std::int64_t min, std::int64_t max, std::size_t max_items);
+  /// List of two-element lists of names, e.g. [[ep0, sw0], [sw0, sw1]]; absent reads as empty.
+  std::vector<std::pair<std::string, std::string>> name_pairs(const std::string& key);
   /// List of booleans; absent reads as `def`.
   std::vector<bool> boolean_list(const std::string& key, const std::vector<bool>& def, std::size_t max_items);
   std::string string(const std::string& key, const std::string& def);

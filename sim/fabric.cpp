@@ -27,64 +27,110 @@ hw::Time message_wire_time(const hw::PhyTiming& link, std::uint64_t bytes, std::
 }  // namespace
 
 Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::Registry& stats)
-    : sc_module(name), config_(config) {
+    : sc_module(name), config_(config), graph_(build_graph(config.topology)) {
   const auto& sp = config_.switch_params;
-  const int ports = sp.ports;
-  const int n = config_.topology.endpoints;
+  const int n = graph_.endpoints();
   const sc_time measure_from = to_sc(config_.simulation.warmup);
-  switch_ = std::make_unique<tlm_fabric::Switch>("sw0", sp, pool_, stats);
+  const auto per_vl = [&](hw::Size buffer) { return buffer.in_bytes() / static_cast<std::uint64_t>(sp.vls); };
+
+  for (std::size_t s = 0; s < graph_.switches.size(); ++s) {
+    tlm_fabric::SwitchParams params = sp;
+    params.ports = graph_.switches[s].radix;
+    params.routing = config_.routing;
+    params.seed = hw::mix_seed(sp.seed, s);
+    switches_.push_back(std::make_unique<tlm_fabric::Switch>(graph_.switches[s].name.c_str(), params, pool_, stats));
+    port_links_.emplace_back(static_cast<std::size_t>(params.ports));
+  }
   std::vector<int> sl_to_vl(16);
   for (int sl = 0; sl < 16; ++sl) sl_to_vl[sl] = sp.vl_of(sl);
+
   for (int e = 0; e < n; ++e) {
     const std::string ep = "ep" + std::to_string(e);
+    const int s = graph_.host_switch[e], port = graph_.host_port[e];
+    auto& sw = *switches_[s];
+    const std::string swp = graph_.switches[s].name + "_p" + std::to_string(port);
     nics_.push_back(std::make_unique<tlm_fabric::Nic>(ep.c_str(), e, config_.nic, pool_, stats, measure_from));
-    const auto& cable = config_.topology.links.at(static_cast<std::size_t>(e));
-    up_.push_back(std::make_unique<tlm_fabric::Link>((ep + "_to_sw0").c_str(), cable));
-    down_.push_back(std::make_unique<tlm_fabric::Link>(("sw0_to_" + ep).c_str(), cable));
     auto& nic = *nics_.back();
-    auto& up = *up_.back();
-    auto& down = *down_.back();
+    const auto& cable = config_.topology.links.at(static_cast<std::size_t>(e));
+    auto& up = add_link(ep + "_to_" + swp, cable);
+    auto& down = add_link(swp + "_to_" + ep, cable);
+    up_.push_back(&up);
+    down_.push_back(&down);
     nic.tx.bind(up.tx);
-    up.rx.bind(switch_->in[e]);
-    switch_->out[e].bind(down.tx);
+    up.rx.bind(sw.in[port]);
+    sw.out[port].bind(down.tx);
     down.rx.bind(nic.rx);
     // Credits: each VL owns an equal share of the receiver's buffer.
-    nic.attach_egress(&up, sp.vls, sl_to_vl, sp.input_buffer.in_bytes() / sp.vls);
+    nic.attach_egress(&up, sp.vls, sl_to_vl, per_vl(sp.input_buffer));
     nic.attach_ingress(&down);
-    switch_->attach_ingress(e, &up);
-    switch_->attach_egress(e, &down, config_.nic.rx_buffer.in_bytes() / sp.vls);
-    switch_->set_route(e, e);
+    sw.attach_ingress(port, &up);
+    sw.attach_egress(port, &down, per_vl(config_.nic.rx_buffer));
+    port_links_[s][port] = {&up, &down, ep, "host"};
   }
-  for (int p = n; p < ports; ++p) {
-    unused_.push_back(std::make_unique<tlm_fabric::UnconnectedPort>(("sw0_port" + std::to_string(p) + "_open").c_str()));
-    switch_->out[p].bind(unused_.back()->from_egress);
-    unused_.back()->to_ingress.bind(switch_->in[p]);
+  for (const Cable& c : graph_.cables) {
+    auto& a = *switches_[c.a];
+    auto& b = *switches_[c.b];
+    const std::string an = graph_.switches[c.a].name + "_p" + std::to_string(c.a_port);
+    const std::string bn = graph_.switches[c.b].name + "_p" + std::to_string(c.b_port);
+    auto& ab = add_link(an + "_to_" + bn, config_.topology.fabric_link);
+    auto& ba = add_link(bn + "_to_" + an, config_.topology.fabric_link);
+    a.out[c.a_port].bind(ab.tx);
+    ab.rx.bind(b.in[c.b_port]);
+    b.out[c.b_port].bind(ba.tx);
+    ba.rx.bind(a.in[c.a_port]);
+    a.attach_egress(c.a_port, &ab, per_vl(sp.input_buffer));
+    b.attach_ingress(c.b_port, &ab);
+    b.attach_egress(c.b_port, &ba, per_vl(sp.input_buffer));
+    a.attach_ingress(c.a_port, &ba);
+    port_links_[c.a][c.a_port] = {&ba, &ab, graph_.switches[c.b].name, c.tier};
+    port_links_[c.b][c.b_port] = {&ab, &ba, graph_.switches[c.a].name, c.tier};
   }
+  for (std::size_t s = 0; s < switches_.size(); ++s)
+    for (std::size_t p = 0; p < port_links_[s].size(); ++p) {
+      if (port_links_[s][p].egress) continue;
+      const std::string open = graph_.switches[s].name + "_p" + std::to_string(p) + "_open";
+      unused_.push_back(std::make_unique<tlm_fabric::UnconnectedPort>(open.c_str()));
+      switches_[s]->out[p].bind(unused_.back()->from_egress);
+      unused_.back()->to_ingress.bind(switches_[s]->in[p]);
+    }
+  const auto routes = minimal_routes(graph_);
+  for (std::size_t s = 0; s < switches_.size(); ++s)
+    for (int e = 0; e < n; ++e) switches_[s]->set_routes(e, routes[s][e]);
   build_traffic();
-  ingress_samples_.resize(ports);
-  egress_samples_.resize(ports);
+  for (const auto& pl : port_links_) {
+    ingress_samples_.resize(ingress_samples_.size() + pl.size());
+    egress_samples_.resize(egress_samples_.size() + pl.size());
+  }
   if (config_.output.sample_interval.in_seconds() > 0) {
     SC_METHOD(sample);
     sensitive << sample_event_;
   }
 }
 
+tlm_fabric::Link& Fabric::add_link(const std::string& name, const tlm_fabric::LinkParams& params) {
+  links_.push_back(std::make_unique<tlm_fabric::Link>(name.c_str(), params));
+  return *links_.back();
+}
+
 void Fabric::sample() {
-  const auto& sw = *switch_;
   sample_times_ns_.push_back(sc_core::sc_time_stamp().to_seconds() * 1e9);
-  for (int p = 0; p < sw.params().ports; ++p) {
-    ingress_samples_[p].push_back(sw.ingress_occupancy(p));
-    egress_samples_[p].push_back(sw.egress_occupancy(p));
-  }
+  std::size_t i = 0;
+  for (const auto& sw : switches_)
+    for (int p = 0; p < sw->params().ports; ++p, ++i) {
+      ingress_samples_[i].push_back(sw->ingress_occupancy(p));
+      egress_samples_[i].push_back(sw->egress_occupancy(p));
+    }
   sample_event_.notify(to_sc(config_.output.sample_interval));
 }
 
 nlohmann::json Fabric::timeseries() const {
   nlohmann::json ports = nlohmann::json::array();
-  for (std::size_t p = 0; p < ingress_samples_.size(); ++p)
-    ports.push_back({{"name", std::string(switch_->name()) + ".port" + std::to_string(p)},
-                     {"ingress_bytes", ingress_samples_[p]},
-                     {"egress_bytes", egress_samples_[p]}});
+  std::size_t i = 0;
+  for (const auto& sw : switches_)
+    for (int p = 0; p < sw->params().ports; ++p, ++i)
+      ports.push_back({{"name", std::string(sw->name()) + ".port" + std::to_string(p)},
+                       {"ingress_bytes", ingress_samples_[i]},
+                       {"egress_bytes", egress_samples_[i]}});
   return {{"interval_ns", config_.output.sample_interval.in_ns()}, {"time_ns", sample_times_ns_}, {"ports", ports}};
 }
 
@@ -94,7 +140,7 @@ void Fabric::set_packet_log(std::ostream* log) {
 
 void Fabric::build_traffic() {
   const auto& t = config_.traffic;
-  const int n = config_.topology.endpoints;
+  const int n = graph_.endpoints();
   const std::uint64_t mtu = config_.nic.mtu.in_bytes();
   const sc_time stop = to_sc(config_.simulation.duration);
   std::mt19937_64 rng(hw::mix_seed(config_.simulation.seed, 0));
@@ -190,150 +236,6 @@ void Fabric::build_traffic() {
       }
       break;
   }
-}
-
-nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log) {
-  stats::Registry registry;
-  Fabric fabric("fabric", config, registry);
-  if (packet_log) {
-    *packet_log << tlm_fabric::Nic::packet_log_header();
-    fabric.set_packet_log(packet_log);
-  }
-  const auto wall_start = std::chrono::steady_clock::now();
-  sc_core::sc_start(to_sc(config.simulation.duration));
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-
-  const double end_s = sc_core::sc_time_stamp().to_seconds();
-  const double window_s = end_s - config.simulation.warmup.in_seconds();
-  nlohmann::json r;
-  r["schema_version"] = kResultsSchemaVersion;
-  r["fabricsim_version"] = "0.1.0";
-  r["config_file"] = config.file;
-  r["config"] = config.echo;
-  r["seed"] = config.simulation.seed;
-  r["simulated_time_ns"] = end_s * 1e9;
-  r["measurement_window_ns"] = {config.simulation.warmup.in_ns(), end_s * 1e9};
-
-  std::uint64_t injected = 0, delivered = 0, activations = 0, hops = 0;
-  double accepted_sum = 0, offered_sum = 0;
-  nlohmann::json endpoints = nlohmann::json::array();
-  for (const auto& nic : fabric.nics()) {
-    const std::string base = nic->name();
-    auto counter = [&](const std::string& s) { return registry.find_counter(base + "." + s)->value(); };
-    auto dist = [&](const std::string& s) { return registry.find_distribution(base + "." + s)->summary(); };
-    injected += counter("tx_packets");
-    delivered += counter("rx_packets");
-    // Normalised to the link's data rate in wire bytes, like the offered load.
-    const double rate = fabric.uplinks()[nic->id()]->timing().data_rate().bps();
-    const double accepted = window_s > 0 ? counter("rx_window_wire_bytes") * 8.0 / window_s / rate : 0.0;
-    const double offered = window_s > 0 ? counter("tx_window_wire_bytes") * 8.0 / window_s / rate : 0.0;
-    accepted_sum += accepted;
-    offered_sum += offered;
-    nlohmann::json e;
-    e["name"] = base;
-    e["id"] = nic->id();
-    e["tx_packets"] = counter("tx_packets");
-    e["rx_packets"] = counter("rx_packets");
-    e["rx_messages"] = counter("rx_messages");
-    e["rx_out_of_order"] = counter("rx_out_of_order");
-    e["rx_throughput_gbps"] = window_s > 0 ? counter("rx_window_payload_bytes") * 8.0 / window_s / 1e9 : 0.0;
-    e["accepted_load"] = accepted;
-    e["injected_load"] = offered;
-    e["send_queue_messages"] = nic->send_queue_depth();
-    e["packet_latency_ns"] = dist("packet_latency");
-    e["network_latency_ns"] = dist("network_latency");
-    e["message_latency_ns"] = dist("message_latency");
-    endpoints.push_back(e);
-  }
-  const auto& sw = fabric.fabric_switch();
-  const int vls = config.switch_params.vls;
-  std::uint64_t dropped = 0;
-  nlohmann::json ports = nlohmann::json::array();
-  for (std::size_t p = 0; p < fabric.uplinks().size(); ++p) {
-    const auto& in = fabric.uplinks()[p]->counters();
-    const auto& out = fabric.downlinks()[p]->counters();
-    hops += in.packets + out.packets;
-    const std::string name = std::string(sw.name()) + ".port" + std::to_string(p);
-    nlohmann::json per_vl = nlohmann::json::array();
-    for (int vl = 0; vl < vls; ++vl) {
-      const std::string pv = name + ".vl" + std::to_string(vl);
-      const auto drops = registry.find_counter(pv + ".drops")->value();
-      dropped += drops;
-      per_vl.push_back({{"vl", vl},
-                        {"drops", drops},
-                        {"pause_sent", registry.find_counter(pv + ".pause_sent")->value()},
-                        {"pause_received", registry.find_counter(pv + ".pause_received")->value()},
-                        {"egress_paused_ns", sw.egress_paused_seconds(static_cast<int>(p), vl) * 1e9},
-                        {"credit_stall_ns", sw.credit_stall_seconds(static_cast<int>(p), vl) * 1e9},
-                        {"ecn_marks", registry.find_counter(pv + ".ecn_marks")->value()}});
-    }
-    ports.push_back({{"name", name},
-                     {"ingress_utilisation", in.busy.to_seconds() / end_s},
-                     {"egress_utilisation", out.busy.to_seconds() / end_s},
-                     {"ingress_packets", in.packets},
-                     {"egress_packets", out.packets},
-                     {"accepted_load", endpoints[p]["accepted_load"]},
-                     {"vls", per_vl}});
-  }
-  const nlohmann::json all_stats = registry.to_json();
-  for (const auto& [name, value] : all_stats.items())
-    if (name.size() > 12 && name.compare(name.size() - 12, 12, ".activations") == 0)
-      activations += value["value"].get<std::uint64_t>();
-
-  const double n_ep = static_cast<double>(fabric.nics().size());
-  stats::Distribution network, packet;
-  for (const auto& nic : fabric.nics()) {
-    network.merge(*registry.find_distribution(std::string(nic->name()) + ".network_latency"));
-    packet.merge(*registry.find_distribution(std::string(nic->name()) + ".packet_latency"));
-  }
-  r["latency"] = {{"network_latency_ns", network.summary()}, {"packet_latency_ns", packet.summary()}};
-  // In flight = packets still held anywhere (pool slots not yet released):
-  // counted independently, so injected = delivered + dropped + in_flight is a check.
-  r["packets"] = {{"injected", injected},
-                  {"delivered", delivered},
-                  {"dropped", dropped},
-                  {"in_flight", fabric.pool().in_use()}};
-  r["throughput"] = {{"accepted_load", accepted_sum / n_ep},
-                     {"injected_load", offered_sum / n_ep},
-                     {"offered_load", config.traffic.load}};
-  r["endpoints"] = endpoints;
-  r["ports"] = ports;
-  r["stats"] = all_stats;
-  r["timeseries"] = fabric.timeseries();
-  r["simulator"] = {{"wall_time_s", wall},
-                    {"process_activations", activations},
-                    {"packet_hops", hops},
-                    {"packet_hops_per_wall_second", wall > 0 ? hops / wall : 0.0}};
-  return r;
-}
-
-std::string summary_table(const nlohmann::json& r) {
-  std::ostringstream out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-10s %10s %10s %12s %12s %12s %12s\n", "endpoint", "tx pkts", "rx pkts",
-                "rx Gb/s", "p50 ns", "p99 ns", "max ns");
-  out << line;
-  for (const auto& e : r["endpoints"]) {
-    const auto& l = e["network_latency_ns"];
-    std::snprintf(line, sizeof line, "%-10s %10llu %10llu %12.2f %12.1f %12.1f %12.1f\n",
-                  e["name"].get<std::string>().c_str(), e["tx_packets"].get<unsigned long long>(),
-                  e["rx_packets"].get<unsigned long long>(), e["rx_throughput_gbps"].get<double>(),
-                  l["p50"].get<double>(), l["p99"].get<double>(), l["max"].get<double>());
-    out << line;
-  }
-  const auto& p = r["packets"];
-  const auto& t = r["throughput"];
-  std::snprintf(line, sizeof line, "accepted load %.4f of line rate (injected %.4f)\n", t["accepted_load"].get<double>(),
-                t["injected_load"].get<double>());
-  out << line;
-  out << "packets: injected " << p["injected"] << ", delivered " << p["delivered"] << ", dropped "
-      << p["dropped"] << ", in flight " << p["in_flight"] << "\n";
-  const auto& s = r["simulator"];
-  std::snprintf(line, sizeof line, "simulated %.3f us in %.3f s wall (%.0f packet-hops/s)\n",
-                r["simulated_time_ns"].get<double>() / 1e3, s["wall_time_s"].get<double>(),
-                s["packet_hops_per_wall_second"].get<double>());
-  out << line;
-  return out.str();
 }
 
 }  // namespace fabricsim::sim

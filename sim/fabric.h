@@ -1,13 +1,18 @@
-// Builds the SystemC model described by a FabricConfig and runs it.
+// Builds the SystemC model described by a FabricConfig: switches, NICs and a
+// Link per cable direction, wired from the topology graph, with minimal-path
+// forwarding tables and traffic generators.
 //
 // CODE FLOW
-//   FabricConfig -> Fabric (switch, NICs, a Link per direction, traffic sources)
-//   run_simulation -> sc_start(duration) -> results JSON (sim/results.h layout)
+//   FabricConfig -> build_graph (sim/topology.h) -> Switch per graph switch,
+//   Nic per endpoint, Link pair per host cable and per switch cable, open
+//   switch ports terminated -> minimal_routes -> Switch::set_routes
+//   -> traffic sources (testbench/) -> run_simulation (sim/results.cpp)
 // SystemC elaborates once per process: call run_simulation at most once.
 #pragma once
 
 #include <memory>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +20,7 @@
 
 #include "sim/config.h"
 #include "sim/stats.h"
+#include "sim/topology.h"
 #include "testbench/traffic_source.h"
 #include "tlm/link.h"
 #include "tlm/nic.h"
@@ -25,7 +31,15 @@
 namespace fabricsim::sim {
 
 /// Version of the results.json layout; bump on any incompatible change.
-inline constexpr int kResultsSchemaVersion = 1;
+inline constexpr int kResultsSchemaVersion = 2;
+
+/// The cables on one switch port (nullptr when the port is open).
+struct PortLinks {
+  const tlm_fabric::Link* ingress = nullptr;  ///< arriving at this port
+  const tlm_fabric::Link* egress = nullptr;   ///< leaving this port
+  std::string peer;                           ///< node at the other end
+  std::string tier;                           ///< host, leaf-spine, edge-agg, agg-core, switch-switch
+};
 
 class Fabric : public sc_core::sc_module {
  public:
@@ -33,30 +47,40 @@ class Fabric : public sc_core::sc_module {
   Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::Registry& stats);
 
   const FabricConfig& config() const { return config_; }
-  tlm_fabric::Switch& fabric_switch() { return *switch_; }
+  const TopologyGraph& graph() const { return graph_; }
+  const std::vector<std::unique_ptr<tlm_fabric::Switch>>& switches() const { return switches_; }
   const std::vector<std::unique_ptr<tlm_fabric::Nic>>& nics() const { return nics_; }
-  /// Link endpoint -> switch (index = endpoint) and switch -> endpoint.
-  const std::vector<std::unique_ptr<tlm_fabric::Link>>& uplinks() const { return up_; }
-  const std::vector<std::unique_ptr<tlm_fabric::Link>>& downlinks() const { return down_; }
+  /// Host cable of endpoint e: endpoint -> switch.
+  const tlm_fabric::Link& uplink(int e) const { return *up_[e]; }
+  /// Host cable of endpoint e: switch -> endpoint.
+  const tlm_fabric::Link& downlink(int e) const { return *down_[e]; }
+  /// Every link direction in the fabric.
+  const std::vector<std::unique_ptr<tlm_fabric::Link>>& all_links() const { return links_; }
+  /// port_links()[s][p]: the cables on port p of switch s.
+  const std::vector<std::vector<PortLinks>>& port_links() const { return port_links_; }
   const tlm_fabric::PacketPool& pool() const { return pool_; }
   void set_packet_log(std::ostream* log);
   /// Buffer occupancy sampled every output.sample_interval, as results.json "timeseries".
   nlohmann::json timeseries() const;
 
  private:
+  tlm_fabric::Link& add_link(const std::string& name, const tlm_fabric::LinkParams& params);
   void build_traffic();
   void sample();
 
   FabricConfig config_;
+  TopologyGraph graph_;
   tlm_fabric::PacketPool pool_;
-  std::unique_ptr<tlm_fabric::Switch> switch_;
+  std::vector<std::unique_ptr<tlm_fabric::Switch>> switches_;
   std::vector<std::unique_ptr<tlm_fabric::Nic>> nics_;
-  std::vector<std::unique_ptr<tlm_fabric::Link>> up_, down_;
+  std::vector<std::unique_ptr<tlm_fabric::Link>> links_;
+  std::vector<tlm_fabric::Link*> up_, down_;
+  std::vector<std::vector<PortLinks>> port_links_;
   std::vector<std::unique_ptr<tlm_fabric::UnconnectedPort>> unused_;
   std::vector<std::unique_ptr<testbench::TrafficSource>> sources_;
   sc_core::sc_event sample_event_;
   std::vector<double> sample_times_ns_;
-  std::vector<std::vector<std::uint64_t>> ingress_samples_, egress_samples_;  // [port][sample]
+  std::vector<std::vector<std::uint64_t>> ingress_samples_, egress_samples_;  // [switch port][sample]
 };
 
 /// Elaborates, simulates for simulation.duration and returns results.json content.
@@ -65,5 +89,8 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
 
 /// A short human-readable table of a results document.
 std::string summary_table(const nlohmann::json& results);
+
+/// The forwarding tables of every switch as text (`fabricsim routes`).
+std::string route_tables(const FabricConfig& config);
 
 }  // namespace fabricsim::sim

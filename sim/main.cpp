@@ -1,6 +1,7 @@
 // The `fabricsim` command.
 //   fabricsim run CONFIG [--set key=value]... [--out DIR] [--packet-csv]
 //   fabricsim validate CONFIG [--set key=value]...
+//   fabricsim routes CONFIG [--set key=value]...
 //   fabricsim sweep CONFIG [--loads 0.1,...,1.0] [--set key=value]... [--out DIR]
 // Exit codes: 0 success, 1 simulation error, 2 configuration or usage error.
 #include <cstdlib>
@@ -122,6 +123,10 @@ int sc_main(int argc, char* argv[]) {
   sweep->add_option("--out", out_dir, "results folder (overrides output.directory)");
   sweep->add_option("--loads", loads, "comma-separated offered loads in (0, 1]")->capture_default_str();
 
+  auto* routes = app.add_subcommand("routes", "print every switch's forwarding table");
+  routes->add_option("config", file, "YAML configuration")->required();
+  routes->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -135,6 +140,10 @@ int sc_main(int argc, char* argv[]) {
       return 0;
     }
     if (sweep->parsed()) return sweep_command(file, overrides, out_dir, loads);
+    if (routes->parsed()) {
+      std::cout << fabricsim::sim::route_tables(fabricsim::sim::load_config(file, overrides));
+      return 0;
+    }
     return run_command(file, overrides, out_dir, packet_csv);
   } catch (const fabricsim::sim::ConfigError& e) {
     std::cerr << "fabricsim: error: " << e.what() << "\n";

@@ -207,7 +207,7 @@ TEST(Cli, RunWritesResultsAndPacketCsv) {
   EXPECT_THAT(r.output, ::testing::HasSubstr("rx Gb/s"));
   std::ifstream results(dir + "/results.json");
   const json j = json::parse(results);
-  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_EQ(j.at("schema_version"), 2);
   EXPECT_TRUE(j.at("simulator").contains("packet_hops_per_wall_second"));
   std::ifstream csv(dir + "/packets.csv");
   std::string line;

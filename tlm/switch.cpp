@@ -82,6 +82,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
       params_(params),
       pool_(pool),
       clock_(params.core_clock),
+      route_policy_(params.routing, params.seed),
       rng_(params.seed),
       activations_(stats.counter(std::string(this->name()) + ".activations",
                                  "times the switch woke on a clock edge", "events")),
@@ -93,6 +94,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
   inputs_.resize(n);
   outputs_.resize(n);
+  egress_queued_.assign(n, 0);
   const std::size_t queues = params_.buffer == BufferOrganisation::voq ? static_cast<std::size_t>(n) * n * v
                                                                         : static_cast<std::size_t>(n) * v;
   queues_.resize(queues);
@@ -133,12 +135,13 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   dont_initialize();
 }
 
-void Switch::set_route(int dst, int port) {
-  if (port < 0 || port >= params_.ports)
-    throw std::invalid_argument(std::string(name()) + ": route to port " + std::to_string(port) +
-                                " outside 0.." + std::to_string(params_.ports - 1));
-  if (dst >= static_cast<int>(routes_.size())) routes_.resize(dst + 1, -1);
-  routes_[dst] = port;
+void Switch::set_routes(int dst, std::vector<int> ports) {
+  for (int port : ports)
+    if (port < 0 || port >= params_.ports)
+      throw std::invalid_argument(std::string(name()) + ": route to port " + std::to_string(port) + " outside 0.." +
+                                  std::to_string(params_.ports - 1));
+  if (dst >= static_cast<int>(routes_.size())) routes_.resize(dst + 1);
+  routes_[dst] = std::move(ports);
 }
 
 void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl) {
@@ -178,11 +181,10 @@ int Switch::queue_index(int in_port, int out_port, int vl) const {
 
 tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != END_TAIL) return tlm::TLM_ACCEPTED;
-  const int dst_port = p.dst < static_cast<int>(routes_.size()) ? routes_[p.dst] : -1;
-  if (dst_port < 0)
+  if (p.dst < 0 || p.dst >= static_cast<int>(routes_.size()) || routes_[p.dst].empty())
     throw std::runtime_error(std::string(name()) + ": no route to endpoint " + std::to_string(p.dst));
   auto& ip = inputs_[port];
-  Entry e{&p, p.header_at, p.tail_at, p.header_at, port, dst_port, p.vl, 0, 0};
+  Entry e{&p, p.header_at, p.tail_at, p.header_at, port, -1, p.vl, 0, 0};
   e.frame_bytes = static_cast<std::uint32_t>(ip.link->timing().frame_bytes(p.payload_bytes));
   e.charged = (e.frame_bytes + params_.cell_bytes - 1) / params_.cell_bytes * params_.cell_bytes;
   ip.arrivals.push_back(e);
@@ -262,6 +264,8 @@ void Switch::admit_arrivals(const sc_time& now) {
 bool Switch::admit(Entry& e, const sc_time& now) {
   Packet& p = *e.packet;
   auto& ip = inputs_[e.in];
+  // Route lookup: one of the equal-cost ports, chosen when the header is in.
+  e.out = route_policy_.select({p.src, p.dst, p.flow}, routes_[p.dst], egress_queued_, now.to_seconds());
   auto& o = outputs_[e.out];
   const int in_vl = p.vl;
   e.vl = params_.vl_of(p.sl);
@@ -330,6 +334,7 @@ void Switch::enqueue(Entry e) {
   auto& o = outputs_[e.out];
   o.vl_bytes[e.vl] += e.charged;
   o.bytes += e.charged;
+  egress_queued_[e.out] = o.bytes;
   // Output-side queues take packets from many inputs: keep them in ready order.
   auto pos = queue.end();
   while (pos != queue.begin() && std::prev(pos)->ready > e.ready) --pos;

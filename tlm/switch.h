@@ -33,6 +33,7 @@
 #include "hw/allocator.h"
 #include "hw/egress_scheduler.h"
 #include "hw/flow_control.h"
+#include "hw/routing.h"
 #include "hw/units.h"
 #include "sim/stats.h"
 #include "tlm/clock.h"
@@ -109,7 +110,8 @@ struct SwitchParams {
   std::uint16_t pause_quanta = 65535;                        ///< quanta in each PAUSE frame
   MarkingParams ecn;                                         ///< RED marking of ECT packets (RoCE) / FECN (IB)
   MarkingParams wred;                                        ///< weighted RED drops (lossy links)
-  std::uint64_t seed = 1;                                    ///< random stream (marking, pim)
+  hw::RoutingParams routing;                                 ///< choice among equal-cost output ports
+  std::uint64_t seed = 1;                                    ///< random stream (marking, pim); also salts the ECMP hash
 
   /// Throws std::invalid_argument naming the field when out of range.
   void validate() const;
@@ -131,8 +133,10 @@ class Switch : public sc_core::sc_module {
   SC_HAS_PROCESS(Switch);
   Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketPool& pool, stats::Registry& stats);
 
-  /// Forwarding table: packets for endpoint `dst` leave on `port`.
-  void set_route(int dst, int port);
+  /// Forwarding table: packets for endpoint `dst` leave on one of `ports` (equal cost).
+  void set_routes(int dst, std::vector<int> ports);
+  /// The forwarding table (for `fabricsim routes`).
+  const std::vector<std::vector<int>>& routes() const { return routes_; }
   /// Binds output `port` to its link and the downstream receive buffer per VL it fills.
   void attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl);
   /// Binds input `port` to its incoming link.
@@ -215,7 +219,9 @@ class Switch : public sc_core::sc_module {
   PacketPool& pool_;
   ClockDomain clock_;
   sc_core::sc_time to_allocator_, grant_to_wire_;
-  std::vector<int> routes_;
+  std::vector<std::vector<int>> routes_;
+  hw::RoutePolicy route_policy_;
+  std::vector<std::uint64_t> egress_queued_;  // bytes queued per output (adaptive routing)
   std::vector<InputPort> inputs_;
   std::vector<OutputPort> outputs_;
   std::vector<std::deque<Entry>> queues_;

@@ -136,6 +136,7 @@ void Switch::transmit(std::deque<Entry>& queue, const sc_time& now) {
   if (input_queued()) ip.read_free = read_out;
   o.vl_bytes[e.vl] -= e.charged;
   o.bytes -= e.charged;
+  egress_queued_[e.out] = o.bytes;
   const int in_vl = p.vl;
   o.scheduler->update_state(e.vl, e.frame_bytes);
   p.vl = static_cast<std::uint8_t>(e.vl);

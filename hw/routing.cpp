@@ -1,0 +1,65 @@
+#include "hw/routing.h"
+
+#include <stdexcept>
+
+#include "hw/seed.h"
+
+namespace fabricsim::hw {
+
+std::string_view to_string(RoutingAlgorithm a) {
+  switch (a) {
+    case RoutingAlgorithm::d_mod_k: return "d_mod_k";
+    case RoutingAlgorithm::ecmp: return "ecmp";
+    case RoutingAlgorithm::flowlet: return "flowlet";
+    case RoutingAlgorithm::spray: return "spray";
+    case RoutingAlgorithm::adaptive: return "adaptive";
+  }
+  return "?";
+}
+
+const std::vector<RoutingAlgorithm>& all_routing_algorithms() {
+  static const std::vector<RoutingAlgorithm> v{RoutingAlgorithm::d_mod_k, RoutingAlgorithm::ecmp,
+                                               RoutingAlgorithm::flowlet, RoutingAlgorithm::spray,
+                                               RoutingAlgorithm::adaptive};
+  return v;
+}
+
+RoutePolicy::RoutePolicy(const RoutingParams& params, std::uint64_t switch_salt)
+    : params_(params), salt_(params.per_switch_hash ? switch_salt : 0) {
+  if (params_.flowlet_timeout_s < 0) throw std::invalid_argument("flowlet_timeout must not be negative");
+}
+
+std::uint64_t RoutePolicy::hash(const RouteKey& key, std::uint64_t extra) const {
+  // A mixing hash of the 5-tuple stand-ins; the same seed and salt give the same paths.
+  std::uint64_t h = mix_seed(params_.hash_seed ^ salt_, static_cast<std::uint64_t>(key.src));
+  h = mix_seed(h, static_cast<std::uint64_t>(key.dst));
+  h = mix_seed(h, key.flow);
+  return extra ? mix_seed(h, extra) : h;
+}
+
+int RoutePolicy::select(const RouteKey& key, const std::vector<int>& candidates,
+                        const std::vector<std::uint64_t>& queued_bytes, double now_s) {
+  const std::size_t k = candidates.size();
+  if (k == 1) return candidates[0];
+  switch (params_.algorithm) {
+    case RoutingAlgorithm::d_mod_k: return candidates[static_cast<std::size_t>(key.dst) % k];
+    case RoutingAlgorithm::ecmp: return candidates[hash(key, 0) % k];
+    case RoutingAlgorithm::flowlet: {
+      const std::uint64_t id = hash(key, 0);
+      Flowlet& f = flowlets_[id];
+      if (f.last_s >= 0 && now_s - f.last_s > params_.flowlet_timeout_s) ++f.epoch;
+      f.last_s = now_s;
+      return candidates[hash(key, f.epoch + 1) % k];
+    }
+    case RoutingAlgorithm::spray: return candidates[spray_next_++ % k];
+    case RoutingAlgorithm::adaptive: {
+      std::size_t best = hash(key, 0) % k;
+      for (std::size_t i = 0; i < k; ++i)
+        if (queued_bytes[candidates[i]] < queued_bytes[candidates[best]]) best = i;
+      return candidates[best];
+    }
+  }
+  return candidates[0];
+}
+
+}  // namespace fabricsim::hw

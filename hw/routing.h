@@ -1,0 +1,58 @@
+// Route selection among equal-cost next hops: the decision of the route-lookup
+// stage once the forwarding table has given the candidate output ports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace fabricsim::hw {
+
+/// How a switch picks one of several equal-cost output ports.
+enum class RoutingAlgorithm {
+  d_mod_k,   ///< deterministic: destination mod k (D-mod-k, Zahavi et al.)
+  ecmp,      ///< hash of (src, dst, flow): one path per flow, collisions show
+  flowlet,   ///< re-hash a flow after an idle gap > flowlet_timeout (LetFlow, NSDI 2017)
+  spray,     ///< per packet, round robin over the candidates
+  adaptive,  ///< per packet, the candidate with the least queued bytes (ties by hash)
+};
+std::string_view to_string(RoutingAlgorithm a);
+const std::vector<RoutingAlgorithm>& all_routing_algorithms();
+
+struct RoutingParams {
+  RoutingAlgorithm algorithm = RoutingAlgorithm::ecmp;  ///< selection policy
+  std::uint64_t hash_seed = 0;                          ///< ECMP hash seed
+  bool per_switch_hash = true;                          ///< salt the hash per switch; false: every switch hashes alike (polarisation)
+  double flowlet_timeout_s = 1e-6;                      ///< idle gap that starts a new flowlet [s]
+};
+
+/// Header fields the hash reads.
+struct RouteKey {
+  int src = 0;
+  int dst = 0;
+  std::uint32_t flow = 0;
+};
+
+class RoutePolicy {
+ public:
+  RoutePolicy(const RoutingParams& params, std::uint64_t switch_salt);
+  /// Picks one of `candidates` (output ports, non-empty); `queued_bytes[port]` is
+  /// each output's queue depth (adaptive); `now_s` the packet's arrival time (flowlet).
+  int select(const RouteKey& key, const std::vector<int>& candidates, const std::vector<std::uint64_t>& queued_bytes,
+             double now_s);
+
+ private:
+  std::uint64_t hash(const RouteKey& key, std::uint64_t extra) const;
+  struct Flowlet {
+    double last_s = -1;
+    std::uint64_t epoch = 0;
+  };
+  RoutingParams params_;
+  std::uint64_t salt_;
+  std::uint64_t spray_next_ = 0;
+  std::unordered_map<std::uint64_t, Flowlet> flowlets_;
+};
+
+}  // namespace fabricsim::hw

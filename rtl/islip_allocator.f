@@ -1,0 +1,3 @@
+// iSLIP switch allocator (top: islip_allocator). Paths are relative to this file (use with -F).
+rr_select.sv
+islip_allocator.sv

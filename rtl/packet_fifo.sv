@@ -1,0 +1,107 @@
+// Packet FIFO with cut-through and store-and-forward read modes: RTL twin of
+// hw::PacketFifo (hw/packet_fifo.h).
+//
+// Words of packets go in with a last-word flag. In cut-through (saf_i = 0) the
+// head word is readable as soon as it is stored, so a packet can leave while its
+// tail is still arriving (and the reader may stall mid-packet when it catches up
+// with the writer). In store-and-forward (saf_i = 1) the head word is readable
+// only while a complete packet (its last word) is stored. saf_i is sampled every
+// cycle; switch it between packets. A store-and-forward packet longer than Depth
+// words can never become readable: size Depth for the largest packet.
+//
+// Timing: wr_ready_o, rd_valid_o, rd_data_o and rd_last_o are combinational from
+// the registers (and saf_i); a word written at an edge is readable from the next
+// cycle on; a full FIFO does not accept a write in the cycle it is read (no
+// read-to-write bypass). Transfers happen at the rising edge where valid and
+// ready are both high (AXI-Stream style handshake).
+
+`default_nettype none
+
+module packet_fifo #(
+  parameter int unsigned DataW = 64,  // word width in bits
+  parameter int unsigned Depth = 16,  // capacity in words, >= 2
+  localparam int unsigned PtrW = $clog2(Depth),      // storage address width
+  localparam int unsigned CntW = $clog2(Depth + 1)   // word/packet count width
+) (
+  // Clock and reset
+  input  logic             clk_i,       // rising edge transfers words
+  input  logic             rst_ni,      // asynchronous, active low: empty
+
+  // Mode
+  input  logic             saf_i,       // 1: store-and-forward, 0: cut-through
+
+  // Write side
+  input  logic             wr_valid_i,  // a word is offered
+  input  logic [DataW-1:0] wr_data_i,   // the word
+  input  logic             wr_last_i,   // it is the last word of its packet
+  output logic             wr_ready_o,  // there is room for a word
+
+  // Read side
+  output logic             rd_valid_o,  // the head word may leave
+  output logic [DataW-1:0] rd_data_o,   // the head word
+  output logic             rd_last_o,   // it is the last word of its packet
+  input  logic             rd_ready_i,  // the reader takes the head word
+
+  // Status
+  output logic [CntW-1:0]  words_o,     // words stored
+  output logic [CntW-1:0]  packets_o    // complete packets stored (last words)
+);
+
+  if (Depth < 2) begin : g_bad_depth
+    $error("packet_fifo: Depth must be at least 2");
+  end
+
+  logic [DataW:0]   mem_q [Depth];          // {last, data} per slot
+  logic [PtrW-1:0]  wr_ptr_d, wr_ptr_q;     // next slot to write
+  logic [PtrW-1:0]  rd_ptr_d, rd_ptr_q;     // head slot
+  logic [CntW-1:0]  words_d, words_q;       // words stored
+  logic [CntW-1:0]  packets_d, packets_q;   // last words stored
+
+  logic do_write, do_read;
+
+  assign wr_ready_o = words_q != CntW'(Depth);
+  assign rd_valid_o = (words_q != '0) && (!saf_i || (packets_q != '0));
+  assign rd_data_o  = mem_q[rd_ptr_q][DataW-1:0];
+  assign rd_last_o  = mem_q[rd_ptr_q][DataW];
+
+  assign do_write = wr_valid_i && wr_ready_o;
+  assign do_read  = rd_valid_o && rd_ready_i;
+
+  function automatic logic [PtrW-1:0] next_ptr(logic [PtrW-1:0] ptr);
+    return (ptr == PtrW'(Depth - 1)) ? '0 : ptr + 1'b1;
+  endfunction
+
+  always_comb begin
+    wr_ptr_d  = do_write ? next_ptr(wr_ptr_q) : wr_ptr_q;
+    rd_ptr_d  = do_read ? next_ptr(rd_ptr_q) : rd_ptr_q;
+    words_d   = words_q + CntW'(do_write) - CntW'(do_read);
+    packets_d = packets_q + CntW'(do_write && wr_last_i) - CntW'(do_read && rd_last_o);
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wr_ptr_q  <= '0;
+      rd_ptr_q  <= '0;
+      words_q   <= '0;
+      packets_q <= '0;
+    end else begin
+      wr_ptr_q  <= wr_ptr_d;
+      rd_ptr_q  <= rd_ptr_d;
+      words_q   <= words_d;
+      packets_q <= packets_d;
+    end
+  end
+
+  // Storage: no reset, a slot is only read after it was written.
+  always_ff @(posedge clk_i) begin
+    if (do_write) begin
+      mem_q[wr_ptr_q] <= {wr_last_i, wr_data_i};
+    end
+  end
+
+  assign words_o   = words_q;
+  assign packets_o = packets_q;
+
+endmodule
+
+`default_nettype wire

@@ -1,0 +1,227 @@
+// run_simulation: elaborate, simulate, and turn the statistics registry and
+// link counters into results.json (layout in README.md, schema_version 2).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "sim/fabric.h"
+
+namespace fabricsim::sim {
+
+using sc_core::sc_time;
+using tlm_fabric::to_sc;
+
+namespace {
+
+// Per-endpoint throughput and latency.
+nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& registry, double window_s) {
+  nlohmann::json endpoints = nlohmann::json::array();
+  for (const auto& nic : fabric.nics()) {
+    const std::string base = nic->name();
+    auto counter = [&](const std::string& s) { return registry.find_counter(base + "." + s)->value(); };
+    auto dist = [&](const std::string& s) { return registry.find_distribution(base + "." + s)->summary(); };
+    // Normalised to the link's data rate in wire bytes, like the offered load.
+    const double rate = fabric.uplink(nic->id()).timing().data_rate().bps();
+    const auto load = [&](const char* c) { return window_s > 0 ? counter(c) * 8.0 / window_s / rate : 0.0; };
+    endpoints.push_back({{"name", base},
+                         {"id", nic->id()},
+                         {"tx_packets", counter("tx_packets")},
+                         {"rx_packets", counter("rx_packets")},
+                         {"rx_messages", counter("rx_messages")},
+                         {"rx_out_of_order", counter("rx_out_of_order")},
+                         {"rx_throughput_gbps", window_s > 0 ? counter("rx_window_payload_bytes") * 8.0 / window_s / 1e9 : 0.0},
+                         {"accepted_load", load("rx_window_wire_bytes")},
+                         {"injected_load", load("tx_window_wire_bytes")},
+                         {"send_queue_messages", nic->send_queue_depth()},
+                         {"packet_latency_ns", dist("packet_latency")},
+                         {"network_latency_ns", dist("network_latency")},
+                         {"message_latency_ns", dist("message_latency")}});
+  }
+  return endpoints;
+}
+
+// Per connected switch port: link utilisation and per-VL flow-control counters.
+nlohmann::json port_results(const Fabric& fabric, const stats::Registry& registry, double end_s, std::uint64_t& dropped) {
+  nlohmann::json ports = nlohmann::json::array();
+  const int vls = fabric.config().switch_params.vls;
+  for (std::size_t s = 0; s < fabric.switches().size(); ++s) {
+    const auto& sw = *fabric.switches()[s];
+    for (std::size_t p = 0; p < fabric.port_links()[s].size(); ++p) {
+      const PortLinks& pl = fabric.port_links()[s][p];
+      if (!pl.egress) continue;
+      const std::string name = std::string(sw.name()) + ".port" + std::to_string(p);
+      nlohmann::json per_vl = nlohmann::json::array();
+      for (int vl = 0; vl < vls; ++vl) {
+        const std::string pv = name + ".vl" + std::to_string(vl);
+        const auto drops = registry.find_counter(pv + ".drops")->value();
+        dropped += drops;
+        per_vl.push_back({{"vl", vl},
+                          {"drops", drops},
+                          {"pause_sent", registry.find_counter(pv + ".pause_sent")->value()},
+                          {"pause_received", registry.find_counter(pv + ".pause_received")->value()},
+                          {"egress_paused_ns", sw.egress_paused_seconds(static_cast<int>(p), vl) * 1e9},
+                          {"credit_stall_ns", sw.credit_stall_seconds(static_cast<int>(p), vl) * 1e9},
+                          {"ecn_marks", registry.find_counter(pv + ".ecn_marks")->value()}});
+      }
+      ports.push_back({{"name", name},
+                       {"peer", pl.peer},
+                       {"tier", pl.tier},
+                       {"ingress_utilisation", pl.ingress->counters().busy.to_seconds() / end_s},
+                       {"egress_utilisation", pl.egress->counters().busy.to_seconds() / end_s},
+                       {"ingress_packets", pl.ingress->counters().packets},
+                       {"egress_packets", pl.egress->counters().packets},
+                       {"vls", per_vl}});
+    }
+  }
+  return ports;
+}
+
+// Link utilisation per tier and its imbalance (max / mean): ECMP collisions show here.
+nlohmann::json tier_results(const Fabric& fabric, double end_s) {
+  std::map<std::string, std::vector<double>> by_tier;
+  for (std::size_t s = 0; s < fabric.switches().size(); ++s)
+    for (const PortLinks& pl : fabric.port_links()[s])
+      if (pl.egress) by_tier[pl.tier].push_back(pl.egress->counters().busy.to_seconds() / end_s);
+  nlohmann::json tiers = nlohmann::json::object();
+  for (const auto& [tier, u] : by_tier) {
+    double sum = 0, mx = 0, mn = 1e300;
+    for (double x : u) {
+      sum += x;
+      mx = std::max(mx, x);
+      mn = std::min(mn, x);
+    }
+    const double mean = sum / static_cast<double>(u.size());
+    tiers[tier] = {{"links", u.size()}, {"mean_utilisation", mean}, {"max_utilisation", mx},
+                   {"min_utilisation", mn}, {"imbalance", mean > 0 ? mx / mean : 0.0}};
+  }
+  return tiers;
+}
+
+}  // namespace
+
+nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log) {
+  stats::Registry registry;
+  Fabric fabric("fabric", config, registry);
+  if (packet_log) {
+    *packet_log << tlm_fabric::Nic::packet_log_header();
+    fabric.set_packet_log(packet_log);
+  }
+  const auto wall_start = std::chrono::steady_clock::now();
+  sc_core::sc_start(to_sc(config.simulation.duration));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  const double end_s = sc_core::sc_time_stamp().to_seconds();
+  const double window_s = end_s - config.simulation.warmup.in_seconds();
+  nlohmann::json r;
+  r["schema_version"] = kResultsSchemaVersion;
+  r["fabricsim_version"] = "0.1.0";
+  r["config_file"] = config.file;
+  r["config"] = config.echo;
+  r["seed"] = config.simulation.seed;
+  r["simulated_time_ns"] = end_s * 1e9;
+  r["measurement_window_ns"] = {config.simulation.warmup.in_ns(), end_s * 1e9};
+  r["topology"] = {{"kind", to_string(config.topology.kind)},
+                   {"switches", fabric.switches().size()},
+                   {"endpoints", fabric.nics().size()}};
+
+  const nlohmann::json endpoints = endpoint_results(fabric, registry, window_s);
+  std::uint64_t injected = 0, delivered = 0, dropped = 0, activations = 0, hops = 0;
+  double accepted_sum = 0, offered_sum = 0;
+  for (const auto& e : endpoints) {
+    injected += e["tx_packets"].get<std::uint64_t>();
+    delivered += e["rx_packets"].get<std::uint64_t>();
+    accepted_sum += e["accepted_load"].get<double>();
+    offered_sum += e["injected_load"].get<double>();
+  }
+  const nlohmann::json ports = port_results(fabric, registry, end_s, dropped);
+  for (const auto& link : fabric.all_links()) hops += link->counters().packets;
+  const nlohmann::json all_stats = registry.to_json();
+  for (const auto& [name, value] : all_stats.items())
+    if (name.size() > 12 && name.compare(name.size() - 12, 12, ".activations") == 0)
+      activations += value["value"].get<std::uint64_t>();
+
+  stats::Distribution network, packet;
+  for (const auto& nic : fabric.nics()) {
+    network.merge(*registry.find_distribution(std::string(nic->name()) + ".network_latency"));
+    packet.merge(*registry.find_distribution(std::string(nic->name()) + ".packet_latency"));
+  }
+  const double n_ep = static_cast<double>(fabric.nics().size());
+  // In flight = packets still held anywhere (pool slots not yet released):
+  // counted independently, so injected = delivered + dropped + in_flight is a check.
+  r["packets"] = {{"injected", injected},
+                  {"delivered", delivered},
+                  {"dropped", dropped},
+                  {"in_flight", fabric.pool().in_use()}};
+  r["throughput"] = {{"accepted_load", accepted_sum / n_ep},
+                     {"injected_load", offered_sum / n_ep},
+                     {"offered_load", config.traffic.load}};
+  r["latency"] = {{"network_latency_ns", network.summary()}, {"packet_latency_ns", packet.summary()}};
+  r["endpoints"] = endpoints;
+  r["ports"] = ports;
+  r["tiers"] = tier_results(fabric, end_s);
+  r["stats"] = all_stats;
+  r["timeseries"] = fabric.timeseries();
+  r["simulator"] = {{"wall_time_s", wall},
+                    {"process_activations", activations},
+                    {"packet_hops", hops},
+                    {"packet_hops_per_wall_second", wall > 0 ? hops / wall : 0.0}};
+  return r;
+}
+
+std::string summary_table(const nlohmann::json& r) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-10s %10s %10s %12s %12s %12s %12s\n", "endpoint", "tx pkts", "rx pkts",
+                "rx Gb/s", "p50 ns", "p99 ns", "max ns");
+  out << line;
+  const auto& eps = r["endpoints"];
+  // Large fabrics: the first 16 endpoints, then the fabric-wide summary.
+  for (std::size_t i = 0; i < eps.size() && i < 16; ++i) {
+    const auto& e = eps[i];
+    const auto& l = e["network_latency_ns"];
+    std::snprintf(line, sizeof line, "%-10s %10llu %10llu %12.2f %12.1f %12.1f %12.1f\n",
+                  e["name"].get<std::string>().c_str(), e["tx_packets"].get<unsigned long long>(),
+                  e["rx_packets"].get<unsigned long long>(), e["rx_throughput_gbps"].get<double>(),
+                  l["p50"].get<double>(), l["p99"].get<double>(), l["max"].get<double>());
+    out << line;
+  }
+  if (eps.size() > 16) out << "... (" << eps.size() - 16 << " more endpoints in results.json)\n";
+  const auto& l = r["latency"]["network_latency_ns"];
+  std::snprintf(line, sizeof line, "all endpoints: network latency p50 %.1f ns, p99 %.1f ns, p99.9 %.1f ns, max %.1f ns\n",
+                l["p50"].get<double>(), l["p99"].get<double>(), l["p99.9"].get<double>(), l["max"].get<double>());
+  out << line;
+  const auto& t = r["throughput"];
+  std::snprintf(line, sizeof line, "accepted load %.4f of line rate (injected %.4f)\n", t["accepted_load"].get<double>(),
+                t["injected_load"].get<double>());
+  out << line;
+  const auto& p = r["packets"];
+  out << "packets: injected " << p["injected"] << ", delivered " << p["delivered"] << ", dropped " << p["dropped"]
+      << ", in flight " << p["in_flight"] << "\n";
+  const auto& s = r["simulator"];
+  std::snprintf(line, sizeof line, "simulated %.3f us in %.3f s wall (%.0f packet-hops/s)\n",
+                r["simulated_time_ns"].get<double>() / 1e3, s["wall_time_s"].get<double>(),
+                s["packet_hops_per_wall_second"].get<double>());
+  out << line;
+  return out.str();
+}
+
+std::string route_tables(const FabricConfig& config) {
+  const TopologyGraph g = build_graph(config.topology);
+  const auto routes = minimal_routes(g);
+  std::ostringstream out;
+  out << "# topology " << to_string(config.topology.kind) << ": " << g.switches.size() << " switches, "
+      << g.endpoints() << " endpoints; routing " << hw::to_string(config.routing.algorithm) << "\n";
+  for (std::size_t s = 0; s < g.switches.size(); ++s) {
+    out << g.switches[s].name << " (radix " << g.switches[s].radix << ")\n";
+    for (int e = 0; e < g.endpoints(); ++e) {
+      out << "  ep" << e << " ->";
+      for (int p : routes[s][e]) out << " p" << p;
+      out << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace fabricsim::sim

@@ -1,0 +1,210 @@
+#include "sim/topology.h"
+
+#include <cmath>
+#include <deque>
+#include <map>
+#include <stdexcept>
+
+namespace fabricsim::sim {
+
+int LeafSpineParams::hosts_per_leaf() const {
+  // radix = hosts + uplinks and hosts = oversubscription x uplinks.
+  return static_cast<int>(std::lround(radix * oversubscription / (1.0 + oversubscription)));
+}
+
+int LeafSpineParams::spines() const { return radix - hosts_per_leaf(); }
+
+int TopologyParams::endpoint_count() const {
+  switch (kind) {
+    case TopologyKind::single_switch: return endpoints;
+    case TopologyKind::leaf_spine: return leaf_spine.leaf_count() * leaf_spine.hosts_per_leaf();
+    case TopologyKind::fat_tree: return fat_tree_k * fat_tree_k * fat_tree_k / 4;
+    case TopologyKind::explicit_graph: return explicit_graph.endpoints;
+  }
+  return 0;
+}
+
+std::string_view to_string(TopologyKind k) {
+  switch (k) {
+    case TopologyKind::single_switch: return "single_switch";
+    case TopologyKind::leaf_spine: return "leaf_spine";
+    case TopologyKind::fat_tree: return "fat_tree";
+    case TopologyKind::explicit_graph: return "explicit";
+  }
+  return "?";
+}
+
+namespace {
+
+// Adds switches and wires ports in order of cable creation.
+struct Builder {
+  TopologyGraph g;
+  std::vector<int> next_port;
+
+  int add_switch(const std::string& name, int level) {
+    g.switches.push_back({name, 0, level});
+    next_port.push_back(0);
+    return static_cast<int>(g.switches.size()) - 1;
+  }
+  void add_host(int sw) {
+    g.host_switch.push_back(sw);
+    g.host_port.push_back(next_port[sw]++);
+  }
+  void connect(int a, int b, const std::string& tier) {
+    g.cables.push_back({a, next_port[a]++, b, next_port[b]++, tier});
+  }
+  TopologyGraph done() {
+    for (std::size_t s = 0; s < g.switches.size(); ++s) g.switches[s].radix = std::max(next_port[s], 2);
+    return g;
+  }
+};
+
+TopologyGraph leaf_spine(const LeafSpineParams& p) {
+  const int hosts = p.hosts_per_leaf(), spines = p.spines(), leaves = p.leaf_count();
+  if (hosts < 1 || spines < 1)
+    throw std::invalid_argument("leaf_spine radix " + std::to_string(p.radix) + " with oversubscription " +
+                                std::to_string(p.oversubscription) + " leaves no host or no uplink port");
+  if (leaves < 2 || leaves > p.radix)
+    throw std::invalid_argument("leaf_spine leaves must be in 2..radix (" + std::to_string(p.radix) +
+                                "), got " + std::to_string(leaves));
+  Builder b;
+  for (int l = 0; l < leaves; ++l) b.add_switch("leaf" + std::to_string(l), 0);
+  for (int s = 0; s < spines; ++s) b.add_switch("spine" + std::to_string(s), 1);
+  for (int l = 0; l < leaves; ++l)
+    for (int h = 0; h < hosts; ++h) b.add_host(l);
+  for (int l = 0; l < leaves; ++l)
+    for (int s = 0; s < spines; ++s) b.connect(l, leaves + s, "leaf-spine");
+  return b.done();
+}
+
+TopologyGraph fat_tree(int k) {
+  if (k < 2 || k % 2 != 0 || k > 64) throw std::invalid_argument("fat_tree k must be even and in 2..64");
+  const int half = k / 2;
+  Builder b;
+  // Pods of k/2 edge and k/2 aggregation switches, (k/2)^2 core switches.
+  std::vector<int> edge, agg, core;
+  for (int p = 0; p < k; ++p)
+    for (int i = 0; i < half; ++i) edge.push_back(b.add_switch("edge" + std::to_string(p * half + i), 0));
+  for (int p = 0; p < k; ++p)
+    for (int i = 0; i < half; ++i) agg.push_back(b.add_switch("agg" + std::to_string(p * half + i), 1));
+  for (int c = 0; c < half * half; ++c) core.push_back(b.add_switch("core" + std::to_string(c), 2));
+  for (int e : edge)
+    for (int h = 0; h < half; ++h) b.add_host(e);
+  for (int p = 0; p < k; ++p)
+    for (int i = 0; i < half; ++i)
+      for (int j = 0; j < half; ++j) b.connect(edge[p * half + i], agg[p * half + j], "edge-agg");
+  // Aggregation switch j of every pod connects to core switches j*k/2 .. j*k/2 + k/2 - 1.
+  for (int p = 0; p < k; ++p)
+    for (int j = 0; j < half; ++j)
+      for (int c = 0; c < half; ++c) b.connect(agg[p * half + j], core[j * half + c], "agg-core");
+  return b.done();
+}
+
+TopologyGraph explicit_graph(const ExplicitParams& p) {
+  Builder b;
+  for (int s = 0; s < p.switches; ++s) b.add_switch("sw" + std::to_string(s), 0);
+  std::vector<int> host(p.endpoints, -1);
+  auto parse = [&](const std::string& name, char& kind) {
+    kind = name.rfind("sw", 0) == 0 ? 's' : name.rfind("ep", 0) == 0 ? 'e' : '?';
+    std::size_t pos = 0;
+    int idx = -1;
+    try {
+      idx = std::stoi(name.substr(2), &pos);
+    } catch (...) {
+      kind = '?';
+    }
+    const int limit = kind == 's' ? p.switches : p.endpoints;
+    if (kind == '?' || pos + 2 != name.size() || idx < 0 || idx >= limit)
+      throw std::invalid_argument("unknown node '" + name + "'; nodes are sw0..sw" + std::to_string(p.switches - 1) +
+                                  " and ep0..ep" + std::to_string(p.endpoints - 1));
+    return idx;
+  };
+  std::vector<std::pair<int, int>> hosts;  // endpoint, switch in cable order
+  for (const auto& [x, y] : p.cables) {
+    char kx, ky;
+    const int ix = parse(x, kx), iy = parse(y, ky);
+    if (kx == 'e' && ky == 'e') throw std::invalid_argument("cable " + x + " - " + y + " joins two endpoints");
+    if (kx == 's' && ky == 's') {
+      if (ix == iy) throw std::invalid_argument("cable " + x + " - " + y + " loops a switch to itself");
+      b.connect(ix, iy, "switch-switch");
+      continue;
+    }
+    const int e = kx == 'e' ? ix : iy, s = kx == 'e' ? iy : ix;
+    if (host[e] >= 0) throw std::invalid_argument("endpoint ep" + std::to_string(e) + " has two cables (one NIC port)");
+    host[e] = s;
+    hosts.emplace_back(e, s);
+  }
+  for (int e = 0; e < p.endpoints; ++e)
+    if (host[e] < 0) throw std::invalid_argument("endpoint ep" + std::to_string(e) + " has no cable");
+  // Hosts get ports in cable order; keep endpoint ids as the index.
+  b.g.host_switch.assign(p.endpoints, -1);
+  b.g.host_port.assign(p.endpoints, -1);
+  for (const auto& [e, s] : hosts) {
+    b.g.host_switch[e] = s;
+    b.g.host_port[e] = b.next_port[s]++;
+  }
+  return b.done();
+}
+
+}  // namespace
+
+TopologyGraph build_graph(const TopologyParams& params) {
+  switch (params.kind) {
+    case TopologyKind::single_switch: {
+      Builder b;
+      b.add_switch("sw0", 0);
+      for (int e = 0; e < params.endpoints; ++e) b.add_host(0);
+      return b.done();
+    }
+    case TopologyKind::leaf_spine: return leaf_spine(params.leaf_spine);
+    case TopologyKind::fat_tree: return fat_tree(params.fat_tree_k);
+    case TopologyKind::explicit_graph: return explicit_graph(params.explicit_graph);
+  }
+  return {};
+}
+
+std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g) {
+  const int n = static_cast<int>(g.switches.size());
+  // Adjacency: (neighbour switch, local port).
+  std::vector<std::vector<std::pair<int, int>>> adj(n);
+  for (const Cable& c : g.cables) {
+    adj[c.a].push_back({c.b, c.a_port});
+    adj[c.b].push_back({c.a, c.b_port});
+  }
+  std::vector<std::vector<std::vector<int>>> routes(n, std::vector<std::vector<int>>(g.endpoints()));
+  // Distances from each switch that hosts endpoints; shared by its endpoints.
+  std::map<int, std::vector<int>> dist_from;
+  for (int e = 0; e < g.endpoints(); ++e) {
+    const int root = g.host_switch[e];
+    auto it = dist_from.find(root);
+    if (it == dist_from.end()) {
+      std::vector<int> d(n, -1);
+      std::deque<int> q{root};
+      d[root] = 0;
+      while (!q.empty()) {
+        const int s = q.front();
+        q.pop_front();
+        for (const auto& [t, port] : adj[s])
+          if (d[t] < 0) {
+            d[t] = d[s] + 1;
+            q.push_back(t);
+          }
+      }
+      it = dist_from.emplace(root, std::move(d)).first;
+    }
+    const std::vector<int>& d = it->second;
+    for (int s = 0; s < n; ++s) {
+      if (s == root) {
+        routes[s][e] = {g.host_port[e]};
+        continue;
+      }
+      if (d[s] < 0)
+        throw std::invalid_argument("endpoint ep" + std::to_string(e) + " is unreachable from switch " + g.switches[s].name);
+      for (const auto& [t, port] : adj[s])
+        if (d[t] == d[s] - 1) routes[s][e].push_back(port);
+    }
+  }
+  return routes;
+}
+
+}  // namespace fabricsim::sim
