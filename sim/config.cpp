@@ -116,6 +116,8 @@ void read_marking(ConfigMap m, tlm_fabric::MarkingParams& k) {
   k.curve.kmax_bytes = m.size("kmax", Size::bytes(k.curve.kmax_bytes), Size::bytes(0), Size::kib(1024 * 1024)).in_bytes();
   k.curve.pmax = m.number("pmax", k.curve.pmax, 0.0, 1.0);
   if (k.curve.kmax_bytes < k.curve.kmin_bytes) m.fail("kmax", "must not be below kmin (" + hw::to_string(Size::bytes(k.curve.kmin_bytes)) + ")");
+  // Kmax = 0 would act on every packet that joins a non-empty queue.
+  if (k.enabled && k.curve.kmax_bytes == 0) m.fail("kmax", "must be above 0 when enabled");
   m.finish();
 }
 
@@ -176,7 +178,7 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing) 
   s.output_buffer = m.size("output_buffer", s.output_buffer, Size::bytes(64), max_buffer);
   s.shared_buffer = m.size("shared_buffer", s.shared_buffer, Size::bytes(64), max_buffer);
   s.alpha = m.number("alpha", s.alpha, 1.0 / 128, 128);
-  s.speedup = static_cast<int>(m.integer("speedup", s.speedup, 1, s.ports));
+  s.speedup = static_cast<int>(m.integer("speedup", s.speedup, 1, 256));  // above the radix acts as the radix
   s.cell_bytes = static_cast<std::uint32_t>(m.size("cell_size", Size::bytes(s.cell_bytes), Size::bytes(1), Size::kib(16)).in_bytes());
   s.credit_return_latency = m.time("credit_return_latency", s.credit_return_latency, Time::seconds(0), Time::us(100));
   s.allocator = m.choice("allocator", s.allocator, hw::allocator_names());
@@ -191,6 +193,21 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing) 
                                                                          {"tc_dwrr", tlm_fabric::EgressSchedulerKind::tc_dwrr}});
   read_vl_arbitration(m.map("vl_arbitration"), s.vl_arb, s.vls);
   read_tc_scheduler(m.map("tc_scheduler"), s.tc, s.vls);
+  if (s.egress_scheduler == tlm_fabric::EgressSchedulerKind::tc_dwrr && s.vls > 8)
+    m.fail("vls", "Ethernet has 8 traffic classes; tc_dwrr takes vls 1..8, got " + std::to_string(s.vls));
+  if (s.egress_scheduler == tlm_fabric::EgressSchedulerKind::ib_vl_arb &&
+      (!s.vl_arb.high.empty() || !s.vl_arb.low.empty())) {
+    // A VL in neither table (or only with weight 0) would never be sent.
+    for (int vl = 0; vl < s.vls; ++vl) {
+      bool served = false;
+      for (const auto* t : {&s.vl_arb.high, &s.vl_arb.low})
+        for (const auto& e : *t) served = served || (e.vl == vl && e.weight > 0);
+      if (!served)
+        m.map("vl_arbitration").fail("", "VL " + std::to_string(vl) + " has no table entry with weight > 0, so its "
+                                         "packets would never be sent; list every VL 0.." + std::to_string(s.vls - 1));
+    }
+  }
+
   read_pfc(m.map("pfc"), s);
   read_marking(m.map("ecn"), s.ecn);
   read_marking(m.map("wred"), s.wred);
@@ -358,6 +375,14 @@ void read_output(ConfigMap m, OutputParams& o) {
 
 // Each receive buffer must hold one credit block and one whole MTU frame,
 // otherwise a transmitter can never collect the credits to start a packet.
+// Largest switch radix the topology builds (buffer pools scale with it).
+int max_radix(const TopologyParams& t, int single_switch_ports) {
+  if (t.kind == TopologyKind::single_switch) return single_switch_ports;
+  int radix = 2;
+  for (const auto& s : build_graph(t).switches) radix = std::max(radix, s.radix);
+  return radix;
+}
+
 void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_block) {
   const std::uint64_t frame = hw::PhyTiming(c.link.phy).frame_bytes(c.nic.mtu.in_bytes());
   const std::uint64_t need = std::max<std::uint64_t>((frame + credit_block - 1) / credit_block, 1) * credit_block;
@@ -376,15 +401,22 @@ void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_b
     check("switch", "input_buffer", c.switch_params.input_buffer);
     check("nic", "rx_buffer", c.nic.rx_buffer);
     const auto& sp = c.switch_params;
-    if (sp.buffer == tlm_fabric::BufferOrganisation::shared_memory &&
-        sp.shared_buffer.in_bytes() < sp.input_buffer.in_bytes() * static_cast<std::uint64_t>(sp.ports))
+    // Worst case a credit block's packet takes a whole buffer cell.
+    const int radix = max_radix(c.topology, sp.ports);
+    const std::uint64_t cell_factor = std::max<std::uint64_t>(1, (sp.cell_bytes + credit_block - 1) / credit_block);
+    const std::uint64_t need_pool = sp.input_buffer.in_bytes() * static_cast<std::uint64_t>(radix) * cell_factor;
+    if (sp.buffer == tlm_fabric::BufferOrganisation::shared_memory && sp.shared_buffer.in_bytes() < need_pool)
       top.map("switch").fail("shared_buffer", "under credit flow control the shared pool must cover every input's credit "
-                             "allotment: ports x input_buffer = " + hw::to_string(sp.input_buffer * static_cast<std::uint64_t>(sp.ports)) +
+                             "allotment in cells: radix " + std::to_string(radix) + " x input_buffer x " +
+                             std::to_string(cell_factor) + " = " + hw::to_string(hw::Size::bytes(need_pool)) +
                              ", got " + hw::to_string(sp.shared_buffer));
   }
+  const std::uint64_t cell = c.switch_params.cell_bytes;
+  const std::uint64_t frame_cells = (frame + cell - 1) / cell * cell;
   if (c.link.flow_control == tlm_fabric::FlowControl::pfc &&
-      c.switch_params.pfc.xoff_bytes + c.switch_params.pfc.headroom_bytes < frame)
-    top.map("switch").map("pfc").fail("headroom", "xoff + headroom must hold one MTU frame (" + std::to_string(frame) + "B)");
+      c.switch_params.pfc.xoff_bytes + c.switch_params.pfc.headroom_bytes < frame_cells)
+    top.map("switch").map("pfc").fail("headroom", "xoff + headroom must hold one MTU frame in whole cells (" +
+                                                      std::to_string(frame_cells) + "B)");
 }
 
 FabricConfig build(YAML::Node root, const std::string& name, const std::vector<std::string>& overrides) {
@@ -402,11 +434,11 @@ FabricConfig build(YAML::Node root, const std::string& name, const std::vector<s
   read_nic(top.map("nic"), c.nic);
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
-  check_buffers(c, top, credit_block);
   read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.link);
   if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
     top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
                                         " (leaf_spine: radix, fat_tree: k, explicit: cables)");
+  check_buffers(c, top, credit_block);
   read_routing(top.map("routing"), c.routing);
   read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoint_count(), c.simulation);
   read_output(top.map("output"), c.output);
@@ -460,7 +492,13 @@ std::string_view to_string(TrafficPattern p) {
 }
 
 std::string_view to_string(testbench::ArrivalProcess a) {
-  return a == testbench::ArrivalProcess::poisson ? "poisson" : "periodic";
+  switch (a) {
+    case testbench::ArrivalProcess::poisson: return "poisson";
+    case testbench::ArrivalProcess::periodic: return "periodic";
+    case testbench::ArrivalProcess::bernoulli: return "bernoulli";
+    case testbench::ArrivalProcess::on_off: return "on_off";
+  }
+  return "?";
 }
 
 }  // namespace fabricsim::sim

@@ -79,7 +79,7 @@ std::string ConfigMap::child_path(const std::string& key) const {
 std::string ConfigMap::location_of(const std::string& key) const {
   const std::string full = child_path(key);
   for (const auto& o : source_->overridden)
-    if (full == o || full.rfind(o + ".", 0) == 0 || o.rfind(full + ".", 0) == 0)
+    if (full == o || full.rfind(o + ".", 0) == 0 || full.rfind(o + "[", 0) == 0 || o.rfind(full + ".", 0) == 0)
       return "--set " + o;
   if (node_.IsMap() && !key.empty())
     for (auto it = node_.begin(); it != node_.end(); ++it)
@@ -120,6 +120,7 @@ std::vector<ConfigMap> ConfigMap::list_of_maps(const std::string& key) {
   if (!has(key)) return out;
   const YAML::Node& n = node_;
   YAML::Node v = n[key];
+  if (v.IsNull()) return out;  // `key:` or `key: null` is an empty list
   if (!v.IsSequence()) fail(key, "expected a list");
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (!v[i].IsMap()) throw ConfigError(mark_text(source_->file, v[i].Mark()), child_path(key) + "[" + std::to_string(i) + "]", "expected a mapping of keys to values");

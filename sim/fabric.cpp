@@ -36,6 +36,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   for (std::size_t s = 0; s < graph_.switches.size(); ++s) {
     tlm_fabric::SwitchParams params = sp;
     params.ports = graph_.switches[s].radix;
+    params.speedup = std::min(params.speedup, params.ports);
     params.routing = config_.routing;
     params.seed = hw::mix_seed(sp.seed, s);
     switches_.push_back(std::make_unique<tlm_fabric::Switch>(graph_.switches[s].name.c_str(), params, pool_, stats));

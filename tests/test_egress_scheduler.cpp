@@ -321,13 +321,13 @@ TEST(TcScheduler, ClassIneligibleWhenVisitedLosesItsLeftoverDeficit) {
   p.classes = 2;
   p.quantum_bytes = 1500;
   auto s = make_tc_scheduler(p);
-  // Step 0: class 0 sends 1000 B (500 left, next 1000-B packet does not fit). Class 1 then
-  // sends 1500-B packets; class 0 is blocked at steps 1-2, when the round passes it.
+  // Step 0: class 0 sends 1000 B; 500 B are left and its next 1000-B packet does not fit, so
+  // its visit ends (step 1, class 1). At step 2 the round passes class 0 while it is blocked.
   const Served r = run(*s, 7, [](int c, int step) -> std::uint32_t {
     if (c == 1) return 1500;
-    return step == 1 || step == 2 ? 0 : 1000;
+    return step == 2 ? 0 : 1000;
   });
-  // With the 500 B kept, class 0 would send two packets at step 3 (500 + 1500 = 2000 B).
+  // With the 500 B kept, class 0 would send two packets at steps 3-4 (500 + 1500 = 2000 B).
   EXPECT_EQ(r.order, (std::vector<int>{0, 1, 1, 0, 1, 0, 0}));
 }
 

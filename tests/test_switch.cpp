@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "sim/child_run.h"
@@ -59,6 +60,16 @@ TEST(BufferOrganisation, OutputQueuedReachesFullThroughput) {
   // finite buffers and the measurement window keep it below 1.
   const json r = run(with(kSaturated, {"switch.buffer=output_queued", "switch.speedup=16"}));
   EXPECT_GT(accepted(r), 0.96);
+}
+
+TEST(BufferOrganisation, OutputQueuedNeedsCrossbarSpeedup) {
+  // Combined input-output queueing: a speedup of 2 is enough to match output
+  // queueing (Chuang, Goel, McKeown, Prabhakar, IEEE JSAC 1999); without speedup
+  // a contended output write port holds its inputs back.
+  const double s1 = accepted(run(with(kSaturated, {"switch.buffer=output_queued", "switch.speedup=1"})));
+  const double s2 = accepted(run(with(kSaturated, {"switch.buffer=output_queued", "switch.speedup=2"})));
+  EXPECT_GT(s2, 0.96);
+  EXPECT_LT(s1, s2 - 0.2);
 }
 
 TEST(BufferOrganisation, SharedMemoryReachesFullThroughput) {
@@ -175,6 +186,31 @@ TEST(Forwarding, AdaptiveMatchesCutThroughAtZeroLoad) {
   EXPECT_GT(ct, 0.0);
   EXPECT_DOUBLE_EQ(ad, ct);
   EXPECT_GT(saf, ct);
+}
+
+}  // namespace
+
+namespace {
+
+std::string error_of(const std::vector<std::string>& overrides) {
+  try {
+    load_config(kSingleSwitch, overrides);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(SwitchConfig, ArchitecturalMistakesAreConfigErrors) {
+  using ::testing::HasSubstr;
+  EXPECT_THAT(error_of({"switch.vls=10"}), HasSubstr("tc_dwrr takes vls 1..8"));
+  EXPECT_THAT(error_of({"link.framing=infiniband", "switch.vls=2", "switch.vl_arbitration.low=[{vl: 0, weight: 4}]"}),
+              HasSubstr("VL 1 has no table entry with weight > 0"));
+  EXPECT_THAT(error_of({"switch.ecn={enabled: true, kmin: 0B, kmax: 0B}"}), HasSubstr("switch.ecn.kmax: must be above 0 when enabled"));
+  EXPECT_THAT(error_of({"switch.buffer=shared_memory", "switch.shared_buffer=2MiB"}),
+              HasSubstr("shared pool must cover every input's credit allotment in cells"));
+  EXPECT_THAT(error_of({"traffic.flows=[{src: 0, dst: 0}]", "traffic.pattern=explicit"}),
+              HasSubstr("--set traffic.flows: traffic.flows[0].dst"));
 }
 
 }  // namespace

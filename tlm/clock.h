@@ -19,8 +19,12 @@ class ClockDomain {
   sc_core::sc_time period() const { return at(1); }
   /// First edge at or after t.
   sc_core::sc_time edge_at_or_after(const sc_core::sc_time& t) const {
-    const double k = std::ceil(t.to_seconds() / period_s_ - 1e-9);
-    return at(static_cast<std::uint64_t>(k));
+    // Edges are rounded to the kernel resolution, so compare against the
+    // rounded edge times, not the exact ones.
+    auto k = static_cast<std::uint64_t>(std::floor(t.to_seconds() / period_s_));
+    if (k > 0 && at(k - 1) >= t) --k;
+    while (at(k) < t) ++k;
+    return at(k);
   }
   /// Time of edge k (computed from k, so rounding never accumulates).
   sc_core::sc_time at(std::uint64_t k) const {

@@ -271,27 +271,34 @@ bool Switch::admit(Entry& e, const sc_time& now) {
   e.vl = params_.vl_of(p.sl);
   const FlowControl fc = ip.link->params().flow_control;
   const std::uint64_t queued = o.vl_bytes[e.vl];
+  // Physical space where this organisation keeps the packet.
   bool fits = true;
-  if (fc == FlowControl::pfc) {
+  switch (params_.buffer) {
+    case BufferOrganisation::input_fifo:
+    case BufferOrganisation::voq: fits = ip.bytes + e.charged <= params_.input_buffer.in_bytes(); break;
+    case BufferOrganisation::output_queued: fits = o.bytes + e.charged <= params_.output_buffer.in_bytes(); break;
+    case BufferOrganisation::shared_memory:
+      // Dynamic thresholds bound each queue in lossy mode (Choudhury-Hahne).
+      fits = fc != FlowControl::none || shared_->admit(queued, e.charged, params_.alpha);
+      break;
+  }
+  if (fc == FlowControl::credit) {
+    // Credits are the admission: the sender held space for the whole frame.
+    fits = true;
+  } else if (fc == FlowControl::pfc) {
     hw::PfcAction action = hw::PfcAction::none;
-    fits = ip.pfc[in_vl].admit(e.charged, action);
+    fits = fits && ip.pfc[in_vl].admit(e.charged, action);
     if (action == hw::PfcAction::send_pause) send_pause(e.in, in_vl, params_.pause_quanta, now);
-  } else if (fc == FlowControl::none) {
+  } else {
     std::uniform_real_distribution<double> u(0.0, 1.0);
-    if (params_.wred.enabled && params_.wred.curve.decide(queued, u(rng_))) {
-      fits = false;
-    } else if (params_.buffer == BufferOrganisation::output_queued) {
-      fits = o.bytes + e.charged <= params_.output_buffer.in_bytes();
-    } else if (params_.buffer == BufferOrganisation::shared_memory) {
-      fits = shared_->admit(queued, e.charged, params_.alpha);
-    } else {
-      fits = ip.bytes + e.charged <= params_.input_buffer.in_bytes();
-    }
+    if (fits && params_.wred.enabled && params_.wred.curve.decide(queued, u(rng_))) fits = false;
   }
   if (fits && shared_ && shared_->free_bytes() < e.charged) {
     if (fc == FlowControl::credit)
       throw std::logic_error(std::string(name()) + ": shared buffer exhausted under credit flow control; "
                              "shared_buffer must cover ports x input_buffer");
+    // A PFC class that passed its own accounting still loses the packet: undo it.
+    if (fc == FlowControl::pfc) ip.pfc[in_vl].release(e.charged);
     fits = false;
   }
   if (!fits) {
@@ -318,10 +325,15 @@ bool Switch::admit(Entry& e, const sc_time& now) {
   // Ingress pipeline: from the first edge after the header (CT) or tail (SAF).
   const bool saf = params_.forwarding == ForwardingMode::store_and_forward;
   e.ready = clock_.edge_at_or_after(saf ? e.tail_at : e.header_at) + to_allocator_;
-  // Output-side queues are written through the crossbar at `speedup` x line rate.
-  if (!input_queued()) {
-    const sc_time write = std::max(e.ready, o.write_free);
-    o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
+  // Output queues are written through the crossbar at `speedup` x line
+  // rate: one transfer at a time per output write port and per input read
+  // port, so with speedup < ports a contended output holds its inputs back
+  // (combined input-output queueing).
+  if (params_.buffer == BufferOrganisation::output_queued) {
+    const sc_time write = std::max({e.ready, o.write_free, ip.read_free});
+    const sc_time transfer = to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
+    o.write_free = write + transfer;
+    ip.read_free = write + transfer;
     e.ready = clock_.edge_at_or_after(write);
   }
   e.packet->vl = static_cast<std::uint8_t>(in_vl);

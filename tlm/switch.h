@@ -108,8 +108,8 @@ struct SwitchParams {
   hw::TcSchedulerParams tc;                                  ///< tc_dwrr classes; classes forced to vls
   hw::PfcThresholds pfc{65536, 32768, 131072};               ///< per input and priority [B] (pfc links)
   std::uint16_t pause_quanta = 65535;                        ///< quanta in each PAUSE frame
-  MarkingParams ecn;                                         ///< RED marking of ECT packets (RoCE) / FECN (IB)
-  MarkingParams wred;                                        ///< weighted RED drops (lossy links)
+  MarkingParams ecn{false, {5000, 200000, 0.01}};            ///< RED marking of ECT packets / FECN; DCQCN paper Kmin 5 KB, Kmax 200 KB, Pmax 1%
+  MarkingParams wred{false, {131072, 524288, 0.1}};          ///< weighted RED drops (lossy links); defaults are an assumption
   hw::RoutingParams routing;                                 ///< choice among equal-cost output ports
   std::uint64_t seed = 1;                                    ///< random stream (marking, pim); also salts the ECMP hash
 
