@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages fabricsim needs, only those missing (idempotent).
+#   scripts/setup.sh [EXTRA_PACKAGE]...   (scripts/fuzz.sh adds clang and its libFuzzer runtime)
+# The sanitizer build (build-asan/) needs nothing extra: gcc's libasan/libubsan come with g++.
 set -euo pipefail
 
 PACKAGES=(
@@ -9,7 +11,9 @@ PACKAGES=(
   nlohmann-json3-dev      # results.json
   libcli11-dev            # command line
   libgtest-dev libgmock-dev
+  verilator               # RTL twins (rtl/): lint, Verilated SystemC models
 )
+PACKAGES+=("$@")
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -16,7 +17,9 @@
 
 namespace fabricsim::sim {
 
-inline nlohmann::json run_in_child(const FabricConfig& config) {
+/// Runs `body` in a forked child (a fresh SystemC kernel) and returns the JSON it
+/// produced; an exception becomes {"error": what}, a crash {"error": "... crashed"}.
+inline nlohmann::json in_child(const std::function<nlohmann::json()>& body) {
   int fds[2];
   if (pipe(fds) != 0) return {{"error", "pipe failed"}};
   std::fflush(nullptr);
@@ -25,7 +28,7 @@ inline nlohmann::json run_in_child(const FabricConfig& config) {
     close(fds[0]);
     std::string out;
     try {
-      out = run_simulation(config).dump();
+      out = body().dump();
     } catch (const std::exception& e) {
       out = nlohmann::json{{"error", e.what()}}.dump();
     }
@@ -46,8 +49,13 @@ inline nlohmann::json run_in_child(const FabricConfig& config) {
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty())
-    return {{"error", "simulation child crashed (status " + std::to_string(status) + ")"}};
+    return {{"error", "child process crashed (status " + std::to_string(status) + ")"}};
   return nlohmann::json::parse(in);
+}
+
+/// One fabric simulation in a child process: its results.json content.
+inline nlohmann::json run_in_child(const FabricConfig& config) {
+  return in_child([&] { return run_simulation(config); });
 }
 
 }  // namespace fabricsim::sim

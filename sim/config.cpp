@@ -92,6 +92,8 @@ void read_link(ConfigMap m, tlm_fabric::LinkParams& l, std::uint32_t& credit_blo
                                                              {"pfc", tlm_fabric::FlowControl::pfc},
                                                              {"none", tlm_fabric::FlowControl::none}});
   l.pfc_response_delay = m.time("pfc_response_delay", l.pfc_response_delay, Time::seconds(0), Time::us(100));
+  l.drop_rate = m.number("drop_rate", l.drop_rate, 0.0, 1.0);
+  l.ber = m.number("ber", l.ber, 0.0, 0.5);
   credit_block = static_cast<std::uint32_t>(
       m.size("credit_block", Size::bytes(credit_block), Size::bytes(1), Size::kib(4)).in_bytes());
   m.finish();
@@ -214,10 +216,99 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing) 
   m.finish();
 }
 
+void read_transport(ConfigMap m, tlm_fabric::TransportParams& t) {
+  t.mode = choose(m, "retransmit", t.mode,
+                  NameTable<tlm_fabric::RetransmitMode>{{"go_back_n", tlm_fabric::RetransmitMode::go_back_n},
+                                                        {"selective_repeat", tlm_fabric::RetransmitMode::selective_repeat}});
+  t.ack_every = static_cast<int>(m.integer("ack_every", t.ack_every, 1, 1024));
+  t.retransmit_timeout = m.time("retransmit_timeout", t.retransmit_timeout, Time::ns(100), Time::seconds(1));
+  t.window = static_cast<int>(m.integer("window", t.window, 1, 1 << 22));
+  t.processing_latency = m.time("processing_latency", t.processing_latency, Time::seconds(0), Time::us(100));
+  m.finish();
+}
+
+void read_pcie(ConfigMap m, tlm_fabric::HostParams& h) {
+  auto& p = h.pcie;
+  p.generation = static_cast<int>(m.integer("generation", p.generation, 3, 6));
+  p.width = static_cast<int>(m.integer("width", p.width, 1, 16));
+  p.max_payload = static_cast<std::uint32_t>(m.size("max_payload", Size::bytes(p.max_payload), Size::bytes(128), Size::kib(4)).in_bytes());
+  p.max_read_request = static_cast<std::uint32_t>(
+      m.size("max_read_request", Size::bytes(p.max_read_request), Size::bytes(128), Size::kib(4)).in_bytes());
+  p.read_tags = static_cast<int>(m.integer("read_tags", p.read_tags, 1, 1024));
+  p.tlp_overhead = static_cast<std::uint32_t>(m.size("tlp_overhead", Size::bytes(p.tlp_overhead), Size::bytes(0), Size::bytes(64)).in_bytes());
+  const Time max = Time::us(100);
+  p.host_read_latency = m.time("host_read_latency", p.host_read_latency, Time::seconds(0), max);
+  p.gpu_read_latency = m.time("gpu_read_latency", p.gpu_read_latency, Time::seconds(0), max);
+  p.host_write_latency = m.time("host_write_latency", p.host_write_latency, Time::seconds(0), max);
+  p.gpu_write_latency = m.time("gpu_write_latency", p.gpu_write_latency, Time::seconds(0), max);
+  p.doorbell_latency = m.time("doorbell_latency", p.doorbell_latency, Time::seconds(0), max);
+  try {
+    p.validate();
+  } catch (const std::invalid_argument& e) {
+    m.fail("", e.what());
+  }
+  m.finish();
+}
+
+void read_cc(ConfigMap m, tlm_fabric::CcParams& c) {
+  NameTable<hw::CcKind> kinds;
+  for (auto k : hw::all_cc_kinds()) kinds.emplace_back(std::string(hw::to_string(k)), k);
+  c.kind = choose(m, "kind", c.kind, kinds);
+  ConfigMap d = m.map("dcqcn");
+  auto& q = c.dcqcn;
+  q.g = d.number("g", q.g, 1e-6, 1.0);
+  q.alpha_timer = d.time("alpha_timer", q.alpha_timer, Time::ns(100), Time::seconds(1));
+  q.rate_timer = d.time("rate_timer", q.rate_timer, Time::ns(100), Time::seconds(1));
+  q.byte_counter = d.size("byte_counter", q.byte_counter, Size::bytes(64), Size::kib(1024 * 1024));
+  q.fast_recovery_steps = static_cast<int>(d.integer("fast_recovery_steps", q.fast_recovery_steps, 1, 100));
+  q.additive_increase = d.bandwidth("additive_increase", q.additive_increase, Bandwidth::gbps(0), Bandwidth::gbps(1000));
+  q.hyper_increase = d.bandwidth("hyper_increase", q.hyper_increase, Bandwidth::gbps(0), Bandwidth::gbps(1000));
+  q.min_rate = d.bandwidth("min_rate", q.min_rate, Bandwidth::gbps(1e-6), Bandwidth::gbps(1000));
+  q.cnp_interval = d.time("cnp_interval", q.cnp_interval, Time::seconds(0), Time::seconds(1));
+  d.finish();
+  ConfigMap i = m.map("ib_cc");
+  auto& b = c.ib;
+  b.ccti_increase = static_cast<int>(i.integer("ccti_increase", b.ccti_increase, 1, 1000));
+  b.ccti_limit = static_cast<int>(i.integer("ccti_limit", b.ccti_limit, 1, 16383));
+  b.ccti_timer = i.time("ccti_timer", b.ccti_timer, Time::ns(1), Time::seconds(1));
+  b.ipd_unit = i.time("ipd_unit", b.ipd_unit, Time::seconds(0), Time::us(100));
+  i.finish();
+  m.finish();
+}
+
 void read_nic(ConfigMap m, tlm_fabric::NicParams& n) {
   n.mtu = m.size("mtu", n.mtu, Size::bytes(64), Size::bytes(9216));
   n.rx_buffer = m.size("rx_buffer", n.rx_buffer, Size::bytes(64), Size::kib(1024 * 1024));
   n.credit_return_latency = m.time("credit_return_latency", n.credit_return_latency, Time::seconds(0), Time::us(100));
+  read_transport(m.map("transport"), n.transport);
+  read_pcie(m.map("pcie"), n.host);
+  n.host.memory = choose(m, "memory", n.host.memory,
+                         NameTable<hw::MemoryTarget>{{"host", hw::MemoryTarget::host}, {"gpu", hw::MemoryTarget::gpu}});
+  n.host.poll_latency = m.time("poll_latency", n.host.poll_latency, Time::seconds(0), Time::us(100));
+  n.host.inline_threshold = static_cast<std::uint32_t>(
+      m.size("inline_threshold", Size::bytes(n.host.inline_threshold), Size::bytes(0), Size::kib(1)).in_bytes());
+  n.host.blueflame = m.boolean("blueflame", n.host.blueflame);
+  read_cc(m.map("congestion_control"), n.cc);
+  m.finish();
+}
+
+void read_perftest(ConfigMap m, testbench::PerftestParams& p, int endpoints) {
+  NameTable<testbench::PerftestKind> kinds;
+  for (auto k : testbench::all_perftest_kinds()) kinds.emplace_back(std::string(testbench::to_string(k)), k);
+  p.kind = choose(m, "test", p.kind, kinds);
+  // sizes: a list ([2B, 64KiB]) or "all": powers of two 2 B .. 8 MiB like perftest -a.
+  if (m.has("sizes")) {
+    p.sizes.clear();
+    for (const Size s : m.size_list("sizes", Size::bytes(1), Size::kib(1024 * 1024), "all")) p.sizes.push_back(s.in_bytes());
+    if (p.sizes.empty())
+      for (std::uint64_t s = 2; s <= 8u << 20; s *= 2) p.sizes.push_back(s);
+  }
+  p.iterations = static_cast<int>(m.integer("iterations", p.iterations, 1, 1000000));
+  p.tx_depth = static_cast<int>(m.integer("tx_depth", p.tx_depth, 1, 4096));
+  p.client = static_cast<int>(m.integer("client", p.client, 0, endpoints - 1));
+  p.server = static_cast<int>(m.integer("server", p.server, 0, endpoints - 1));
+  if (p.client == p.server) m.fail("server", "must differ from client (" + std::to_string(p.client) + ")");
+  p.sl = static_cast<int>(m.integer("sl", p.sl, 0, 15));
   m.finish();
 }
 
@@ -237,7 +328,8 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
                   NameTable<TopologyKind>{{"single_switch", TopologyKind::single_switch},
                                           {"leaf_spine", TopologyKind::leaf_spine},
                                           {"fat_tree", TopologyKind::fat_tree},
-                                          {"explicit", TopologyKind::explicit_graph}});
+                                          {"explicit", TopologyKind::explicit_graph},
+                                          {"back_to_back", TopologyKind::back_to_back}});
   // Only the keys of the chosen kind are read; others are unknown keys.
   switch (t.kind) {
     case TopologyKind::single_switch:
@@ -258,6 +350,7 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
       t.fat_tree_k = static_cast<int>(m.integer("k", t.fat_tree_k, 2, 64));
       if (t.fat_tree_k % 2) m.fail("k", "must be even, got " + std::to_string(t.fat_tree_k));
       break;
+    case TopologyKind::back_to_back: break;  // two NICs on one cable
     case TopologyKind::explicit_graph:
       t.explicit_graph.switches = static_cast<int>(m.integer("switches", 1, 1, 4096));
       t.explicit_graph.endpoints = static_cast<int>(m.integer("endpoints", 2, 1, 65536));
@@ -331,6 +424,7 @@ void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoin
                                                           {"bernoulli", testbench::ArrivalProcess::bernoulli},
                                                           {"on_off", testbench::ArrivalProcess::on_off}});
   t.burst_length = m.number("burst_length", t.burst_length, 1.0, 1e6);
+  t.rdma = m.choice("transport", "raw", {"raw", "rdma"}) == "rdma";
   t.messages = static_cast<std::uint64_t>(m.integer("messages", 0, 0, INT64_MAX));
   t.sl = static_cast<int>(m.integer("sl", t.sl, 0, 15));
   const auto in_range = [&](const std::vector<std::int64_t>& v) { return std::vector<int>(v.begin(), v.end()); };
@@ -370,6 +464,8 @@ void read_output(ConfigMap m, OutputParams& o) {
   if (o.directory.empty()) m.fail("directory", "must not be empty");
   o.packet_csv = m.boolean("packet_csv", o.packet_csv);
   o.sample_interval = m.time("sample_interval", o.sample_interval, Time::seconds(0), kMaxTime);
+  // Below the kernel's time resolution the sampler would re-arm at zero delay forever.
+  if (o.sample_interval.in_seconds() > 0 && o.sample_interval < Time::ns(1)) m.fail("sample_interval", "must be 0s (off) or at least 1ns, got " + hw::to_string(o.sample_interval));
   m.finish();
 }
 
@@ -422,6 +518,7 @@ void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_b
 FabricConfig build(YAML::Node root, const std::string& name, const std::vector<std::string>& overrides) {
   auto source = std::make_shared<ConfigSource>();
   source->file = name;
+  ConfigMap(root, "", source);  // a top-level list or scalar is refused before --set rewrites it into a map
   for (const auto& o : overrides) source->overridden.insert(apply_override(root, o));
   FabricConfig c;
   c.file = name;
@@ -440,6 +537,11 @@ FabricConfig build(YAML::Node root, const std::string& name, const std::vector<s
                                         " (leaf_spine: radix, fat_tree: k, explicit: cables)");
   check_buffers(c, top, credit_block);
   read_routing(top.map("routing"), c.routing);
+  c.perftest_enabled = top.has("perftest");
+  if (c.perftest_enabled) {
+    read_perftest(top.map("perftest"), c.perftest, c.topology.endpoint_count());
+    c.traffic.pattern = TrafficPattern::none;  // no background traffic unless asked for
+  }
   read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoint_count(), c.simulation);
   read_output(top.map("output"), c.output);
   top.finish();

@@ -13,6 +13,7 @@
 #include "hw/phy.h"
 #include "hw/routing.h"
 #include "sim/topology.h"
+#include "testbench/perftest.h"
 #include "testbench/traffic_source.h"
 #include "tlm/link.h"
 #include "tlm/nic.h"
@@ -66,6 +67,7 @@ struct TrafficParams {
   int incast_target = 0;                        ///< incast: the receiver
   std::vector<int> incast_senders;              ///< incast: senders; empty: all others
   std::vector<FlowParams> flows;                ///< pattern: explicit
+  bool rdma = false;                            ///< transport: rdma (RDMA WRITEs on RC QPs) instead of raw packets
 };
 
 /// What to write.
@@ -84,6 +86,8 @@ struct FabricConfig {
   TopologyParams topology;
   hw::RoutingParams routing;
   TrafficParams traffic;
+  bool perftest_enabled = false;                ///< a `perftest:` section was given
+  testbench::PerftestParams perftest;
   OutputParams output;
   nlohmann::json echo;                          ///< the effective document after --set, as JSON
 };

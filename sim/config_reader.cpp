@@ -204,6 +204,32 @@ std::vector<std::pair<std::string, std::string>> ConfigMap::name_pairs(const std
   return out;
 }
 
+std::vector<hw::Size> ConfigMap::size_list(const std::string& key, hw::Size min, hw::Size max,
+                                           const std::string& all_word) {
+  std::vector<hw::Size> out;
+  if (!has(key)) return out;
+  const YAML::Node& n = node_;
+  YAML::Node v = n[key];
+  if (v.IsScalar() && v.Scalar() == all_word) return out;
+  if (!v.IsSequence() || v.size() == 0)
+    fail(key, "expected a non-empty list of sizes such as [2B, 4KiB] or '" + all_word + "'");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string where = mark_text(source_->file, v[i].Mark());
+    const std::string path = child_path(key) + "[" + std::to_string(i) + "]";
+    if (!v[i].IsScalar()) throw ConfigError(where, path, "expected a size such as '4KiB'");
+    hw::Size s;
+    try {
+      s = hw::parse_size(v[i].Scalar());
+    } catch (const hw::UnitError& e) {
+      throw ConfigError(where, path, e.what());
+    }
+    if (s < min || s > max)
+      throw ConfigError(where, path, "must be a size in " + hw::to_string(min) + ".." + hw::to_string(max) + ", got '" + v[i].Scalar() + "'");
+    out.push_back(s);
+  }
+  return out;
+}
+
 std::vector<bool> ConfigMap::boolean_list(const std::string& key, const std::vector<bool>& def, std::size_t max_items) {
   if (!has(key)) return def;
   const YAML::Node& n = node_;
@@ -282,7 +308,9 @@ YAML::Node load_yaml_file(const std::string& file) {
   if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
     throw ConfigError(file, "", "not a regular file; expected a YAML configuration file");
   try {
-    return YAML::LoadFile(file);
+    YAML::Node root = YAML::LoadFile(file);
+    if (root.IsNull()) throw ConfigError(file, "", "no configuration: the file is empty or only comments ('{}' runs every default)");
+    return root;
   } catch (const YAML::BadFile&) {
     throw ConfigError(file, "", "cannot open the configuration file");
   } catch (const YAML::ParserException& e) {

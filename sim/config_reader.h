@@ -57,6 +57,8 @@ class ConfigMap {
                                          std::int64_t min, std::int64_t max, std::size_t max_items);
   /// List of two-element lists of names, e.g. [[ep0, sw0], [sw0, sw1]]; absent reads as empty.
   std::vector<std::pair<std::string, std::string>> name_pairs(const std::string& key);
+  /// List of sizes such as [2B, 4KiB]; the scalar `all_word` reads as an empty list (caller's "all").
+  std::vector<hw::Size> size_list(const std::string& key, hw::Size min, hw::Size max, const std::string& all_word);
   /// List of booleans; absent reads as `def`.
   std::vector<bool> boolean_list(const std::string& key, const std::vector<bool>& def, std::size_t max_items);
   std::string string(const std::string& key, const std::string& def);

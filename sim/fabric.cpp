@@ -45,7 +45,23 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   std::vector<int> sl_to_vl(16);
   for (int sl = 0; sl < 16; ++sl) sl_to_vl[sl] = sp.vl_of(sl);
 
-  for (int e = 0; e < n; ++e) {
+  if (switches_.empty()) {
+    // Back to back: NIC 0 and NIC 1 on one cable (a Link per direction).
+    for (int e = 0; e < n; ++e)
+      nics_.push_back(std::make_unique<tlm_fabric::Nic>(("ep" + std::to_string(e)).c_str(), e, config_.nic, pool_, stats, measure_from));
+    for (int e = 0; e < n; ++e) {
+      auto& link = add_link("ep" + std::to_string(e) + "_to_ep" + std::to_string(1 - e), config_.topology.links.at(e));
+      up_.push_back(&link);
+    }
+    for (int e = 0; e < n; ++e) {
+      down_.push_back(up_[1 - e]);
+      nics_[e]->tx.bind(up_[e]->tx);
+      up_[e]->rx.bind(nics_[1 - e]->rx);
+      nics_[e]->attach_egress(up_[e], sp.vls, sl_to_vl, per_vl(config_.nic.rx_buffer));
+      nics_[e]->attach_ingress(up_[1 - e]);
+    }
+  }
+  for (int e = 0; e < n && !switches_.empty(); ++e) {
     const std::string ep = "ep" + std::to_string(e);
     const int s = graph_.host_switch[e], port = graph_.host_port[e];
     auto& sw = *switches_[s];
@@ -98,6 +114,10 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   for (std::size_t s = 0; s < switches_.size(); ++s)
     for (int e = 0; e < n; ++e) switches_[s]->set_routes(e, routes[s][e]);
   build_traffic();
+  if (config_.perftest_enabled) {
+    const auto& pt = config_.perftest;
+    perftest_ = std::make_unique<testbench::Perftest>("perftest", *nics_[pt.client], *nics_[pt.server], pt);
+  }
   for (const auto& pl : port_links_) {
     ingress_samples_.resize(ingress_samples_.size() + pl.size());
     egress_samples_.resize(egress_samples_.size() + pl.size());
@@ -109,7 +129,9 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
 }
 
 tlm_fabric::Link& Fabric::add_link(const std::string& name, const tlm_fabric::LinkParams& params) {
-  links_.push_back(std::make_unique<tlm_fabric::Link>(name.c_str(), params));
+  tlm_fabric::LinkParams p = params;
+  p.seed = hw::mix_seed(config_.simulation.seed, 5000 + links_.size());  // bit-error stream per link
+  links_.push_back(std::make_unique<tlm_fabric::Link>(name.c_str(), p));
   return *links_.back();
 }
 
@@ -172,6 +194,16 @@ void Fabric::build_traffic() {
     g.stop = stop;
     g.max_messages = messages;
     g.seed = hw::mix_seed(config_.simulation.seed, sources_.size() + 1);
+    if (t.rdma)
+      for (const auto& d : g.destinations) {
+        // One RC QP pair per (source, destination) for this generator.
+        auto& a = nics_[src]->rdma();
+        auto& b = nics_[d.value]->rdma();
+        const int qa = a.create_qp(static_cast<int>(d.value), 0, sl);
+        const int qb = b.create_qp(src, qa, sl);
+        a.connect(qa, qb);
+        g.qps.push_back(qa);
+      }
     const std::string name = "gen" + std::to_string(sources_.size()) + "_ep" + std::to_string(src);
     sources_.push_back(std::make_unique<testbench::TrafficSource>(name.c_str(), *nics_[src], g));
   };

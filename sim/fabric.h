@@ -21,6 +21,7 @@
 #include "sim/config.h"
 #include "sim/stats.h"
 #include "sim/topology.h"
+#include "testbench/perftest.h"
 #include "testbench/traffic_source.h"
 #include "tlm/link.h"
 #include "tlm/nic.h"
@@ -59,6 +60,8 @@ class Fabric : public sc_core::sc_module {
   /// port_links()[s][p]: the cables on port p of switch s.
   const std::vector<std::vector<PortLinks>>& port_links() const { return port_links_; }
   const tlm_fabric::PacketPool& pool() const { return pool_; }
+  /// The perftest workload, or nullptr.
+  const testbench::Perftest* perftest() const { return perftest_.get(); }
   void set_packet_log(std::ostream* log);
   /// Buffer occupancy sampled every output.sample_interval, as results.json "timeseries".
   nlohmann::json timeseries() const;
@@ -78,6 +81,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::vector<PortLinks>> port_links_;
   std::vector<std::unique_ptr<tlm_fabric::UnconnectedPort>> unused_;
   std::vector<std::unique_ptr<testbench::TrafficSource>> sources_;
+  std::unique_ptr<testbench::Perftest> perftest_;
   sc_core::sc_event sample_event_;
   std::vector<double> sample_times_ns_;
   std::vector<std::vector<std::uint64_t>> ingress_samples_, egress_samples_;  // [switch port][sample]

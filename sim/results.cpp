@@ -25,6 +25,28 @@ nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& reg
     // Normalised to the link's data rate in wire bytes, like the offered load.
     const double rate = fabric.uplink(nic->id()).timing().data_rate().bps();
     const auto load = [&](const char* c) { return window_s > 0 ? counter(c) * 8.0 / window_s / rate : 0.0; };
+    auto& rdma = nic->rdma();
+    const sc_time now = sc_core::sc_time_stamp();
+    nlohmann::json qps = nlohmann::json::array();
+    for (const auto& q : rdma.report(now))
+      qps.push_back({{"qpn", q.qpn}, {"peer", q.peer}, {"peer_qpn", q.peer_qpn}, {"acked_bytes", q.acked_bytes},
+                     {"goodput_gbps", window_s > 0 ? q.acked_bytes * 8.0 / now.to_seconds() / 1e9 : 0.0},
+                     {"retransmitted_packets", q.retransmitted}, {"timeouts", q.timeouts},
+                     {"cnps_received", q.cnps_received}, {"cc_rate_gbps", q.rate_gbps}});
+    auto rc = [&](const std::string& s) { return registry.find_counter(base + ".rdma." + s)->value(); };
+    const nlohmann::json rdma_json{
+        {"qps", qps},
+        {"completions", rc("completions")},
+        {"retransmitted_packets", rc("retransmitted_packets")},
+        {"timeouts", rc("timeouts")},
+        {"acks_sent", rc("acks_sent")},
+        {"naks_sent", rc("naks_sent")},
+        {"cnps_sent", rc("cnps_sent")},
+        {"cnps_received", rc("cnps_received")},
+        {"duplicates", rc("duplicates")},
+        {"completion_latency_ns", registry.find_distribution(base + ".rdma.completion_latency")->summary()},
+        {"pcie_upstream_utilisation", now.to_seconds() > 0 ? rdma.dma().upstream_busy_s() / now.to_seconds() : 0.0},
+        {"pcie_downstream_utilisation", now.to_seconds() > 0 ? rdma.dma().downstream_busy_s() / now.to_seconds() : 0.0}};
     endpoints.push_back({{"name", base},
                          {"id", nic->id()},
                          {"tx_packets", counter("tx_packets")},
@@ -37,7 +59,9 @@ nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& reg
                          {"send_queue_messages", nic->send_queue_depth()},
                          {"packet_latency_ns", dist("packet_latency")},
                          {"network_latency_ns", dist("network_latency")},
-                         {"message_latency_ns", dist("message_latency")}});
+                         {"message_latency_ns", dist("message_latency")},
+                         {"rx_crc_drops", counter("rx_crc_drops")},
+                         {"rdma", rdma_json}});
   }
   return endpoints;
 }
@@ -65,7 +89,10 @@ nlohmann::json port_results(const Fabric& fabric, const stats::Registry& registr
                           {"credit_stall_ns", sw.credit_stall_seconds(static_cast<int>(p), vl) * 1e9},
                           {"ecn_marks", registry.find_counter(pv + ".ecn_marks")->value()}});
       }
+      const auto crc = registry.find_counter(name + ".crc_drops")->value();
+      dropped += crc;
       ports.push_back({{"name", name},
+                       {"crc_drops", crc},
                        {"peer", pl.peer},
                        {"tier", pl.tier},
                        {"ingress_utilisation", pl.ingress->counters().busy.to_seconds() / end_s},
@@ -102,6 +129,8 @@ nlohmann::json tier_results(const Fabric& fabric, double end_s) {
 }  // namespace
 
 nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log) {
+  // A workload that ends the run itself (perftest) calls sc_stop: not news.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   stats::Registry registry;
   Fabric fabric("fabric", config, registry);
   if (packet_log) {
@@ -130,6 +159,7 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
   std::uint64_t injected = 0, delivered = 0, dropped = 0, activations = 0, hops = 0;
   double accepted_sum = 0, offered_sum = 0;
   for (const auto& e : endpoints) {
+    dropped += e["rx_crc_drops"].get<std::uint64_t>();
     injected += e["tx_packets"].get<std::uint64_t>();
     delivered += e["rx_packets"].get<std::uint64_t>();
     accepted_sum += e["accepted_load"].get<double>();
@@ -163,6 +193,12 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
   r["tiers"] = tier_results(fabric, end_s);
   r["stats"] = all_stats;
   r["timeseries"] = fabric.timeseries();
+  if (const auto* pt = fabric.perftest()) {
+    r["perftest"] = {{"test", to_string(config.perftest.kind)}, {"finished", pt->finished()}, {"sizes", pt->report()},
+                     {"table", pt->table()}};
+    if (!pt->finished())
+      r["perftest"]["error"] = "perftest did not finish within simulation.duration; raise it or lower iterations";
+  }
   r["simulator"] = {{"wall_time_s", wall},
                     {"process_activations", activations},
                     {"packet_hops", hops},
@@ -172,6 +208,10 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
 
 std::string summary_table(const nlohmann::json& r) {
   std::ostringstream out;
+  if (r.contains("perftest")) {
+    out << r["perftest"]["table"].get<std::string>();
+    if (r["perftest"].contains("error")) out << "error: " << r["perftest"]["error"].get<std::string>() << "\n";
+  }
   char line[256];
   std::snprintf(line, sizeof line, "%-10s %10s %10s %12s %12s %12s %12s\n", "endpoint", "tx pkts", "rx pkts",
                 "rx Gb/s", "p50 ns", "p99 ns", "max ns");

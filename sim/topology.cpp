@@ -20,6 +20,7 @@ int TopologyParams::endpoint_count() const {
     case TopologyKind::leaf_spine: return leaf_spine.leaf_count() * leaf_spine.hosts_per_leaf();
     case TopologyKind::fat_tree: return fat_tree_k * fat_tree_k * fat_tree_k / 4;
     case TopologyKind::explicit_graph: return explicit_graph.endpoints;
+    case TopologyKind::back_to_back: return 2;
   }
   return 0;
 }
@@ -30,6 +31,7 @@ std::string_view to_string(TopologyKind k) {
     case TopologyKind::leaf_spine: return "leaf_spine";
     case TopologyKind::fat_tree: return "fat_tree";
     case TopologyKind::explicit_graph: return "explicit";
+    case TopologyKind::back_to_back: return "back_to_back";
   }
   return "?";
 }
@@ -159,6 +161,12 @@ TopologyGraph build_graph(const TopologyParams& params) {
     case TopologyKind::leaf_spine: return leaf_spine(params.leaf_spine);
     case TopologyKind::fat_tree: return fat_tree(params.fat_tree_k);
     case TopologyKind::explicit_graph: return explicit_graph(params.explicit_graph);
+    case TopologyKind::back_to_back: {
+      TopologyGraph g;
+      g.host_switch = {-1, -1};  // each endpoint's cable goes to the other endpoint
+      g.host_port = {0, 0};
+      return g;
+    }
   }
   return {};
 }
@@ -172,6 +180,7 @@ std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g
     adj[c.b].push_back({c.a, c.b_port});
   }
   std::vector<std::vector<std::vector<int>>> routes(n, std::vector<std::vector<int>>(g.endpoints()));
+  if (n == 0) return routes;  // back to back: no switch to route in
   // Distances from each switch that hosts endpoints; shared by its endpoints.
   std::map<int, std::vector<int>> dist_from;
   for (int e = 0; e < g.endpoints(); ++e) {

@@ -22,6 +22,7 @@ enum class TopologyKind {
   leaf_spine,      ///< two tiers: leaves with hosts and one uplink per spine
   fat_tree,        ///< three-tier k-ary fat tree (Al-Fares et al., SIGCOMM 2008)
   explicit_graph,  ///< switches, endpoints and cables listed by name
+  back_to_back,    ///< two NICs cabled directly, no switch
 };
 
 /// Two-tier leaf-spine from a radix and an oversubscription ratio.

@@ -22,15 +22,18 @@ TrafficSource::TrafficSource(sc_core::sc_module_name name, tlm_fabric::Nic& nic,
 double TrafficSource::uniform() { return hw::unit_interval(rng_()); }
 
 std::uint64_t TrafficSource::draw(const std::vector<Weighted>& choices) {
-  if (choices.size() == 1) return choices[0].value;
+  return choices.size() == 1 ? choices[0].value : choices[draw_index(choices)].value;
+}
+
+std::size_t TrafficSource::draw_index(const std::vector<Weighted>& choices) {
   double total = 0;
   for (const auto& c : choices) total += c.weight;
   double x = uniform() * total;
-  for (const auto& c : choices) {
-    if (x < c.weight) return c.value;
-    x -= c.weight;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (x < choices[i].weight) return i;
+    x -= choices[i].weight;
   }
-  return choices.back().value;
+  return choices.size() - 1;
 }
 
 sc_time TrafficSource::draw_gap() {
@@ -66,11 +69,18 @@ sc_time TrafficSource::draw_gap() {
 
 void TrafficSource::fire() {
   tlm_fabric::Message m;
-  m.dst = static_cast<int>(draw(params_.destinations));
+  const std::size_t pick = params_.destinations.size() == 1 ? 0 : draw_index(params_.destinations);
+  m.dst = static_cast<int>(params_.destinations[pick].value);
   m.bytes = draw(params_.sizes);
   m.flow = params_.flow;
   m.sl = params_.sl;
-  nic_.post(m);
+  if (params_.qps.empty()) {
+    nic_.post(m);
+  } else {
+    // RDMA transport: each message is an RDMA WRITE on the QP to its destination.
+    nic_.rdma().post(params_.qps[pick], {tlm_fabric::RdmaOpcode::write, m.bytes, posted_}, sc_core::sc_time_stamp());
+    nic_.kick();
+  }
   ++posted_;
   if (params_.max_messages != 0 && posted_ >= params_.max_messages) return;
   const sc_time gap = draw_gap();

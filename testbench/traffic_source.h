@@ -45,6 +45,7 @@ struct GeneratorParams {
   sc_core::sc_time stop;                    ///< no message at or after this
   std::uint64_t max_messages = 0;           ///< 0: unlimited
   std::uint64_t seed = 1;                   ///< stream seed (derived per generator)
+  std::vector<int> qps;                     ///< RDMA transport: local QP per destination (same order); empty: raw packets
 };
 
 class TrafficSource : public sc_core::sc_module {
@@ -57,6 +58,7 @@ class TrafficSource : public sc_core::sc_module {
   void fire();
   sc_core::sc_time draw_gap();
   std::uint64_t draw(const std::vector<Weighted>& choices);
+  std::size_t draw_index(const std::vector<Weighted>& choices);
   double uniform();
 
   tlm_fabric::Nic& nic_;

@@ -88,7 +88,7 @@ TEST(ConfigErrors, UnknownTopLevelSection) {
       "swich:\n"
       "  ports: 4\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:3:1: swich: unknown key"));
-  EXPECT_THAT(e, HasSubstr("allowed keys here: link, nic, output, routing, simulation, switch, topology, traffic"));
+  EXPECT_THAT(e, HasSubstr("allowed keys here: link, nic, output, perftest, routing, simulation, switch, topology, traffic"));
   EXPECT_THAT(e, HasSubstr("did you mean 'switch'?"));
 }
 
@@ -98,7 +98,8 @@ TEST(ConfigErrors, UnknownKeyWithoutCloseMatchHasNoSuggestion) {
       "  mtu: 4KiB\n"
       "  doorbell_batching: 16\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:3:3: nic.doorbell_batching: unknown key; allowed keys here: "
-                           "credit_return_latency, mtu, rx_buffer"));
+                           "blueflame, congestion_control, credit_return_latency, inline_threshold, memory, mtu, "
+                           "pcie, poll_latency, rx_buffer, transport"));
   EXPECT_THAT(e, Not(HasSubstr("did you mean")));
 }
 

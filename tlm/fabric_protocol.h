@@ -30,6 +30,18 @@ namespace fabricsim::tlm_fabric {
 /// What a protocol message is.
 enum class PacketKind : std::uint8_t { data, credit_update, pfc_pause };
 
+/// Transport operation a packet carries (IB BTH opcode family / RoCEv2 the same).
+enum class RdmaOp : std::uint8_t {
+  raw,            ///< synthetic traffic: no transport
+  write,          ///< RDMA WRITE segment
+  send,           ///< SEND segment
+  read_request,   ///< RDMA READ request (RETH: length)
+  read_response,  ///< RDMA READ response segment
+  ack,            ///< acknowledgement: every PSN below ack_psn received
+  nak,            ///< sequence-error NAK: ack_psn is the first missing PSN
+  cnp,            ///< congestion notification (RoCEv2 CNP / IB BECN)
+};
+
 /// ECN codepoint in the IP header (RFC 3168); IB uses the FECN/BECN bits instead.
 enum class Ecn : std::uint8_t { not_ect = 0, ect1 = 1, ect0 = 2, ce = 3 };
 
@@ -50,6 +62,12 @@ struct Packet {
   bool fecn = false;               ///< IB forward explicit congestion notification
   bool becn = false;               ///< IB backward explicit congestion notification
   std::uint16_t hops = 0;          ///< switches traversed
+  RdmaOp op = RdmaOp::raw;         ///< transport operation
+  std::uint32_t qp = 0;            ///< destination queue pair number
+  std::uint32_t ack_psn = 0;       ///< ACK/NAK: PSN acknowledged up to (exclusive) / first missing
+  std::uint64_t read_bytes = 0;    ///< READ request: bytes to read
+  std::uint64_t wr_id = 0;         ///< work request the packet belongs to (statistics)
+  bool corrupted = false;          ///< a bit error hit it on the last link: the receiver's CRC check drops it
   std::uint64_t credit_blocks = 0; ///< CREDIT_RETURN: blocks freed
   std::uint16_t pause_quanta = 0;  ///< PFC_PAUSE: pause time in 512-bit-time quanta, 0 = resume
   sc_core::sc_time created;        ///< message posted at the source

@@ -1,6 +1,9 @@
 #include "tlm/link.h"
 
 #include <cmath>
+#include <stdexcept>
+
+#include "hw/seed.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -19,7 +22,9 @@ sc_core::sc_time to_sc(hw::Time t) {
 }
 
 Link::Link(sc_core::sc_module_name name, const LinkParams& params)
-    : sc_module(name), tx("tx"), rx("rx"), params_(params), timing_(params.phy) {
+    : sc_module(name), tx("tx"), rx("rx"), params_(params), timing_(params.phy), rng_(params.seed) {
+  if (!(params.drop_rate >= 0 && params.drop_rate <= 1) || !(params.ber >= 0 && params.ber < 1))
+    throw std::invalid_argument(std::string(this->name()) + ": drop_rate must be in 0..1 and ber in [0, 1)");
   tx.register_fw(this, &Link::forward);
   rx.register_bw(this, &Link::backward);
   const hw::Time wire = timing_.propagation() + timing_.fec_latency();
@@ -35,6 +40,14 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   p.header_at = now + header;
   p.tail_at = now + tail;
+  // Bit errors: the receiver's CRC check will drop a corrupted frame.
+  p.corrupted = false;
+  if (params_.drop_rate > 0 || params_.ber > 0) {
+    const double bits = 8.0 * static_cast<double>(timing_.frame_bytes(p.payload_bytes));
+    const double loss = params_.drop_rate + (1 - params_.drop_rate) * -std::expm1(bits * std::log1p(-params_.ber));
+    p.corrupted = hw::unit_interval(rng_()) < loss;
+    if (p.corrupted) ++counters_.corrupted;
+  }
   tlm::tlm_phase ph = BEGIN_HEADER;
   rx->nb_transport_fw(p, ph, header);
   ph = END_TAIL;

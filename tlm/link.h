@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 
 #include <systemc>
@@ -35,12 +36,16 @@ struct LinkParams {
   std::uint32_t flow_control_bytes = 8;               ///< credit packet size on the reverse wire [B]
   std::uint32_t pause_frame_bytes = 84;               ///< PFC frame on the wire: 64 B MAC control + preamble + IFG [B]
   hw::Time pfc_response_delay = hw::Time::ns(100);    ///< transmitter reaction to a received PAUSE [s]
+  double drop_rate = 0;                               ///< probability a packet is corrupted on this link, 0..1
+  double ber = 0;                                     ///< post-FEC bit error rate: corrupts a frame of n bits with 1-(1-ber)^n
+  std::uint64_t seed = 1;                             ///< random stream of the error process (set per link by the builder)
 };
 
 /// Bytes moved and busy time, for utilisation.
 struct LinkCounters {
   std::uint64_t packets = 0;        ///< data packets carried
   std::uint64_t payload_bytes = 0;  ///< payload bytes carried
+  std::uint64_t corrupted = 0;      ///< packets hit by a bit error (dropped by the receiver's CRC check)
   sc_core::sc_time busy;            ///< sum of occupancy (wire time incl. gaps)
 };
 
@@ -64,6 +69,7 @@ class Link : public sc_core::sc_module {
   sc_core::sc_time reverse_delay_;
   sc_core::sc_time pause_delay_;
   LinkCounters counters_;
+  std::mt19937_64 rng_;
 };
 
 }  // namespace fabricsim::tlm_fabric

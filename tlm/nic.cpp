@@ -15,6 +15,8 @@ void NicParams::validate() const {
   if (credit_block_bytes == 0) fail("credit_block_bytes must be positive");
   if (rx_buffer.in_bytes() < credit_block_bytes) fail("rx_buffer must hold at least one credit block");
   if (credit_return_latency.in_seconds() < 0) fail("credit_return_latency must not be negative");
+  transport.validate();
+  host.pcie.validate();
 }
 
 Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPool& pool,
@@ -26,6 +28,8 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
       params_(params),
       pool_(pool),
       measure_from_(measure_from),
+      rdma_(std::string(this->name()), id, static_cast<std::uint32_t>(params.mtu.in_bytes()), params.transport,
+            params.host, params.cc, pool, stats),
       activations_(stats.counter(std::string(this->name()) + ".activations", "times the NIC woke", "events")),
       messages_posted_(stats.counter(std::string(this->name()) + ".messages_posted", "messages posted by the host", "messages")),
       tx_packets_(stats.counter(std::string(this->name()) + ".tx_packets", "packets transmitted", "packets")),
@@ -41,6 +45,8 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
       rx_messages_(stats.counter(std::string(this->name()) + ".rx_messages", "messages fully received", "messages")),
       out_of_order_(stats.counter(std::string(this->name()) + ".rx_out_of_order",
                                   "packets received out of PSN order within their flow", "packets")),
+      crc_drops_(stats.counter(std::string(this->name()) + ".rx_crc_drops",
+                               "packets dropped because a bit error corrupted them on the link", "packets")),
       packet_latency_(stats.distribution(std::string(this->name()) + ".packet_latency",
                                          "message posted -> packet tail received (incl. source queueing)", "ns")),
       network_latency_(stats.distribution(std::string(this->name()) + ".network_latency",
@@ -60,6 +66,7 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
 
 void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, std::uint64_t downstream_buffer_per_vl) {
   port_.attach(&tx, link, vls, params_.credit_block_bytes, downstream_buffer_per_vl);
+  rdma_.attach(&link->timing());
   sl_to_vl_ = std::move(sl_to_vl);
   send_queues_.assign(vls, {});
 }
@@ -107,52 +114,60 @@ void Nic::on_tx() {
   activations_.add();
   const sc_time now = sc_core::sc_time_stamp();
   port_.update(now);
-  if (send_queue_depth() == 0) return;
   if (port_.busy_until() > now) {
     wake_tx_at(port_.busy_until());
     return;
   }
-  // Round robin over VLs whose next segment flow control lets start now.
-  const int vls = static_cast<int>(send_queues_.size());
-  int vl = -1;
-  for (int k = 0; k < vls && vl < 0; ++k) {
-    const int c = (next_vl_ + k) % vls;
-    if (send_queues_[c].empty()) continue;
-    const Pending& m = send_queues_[c].front();
-    const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, params_.mtu.in_bytes()));
-    if (port_.can_send(c, payload, now)) vl = c;
-  }
-  if (vl < 0) {
-    sc_time at;
-    if (port_.next_change(now, at)) wake_tx_at(at);
-    // else: every credit is lent downstream; its return wakes us (egress_bw).
+  // RDMA transport first (ACKs, retransmissions, READ responses, new segments),
+  // then synthetic raw traffic.
+  Packet* p = rdma_.next_packet(
+      now, [&](int vl, std::uint32_t payload) { return port_.can_send(vl, payload, now); },
+      [&](int sl) { return vl_of(sl); });
+  if (!p) p = next_raw_packet(now);
+  if (p) {
+    p->vl = static_cast<std::uint8_t>(vl_of(p->sl));
+    // RoCEv2 packets are ECN-capable (RFC 3168 ECT(0)); IB uses FECN instead.
+    if (port_.link().params().framing != hw::Framing::infiniband) p->ecn = Ecn::ect0;
+    port_.send(*p, sc_core::SC_ZERO_TIME);
+    tx_packets_.add();
+    tx_bytes_.add(p->payload_bytes);
+    if (now >= measure_from_) tx_window_wire_bytes_.add(port_.link().wire_bytes(p->payload_bytes));
+    wake_tx_at(port_.busy_until());
     return;
   }
-  next_vl_ = (vl + 1) % vls;
-  auto& queue = send_queues_[vl];
-  Pending& m = queue.front();
-  const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, params_.mtu.in_bytes()));
-  Packet& p = *pool_.acquire();
-  p.src = id_;
-  p.dst = m.msg.dst;
-  p.flow = m.msg.flow;
-  p.sl = static_cast<std::uint8_t>(m.msg.sl);
-  p.vl = static_cast<std::uint8_t>(vl);
-  // RoCEv2 packets are ECN-capable (RFC 3168 ECT(0)); IB uses FECN instead.
-  if (port_.link().params().framing != hw::Framing::infiniband) p.ecn = Ecn::ect0;
-  p.psn = next_psn_[m.msg.flow]++;
-  p.message = m.message_id;
-  p.payload_bytes = payload;
-  p.created = m.created;
-  p.injected = now;
-  m.remaining -= payload;
-  p.last_of_message = m.remaining == 0;
-  if (p.last_of_message) queue.pop_front();
-  port_.send(p, sc_core::SC_ZERO_TIME);
-  tx_packets_.add();
-  tx_bytes_.add(payload);
-  if (now >= measure_from_) tx_window_wire_bytes_.add(port_.link().wire_bytes(payload));
-  if (send_queue_depth() > 0) wake_tx_at(port_.busy_until());
+  // Nothing can go now: wake when the transport or flow control changes.
+  sc_time at;
+  if (rdma_.next_wake(now, at)) wake_tx_at(at);
+  if (port_.next_change(now, at)) wake_tx_at(at);
+  // else: every credit is lent downstream; its return wakes us (egress_bw).
+}
+
+Packet* Nic::next_raw_packet(const sc_time& now) {
+  // Round robin over VLs whose next segment flow control lets start now.
+  const int vls = static_cast<int>(send_queues_.size());
+  for (int k = 0; k < vls; ++k) {
+    const int vl = (next_vl_ + k) % vls;
+    if (send_queues_[vl].empty()) continue;
+    Pending& m = send_queues_[vl].front();
+    const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, params_.mtu.in_bytes()));
+    if (!port_.can_send(vl, payload, now)) continue;
+    next_vl_ = (vl + 1) % vls;
+    Packet& p = *pool_.acquire();
+    p.src = id_;
+    p.dst = m.msg.dst;
+    p.flow = m.msg.flow;
+    p.sl = static_cast<std::uint8_t>(m.msg.sl);
+    p.psn = next_psn_[m.msg.flow]++;
+    p.message = m.message_id;
+    p.payload_bytes = payload;
+    p.created = m.created;
+    p.injected = now;
+    m.remaining -= payload;
+    p.last_of_message = m.remaining == 0;
+    if (p.last_of_message) send_queues_[vl].pop_front();
+    return &p;
+  }
+  return nullptr;
 }
 
 tlm::tlm_sync_enum Nic::ingress(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
@@ -166,33 +181,49 @@ tlm::tlm_sync_enum Nic::ingress(int, Packet& p, tlm::tlm_phase& phase, sc_time& 
 void Nic::on_rx() {
   activations_.add();
   const sc_time now = sc_core::sc_time_stamp();
+  bool transport = false;
   while (!arrivals_.empty() && arrivals_.front()->tail_at <= now) {
     Packet* p = arrivals_.front();
     arrivals_.pop_front();
-    deliver(*p);
+    if (p->corrupted) {
+      // The CRC check fails: the packet is gone, its buffer space is not.
+      crc_drops_.add();
+    } else if (p->op == RdmaOp::raw) {
+      deliver(*p);
+    } else {
+      record(*p, now);
+      rdma_.receive(*p, now);
+      transport = true;
+    }
+    return_credit(*p);
     pool_.release(p);
   }
   if (!arrivals_.empty()) rx_wake_.notify(arrivals_.front()->tail_at - now);
+  if (transport) tx_wake_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void Nic::deliver(Packet& p) {
-  const sc_time now = sc_core::sc_time_stamp();
+void Nic::record(const Packet& p, const sc_time& now) {
   if (p.dst != id_)
     throw std::logic_error(std::string(name()) + ": received packet " + std::to_string(p.id) +
                            " addressed to endpoint " + std::to_string(p.dst));
   rx_packets_.add();
   rx_bytes_.add(p.payload_bytes);
-  const std::uint64_t flow_key = (static_cast<std::uint64_t>(p.src) << 32) | p.flow;
-  auto& expected = expected_psn_[flow_key];
-  if (p.psn != expected) out_of_order_.add();
-  expected = p.psn + 1;
   if (now >= measure_from_) {
     rx_window_bytes_.add(p.payload_bytes);
     rx_window_wire_bytes_.add(ingress_link_->timing().wire_bytes(p.payload_bytes));
   }
+  if (p.created >= measure_from_) network_latency_.add((now - p.injected).to_seconds() * 1e9);
+}
+
+void Nic::deliver(Packet& p) {
+  const sc_time now = sc_core::sc_time_stamp();
+  record(p, now);
+  const std::uint64_t flow_key = (static_cast<std::uint64_t>(p.src) << 32) | p.flow;
+  auto& expected = expected_psn_[flow_key];
+  if (p.psn != expected) out_of_order_.add();
+  expected = p.psn + 1;
   if (p.created >= measure_from_) {
     packet_latency_.add((now - p.created).to_seconds() * 1e9);
-    network_latency_.add((now - p.injected).to_seconds() * 1e9);
     if (p.last_of_message) message_latency_.add((now - p.created).to_seconds() * 1e9);
   }
   if (p.last_of_message) rx_messages_.add();
@@ -202,6 +233,9 @@ void Nic::deliver(Packet& p) {
                  << ',' << p.injected.to_seconds() * 1e9 << ',' << now.to_seconds() * 1e9 << ','
                  << (now - p.injected).to_seconds() * 1e9 << '\n';
   }
+}
+
+void Nic::return_credit(const Packet& p) {
   // The sink drains at line rate: the slot is free as soon as the tail is in.
   if (ingress_link_->params().flow_control != FlowControl::credit) return;
   Packet credit;

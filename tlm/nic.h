@@ -25,6 +25,7 @@
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
 #include "tlm/packet_pool.h"
+#include "tlm/rdma_engine.h"
 #include "tlm/tx_port.h"
 
 namespace fabricsim::tlm_fabric {
@@ -35,6 +36,9 @@ struct NicParams {
   hw::Size rx_buffer = hw::Size::kib(256);            ///< receive buffer backing link credits [B]
   std::uint32_t credit_block_bytes = 64;              ///< credit granularity [B]
   hw::Time credit_return_latency = hw::Time::ns(10);  ///< buffer freed -> credit packet leaves [s]
+  TransportParams transport;                          ///< reliable transport of RDMA QPs
+  HostParams host;                                    ///< PCIe and memory of the host side
+  CcParams cc;                                        ///< end-host congestion control of RDMA QPs
 
   /// Throws std::invalid_argument naming the field when out of range.
   void validate() const;
@@ -73,6 +77,10 @@ class Nic : public sc_core::sc_module {
   std::size_t send_queue_depth() const;
   /// Time the transmitter spent paused by PFC on `vl` [s].
   double paused_seconds(int vl) const;
+  /// The RDMA engine (queue pairs, verbs, transport, CC).
+  RdmaEngine& rdma() { return rdma_; }
+  /// Wakes the transmitter (after posting work to the RDMA engine).
+  void kick() { tx_wake_.notify(sc_core::SC_ZERO_TIME); }
 
  private:
   struct Pending {
@@ -87,6 +95,9 @@ class Nic : public sc_core::sc_module {
   void on_tx();
   void on_rx();
   void deliver(Packet& p);
+  void record(const Packet& p, const sc_core::sc_time& now);
+  void return_credit(const Packet& p);
+  Packet* next_raw_packet(const sc_core::sc_time& now);
   void wake_tx_at(const sc_core::sc_time& t);
 
   int id_;
@@ -104,6 +115,7 @@ class Nic : public sc_core::sc_module {
   sc_core::sc_event tx_wake_, rx_wake_;
   std::ostream* packet_log_ = nullptr;
   std::uint64_t next_message_ = 0;
+  RdmaEngine rdma_;
 
   stats::Counter& activations_;
   stats::Counter& messages_posted_;
@@ -116,6 +128,7 @@ class Nic : public sc_core::sc_module {
   stats::Counter& tx_window_wire_bytes_;
   stats::Counter& rx_messages_;
   stats::Counter& out_of_order_;
+  stats::Counter& crc_drops_;
   stats::Distribution& packet_latency_;
   stats::Distribution& network_latency_;
   stats::Distribution& message_latency_;

@@ -121,6 +121,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     s.egress_bytes = &stats.counter(port + ".egress_payload_bytes", "payload bytes sent on the egress link", "B");
     s.conflicts = &stats.counter(port + ".arbitration_conflicts", "requests for this output that lost allocation", "requests");
     s.high_water = &stats.counter(port + ".ingress_high_water", "largest bytes accounted to this input", "B");
+    s.crc_drops = &stats.counter(port + ".crc_drops", "packets dropped at ingress after a link bit error", "packets");
     for (int vl = 0; vl < v; ++vl) {
       const std::string pv = port + ".vl" + std::to_string(vl);
       s.drops.push_back(&stats.counter(pv + ".drops", "packets dropped at ingress admission", "packets"));
@@ -264,6 +265,21 @@ void Switch::admit_arrivals(const sc_time& now) {
 bool Switch::admit(Entry& e, const sc_time& now) {
   Packet& p = *e.packet;
   auto& ip = inputs_[e.in];
+  if (p.corrupted) {
+    // CRC check failed: drop, and give the buffer space back once the tail is in.
+    stats_[e.in].crc_drops->add();
+    if (ip.link->params().flow_control == FlowControl::credit) {
+      Packet credit;
+      credit.kind = PacketKind::credit_update;
+      credit.vl = p.vl;
+      credit.credit_blocks = (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes;
+      tlm::tlm_phase phase = CREDIT_RETURN;
+      sc_time delay = (e.tail_at > now ? e.tail_at - now : sc_core::SC_ZERO_TIME) + to_sc(params_.credit_return_latency);
+      in[e.in]->nb_transport_bw(credit, phase, delay);
+    }
+    pool_.release(&p);
+    return false;
+  }
   // Route lookup: one of the equal-cost ports, chosen when the header is in.
   e.out = route_policy_.select({p.src, p.dst, p.flow}, routes_[p.dst], egress_queued_, now.to_seconds());
   auto& o = outputs_[e.out];

@@ -173,6 +173,7 @@ class Switch : public sc_core::sc_module {
     stats::Counter* egress_bytes;
     stats::Counter* conflicts;
     stats::Counter* high_water;
+    stats::Counter* crc_drops;
     std::vector<stats::Counter*> drops, pause_sent, pause_received, marks;  // per VL
   };
   struct InputPort {

@@ -3,10 +3,11 @@
 // use it in a design.
 //
 // The bug, a classic one in iSLIP implementations: pointers move for grants
-// accepted in EVERY iteration instead of the first one only (McKeown 1999 §III
-// warns this re-synchronises the pointers and can starve a flow). With one
-// iteration it behaves like the real block; with Iterations > 1 the matchings
-// drift apart from hw's "islip" once a later iteration adds a connection.
+// accepted in EVERY iteration instead of the first one only (McKeown 1999
+// updates them after the first iteration only, so that no connection can be
+// starved). With one iteration it behaves like the real block; with
+// Iterations > 1 the matchings drift apart from hw's "islip" as soon as a later
+// iteration adds a connection and the update is committed.
 
 `default_nettype none
 

@@ -1,0 +1,193 @@
+// The RDMA NIC: perftest-style latency and bandwidth against the sum of the
+// modelled components, loss recovery, and congestion control.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/child_run.h"
+#include "sim/config.h"
+
+namespace {
+
+using fabricsim::sim::load_config_text;
+using fabricsim::sim::run_in_child;
+using nlohmann::json;
+
+// Two NDR NICs back to back: 4 x 106.25G PAM4, RS(544,514), 2 m cable, 20 ns
+// decoder; PCIe Gen5 x16 with the default host latencies.
+const char* kBackToBack = R"(
+simulation: {seed: 5, duration: 20ms, warmup: 0us}
+link: {framing: infiniband, lanes: 4, lane_rate: 106.25Gb/s, fec: rs544_514, fec_decoder_latency: 20ns, cable_length: 2m}
+topology: {kind: back_to_back}
+perftest: {test: write_lat, sizes: [2B], iterations: 20}
+output: {sample_interval: 0s}
+)";
+
+json run(const std::vector<std::string>& overrides, const char* yaml = kBackToBack) {
+  const json r = run_in_child(load_config_text(yaml, "nic.yaml", overrides));
+  EXPECT_FALSE(r.contains("error")) << r.dump().substr(0, 400);
+  EXPECT_TRUE(r.at("perftest").at("finished").get<bool>());
+  const json& p = r.at("packets");
+  EXPECT_EQ(p.at("injected").get<long>(),
+            p.at("delivered").get<long>() + p.at("dropped").get<long>() + p.at("in_flight").get<long>());
+  return r;
+}
+
+const json& first_size(const json& r) { return r.at("perftest").at("sizes").at(0); }
+
+// Pieces of the path, by hand:
+//   PCIe Gen5 x16 = 32 GT/s x 16 x 128/130 = 504.123 Gb/s; a TLP adds 24 B.
+//   IB frame of a 2 B payload: LRH 8 + BTH 12 + 2 + ICRC 4 + VCRC 2 = 28 B at 400 Gb/s = 0.56 ns,
+//   plus 10 ns cable, 5440 b / 425 Gb/s = 12.8 ns FEC accumulation, 20 ns decoder.
+constexpr double kPcieNs(double bytes) { return (bytes + 24) * 8 / 504.1230769; }
+constexpr double kWire2B = 0.56 + 10 + 12.8 + 20;
+
+TEST(Perftest, WriteLatencyIsTheSumOfItsComponents) {
+  // ib_write_lat reports half the ping-pong round trip, i.e. one direction:
+  // doorbell with the WQE (BlueFlame, inline payload) 250 ns + NIC processing
+  // 100 ns + wire + DMA write of 2 B + 300 ns until visible + 50 ns polling.
+  const double expected = 250 + 100 + kWire2B + kPcieNs(2) + 300 + 50;
+  const json r = run({});
+  EXPECT_NEAR(first_size(r).at("t_typical_us").get<double>() * 1000, expected, 0.01);
+  EXPECT_EQ(first_size(r).at("iterations"), 20);
+}
+
+TEST(Perftest, ReadLatencyIsTheSumOfItsComponents) {
+  // ib_read_lat reports the whole READ: request (RETH 16 B payload) out,
+  // responder processing and a 2 B DMA read (700 ns from the request's issue, then the completion TLP),
+  // the response back, its DMA write and 300 ns, then the CQE write and 300 ns, polling.
+  const double request = 250 + 100 + (20 + 16 + 6) * 8 / 400.0 + 10 + 12.8 + 20;
+  const double responder = 100 + 700 + kPcieNs(2);
+  const double requester = kWire2B + kPcieNs(2) + 300 + kPcieNs(64) + 300 + 50;
+  const json r = run({"perftest.test=read_lat"});
+  EXPECT_NEAR(first_size(r).at("t_typical_us").get<double>() * 1000, request + responder + requester, 0.01);
+}
+
+TEST(Perftest, LargeWritesReachTheLinkBound) {
+  // 1 MiB writes, 32 outstanding: IB goodput = 400 Gb/s x 4096 / (4096 + 26).
+  const json r = run({"perftest.test=write_bw", "perftest.sizes=[1MiB]", "perftest.iterations=40"});
+  EXPECT_NEAR(first_size(r).at("bw_average_gbps").get<double>(), 400.0 * 4096 / 4122, 0.01 * 397.5);
+}
+
+TEST(Perftest, LargeWritesReachThePcieBoundWhenItIsLower) {
+  // PCIe Gen3 x8: 8 GT/s x 8 x 128/130 x 256 / (256 + 24) = 57.61 Gb/s of payload.
+  const json r = run({"perftest.test=write_bw", "perftest.sizes=[1MiB]", "perftest.iterations=20",
+                      "nic.pcie.generation=3", "nic.pcie.width=8"});
+  EXPECT_NEAR(first_size(r).at("bw_average_gbps").get<double>(), 57.614, 0.01 * 57.6);
+}
+
+TEST(Perftest, ViaOneSwitchAddsTheSwitchHop) {
+  const double direct = first_size(run({})).at("t_typical_us").get<double>();
+  const json r = run({"topology={kind: single_switch, endpoints: 2}", "switch.ports=2"});
+  const double via = first_size(r).at("t_typical_us").get<double>();
+  // One more cable and the switch pipeline (200 cycles at 1.5 GHz = 133 ns, plus edges).
+  EXPECT_GT(via - direct, 0.133 + 0.043);
+  EXPECT_LT(via - direct, 0.133 + 0.043 + 0.01);
+}
+
+TEST(Perftest, AllSizesRunAndPrintPerftestTable) {
+  const json r = run({"perftest.sizes=all", "perftest.iterations=2"});
+  EXPECT_EQ(r.at("perftest").at("sizes").size(), 23u);  // 2 B .. 8 MiB
+  EXPECT_NE(r.at("perftest").at("table").get<std::string>().find("t_typical[usec]"), std::string::npos);
+}
+
+// 64 KiB writes over a lossy cable.
+json lossy(double drop, const std::string& mode) {
+  return run({"perftest.test=write_bw", "perftest.sizes=[64KiB]", "perftest.iterations=200",
+              "link.drop_rate=" + std::to_string(drop), "nic.transport.retransmit=" + mode,
+              "nic.transport.retransmit_timeout=20us"});
+}
+
+TEST(Transport, EveryMessageCompletesOverALossyLinkAndGoodputFallsWithLoss) {
+  double previous = 1e9;
+  for (double drop : {0.0, 0.001, 0.01}) {
+    const json r = lossy(drop, "go_back_n");
+    EXPECT_EQ(first_size(r).at("iterations"), 200) << drop;
+    EXPECT_EQ(r.at("endpoints").at(0).at("rdma").at("completions"), 200) << drop;
+    const double bw = first_size(r).at("bw_average_gbps");
+    EXPECT_LT(bw, previous) << drop;
+    previous = bw;
+    if (drop > 0) EXPECT_GT(r.at("endpoints").at(0).at("rdma").at("retransmitted_packets").get<int>(), 0);
+  }
+}
+
+TEST(Transport, SelectiveRepeatBeatsGoBackN) {
+  const json gbn = lossy(0.01, "go_back_n");
+  const json sr = lossy(0.01, "selective_repeat");
+  EXPECT_GT(first_size(sr).at("bw_average_gbps").get<double>(), first_size(gbn).at("bw_average_gbps").get<double>());
+  EXPECT_LT(sr.at("endpoints").at(0).at("rdma").at("retransmitted_packets").get<int>(),
+            gbn.at("endpoints").at(0).at("rdma").at("retransmitted_packets").get<int>());
+}
+
+TEST(Transport, BitErrorRateCorruptsFramesAndIsRecovered) {
+  const json r = run({"perftest.test=write_bw", "perftest.sizes=[64KiB]", "perftest.iterations=100", "link.ber=1e-6",
+                      "nic.transport.retransmit_timeout=20us"});
+  EXPECT_GT(r.at("packets").at("dropped").get<int>(), 0);
+  EXPECT_EQ(first_size(r).at("iterations"), 100);
+}
+
+// DCQCN: two RDMA flows into one 400GbE port; PFC keeps it lossless, ECN marks.
+const char* kIncast = R"(
+simulation: {seed: 1, duration: 2ms, warmup: 500us}
+link: {framing: roce_v2, cable_length: 3m, fec_decoder_latency: 20ns, flow_control: pfc}
+switch:
+  ports: 4
+  buffer: shared_memory
+  shared_buffer: 8MiB
+  pfc: {xoff: 512KiB, xon: 256KiB, headroom: 128KiB}
+  ecn: {enabled: true, kmin: 5KB, kmax: 200KB, pmax: 0.01}
+topology: {endpoints: 3}
+traffic:
+  pattern: explicit
+  transport: rdma
+  arrival: periodic
+  flows:
+    - {src: 1, dst: 0, load: 1.0, message_size: 1MiB}
+    - {src: 2, dst: 0, load: 1.0, message_size: 1MiB}
+output: {sample_interval: 10us}
+)";
+
+double mean_queue_second_half(const json& r) {
+  const auto& q = r.at("timeseries").at("ports").at(0).at("egress_bytes");
+  double sum = 0;
+  std::size_t n = 0;
+  for (std::size_t i = q.size() / 2; i < q.size(); ++i, ++n) sum += q[i].get<double>();
+  return sum / static_cast<double>(n);
+}
+
+double goodput(const json& r, int endpoint) {
+  return r.at("endpoints").at(endpoint).at("rdma").at("qps").at(0).at("goodput_gbps").get<double>();
+}
+
+TEST(Dcqcn, TwoFlowsConvergeToAFairShareWithABoundedQueue) {
+  const json cc = run_in_child(load_config_text(kIncast, "dcqcn.yaml", {"nic.congestion_control.kind=dcqcn"}));
+  const json none = run_in_child(load_config_text(kIncast, "dcqcn.yaml", {"nic.congestion_control.kind=none"}));
+  // Fair share (Zhu et al. 2015, Fig. 12): within 15% of each other.
+  EXPECT_NEAR(goodput(cc, 1) / goodput(cc, 2), 1.0, 0.15);
+  EXPECT_GT(cc.at("endpoints").at(1).at("rdma").at("cnps_received").get<int>(), 0);
+  // The bottleneck queue stays near Kmin..Kmax with DCQCN and grows to the PFC limits without.
+  EXPECT_LT(mean_queue_second_half(cc), 0.25 * mean_queue_second_half(none));
+  auto pauses = [](const json& r) {
+    int n = 0;
+    for (const auto& p : r.at("ports"))
+      for (const auto& v : p.at("vls")) n += v.at("pause_sent").get<int>();
+    return n;
+  };
+  EXPECT_LT(pauses(cc), pauses(none));
+}
+
+TEST(IbCc, BecnsSlowTheSendersDown) {
+  const std::vector<std::string> ib = {"link.framing=infiniband", "link.flow_control=credit",
+                                       "switch.shared_buffer=16MiB", "switch.ecn.kmin=20KB"};
+  auto with = [&](const char* kind) {
+    std::vector<std::string> o = ib;
+    o.push_back(std::string("nic.congestion_control.kind=") + kind);
+    return run_in_child(load_config_text(kIncast, "ibcc.yaml", o));
+  };
+  const json cc = with("ib_cc"), none = with("none");
+  EXPECT_GT(cc.at("endpoints").at(1).at("rdma").at("cnps_received").get<int>(), 0);
+  EXPECT_LT(mean_queue_second_half(cc), mean_queue_second_half(none));
+}
+
+}  // namespace

@@ -1,0 +1,62 @@
+#include "tlm/dma_engine.h"
+
+#include <algorithm>
+
+#include "tlm/link.h"
+
+namespace fabricsim::tlm_fabric {
+
+using sc_core::sc_time;
+
+DmaEngine::DmaEngine(const hw::PcieParams& params) : timing_(params) {
+  for (int i = 0; i < params.read_tags; ++i) tags_.push(sc_core::SC_ZERO_TIME);
+}
+
+sc_time DmaEngine::doorbell(const sc_time& now) {
+  // An MMIO write of a few bytes: its wire time is negligible next to DMA
+  // completions, and it must not queue behind completions reserved for later.
+  down_busy_s_ += timing_.transfer(8, timing_.params().max_payload).in_seconds();
+  return now + to_sc(timing_.params().doorbell_latency);
+}
+
+sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t chunk, hw::MemoryTarget target,
+                        std::vector<sc_time>* ready) {
+  const auto& p = timing_.params();
+  const sc_time request_wire = to_sc(timing_.transfer(0, p.max_payload));
+  const sc_time latency = to_sc(timing_.read_latency(target));
+  if (ready) ready->assign(chunk ? (bytes + chunk - 1) / chunk : 0, sc_core::SC_ZERO_TIME);
+  sc_time done = now;
+  std::uint64_t offset = 0;
+  // Each request waits for a free tag and the upstream wire; its completions
+  // (MPS-sized TLPs) queue on the downstream wire after the memory latency.
+  while (offset < bytes || (bytes == 0 && offset == 0)) {
+    const std::uint64_t piece = std::min<std::uint64_t>(p.max_read_request, bytes - offset);
+    const sc_time tag = tags_.top();
+    tags_.pop();
+    const sc_time issue = std::max({now, tag, up_free_});
+    up_free_ = issue + request_wire;
+    up_busy_s_ += request_wire.to_seconds();
+    const sc_time wire = to_sc(timing_.transfer(piece, p.max_payload));
+    const sc_time start = std::max(issue + latency, down_free_);
+    down_free_ = start + wire;
+    down_busy_s_ += wire.to_seconds();
+    done = start + wire;
+    tags_.push(done);
+    offset += piece;
+    if (ready && chunk)
+      for (std::uint64_t c = (offset - piece) / chunk; c < ready->size() && c * chunk < offset; ++c)
+        if ((c + 1) * chunk <= offset || offset == bytes) (*ready)[c] = done;
+    if (bytes == 0) break;
+  }
+  return done;
+}
+
+sc_time DmaEngine::write(const sc_time& now, std::uint64_t bytes, hw::MemoryTarget target) {
+  const sc_time start = std::max(now, up_free_);
+  const sc_time wire = to_sc(timing_.transfer(bytes, timing_.params().max_payload));
+  up_free_ = start + wire;
+  up_busy_s_ += wire.to_seconds();
+  return start + wire + to_sc(timing_.write_latency(target));
+}
+
+}  // namespace fabricsim::tlm_fabric

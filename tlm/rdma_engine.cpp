@@ -1,0 +1,472 @@
+#include "tlm/rdma_engine.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "tlm/link.h"
+
+namespace fabricsim::tlm_fabric {
+
+using sc_core::sc_time;
+
+std::string_view to_string(RetransmitMode m) {
+  return m == RetransmitMode::go_back_n ? "go_back_n" : "selective_repeat";
+}
+
+std::string_view to_string(RdmaOpcode o) {
+  switch (o) {
+    case RdmaOpcode::write: return "write";
+    case RdmaOpcode::read: return "read";
+    case RdmaOpcode::send: return "send";
+  }
+  return "?";
+}
+
+void TransportParams::validate() const {
+  if (ack_every < 1 || ack_every > 1024) throw std::invalid_argument("ack_every must be in 1..1024");
+  if (window < 1 || window > (1 << 22)) throw std::invalid_argument("window must be in 1..4194304");
+  if (retransmit_timeout.in_seconds() <= 0) throw std::invalid_argument("retransmit_timeout must be positive");
+}
+
+RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,
+                       const HostParams& host, const CcParams& cc, PacketPool& pool, stats::Registry& stats)
+    : name_(name),
+      endpoint_(endpoint),
+      mtu_(mtu),
+      transport_(transport),
+      host_(host),
+      cc_params_(cc),
+      pool_(pool),
+      dma_(host.pcie),
+      retransmits_(stats.counter(name + ".rdma.retransmitted_packets", "packets sent again after a NAK or timeout", "packets")),
+      timeouts_(stats.counter(name + ".rdma.timeouts", "retransmission timeouts", "events")),
+      acks_sent_(stats.counter(name + ".rdma.acks_sent", "ACK packets sent", "packets")),
+      naks_sent_(stats.counter(name + ".rdma.naks_sent", "sequence-error NAKs sent", "packets")),
+      cnps_sent_(stats.counter(name + ".rdma.cnps_sent", "congestion notifications sent (CNP / BECN)", "packets")),
+      cnps_received_(stats.counter(name + ".rdma.cnps_received", "congestion notifications received", "packets")),
+      duplicates_(stats.counter(name + ".rdma.duplicates", "duplicate packets received", "packets")),
+      completions_(stats.counter(name + ".rdma.completions", "requester work completions", "completions")),
+      completion_latency_(stats.distribution(name + ".rdma.completion_latency",
+                                             "work request posted -> completion visible to the host", "ns")) {
+  transport_.validate();
+}
+
+RdmaEngine::Qp& RdmaEngine::qp(int qpn) {
+  if (qpn < 0 || qpn >= static_cast<int>(qps_.size()))
+    throw std::logic_error(name_ + ": packet for unknown QP " + std::to_string(qpn));
+  return qps_[qpn];
+}
+
+int RdmaEngine::create_qp(int peer, int peer_qpn, int sl) {
+  if (!link_) throw std::logic_error(name_ + ": create_qp before the NIC is attached to its link");
+  Qp q;
+  q.qpn = static_cast<int>(qps_.size());
+  q.peer = peer;
+  q.peer_qpn = peer_qpn;
+  q.sl = sl;
+  q.cc = hw::make_congestion_control(cc_params_.kind, cc_params_.dcqcn, cc_params_.ib, link_->data_rate().bps());
+  qps_.push_back(std::move(q));
+  return qps_.back().qpn;
+}
+
+void RdmaEngine::connect(int qpn, int peer_qpn) { qp(qpn).peer_qpn = peer_qpn; }
+
+void RdmaEngine::post(int qpn, const WorkRequest& wr, const sc_time& now) {
+  Qp& q = qp(qpn);
+  SendWqe w;
+  w.wr = wr;
+  w.posted = now;
+  // Doorbell, then the NIC fetches the WQE (unless BlueFlame wrote it with the
+  // doorbell), then (WRITE/SEND) the payload unless it was inline in the WQE.
+  const sc_time db = dma_.doorbell(now);
+  w.wqe_ready = (host_.blueflame ? db : dma_.read(db, host_.wqe_bytes, 0, host_.memory)) +
+                to_sc(transport_.processing_latency);
+  w.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (wr.bytes + mtu_ - 1) / mtu_));
+  if (wr.opcode != RdmaOpcode::read) {
+    if (wr.bytes <= host_.inline_threshold) {
+      w.chunk_ready.assign(1, w.wqe_ready);
+    } else {
+      dma_.read(w.wqe_ready, wr.bytes, mtu_, host_.memory, &w.chunk_ready);
+    }
+  }
+  q.sq.push_back(std::move(w));
+}
+
+std::uint32_t RdmaEngine::segment_bytes(const SendWqe& w, std::uint32_t index) const {
+  const std::uint64_t off = static_cast<std::uint64_t>(index) * mtu_;
+  return w.wr.bytes > off ? static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu_, w.wr.bytes - off)) : 0;
+}
+
+RdmaEngine::SendWqe* RdmaEngine::wqe_of(Qp& q, std::uint64_t seq) {
+  if (seq < q.sq_base || seq - q.sq_base >= q.sq.size()) return nullptr;
+  return &q.sq[seq - q.sq_base];
+}
+
+Packet* RdmaEngine::emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t bytes, bool last, std::uint64_t wr_id,
+                         const sc_time& now) {
+  Packet& p = *pool_.acquire();
+  p.src = endpoint_;
+  p.dst = q.peer;
+  p.qp = static_cast<std::uint32_t>(q.peer_qpn);
+  p.flow = static_cast<std::uint32_t>(q.qpn);
+  p.psn = psn;
+  p.op = op;
+  p.payload_bytes = bytes;
+  p.last_of_message = last;
+  p.wr_id = wr_id;
+  p.sl = static_cast<std::uint8_t>(q.sl);
+  p.created = now;
+  p.injected = now;
+  // Rate limiter: the next packet of this QP waits for its wire time at the CC rate.
+  if (link_) {
+    const double wire = static_cast<double>(link_->wire_bytes(bytes)) * 8.0;
+    const double t = now.to_seconds();
+    const double gap = wire / q.cc->rate_bps(t) + q.cc->inter_packet_delay_s(t);
+    q.next_allowed = now + sc_time(gap, sc_core::SC_SEC);
+    q.cc->on_bytes_sent(link_->wire_bytes(bytes), t);
+  }
+  return &p;
+}
+
+void RdmaEngine::send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const sc_time& now) {
+  Control c;
+  c.packet.src = endpoint_;
+  c.packet.dst = q.peer;
+  c.packet.qp = static_cast<std::uint32_t>(q.peer_qpn);
+  c.packet.flow = static_cast<std::uint32_t>(q.qpn);
+  c.packet.op = op;
+  c.packet.ack_psn = psn;
+  c.packet.payload_bytes = op == RdmaOp::cnp ? 16 : 4;  // CNP reserved field / AETH
+  c.packet.sl = static_cast<std::uint8_t>(q.sl);
+  c.ready = now + to_sc(transport_.processing_latency);
+  if (op == RdmaOp::ack) acks_sent_.add();
+  if (op == RdmaOp::nak) naks_sent_.add();
+  if (op == RdmaOp::cnp) cnps_sent_.add();
+  control_.push_back(c);
+}
+
+Packet* RdmaEngine::next_packet(const sc_time& now, const std::function<bool(int, std::uint32_t)>& can_send,
+                                const std::function<int(int)>& vl_of) {
+  if (!control_.empty() && control_.front().ready <= now &&
+      can_send(vl_of(control_.front().packet.sl), control_.front().packet.payload_bytes)) {
+    Packet& p = *pool_.acquire();
+    const std::uint64_t id = p.id;
+    p = control_.front().packet;
+    p.id = id;
+    p.created = p.injected = now;
+    control_.pop_front();
+    return &p;
+  }
+  const std::size_t n = qps_.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    Qp& q = qps_[(rr_ + k) % n];
+    check_timeouts(q, now);
+    if (q.next_allowed > now) continue;
+    const int vl = vl_of(q.sl);
+    Packet* out = nullptr;
+    // Responder: READ response segments whose data has been read from memory.
+    if (!q.responses.empty() && q.responses.front().ready <= now && can_send(vl, q.responses.front().bytes)) {
+      const ResponseSeg r = q.responses.front();
+      q.responses.pop_front();
+      out = emit(q, RdmaOp::read_response, r.psn, r.bytes, r.last, r.wr_id, now);
+    }
+    // Requester: retransmissions first, then new segments.
+    while (!out && !q.resend.empty() && q.resend.front().ready <= now) {
+      const Resend r = q.resend.front();
+      auto it = std::find_if(q.outstanding.begin(), q.outstanding.end(), [&](const Outstanding& o) { return o.psn == r.psn; });
+      SendWqe* w = it == q.outstanding.end() ? nullptr : wqe_of(q, it->wqe_seq);
+      if (!w) {  // acknowledged meanwhile
+        q.resend.pop_front();
+        continue;
+      }
+      if (w->wr.opcode == RdmaOpcode::read) {
+        // One READ request covers the rest of the read from the missing PSN.
+        if (!can_send(vl, 16)) break;
+        q.resend.pop_front();
+        const std::uint64_t seq = it->wqe_seq;
+        q.resend.erase(std::remove_if(q.resend.begin(), q.resend.end(),
+                                      [&](const Resend& x) {
+                                        auto o = std::find_if(q.outstanding.begin(), q.outstanding.end(),
+                                                              [&](const Outstanding& y) { return y.psn == x.psn; });
+                                        return o != q.outstanding.end() && o->wqe_seq == seq;
+                                      }),
+                       q.resend.end());
+        out = emit(q, RdmaOp::read_request, r.psn, 16, true, w->wr.wr_id, now);
+        out->read_bytes = w->wr.bytes - static_cast<std::uint64_t>(it->index) * mtu_;
+        q.read_expected = r.psn;
+      } else {
+        const std::uint32_t bytes = segment_bytes(*w, it->index);
+        if (!can_send(vl, bytes)) break;
+        q.resend.pop_front();
+        out = emit(q, w->wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, r.psn, bytes,
+                   it->index + 1 == w->packets, w->wr.wr_id, now);
+        out->read_bytes = w->wr.bytes;
+      }
+      retransmits_.add();
+      ++q.retransmitted;
+    }
+    if (!out && q.resend.empty()) {
+      for (std::size_t i = 0; i < q.sq.size() && !out; ++i) {
+        SendWqe& w = q.sq[i];
+        if (w.sent == w.packets) continue;
+        const std::uint32_t need = w.wr.opcode == RdmaOpcode::read ? w.packets : 1;
+        if (q.next_psn + need - q.una > static_cast<std::uint32_t>(transport_.window) && !q.outstanding.empty()) break;
+        const std::uint64_t seq = q.sq_base + i;
+        if (w.wr.opcode == RdmaOpcode::read) {
+          if (w.wqe_ready > now || !can_send(vl, 16)) break;
+          w.first_psn = q.next_psn;
+          w.started = true;
+          for (std::uint32_t s = 0; s < w.packets; ++s) q.outstanding.push_back({q.next_psn + s, seq, s});
+          out = emit(q, RdmaOp::read_request, q.next_psn, 16, true, w.wr.wr_id, now);
+          out->read_bytes = w.wr.bytes;
+          if (q.outstanding.size() == w.packets) q.read_expected = q.next_psn;
+          q.next_psn += w.packets;
+          w.sent = w.packets;
+        } else {
+          const std::uint32_t bytes = segment_bytes(w, w.sent);
+          if (w.chunk_ready[w.sent] > now || !can_send(vl, bytes)) break;
+          if (!w.started) {
+            w.first_psn = q.next_psn;
+            w.started = true;
+          }
+          q.outstanding.push_back({q.next_psn, seq, w.sent});
+          out = emit(q, w.wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, q.next_psn, bytes,
+                     w.sent + 1 == w.packets, w.wr.wr_id, now);
+          out->read_bytes = w.wr.bytes;
+          ++q.next_psn;
+          ++w.sent;
+        }
+        if (q.outstanding.size() == 1 || q.last_progress == sc_core::SC_ZERO_TIME) q.last_progress = now;
+      }
+    }
+    if (out) {
+      rr_ = (rr_ + k + 1) % n;
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+bool RdmaEngine::next_wake(const sc_time& now, sc_time& at) const {
+  bool have = false;
+  auto consider = [&](const sc_time& t) {
+    const sc_time v = t > now ? t : now;
+    if (t <= now) return;
+    if (!have || v < at) at = v;
+    have = true;
+  };
+  if (!control_.empty()) consider(control_.front().ready);
+  for (const Qp& q : qps_) {
+    const bool pending = !q.responses.empty() || !q.resend.empty() ||
+                         std::any_of(q.sq.begin(), q.sq.end(), [](const SendWqe& w) { return w.sent < w.packets; });
+    if (pending) consider(q.next_allowed);
+    if (!q.responses.empty()) consider(q.responses.front().ready);
+    if (!q.resend.empty()) consider(q.resend.front().ready);
+    for (const SendWqe& w : q.sq) {
+      if (w.sent == w.packets) continue;
+      consider(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent]);
+      break;
+    }
+    if (!q.outstanding.empty()) consider(q.last_progress + to_sc(transport_.retransmit_timeout));
+  }
+  return have;
+}
+
+bool RdmaEngine::has_work() const {
+  if (!control_.empty()) return true;
+  for (const Qp& q : qps_)
+    if (!q.responses.empty() || !q.resend.empty() || !q.outstanding.empty() || !q.sq.empty()) return true;
+  return false;
+}
+
+void RdmaEngine::check_timeouts(Qp& q, const sc_time& now) {
+  if (q.outstanding.empty() || !q.resend.empty()) return;
+  if (q.last_progress + to_sc(transport_.retransmit_timeout) > now) return;
+  timeouts_.add();
+  ++q.timeouts;
+  q.last_progress = now;
+  if (transport_.mode == RetransmitMode::go_back_n) {
+    go_back(q, q.una, now);
+  } else {
+    q.resend.push_back({q.una, dma_.read(now, mtu_, 0, host_.memory)});
+  }
+}
+
+void RdmaEngine::go_back(Qp& q, std::uint32_t from, const sc_time& now) {
+  // The payload is read from memory again; the resends leave in PSN order.
+  q.resend.clear();
+  for (const Outstanding& o : q.outstanding) {
+    if (o.psn < from) continue;
+    const SendWqe* w = wqe_of(q, o.wqe_seq);
+    const std::uint32_t bytes = w && w->wr.opcode != RdmaOpcode::read ? segment_bytes(*w, o.index) : 0;
+    q.resend.push_back({o.psn, bytes ? dma_.read(now, bytes, 0, host_.memory) : now});
+  }
+}
+
+void RdmaEngine::requester_ack(Qp& q, std::uint32_t ack_psn, const sc_time& now) {
+  if (ack_psn <= q.una) return;
+  while (!q.outstanding.empty() && q.outstanding.front().psn < ack_psn) {
+    const Outstanding& o = q.outstanding.front();
+    if (const SendWqe* w = wqe_of(q, o.wqe_seq)) q.acked_bytes += segment_bytes(*w, o.index);
+    q.outstanding.pop_front();
+  }
+  q.una = ack_psn;
+  q.last_progress = now;
+  while (!q.resend.empty() && q.resend.front().psn < q.una) q.resend.pop_front();
+  complete_wqes(q, now);
+}
+
+void RdmaEngine::complete_wqes(Qp& q, const sc_time& now) {
+  while (!q.sq.empty()) {
+    SendWqe& w = q.sq.front();
+    if (!w.started || w.sent < w.packets || w.first_psn + w.packets > q.una) break;
+    // CQE write; for a READ after its data is in memory.
+    const sc_time cqe = dma_.write(w.wr.opcode == RdmaOpcode::read ? std::max(now, q.read_landed) : now,
+                                   host_.cqe_bytes, host_.memory);
+    Completion c{q.qpn, w.wr.wr_id, w.wr.opcode, w.wr.bytes, true, w.posted, cqe + to_sc(host_.poll_latency)};
+    completions_.add();
+    completion_latency_.add((c.visible - c.posted).to_seconds() * 1e9);
+    q.sq.pop_front();
+    ++q.sq_base;
+    if (on_completion_) on_completion_(c);
+  }
+}
+
+void RdmaEngine::advance_expected(Qp& q, const sc_time& now) {
+  (void)now;
+  while (!q.pending_last.empty() && q.pending_last.begin()->first < q.expected) {
+    const Completion c = q.pending_last.begin()->second;
+    q.pending_last.erase(q.pending_last.begin());
+    if (on_completion_) on_completion_(c);
+  }
+}
+
+void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
+  const std::uint32_t psn = p.psn;
+  if (psn < q.expected) {
+    duplicates_.add();
+    send_control(q, RdmaOp::ack, q.expected, now);
+    return;
+  }
+  const bool in_order = psn == q.expected;
+  if (!in_order) {
+    const bool keep = transport_.mode == RetransmitMode::selective_repeat &&
+                      psn - q.expected < static_cast<std::uint32_t>(transport_.window);
+    if (!keep || !q.held.insert(psn).second) {
+      if (keep) duplicates_.add();
+      if (!q.nak_sent) {
+        send_control(q, RdmaOp::nak, q.expected, now);
+        q.nak_sent = true;
+      }
+      return;
+    }
+    if (!q.nak_sent) {
+      send_control(q, RdmaOp::nak, q.expected, now);
+      q.nak_sent = true;
+    }
+  }
+  // Direct placement: the payload goes to memory as it arrives.
+  const sc_time landed = dma_.write(now, p.payload_bytes, host_.memory);
+  if (p.last_of_message) {
+    sc_time visible = landed;
+    if (p.op == RdmaOp::send) visible = dma_.write(landed, host_.cqe_bytes, host_.memory);
+    q.pending_last[psn] = Completion{q.qpn, p.wr_id, p.op == RdmaOp::send ? RdmaOpcode::send : RdmaOpcode::write,
+                                     p.read_bytes, false, p.created, visible + to_sc(host_.poll_latency)};
+  }
+  if (!in_order) return;
+  ++q.expected;
+  while (!q.held.empty() && *q.held.begin() == q.expected) {
+    q.held.erase(q.held.begin());
+    ++q.expected;
+  }
+  q.nak_sent = false;
+  advance_expected(q, now);
+  if (++q.unacked >= transport_.ack_every || p.last_of_message || !q.held.empty()) {
+    send_control(q, RdmaOp::ack, q.expected, now);
+    q.unacked = 0;
+  }
+}
+
+void RdmaEngine::receive(const Packet& p, const sc_time& now) {
+  Qp& q = qp(static_cast<int>(p.qp));
+  // DCQCN notification point / IB CC: a marked data packet earns its sender a
+  // CNP (BECN), at most one per QP per cnp_interval.
+  // DCQCN paces CNPs per QP; IB CC returns a BECN for every FECN.
+  const bool marked = p.ecn == Ecn::ce || p.fecn;
+  const sc_time interval = cc_params_.kind == hw::CcKind::dcqcn ? to_sc(cc_params_.dcqcn.cnp_interval) : sc_core::SC_ZERO_TIME;
+  if (marked && cc_params_.kind != hw::CcKind::none && (!q.cnp_ever || q.last_cnp + interval <= now)) {
+    send_control(q, RdmaOp::cnp, 0, now);
+    q.last_cnp = now;
+    q.cnp_ever = true;
+  }
+  switch (p.op) {
+    case RdmaOp::write:
+    case RdmaOp::send: responder_data(q, p, now); break;
+    case RdmaOp::read_request: {
+      const std::uint32_t packets =
+          static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (p.read_bytes + mtu_ - 1) / mtu_));
+      if (p.psn > q.expected) {
+        if (!q.nak_sent) {
+          send_control(q, RdmaOp::nak, q.expected, now);
+          q.nak_sent = true;
+        }
+        break;
+      }
+      // New or repeated request: read the data and queue the response segments.
+      q.expected = std::max(q.expected, p.psn + packets);
+      q.nak_sent = false;
+      std::vector<sc_time> ready;
+      dma_.read(now + to_sc(transport_.processing_latency), p.read_bytes, mtu_, host_.memory, &ready);
+      if (ready.empty()) ready.assign(1, now + to_sc(transport_.processing_latency));
+      for (std::uint32_t s = 0; s < packets; ++s) {
+        const std::uint64_t off = static_cast<std::uint64_t>(s) * mtu_;
+        const auto bytes = static_cast<std::uint32_t>(p.read_bytes > off ? std::min<std::uint64_t>(mtu_, p.read_bytes - off) : 0);
+        q.responses.push_back({p.psn + s, bytes, s + 1 == packets, p.wr_id, ready[std::min<std::size_t>(s, ready.size() - 1)]});
+      }
+      break;
+    }
+    case RdmaOp::read_response: {
+      if (p.psn < q.una) break;  // duplicate
+      if (p.psn != q.una) {
+        // A response went missing: ask again from the first missing PSN, once.
+        if (q.resend.empty()) go_back(q, q.una, now);
+        break;
+      }
+      // The completion waits for the data to land in memory (CQE after it).
+      q.read_landed = std::max(q.read_landed, dma_.write(now, p.payload_bytes, host_.memory));
+      requester_ack(q, p.psn + 1, now);
+      break;
+    }
+    case RdmaOp::ack: requester_ack(q, p.ack_psn, now); break;
+    case RdmaOp::nak:
+      requester_ack(q, p.ack_psn, now);
+      if (transport_.mode == RetransmitMode::go_back_n) {
+        go_back(q, p.ack_psn, now);
+      } else if (std::none_of(q.resend.begin(), q.resend.end(), [&](const Resend& r) { return r.psn == p.ack_psn; })) {
+        q.resend.push_back({p.ack_psn, dma_.read(now, mtu_, 0, host_.memory)});
+      }
+      break;
+    case RdmaOp::cnp:
+      q.cc->on_notification(now.to_seconds());
+      cnps_received_.add();
+      ++q.cnps_received;
+      break;
+    case RdmaOp::raw: break;
+  }
+}
+
+std::vector<QpReport> RdmaEngine::report(const sc_time& now) {
+  std::vector<QpReport> out;
+  for (Qp& q : qps_)
+    out.push_back({q.qpn, q.peer, q.peer_qpn, q.acked_bytes, q.retransmitted, q.timeouts, q.cnps_received,
+                   q.cc->rate_bps(now.to_seconds()) / 1e9});
+  return out;
+}
+
+std::vector<double> RdmaEngine::qp_rates(const sc_time& now) {
+  std::vector<double> r;
+  for (Qp& q : qps_) r.push_back(q.cc->rate_bps(now.to_seconds()) / 1e9);
+  return r;
+}
+
+}  // namespace fabricsim::tlm_fabric

@@ -1,0 +1,224 @@
+// RDMA engine of a NIC: reliable-connected queue pairs with RDMA WRITE, READ
+// and SEND; the host path over PCIe (doorbell, WQE fetch, payload DMA reads
+// bounded by read tags, receive DMA writes, CQE writes); PSNs, coalesced
+// ACKs, NAKs, go-back-N or selective repeat, retransmission timeout; end-host
+// congestion control per QP (hw/congestion_control.h). Not an sc_module: the
+// Nic owns it and calls it from its transmit and receive processes.
+//
+// CODE FLOW
+//   post(qp, wr)      doorbell -> WQE fetch -> payload DMA: per-MTU ready times
+//   next_packet(now)  control packets (ACK/NAK/CNP) first; then per QP in
+//                     round robin: retransmissions, READ responses, new
+//                     segments whose payload is in, window open, rate allowed
+//   receive(p)        responder: PSN check, DMA write, ACK/NAK, CNP on CE/FECN,
+//                     READ requests -> DMA read -> responses
+//                     requester: ACK/NAK advance the window, CNP -> CC,
+//                     READ responses -> DMA write; completions -> CQE -> handler
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "hw/congestion_control.h"
+#include "hw/pcie.h"
+#include "hw/phy.h"
+#include "sim/stats.h"
+#include "tlm/dma_engine.h"
+#include "tlm/fabric_protocol.h"
+#include "tlm/packet_pool.h"
+
+namespace fabricsim::tlm_fabric {
+
+class TxPort;
+
+/// Loss recovery of the reliable transport.
+enum class RetransmitMode {
+  go_back_n,         ///< the receiver drops out-of-order packets; the sender resends from the gap
+  selective_repeat,  ///< the receiver keeps out-of-order packets; the sender resends only what is missing
+};
+std::string_view to_string(RetransmitMode m);
+
+struct TransportParams {
+  RetransmitMode mode = RetransmitMode::go_back_n;  ///< loss recovery
+  int ack_every = 4;                                ///< coalescing: one ACK per this many packets (and per message end)
+  hw::Time retransmit_timeout = hw::Time::us(100);  ///< no progress for this long: resend
+  int window = 512;                                 ///< outstanding PSNs per QP
+  hw::Time processing_latency = hw::Time::ns(100);  ///< NIC packet processing before a response leaves
+  void validate() const;
+};
+
+struct HostParams {
+  hw::PcieParams pcie;                              ///< PCIe link of the NIC
+  hw::MemoryTarget memory = hw::MemoryTarget::host; ///< buffers in host or GPU memory (GPUDirect RDMA)
+  hw::Time poll_latency = hw::Time::ns(50);         ///< host sees a CQE / polled byte this long after it lands
+  std::uint32_t wqe_bytes = 64;                     ///< work queue element fetched per WR [B]
+  std::uint32_t cqe_bytes = 64;                     ///< completion queue element written per completion [B]
+  std::uint32_t inline_threshold = 220;             ///< payloads up to this size travel inside the WQE (no payload DMA) [B]
+  bool blueflame = true;                            ///< the host writes the WQE with the doorbell (no WQE fetch)
+};
+
+struct CcParams {
+  hw::CcKind kind = hw::CcKind::none;               ///< congestion control scheme
+  hw::DcqcnParams dcqcn;
+  hw::IbCcParams ib;
+};
+
+enum class RdmaOpcode { write, read, send };
+std::string_view to_string(RdmaOpcode o);
+
+/// A work request posted by the host.
+struct WorkRequest {
+  RdmaOpcode opcode = RdmaOpcode::write;
+  std::uint64_t bytes = 0;
+  std::uint64_t wr_id = 0;
+};
+
+/// What the host learns: a requester completion (CQE) or, at the responder,
+/// a SEND's CQE or the last byte of a WRITE landing in memory.
+struct Completion {
+  int qp = 0;
+  std::uint64_t wr_id = 0;
+  RdmaOpcode opcode = RdmaOpcode::write;
+  std::uint64_t bytes = 0;
+  bool requester = true;
+  sc_core::sc_time posted;     ///< requester: post time
+  sc_core::sc_time visible;    ///< when the host sees it (CQE / data landed + poll latency)
+};
+
+/// Per-QP figures for results.json.
+struct QpReport {
+  int qpn, peer, peer_qpn;
+  std::uint64_t acked_bytes, retransmitted, timeouts, cnps_received;
+  double rate_gbps;
+};
+
+class RdmaEngine {
+ public:
+  RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,
+             const HostParams& host, const CcParams& cc, PacketPool& pool, stats::Registry& stats);
+
+  /// The NIC's egress link (line rate for CC, framing for the rate limiter).
+  void attach(const hw::PhyTiming* link) { link_ = link; }
+  /// New RC QP to `peer`'s QP `peer_qpn` on service level `sl`; returns the local QP number.
+  int create_qp(int peer, int peer_qpn, int sl);
+  /// Fixes the remote QP number once both ends exist.
+  void connect(int qpn, int peer_qpn);
+  /// Host posts a work request on `qpn` at `now`.
+  void post(int qpn, const WorkRequest& wr, const sc_core::sc_time& now);
+  void set_completion_handler(std::function<void(const Completion&)> h) { on_completion_ = std::move(h); }
+
+  /// The next packet to transmit at `now`, or nullptr. `can_send(vl, payload)` is the link's flow control.
+  Packet* next_packet(const sc_core::sc_time& now, const std::function<bool(int, std::uint32_t)>& can_send,
+                      const std::function<int(int)>& vl_of);
+  /// Earliest future time at which next_packet() could return something; false if none.
+  bool next_wake(const sc_core::sc_time& now, sc_core::sc_time& at) const;
+  /// Handles an arrived transport packet (not released here).
+  void receive(const Packet& p, const sc_core::sc_time& now);
+  bool has_work() const;
+
+  std::vector<QpReport> report(const sc_core::sc_time& now);
+  const DmaEngine& dma() const { return dma_; }
+  /// Current CC rate of each QP [Gb/s] (for the rate time series).
+  std::vector<double> qp_rates(const sc_core::sc_time& now);
+
+ private:
+  struct SendWqe {
+    WorkRequest wr;
+    sc_core::sc_time posted, wqe_ready;
+    std::vector<sc_core::sc_time> chunk_ready;  // payload per MTU segment (write/send)
+    std::uint32_t packets = 1;
+    std::uint32_t first_psn = 0;
+    std::uint32_t sent = 0;                     // new segments sent
+    bool started = false;
+  };
+  struct Outstanding {
+    std::uint32_t psn;
+    std::uint64_t wqe_seq;   // which WQE (sequence number)
+    std::uint32_t index;     // segment index within the WQE
+  };
+  struct Resend {
+    std::uint32_t psn;
+    sc_core::sc_time ready;  // payload re-fetched
+  };
+  struct ResponseSeg {       // READ response segment at the responder
+    std::uint32_t psn;
+    std::uint32_t bytes;
+    bool last;
+    std::uint64_t wr_id;
+    sc_core::sc_time ready;
+  };
+  struct Qp {
+    int qpn = 0, peer = 0, peer_qpn = 0, sl = 0;
+    // requester
+    std::deque<SendWqe> sq;
+    std::uint64_t sq_base = 0;                 // sequence number of sq.front()
+    std::uint32_t next_psn = 0, una = 0;
+    std::deque<Outstanding> outstanding;
+    std::deque<Resend> resend;
+    sc_core::sc_time last_progress, next_allowed;
+    std::unique_ptr<hw::CongestionControl> cc;
+    std::uint64_t acked_bytes = 0, retransmitted = 0, timeouts = 0, cnps_received = 0;
+    std::uint32_t read_expected = 0;           // requester: next READ response PSN
+    sc_core::sc_time read_landed;              // requester: last READ data written to memory
+    // responder
+    std::uint32_t expected = 0;
+    std::set<std::uint32_t> held;              // selective repeat: received beyond `expected`
+    std::map<std::uint32_t, Completion> pending_last;  // last PSN of a message -> its completion
+    int unacked = 0;
+    bool nak_sent = false;
+    sc_core::sc_time last_cnp;
+    bool cnp_ever = false;
+    std::deque<ResponseSeg> responses;
+  };
+  struct Control {
+    Packet packet;
+    sc_core::sc_time ready;
+  };
+
+  Qp& qp(int qpn);
+  void send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const sc_core::sc_time& now);
+  void requester_ack(Qp& q, std::uint32_t ack_psn, const sc_core::sc_time& now);
+  void go_back(Qp& q, std::uint32_t from, const sc_core::sc_time& now);
+  void complete_wqes(Qp& q, const sc_core::sc_time& now);
+  void responder_data(Qp& q, const Packet& p, const sc_core::sc_time& now);
+  void advance_expected(Qp& q, const sc_core::sc_time& now);
+  void check_timeouts(Qp& q, const sc_core::sc_time& now);
+  Packet* emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t bytes, bool last, std::uint64_t wr_id,
+               const sc_core::sc_time& now);
+  SendWqe* wqe_of(Qp& q, std::uint64_t seq);
+  std::uint32_t segment_bytes(const SendWqe& w, std::uint32_t index) const;
+
+  std::string name_;
+  int endpoint_;
+  std::uint32_t mtu_;
+  TransportParams transport_;
+  HostParams host_;
+  CcParams cc_params_;
+  PacketPool& pool_;
+  DmaEngine dma_;
+  const hw::PhyTiming* link_ = nullptr;
+  std::vector<Qp> qps_;
+  std::deque<Control> control_;
+  std::size_t rr_ = 0;
+  std::function<void(const Completion&)> on_completion_;
+  stats::Counter& retransmits_;
+  stats::Counter& timeouts_;
+  stats::Counter& acks_sent_;
+  stats::Counter& naks_sent_;
+  stats::Counter& cnps_sent_;
+  stats::Counter& cnps_received_;
+  stats::Counter& duplicates_;
+  stats::Counter& completions_;
+  stats::Distribution& completion_latency_;
+};
+
+}  // namespace fabricsim::tlm_fabric
