@@ -32,6 +32,6 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 "$BUILD/tests/fuzz/fuzz_config" "$BUILD/corpus" "$ROOT/tests/fuzz/corpus" \
   -dict="$ROOT/tests/fuzz/config.dict" -max_total_time="$TIME" -fork=1 \
   -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -timeout=20 -rss_limit_mb=4096 -max_len=8192 \
-  -artifact_prefix="$BUILD/artifacts/" -print_final_stats=1 "$@"
+  -artifact_prefix="$BUILD/artifacts/" -print_funcs=0 -print_final_stats=1 "$@"
 findings=$(find "$BUILD/artifacts" -type f | wc -l)
 echo "fuzz: $findings finding(s) in $BUILD/artifacts/ (replay one: scripts/fuzz.sh 0 FILE)"

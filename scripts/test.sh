@@ -1,8 +1,31 @@
 #!/usr/bin/env bash
-# The tests: install what is missing, build, run the whole suite with ctest.
+# The tests: install what is missing, build, run the whole suite with ctest; then build
+# the same suite with AddressSanitizer + UndefinedBehaviorSanitizer in its own folder
+# and run it again. Extra arguments go to both ctest runs (e.g. -R ZeroLoad).
+#   FABRICSIM_BUILD_DIR         Release build (default build/)
+#   FABRICSIM_ASAN_BUILD_DIR    sanitizer build (default build-asan/)
+#   FABRICSIM_SKIP_SANITIZERS=1 skip the sanitizer pass (quicker local runs; CI keeps it)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FABRICSIM_BUILD_DIR:-$ROOT/build}"
+ASAN_BUILD="${FABRICSIM_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 "$ROOT/scripts/setup.sh"
 "$ROOT/scripts/build.sh"
 ctest --test-dir "$BUILD" --output-on-failure --parallel "$(nproc)" "$@"
+
+if [ "${FABRICSIM_SKIP_SANITIZERS:-0}" = 1 ]; then
+  exit 0
+fi
+# -O1 keeps the sanitized suite quick. The Verilated RTL twins are left out
+# (FABRICSIM_RTL=OFF): generated code, slow to compile instrumented, and the Release
+# pass above already runs their tests.
+if [ ! -f "$ASAN_BUILD/CMakeCache.txt" ]; then
+  cmake -S "$ROOT" -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    -DFABRICSIM_SANITIZE=ON -DFABRICSIM_RTL=OFF
+fi
+cmake --build "$ASAN_BUILD" --parallel "$(nproc)"
+# Any report fails the test that made it: leaks are checked at every process exit,
+# ASan aborts on its first error, UBSan halts on its first finding (-fno-sanitize-recover).
+# No suppressions are needed: libsystemc leaves nothing unreachable at exit.
+ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+  ctest --test-dir "$ASAN_BUILD" --output-on-failure --parallel "$(nproc)" "$@"

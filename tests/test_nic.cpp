@@ -108,7 +108,9 @@ TEST(Transport, EveryMessageCompletesOverALossyLinkAndGoodputFallsWithLoss) {
     const double bw = first_size(r).at("bw_average_gbps");
     EXPECT_LT(bw, previous) << drop;
     previous = bw;
-    if (drop > 0) EXPECT_GT(r.at("endpoints").at(0).at("rdma").at("retransmitted_packets").get<int>(), 0);
+    if (drop > 0) {
+      EXPECT_GT(r.at("endpoints").at(0).at("rdma").at("retransmitted_packets").get<int>(), 0);
+    }
   }
 }
 
