@@ -292,6 +292,48 @@ void read_nic(ConfigMap m, tlm_fabric::NicParams& n) {
   m.finish();
 }
 
+void read_collective(ConfigMap m, FabricConfig& c, int endpoints) {
+  using testbench::CollectiveAlgorithm;
+  using testbench::CollectiveOp;
+  auto& p = c.collective;
+  p.op = choose(m, "op", p.op,
+                NameTable<CollectiveOp>{{"allreduce", CollectiveOp::allreduce},
+                                        {"reduce_scatter", CollectiveOp::reduce_scatter},
+                                        {"allgather", CollectiveOp::allgather},
+                                        {"alltoall", CollectiveOp::alltoall}});
+  p.algorithm = choose(m, "algorithm", p.op == CollectiveOp::alltoall ? CollectiveAlgorithm::direct : p.algorithm,
+                       NameTable<CollectiveAlgorithm>{{"ring", CollectiveAlgorithm::ring},
+                                                      {"double_binary_tree", CollectiveAlgorithm::double_binary_tree},
+                                                      {"halving_doubling", CollectiveAlgorithm::halving_doubling},
+                                                      {"direct", CollectiveAlgorithm::direct}});
+  const bool tree_or_hd = p.algorithm == CollectiveAlgorithm::double_binary_tree ||
+                          p.algorithm == CollectiveAlgorithm::halving_doubling;
+  if (tree_or_hd && p.op != CollectiveOp::allreduce)
+    m.fail("algorithm", std::string(testbench::to_string(p.algorithm)) + " is an allreduce algorithm");
+  if ((p.op == CollectiveOp::alltoall) != (p.algorithm == CollectiveAlgorithm::direct))
+    m.fail("algorithm", "alltoall uses the direct algorithm, and direct is only for alltoall");
+  if (m.has("sizes")) {
+    p.sizes.clear();
+    for (const Size s : m.size_list("sizes", Size::bytes(1), Size::kib(16 * 1024 * 1024), "all")) p.sizes.push_back(s.in_bytes());
+    if (p.sizes.empty())  // nccl-tests -b 8 -e 128M -f 2
+      for (std::uint64_t s = 8; s <= 128u << 20; s *= 2) p.sizes.push_back(s);
+  }
+  p.iterations = static_cast<int>(m.integer("iterations", p.iterations, 1, 10000));
+  p.channels = static_cast<int>(m.integer("channels", p.channels, 1, 64));
+  p.tree_chunk = m.size("tree_chunk", Size::bytes(p.tree_chunk), Size::bytes(64), Size::kib(1024 * 1024)).in_bytes();
+  p.reduce_bandwidth_bps = m.bandwidth("reduce_bandwidth", Bandwidth::bits_per_second(p.reduce_bandwidth_bps),
+                                       Bandwidth::gbps(1), Bandwidth::gbps(1e6)).bps();
+  p.step_latency = tlm_fabric::to_sc(m.time("step_latency", Time::seconds(0), Time::seconds(0), Time::us(1000)));
+  p.sl = static_cast<int>(m.integer("sl", p.sl, 0, 15));
+  c.collective_ranks = static_cast<int>(m.integer("ranks", 0, 0, endpoints));
+  if (c.collective_ranks == 1) m.fail("ranks", "a collective needs at least 2 ranks");
+  const int n = c.collective_ranks ? c.collective_ranks : endpoints;
+  if (p.algorithm == CollectiveAlgorithm::halving_doubling && (n & (n - 1)) != 0)
+    m.fail(m.has("ranks") ? "ranks" : "algorithm", "halving_doubling needs a power-of-two number of ranks, got " + std::to_string(n));
+  c.placement = m.choice("placement", c.placement, {"packed", "spread", "random"});
+  m.finish();
+}
+
 void read_perftest(ConfigMap m, testbench::PerftestParams& p, int endpoints) {
   NameTable<testbench::PerftestKind> kinds;
   for (auto k : testbench::all_perftest_kinds()) kinds.emplace_back(std::string(testbench::to_string(k)), k);
@@ -537,7 +579,14 @@ FabricConfig build(YAML::Node root, const std::string& name, const std::vector<s
                                         " (leaf_spine: radix, fat_tree: k, explicit: cables)");
   check_buffers(c, top, credit_block);
   read_routing(top.map("routing"), c.routing);
-  c.perftest_enabled = top.has("perftest");
+  c.collective_enabled = top.present("collective");
+  if (c.collective_enabled) {
+    read_collective(top.map("collective"), c, c.topology.endpoint_count());
+    c.traffic.pattern = TrafficPattern::none;
+  }
+  c.perftest_enabled = top.present("perftest");
+  if (c.perftest_enabled && c.collective_enabled)
+    top.map("perftest").fail("", "run either a perftest or a collective, not both");
   if (c.perftest_enabled) {
     read_perftest(top.map("perftest"), c.perftest, c.topology.endpoint_count());
     c.traffic.pattern = TrafficPattern::none;  // no background traffic unless asked for

@@ -13,6 +13,7 @@
 #include "hw/phy.h"
 #include "hw/routing.h"
 #include "sim/topology.h"
+#include "testbench/collectives.h"
 #include "testbench/perftest.h"
 #include "testbench/traffic_source.h"
 #include "tlm/link.h"
@@ -88,6 +89,10 @@ struct FabricConfig {
   TrafficParams traffic;
   bool perftest_enabled = false;                ///< a `perftest:` section was given
   testbench::PerftestParams perftest;
+  bool collective_enabled = false;              ///< a `collective:` section was given
+  testbench::CollectiveParams collective;       ///< ranks filled by the builder from rank_count/placement
+  int collective_ranks = 0;                     ///< ranks, 0: every endpoint
+  std::string placement = "packed";             ///< packed | spread | random
   OutputParams output;
   nlohmann::json echo;                          ///< the effective document after --set, as JSON
 };

@@ -100,6 +100,12 @@ bool ConfigMap::has(const std::string& key) const {
   return n[key].IsDefined();
 }
 
+bool ConfigMap::present(const std::string& key) const {
+  if (!has(key)) return false;
+  const YAML::Node& n = node_;
+  return !n[key].IsNull();
+}
+
 YAML::Node ConfigMap::scalar(const std::string& key, const char* expected) const {
   const YAML::Node& n = node_;
   YAML::Node v = n[key];

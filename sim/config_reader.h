@@ -43,6 +43,8 @@ class ConfigMap {
   ConfigMap(YAML::Node node, std::string path, std::shared_ptr<const ConfigSource> source);
 
   bool has(const std::string& key) const;
+  /// Present with a value (`key:` alone or `key: null` counts as absent).
+  bool present(const std::string& key) const;
   /// Sub-map; an absent key reads as an empty map (all defaults).
   ConfigMap map(const std::string& key);
   /// Sequence of maps; absent reads as empty.

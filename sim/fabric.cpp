@@ -114,6 +114,13 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   for (std::size_t s = 0; s < switches_.size(); ++s)
     for (int e = 0; e < n; ++e) switches_[s]->set_routes(e, routes[s][e]);
   build_traffic();
+  if (config_.collective_enabled) {
+    testbench::CollectiveParams cp = config_.collective;
+    cp.ranks = place_ranks();
+    std::vector<tlm_fabric::Nic*> nics;
+    for (auto& nic : nics_) nics.push_back(nic.get());
+    collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp);
+  }
   if (config_.perftest_enabled) {
     const auto& pt = config_.perftest;
     perftest_ = std::make_unique<testbench::Perftest>("perftest", *nics_[pt.client], *nics_[pt.server], pt);
@@ -137,6 +144,9 @@ tlm_fabric::Link& Fabric::add_link(const std::string& name, const tlm_fabric::Li
 
 void Fabric::sample() {
   sample_times_ns_.push_back(sc_core::sc_time_stamp().to_seconds() * 1e9);
+  rate_samples_.resize(nics_.size());
+  for (std::size_t e = 0; e < nics_.size(); ++e)
+    rate_samples_[e].push_back(nics_[e]->rdma().qp_rates(sc_core::sc_time_stamp()));
   std::size_t i = 0;
   for (const auto& sw : switches_)
     for (int p = 0; p < sw->params().ports; ++p, ++i) {
@@ -154,7 +164,38 @@ nlohmann::json Fabric::timeseries() const {
       ports.push_back({{"name", std::string(sw->name()) + ".port" + std::to_string(p)},
                        {"ingress_bytes", ingress_samples_[i]},
                        {"egress_bytes", egress_samples_[i]}});
-  return {{"interval_ns", config_.output.sample_interval.in_ns()}, {"time_ns", sample_times_ns_}, {"ports", ports}};
+  // Congestion-control rate of every RDMA QP, per endpoint: [sample][qp] in Gb/s.
+  nlohmann::json rates = nlohmann::json::array();
+  for (std::size_t e = 0; e < rate_samples_.size(); ++e)
+    if (!rate_samples_[e].empty() && !rate_samples_[e].back().empty())
+      rates.push_back({{"endpoint", e}, {"qp_rate_gbps", rate_samples_[e]}});
+  return {{"interval_ns", config_.output.sample_interval.in_ns()},
+          {"time_ns", sample_times_ns_},
+          {"ports", ports},
+          {"rdma_rates", rates}};
+}
+
+std::vector<int> Fabric::place_ranks() const {
+  const int endpoints = graph_.endpoints();
+  const int n = config_.collective_ranks ? config_.collective_ranks : endpoints;
+  std::vector<int> order(endpoints);
+  std::iota(order.begin(), order.end(), 0);
+  if (config_.placement == "spread") {
+    // Round robin over switches: consecutive ranks sit on different leaves.
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      const auto key = [&](int e) {
+        int k = 0;
+        for (int x = 0; x < e; ++x) k += graph_.host_switch[x] == graph_.host_switch[e];
+        return std::make_pair(k, graph_.host_switch[e]);
+      };
+      return key(a) < key(b);
+    });
+  } else if (config_.placement == "random") {
+    std::mt19937_64 rng(hw::mix_seed(config_.simulation.seed, 7000));
+    for (int i = endpoints - 1; i > 0; --i) std::swap(order[i], order[rng() % static_cast<std::uint64_t>(i + 1)]);
+  }
+  order.resize(n);
+  return order;
 }
 
 void Fabric::set_packet_log(std::ostream* log) {

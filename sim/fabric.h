@@ -21,6 +21,7 @@
 #include "sim/config.h"
 #include "sim/stats.h"
 #include "sim/topology.h"
+#include "testbench/collectives.h"
 #include "testbench/perftest.h"
 #include "testbench/traffic_source.h"
 #include "tlm/link.h"
@@ -62,6 +63,10 @@ class Fabric : public sc_core::sc_module {
   const tlm_fabric::PacketPool& pool() const { return pool_; }
   /// The perftest workload, or nullptr.
   const testbench::Perftest* perftest() const { return perftest_.get(); }
+  /// The collective workload, or nullptr.
+  const testbench::CollectiveRunner* collective() const { return collective_.get(); }
+  /// Endpoint of each collective rank (placement applied).
+  std::vector<int> place_ranks() const;
   void set_packet_log(std::ostream* log);
   /// Buffer occupancy sampled every output.sample_interval, as results.json "timeseries".
   nlohmann::json timeseries() const;
@@ -82,9 +87,11 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::unique_ptr<tlm_fabric::UnconnectedPort>> unused_;
   std::vector<std::unique_ptr<testbench::TrafficSource>> sources_;
   std::unique_ptr<testbench::Perftest> perftest_;
+  std::unique_ptr<testbench::CollectiveRunner> collective_;
   sc_core::sc_event sample_event_;
   std::vector<double> sample_times_ns_;
   std::vector<std::vector<std::uint64_t>> ingress_samples_, egress_samples_;  // [switch port][sample]
+  std::vector<std::vector<std::vector<double>>> rate_samples_;  // [endpoint][sample][qp] CC rate [Gb/s]
 };
 
 /// Elaborates, simulates for simulation.duration and returns results.json content.

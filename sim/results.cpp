@@ -193,6 +193,16 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
   r["tiers"] = tier_results(fabric, end_s);
   r["stats"] = all_stats;
   r["timeseries"] = fabric.timeseries();
+  if (const auto* co = fabric.collective()) {
+    r["collective"] = {{"op", to_string(config.collective.op)},
+                       {"algorithm", to_string(config.collective.algorithm)},
+                       {"ranks", fabric.place_ranks()},
+                       {"finished", co->finished()},
+                       {"sizes", co->report()},
+                       {"table", co->table()}};
+    if (!co->finished())
+      r["collective"]["error"] = "the collective did not finish within simulation.duration; raise it or lower sizes";
+  }
   if (const auto* pt = fabric.perftest()) {
     r["perftest"] = {{"test", to_string(config.perftest.kind)}, {"finished", pt->finished()}, {"sizes", pt->report()},
                      {"table", pt->table()}};
@@ -208,9 +218,10 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
 
 std::string summary_table(const nlohmann::json& r) {
   std::ostringstream out;
-  if (r.contains("perftest")) {
-    out << r["perftest"]["table"].get<std::string>();
-    if (r["perftest"].contains("error")) out << "error: " << r["perftest"]["error"].get<std::string>() << "\n";
+  for (const char* workload : {"perftest", "collective"}) {
+    if (!r.contains(workload)) continue;
+    out << r[workload]["table"].get<std::string>();
+    if (r[workload].contains("error")) out << "error: " << r[workload]["error"].get<std::string>() << "\n";
   }
   char line[256];
   std::snprintf(line, sizeof line, "%-10s %10s %10s %12s %12s %12s %12s\n", "endpoint", "tx pkts", "rx pkts",

@@ -177,6 +177,13 @@ TEST(Dcqcn, TwoFlowsConvergeToAFairShareWithABoundedQueue) {
     return n;
   };
   EXPECT_LT(pauses(cc), pauses(none));
+  // The rate time series shows the cut below line rate.
+  double lowest = 1e9;
+  for (const auto& ep : cc.at("timeseries").at("rdma_rates"))
+    if (ep.at("endpoint") == 1)
+      for (const auto& s : ep.at("qp_rate_gbps"))
+        for (const auto& q : s) lowest = std::min(lowest, q.get<double>());
+  EXPECT_LT(lowest, 300.0);
 }
 
 TEST(IbCc, BecnsSlowTheSendersDown) {

@@ -33,8 +33,9 @@ sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t c
     const std::uint64_t piece = std::min<std::uint64_t>(p.max_read_request, bytes - offset);
     const sc_time tag = tags_.top();
     tags_.pop();
-    const sc_time issue = std::max({now, tag, up_free_});
-    up_free_ = issue + request_wire;
+    // Request TLPs are tiny: they count as upstream busy time but do not queue
+    // behind (or reserve ahead of) posted writes, whose timeline runs separately.
+    const sc_time issue = std::max(now, tag);
     up_busy_s_ += request_wire.to_seconds();
     const sc_time wire = to_sc(timing_.transfer(piece, p.max_payload));
     const sc_time start = std::max(issue + latency, down_free_);

@@ -1,6 +1,7 @@
 // NIC DMA engine on the PCIe link: two serial timelines (NIC->host carries
-// read requests and posted writes; host->NIC carries read completions and
-// doorbells) and a pool of read tags bounding outstanding reads. Timings are
+// posted writes; host->NIC carries read completions; the small read requests
+// and doorbells add busy time but never queue behind reservations made for
+// later) and a pool of read tags bounding outstanding reads. Timings are
 // computed analytically when an operation is issued, so DMA costs no events.
 #pragma once
 

@@ -1,0 +1,283 @@
+#include "testbench/collectives.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+namespace fabricsim::testbench {
+
+using sc_core::sc_time;
+
+std::string_view to_string(CollectiveOp o) {
+  switch (o) {
+    case CollectiveOp::allreduce: return "allreduce";
+    case CollectiveOp::reduce_scatter: return "reduce_scatter";
+    case CollectiveOp::allgather: return "allgather";
+    case CollectiveOp::alltoall: return "alltoall";
+  }
+  return "?";
+}
+
+std::string_view to_string(CollectiveAlgorithm a) {
+  switch (a) {
+    case CollectiveAlgorithm::ring: return "ring";
+    case CollectiveAlgorithm::double_binary_tree: return "double_binary_tree";
+    case CollectiveAlgorithm::halving_doubling: return "halving_doubling";
+    case CollectiveAlgorithm::direct: return "direct";
+  }
+  return "?";
+}
+
+double bus_factor(CollectiveOp op, int ranks) {
+  const double n = ranks;
+  return op == CollectiveOp::allreduce ? 2 * (n - 1) / n : (n - 1) / n;
+}
+
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return std::max<std::uint64_t>(1, (a + b - 1) / b); }
+
+// Ring: `steps` steps per channel; step s of rank r goes to r+1 after step s-1 of r-1 landed at r.
+void ring(std::vector<Transfer>& out, int n, int channels, std::uint64_t chunk, int steps, int reduce_from,
+          int reduce_to) {
+  for (int ch = 0; ch < channels; ++ch) {
+    const int base = static_cast<int>(out.size());
+    for (int s = 0; s < steps; ++s)
+      for (int r = 0; r < n; ++r) {
+        Transfer t{r, (r + 1) % n, chunk, ch, {}, 0};
+        if (s > 0) t.deps.push_back(base + (s - 1) * n + (r - 1 + n) % n);
+        if (s >= reduce_from && s <= reduce_to) t.reduce_bytes = chunk;
+        out.push_back(t);
+      }
+  }
+}
+
+// Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling.
+void halving_doubling(std::vector<Transfer>& out, int n, std::uint64_t bytes) {
+  int levels = 0;
+  while ((1 << levels) < n) ++levels;
+  if ((1 << levels) != n) throw std::invalid_argument("halving_doubling needs a power-of-two number of ranks");
+  auto partner = [&](int step, int r) {
+    return step < levels ? r ^ (n >> (step + 1)) : r ^ (1 << (step - levels));
+  };
+  for (int step = 0; step < 2 * levels; ++step)
+    for (int r = 0; r < n; ++r) {
+      const std::uint64_t b = step < levels ? ceil_div(bytes, std::uint64_t{1} << (step + 1))
+                                            : ceil_div(bytes, static_cast<std::uint64_t>(n)) << (step - levels);
+      Transfer t{r, partner(step, r), b, 0, {}, 0};
+      if (step > 0) t.deps.push_back((step - 1) * n + partner(step - 1, r));  // what landed at r last step
+      if (step > 0 && step <= levels) t.reduce_bytes = b;
+      out.push_back(t);
+    }
+}
+
+// NCCL double binary tree: tree 0 is a heap over ranks, tree 1 the same over
+// the reversed order, so most leaves of one are inner nodes of the other.
+void double_binary_tree(std::vector<Transfer>& out, int n, std::uint64_t bytes, std::uint64_t chunk_size) {
+  const std::uint64_t half = ceil_div(bytes, 2);
+  const std::uint64_t chunks = ceil_div(half, chunk_size);
+  for (int tree = 0; tree < 2; ++tree) {
+    auto node = [&](int i) { return tree == 0 ? i : n - 1 - i; };  // heap index -> rank
+    for (std::uint64_t k = 0; k < chunks; ++k) {
+      const std::uint64_t b = std::min(chunk_size, half - k * chunk_size);
+      std::vector<int> up(n, -1), down(n, -1);
+      for (int i = n - 1; i >= 1; --i) {  // children before parents
+        Transfer t{node(i), node((i - 1) / 2), b, tree, {}, 0};
+        for (int c : {2 * i + 1, 2 * i + 2})
+          if (c < n) t.deps.push_back(up[c]);
+        if (!t.deps.empty()) t.reduce_bytes = b;
+        up[i] = static_cast<int>(out.size());
+        out.push_back(t);
+      }
+      for (int i = 1; i < n; ++i) {  // parents before children
+        const int p = (i - 1) / 2;
+        Transfer t{node(p), node(i), b, tree, {}, 0};
+        if (p == 0) {
+          for (int c : {1, 2})
+            if (c < n) t.deps.push_back(up[c]);
+          t.reduce_bytes = b;
+        } else {
+          t.deps.push_back(down[p]);
+        }
+        down[i] = static_cast<int>(out.size());
+        out.push_back(t);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Transfer> build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes) {
+  std::vector<Transfer> out;
+  if (n < 2) return out;
+  const int c = std::max(1, p.channels);
+  switch (p.op) {
+    case CollectiveOp::allreduce:
+      if (p.algorithm == CollectiveAlgorithm::halving_doubling) {
+        halving_doubling(out, n, bytes);
+      } else if (p.algorithm == CollectiveAlgorithm::double_binary_tree) {
+        double_binary_tree(out, n, bytes, p.tree_chunk);
+      } else {
+        ring(out, n, c, ceil_div(bytes, static_cast<std::uint64_t>(c) * n), 2 * (n - 1), 1, n - 1);
+      }
+      break;
+    case CollectiveOp::reduce_scatter:
+      ring(out, n, c, ceil_div(bytes, static_cast<std::uint64_t>(c) * n), n - 1, 1, n - 1);
+      break;
+    case CollectiveOp::allgather: ring(out, n, c, ceil_div(bytes, static_cast<std::uint64_t>(c) * n), n - 1, 1, 0); break;
+    case CollectiveOp::alltoall:
+      for (int r = 0; r < n; ++r)
+        for (int k = 1; k < n; ++k) out.push_back({r, (r + k) % n, ceil_div(bytes, n), 0, {}, 0});
+      break;
+  }
+  return out;
+}
+
+CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics,
+                                   const CollectiveParams& params)
+    : sc_module(name), nics_(std::move(nics)), params_(params) {
+  for (int rank = 0; rank < static_cast<int>(params_.ranks.size()); ++rank) {
+    const int e = params_.ranks[rank];
+    nics_.at(e)->rdma().set_completion_handler([this, e](const tlm_fabric::Completion& c) { on_completion(e, c); });
+  }
+  SC_METHOD(run);
+  sensitive << wake_;
+  dont_initialize();
+  wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
+  const auto key = std::make_tuple(src_rank, dst_rank, channel);
+  auto it = qps_.find(key);
+  if (it != qps_.end()) return it->second;
+  const int a = params_.ranks[src_rank], b = params_.ranks[dst_rank];
+  const int qa = nics_[a]->rdma().create_qp(b, 0, params_.sl);
+  const int qb = nics_[b]->rdma().create_qp(a, qa, params_.sl);
+  nics_[a]->rdma().connect(qa, qb);
+  return qps_[key] = qa;
+}
+
+void CollectiveRunner::start_iteration() {
+  const sc_time now = sc_core::sc_time_stamp();
+  wr_base_ += schedule_.size();
+  const int n = static_cast<int>(params_.ranks.size());
+  schedule_ = build_schedule(params_, n, results_.back().bytes);
+  const std::size_t m = schedule_.size();
+  missing_.assign(m, 0);
+  ready_at_.assign(m, now + params_.step_latency);
+  posted_.assign(m, false);
+  landed_.assign(m, false);
+  dependents_.assign(m, {});
+  for (std::size_t i = 0; i < m; ++i) {
+    missing_[i] = static_cast<int>(schedule_[i].deps.size());
+    for (int d : schedule_[i].deps) dependents_[d].push_back(static_cast<int>(i));
+  }
+  landed_count_ = 0;
+  iteration_start_ = now;
+  if (m == 0) {
+    results_.back().times_us.push_back(0);
+    wake_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void CollectiveRunner::post_ready(const sc_time& now) {
+  bool later = false;
+  sc_time next;
+  for (std::size_t i = 0; i < schedule_.size(); ++i) {
+    if (posted_[i] || missing_[i] > 0) continue;
+    if (ready_at_[i] > now) {
+      if (!later || ready_at_[i] < next) next = ready_at_[i];
+      later = true;
+      continue;
+    }
+    const Transfer& t = schedule_[i];
+    auto* nic = nics_[params_.ranks[t.src]];
+    nic->rdma().post(qp_for(t.src, t.dst, t.channel), {tlm_fabric::RdmaOpcode::write, t.bytes, wr_base_ + i}, now);
+    nic->kick();
+    posted_[i] = true;
+  }
+  if (later) wake_.notify(next - now);
+}
+
+void CollectiveRunner::on_completion(int endpoint, const tlm_fabric::Completion& c) {
+  if (c.requester || c.wr_id < wr_base_ || c.wr_id - wr_base_ >= schedule_.size()) return;
+  const std::size_t i = c.wr_id - wr_base_;
+  if (landed_[i] || params_.ranks[schedule_[i].dst] != endpoint) return;
+  landed_[i] = true;
+  ++landed_count_;
+  const double reduce_s = 8.0 / params_.reduce_bandwidth_bps;
+  for (int j : dependents_[i]) {
+    ready_at_[j] = std::max(ready_at_[j], c.visible + params_.step_latency);
+    if (--missing_[j] == 0)
+      ready_at_[j] += sc_time(static_cast<double>(schedule_[j].reduce_bytes) * reduce_s, sc_core::SC_SEC);
+  }
+  if (landed_count_ == static_cast<int>(schedule_.size())) {
+    // The collective ends when the last transfer is visible at its destination.
+    results_.back().times_us.push_back((c.visible - iteration_start_).to_seconds() * 1e6);
+    ready_at_.assign(1, c.visible);  // next iteration starts then
+    schedule_.clear();
+    wr_base_ += dependents_.size();
+  }
+  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time at = schedule_.empty() ? ready_at_[0] : now;
+  wake_.notify(at > now ? at - now : sc_core::SC_ZERO_TIME);
+}
+
+void CollectiveRunner::run() {
+  const sc_time now = sc_core::sc_time_stamp();
+  const bool between = schedule_.empty();
+  if (between && !finished_) {
+    // Start (first call), the next iteration, the next size, or stop.
+    if (!ready_at_.empty() && ready_at_[0] > now) {
+      wake_.notify(ready_at_[0] - now);
+      return;
+    }
+    if (results_.empty() || static_cast<int>(results_.back().times_us.size()) >= params_.iterations) {
+      if (size_index_ >= params_.sizes.size()) {
+        finished_ = true;
+        sc_core::sc_stop();
+        return;
+      }
+      results_.push_back({params_.sizes[size_index_++], {}});
+    }
+    start_iteration();
+  }
+  post_ready(now);
+}
+
+nlohmann::json CollectiveRunner::report() const {
+  nlohmann::json out = nlohmann::json::array();
+  const int n = static_cast<int>(params_.ranks.size());
+  for (const SizeResult& r : results_) {
+    double sum = 0;
+    for (double t : r.times_us) sum += t;
+    const double t_us = r.times_us.empty() ? 0 : sum / r.times_us.size();
+    const double algbw = t_us > 0 ? static_cast<double>(r.bytes) / (t_us * 1e-6) / 1e9 : 0;  // GB/s
+    out.push_back({{"bytes", r.bytes},
+                   {"iterations", r.times_us.size()},
+                   {"time_us", t_us},
+                   {"algbw_GBps", algbw},
+                   {"busbw_GBps", algbw * bus_factor(params_.op, n)}});
+  }
+  return out;
+}
+
+std::string CollectiveRunner::table() const {
+  std::ostringstream out;
+  char line[200];
+  out << "# fabricsim " << to_string(params_.op) << " (" << to_string(params_.algorithm) << ", " << params_.ranks.size()
+      << " ranks, " << params_.channels << " channel(s)), nccl-tests layout\n";
+  out << "#       size         count      type   redop    root     time   algbw   busbw #wrong\n";
+  out << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
+  for (const auto& j : report()) {
+    const auto bytes = j["bytes"].get<unsigned long long>();
+    std::snprintf(line, sizeof line, "%12llu  %12llu     float     sum      -1  %7.1f  %6.2f  %6.2f    N/A\n", bytes,
+                  bytes / 4, j["time_us"].get<double>(), j["algbw_GBps"].get<double>(), j["busbw_GBps"].get<double>());
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace fabricsim::testbench

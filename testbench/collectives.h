@@ -1,0 +1,102 @@
+// Collectives over RDMA (nccl-tests conventions). Each algorithm is expanded
+// into a dependency graph of transfers: a transfer (an RDMA WRITE from one rank
+// to another) is posted once every transfer it depends on has landed at its
+// source rank, plus the time to reduce what it carries (reduce_bandwidth) and a
+// fixed per-step software latency. The collective ends when the last transfer
+// has landed. Sizes and iterations run one after the other; the run stops when done.
+//
+//   ring AllReduce (Patarasuk & Yuan 2009): 2(n-1) steps of S/(n c) per channel c
+//   ring ReduceScatter / AllGather: n-1 steps
+//   recursive halving-doubling AllReduce (Rabenseifner; p a power of two): 2 log2 p steps
+//   double binary tree AllReduce (NCCL): two complementary binary trees, each half
+//     the data, reduce up and broadcast down in pipelined chunks
+//   direct all-to-all: S/n to every other rank at once
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "hw/units.h"
+#include "tlm/nic.h"
+
+namespace fabricsim::testbench {
+
+enum class CollectiveOp { allreduce, reduce_scatter, allgather, alltoall };
+enum class CollectiveAlgorithm { ring, double_binary_tree, halving_doubling, direct };
+std::string_view to_string(CollectiveOp o);
+std::string_view to_string(CollectiveAlgorithm a);
+
+struct CollectiveParams {
+  CollectiveOp op = CollectiveOp::allreduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+  std::vector<std::uint64_t> sizes{1 << 20};          ///< bytes per rank (nccl-tests "size")
+  int iterations = 1;                                 ///< timed iterations per size
+  int channels = 1;                                   ///< parallel rings / QP sets
+  std::uint64_t tree_chunk = 512 * 1024;              ///< double binary tree pipeline chunk [B]
+  std::vector<int> ranks;                             ///< endpoint of each rank (placement resolved)
+  double reduce_bandwidth_bps = 8e12;                 ///< per-rank reduction throughput [b/s]
+  sc_core::sc_time step_latency;                      ///< software / kernel latency per transfer
+  int sl = 0;                                         ///< service level
+};
+
+/// nccl-tests bus-bandwidth factor: AllReduce 2(n-1)/n, ReduceScatter/AllGather/AlltoAll (n-1)/n.
+double bus_factor(CollectiveOp op, int ranks);
+
+/// One transfer of the dependency graph.
+struct Transfer {
+  int src = 0, dst = 0;                ///< ranks
+  std::uint64_t bytes = 0;
+  int channel = 0;
+  std::vector<int> deps;               ///< transfers that must have landed at `src` first
+  std::uint64_t reduce_bytes = 0;      ///< reduced at `src` before sending
+};
+
+/// Builds the transfer graph of one collective of `bytes` per rank on `n` ranks.
+std::vector<Transfer> build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes);
+
+class CollectiveRunner : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(CollectiveRunner);
+  /// `nics[e]` is endpoint e's NIC.
+  CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics, const CollectiveParams& params);
+
+  bool finished() const { return finished_; }
+  nlohmann::json report() const;
+  /// nccl-tests style table.
+  std::string table() const;
+
+ private:
+  struct SizeResult {
+    std::uint64_t bytes;
+    std::vector<double> times_us;
+  };
+  void start_iteration();
+  void post_ready(const sc_core::sc_time& now);
+  void on_completion(int endpoint, const tlm_fabric::Completion& c);
+  void run();
+  int qp_for(int src_rank, int dst_rank, int channel);
+
+  std::vector<tlm_fabric::Nic*> nics_;
+  CollectiveParams params_;
+  std::map<std::tuple<int, int, int>, int> qps_;   // (src rank, dst rank, channel) -> src QP
+  std::vector<Transfer> schedule_;
+  std::vector<int> missing_;                       // deps not yet landed, per transfer
+  std::vector<sc_core::sc_time> ready_at_;         // when its deps landed (+ reduce)
+  std::vector<bool> posted_, landed_;
+  std::vector<std::vector<int>> dependents_;
+  int landed_count_ = 0;
+  std::uint64_t wr_base_ = 0;                      // wr_id of transfer 0 in this iteration
+  std::size_t size_index_ = 0;
+  int iteration_ = 0;
+  sc_core::sc_time iteration_start_;
+  std::vector<SizeResult> results_;
+  sc_core::sc_event wake_;
+  bool finished_ = false;
+};
+
+}  // namespace fabricsim::testbench
