@@ -12,6 +12,7 @@ PACKAGES=(
   libcli11-dev            # command line
   libgtest-dev libgmock-dev
   verilator               # RTL twins (rtl/): lint, Verilated SystemC models
+  python3-matplotlib      # plots of `fabricsim compare` (scripts/plot_compare.py, run with /usr/bin/python3)
 )
 PACKAGES+=("$@")
 

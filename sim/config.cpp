@@ -65,6 +65,7 @@ void read_simulation(ConfigMap m, SimulationParams& s) {
   s.seed = static_cast<std::uint64_t>(m.integer("seed", 1, 0, INT64_MAX));
   s.duration = m.time("duration", s.duration, Time::ns(1), kMaxTime);
   s.warmup = m.time("warmup", s.warmup, Time::seconds(0), kMaxTime);
+  s.watchdog = m.time("watchdog", s.watchdog, Time::seconds(0), kMaxTime);
   if (!(s.warmup < s.duration)) m.fail("warmup", "must be shorter than simulation.duration (" + hw::to_string(s.duration) + ")");
   m.finish();
 }
@@ -185,6 +186,18 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing) 
   s.credit_return_latency = m.time("credit_return_latency", s.credit_return_latency, Time::seconds(0), Time::us(100));
   s.allocator = m.choice("allocator", s.allocator, hw::allocator_names());
   s.allocator_iterations = static_cast<int>(m.integer("allocator_iterations", s.allocator_iterations, 1, 16));
+  s.allocator_impl = choose(m, "allocator_impl", s.allocator_impl,
+                            NameTable<tlm_fabric::AllocatorImpl>{{"tlm", tlm_fabric::AllocatorImpl::tlm},
+                                                                 {"rtl", tlm_fabric::AllocatorImpl::rtl},
+                                                                 {"lockstep", tlm_fabric::AllocatorImpl::lockstep}});
+  s.rtl_variant = m.string("rtl_variant", s.rtl_variant);  // islip_allocator_broken: test only
+  s.rtl_trace_dir = m.string("rtl_trace", s.rtl_trace_dir);  // set by `fabricsim run --trace DIR`
+  if (s.allocator_impl != tlm_fabric::AllocatorImpl::tlm) {
+    // The radix is known here only for a single switch (switch.ports); the Switch checks the rest.
+    const auto problem = tlm_fabric::check_rtl_allocator(s.allocator, s.rtl_variant, m.has("ports") ? s.ports : 0,
+                                                         s.allocator_iterations);
+    if (!problem.what.empty()) m.fail(problem.key, problem.what);
+  }
   s.vls = static_cast<int>(m.integer("vls", s.vls, 1, 15));
   const auto sl2vl = m.integer_list("sl_to_vl", {}, 0, s.vls - 1, 16);
   s.sl_to_vl.assign(sl2vl.begin(), sl2vl.end());
@@ -334,6 +347,43 @@ void read_collective(ConfigMap m, FabricConfig& c, int endpoints) {
   m.finish();
 }
 
+// A training step: AllReduce per gradient bucket, overlapped with the backward pass.
+void read_training(ConfigMap m, FabricConfig& c, int endpoints) {
+  using testbench::CollectiveAlgorithm;
+  auto& p = c.collective;
+  auto& t = p.training;
+  t.enabled = true;
+  p.op = testbench::CollectiveOp::allreduce;
+  const Time max = Time::seconds(10);
+  t.forward = tlm_fabric::to_sc(m.time("forward", Time::us(1000), Time::seconds(0), max));
+  t.backward = tlm_fabric::to_sc(m.time("backward", Time::us(2000), Time::seconds(0), max));
+  t.optimizer = tlm_fabric::to_sc(m.time("optimizer", Time::us(100), Time::seconds(0), max));
+  const Size gradients = m.size("gradient_size", Size::kib(64 * 1024), Size::bytes(1), Size::kib(64 * 1024 * 1024));
+  const Size bucket = m.size("bucket_size", Size::kib(25 * 1024), Size::bytes(1), Size::kib(64 * 1024 * 1024));
+  for (std::uint64_t left = gradients.in_bytes(); left > 0;) {  // PyTorch DDP default bucket 25 MiB
+    const std::uint64_t b = std::min(left, bucket.in_bytes());
+    t.buckets.push_back(b);
+    left -= b;
+  }
+  if (t.buckets.size() > 10000) m.fail("bucket_size", "more than 10000 buckets; use larger buckets");
+  t.steps = static_cast<int>(m.integer("steps", t.steps, 1, 1000));
+  t.overlap = m.boolean("overlap", t.overlap);
+  p.algorithm = choose(m, "algorithm", p.algorithm,
+                       NameTable<CollectiveAlgorithm>{{"ring", CollectiveAlgorithm::ring},
+                                                      {"double_binary_tree", CollectiveAlgorithm::double_binary_tree},
+                                                      {"halving_doubling", CollectiveAlgorithm::halving_doubling}});
+  p.channels = static_cast<int>(m.integer("channels", p.channels, 1, 64));
+  p.reduce_bandwidth_bps = m.bandwidth("reduce_bandwidth", Bandwidth::bits_per_second(p.reduce_bandwidth_bps),
+                                       Bandwidth::gbps(1), Bandwidth::gbps(1e6)).bps();
+  c.collective_ranks = static_cast<int>(m.integer("ranks", 0, 0, endpoints));
+  if (c.collective_ranks == 1) m.fail("ranks", "training needs at least 2 ranks");
+  const int n = c.collective_ranks ? c.collective_ranks : endpoints;
+  if (p.algorithm == CollectiveAlgorithm::halving_doubling && (n & (n - 1)) != 0)
+    m.fail(m.has("ranks") ? "ranks" : "algorithm", "halving_doubling needs a power-of-two number of ranks, got " + std::to_string(n));
+  c.placement = m.choice("placement", c.placement, {"packed", "spread", "random"});
+  m.finish();
+}
+
 void read_perftest(ConfigMap m, testbench::PerftestParams& p, int endpoints) {
   NameTable<testbench::PerftestKind> kinds;
   for (auto k : testbench::all_perftest_kinds()) kinds.emplace_back(std::string(testbench::to_string(k)), k);
@@ -387,9 +437,12 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
       t.leaf_spine.radix = static_cast<int>(m.integer("radix", t.leaf_spine.radix, 2, 256));
       t.leaf_spine.oversubscription = m.number("oversubscription", t.leaf_spine.oversubscription, 0.1, 16);
       t.leaf_spine.leaves = static_cast<int>(m.integer("leaves", t.leaf_spine.leaves, 0, 256));
+      if (t.leaf_spine.leaves == 1 || t.leaf_spine.leaves > t.leaf_spine.radix)
+        m.fail("leaves", "must be in 2..radix (" + std::to_string(t.leaf_spine.radix) + "), or 0 for radix, got " +
+                             std::to_string(t.leaf_spine.leaves));
       break;
     case TopologyKind::fat_tree:
-      t.fat_tree_k = static_cast<int>(m.integer("k", t.fat_tree_k, 2, 64));
+      t.fat_tree_k = static_cast<int>(m.integer("k", t.fat_tree_k, 2, 24));  // k=24: 3456 hosts, 720 switches
       if (t.fat_tree_k % 2) m.fail("k", "must be even, got " + std::to_string(t.fat_tree_k));
       break;
     case TopologyKind::back_to_back: break;  // two NICs on one cable
@@ -557,9 +610,10 @@ void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_b
                                                       std::to_string(frame_cells) + "B)");
 }
 
-FabricConfig build(YAML::Node root, const std::string& name, const std::vector<std::string>& overrides) {
-  auto source = std::make_shared<ConfigSource>();
-  source->file = name;
+FabricConfig build(ConfigDocument doc, const std::vector<std::string>& overrides) {
+  YAML::Node root = doc.root;
+  const std::shared_ptr<ConfigSource> source = doc.source;
+  const std::string name = source->file;
   ConfigMap(root, "", source);  // a top-level list or scalar is refused before --set rewrites it into a map
   for (const auto& o : overrides) source->overridden.insert(apply_override(root, o));
   FabricConfig c;
@@ -580,7 +634,13 @@ FabricConfig build(YAML::Node root, const std::string& name, const std::vector<s
   check_buffers(c, top, credit_block);
   read_routing(top.map("routing"), c.routing);
   c.collective_enabled = top.present("collective");
-  if (c.collective_enabled) {
+  if (top.present("training")) {
+    if (c.collective_enabled) top.map("training").fail("", "give either a training or a collective section, not both");
+    read_training(top.map("training"), c, c.topology.endpoint_count());
+    c.collective_enabled = true;
+    c.traffic.pattern = TrafficPattern::none;
+  }
+  if (c.collective_enabled && !c.collective.training.enabled) {
     read_collective(top.map("collective"), c, c.topology.endpoint_count());
     c.traffic.pattern = TrafficPattern::none;
   }
@@ -601,19 +661,16 @@ FabricConfig build(YAML::Node root, const std::string& name, const std::vector<s
 }  // namespace
 
 FabricConfig load_config(const std::string& file, const std::vector<std::string>& overrides) {
-  return build(load_yaml_file(file), file, overrides);
+  return build(load_document(file), overrides);
 }
 
 FabricConfig load_config_text(const std::string& yaml, const std::string& name,
                               const std::vector<std::string>& overrides) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), "",
-                      "YAML syntax error: " + e.msg);
-  }
-  return build(root, name, overrides);
+  return build(parse_document(yaml, name), overrides);
+}
+
+FabricConfig load_config(const ConfigDocument& doc, const std::vector<std::string>& overrides) {
+  return build(doc, overrides);
 }
 
 std::vector<double> parse_load_list(const std::string& text) {

@@ -27,6 +27,7 @@ struct SimulationParams {
   std::uint64_t seed = 1;                       ///< random seed; same seed, same results
   hw::Time duration = hw::Time::us(100);        ///< simulated time to run [s]
   hw::Time warmup = hw::Time::us(10);           ///< statistics ignore packets created before this [s]
+  hw::Time watchdog = hw::Time::us(1000);       ///< stop with a diagnosis when no packet moves for this long; 0: off
 };
 
 
@@ -102,6 +103,10 @@ FabricConfig load_config(const std::string& file, const std::vector<std::string>
 /// Same, from YAML text (for tests); `name` stands in for the file name in errors.
 FabricConfig load_config_text(const std::string& yaml, const std::string& name,
                               const std::vector<std::string>& overrides = {});
+struct ConfigDocument;  // sim/config_reader.h
+/// Same, from a document already read (and perhaps edited, as `fabricsim compare` does);
+/// the overrides are applied to `doc` itself. Errors keep pointing into the files read.
+FabricConfig load_config(const ConfigDocument& doc, const std::vector<std::string>& overrides = {});
 
 std::string_view to_string(TrafficPattern p);
 std::string_view to_string(testbench::ArrivalProcess a);

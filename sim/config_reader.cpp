@@ -67,7 +67,7 @@ ConfigMap::ConfigMap(YAML::Node node, std::string path, std::shared_ptr<const Co
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const std::string k = it->first.Scalar();
     if (!seen.insert(k).second)
-      throw ConfigError(mark_text(source_->file, it->first.Mark()), child_path(k), "key appears twice");
+      throw ConfigError(where(it->first), child_path(k), "key appears twice");
   }
 }
 
@@ -85,9 +85,11 @@ std::string ConfigMap::location_of(const std::string& key) const {
     for (auto it = node_.begin(); it != node_.end(); ++it)
       if (it->first.Scalar() == key)
         // An empty value's mark points at the next token; blame the key instead.
-        return mark_text(source_->file, it->second.IsNull() ? it->first.Mark() : it->second.Mark());
-  return mark_text(source_->file, node_.Mark());
+        return where(it->second.IsNull() ? it->first : it->second);
+  return where(node_);
 }
+
+std::string ConfigMap::where(const YAML::Node& node) const { return mark_text(source_->file_of(node), node.Mark()); }
 
 void ConfigMap::fail(const std::string& key, const std::string& what) const {
   throw ConfigError(location_of(key), child_path(key), what);
@@ -129,7 +131,7 @@ std::vector<ConfigMap> ConfigMap::list_of_maps(const std::string& key) {
   if (v.IsNull()) return out;  // `key:` or `key: null` is an empty list
   if (!v.IsSequence()) fail(key, "expected a list");
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].IsMap()) throw ConfigError(mark_text(source_->file, v[i].Mark()), child_path(key) + "[" + std::to_string(i) + "]", "expected a mapping of keys to values");
+    if (!v[i].IsMap()) throw ConfigError(where(v[i]), child_path(key) + "[" + std::to_string(i) + "]", "expected a mapping of keys to values");
     out.emplace_back(v[i], child_path(key) + "[" + std::to_string(i) + "]", source_);
   }
   return out;
@@ -188,7 +190,7 @@ std::vector<std::int64_t> ConfigMap::integer_list(const std::string& key, const 
     std::int64_t x = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
     if (ec != std::errc() || end != text.data() + text.size() || x < min || x > max)
-      throw ConfigError(mark_text(source_->file, v[i].Mark()), child_path(key) + "[" + std::to_string(i) + "]",
+      throw ConfigError(where(v[i]), child_path(key) + "[" + std::to_string(i) + "]",
                         "must be an integer in " + std::to_string(min) + ".." + std::to_string(max) + ", got " + quote(text));
     out.push_back(x);
   }
@@ -203,7 +205,7 @@ std::vector<std::pair<std::string, std::string>> ConfigMap::name_pairs(const std
   if (!v.IsSequence()) fail(key, "expected a list of pairs such as [[ep0, sw0], [sw0, sw1]]");
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (!v[i].IsSequence() || v[i].size() != 2 || !v[i][0].IsScalar() || !v[i][1].IsScalar())
-      throw ConfigError(mark_text(source_->file, v[i].Mark()), child_path(key) + "[" + std::to_string(i) + "]",
+      throw ConfigError(where(v[i]), child_path(key) + "[" + std::to_string(i) + "]",
                         "expected a pair of node names such as [ep0, sw0]");
     out.emplace_back(v[i][0].Scalar(), v[i][1].Scalar());
   }
@@ -220,17 +222,17 @@ std::vector<hw::Size> ConfigMap::size_list(const std::string& key, hw::Size min,
   if (!v.IsSequence() || v.size() == 0)
     fail(key, "expected a non-empty list of sizes such as [2B, 4KiB] or '" + all_word + "'");
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::string where = mark_text(source_->file, v[i].Mark());
+    const std::string loc = where(v[i]);
     const std::string path = child_path(key) + "[" + std::to_string(i) + "]";
-    if (!v[i].IsScalar()) throw ConfigError(where, path, "expected a size such as '4KiB'");
+    if (!v[i].IsScalar()) throw ConfigError(loc, path, "expected a size such as '4KiB'");
     hw::Size s;
     try {
       s = hw::parse_size(v[i].Scalar());
     } catch (const hw::UnitError& e) {
-      throw ConfigError(where, path, e.what());
+      throw ConfigError(loc, path, e.what());
     }
     if (s < min || s > max)
-      throw ConfigError(where, path, "must be a size in " + hw::to_string(min) + ".." + hw::to_string(max) + ", got '" + v[i].Scalar() + "'");
+      throw ConfigError(loc, path, "must be a size in " + hw::to_string(min) + ".." + hw::to_string(max) + ", got '" + v[i].Scalar() + "'");
     out.push_back(s);
   }
   return out;
@@ -246,7 +248,7 @@ std::vector<bool> ConfigMap::boolean_list(const std::string& key, const std::vec
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string text = v[i].IsScalar() ? v[i].Scalar() : std::string("<not a scalar>");
     if (text != "true" && text != "false")
-      throw ConfigError(mark_text(source_->file, v[i].Mark()), child_path(key) + "[" + std::to_string(i) + "]",
+      throw ConfigError(where(v[i]), child_path(key) + "[" + std::to_string(i) + "]",
                         "expected true or false, got " + quote(text));
     out.push_back(text == "true");
   }
@@ -302,8 +304,8 @@ void ConfigMap::finish() const {
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const std::string k = it->first.Scalar();
     if (used_.count(k)) continue;
-    const std::string loc = location_of(k) == mark_text(source_->file, it->second.Mark())
-                                ? mark_text(source_->file, it->first.Mark())
+    const std::string loc = location_of(k) == where(it->second)
+                                ? where(it->first)
                                 : location_of(k);
     throw ConfigError(loc, child_path(k), "unknown key; allowed keys here: " + join(allowed) + suggestion(k, allowed));
   }
@@ -322,6 +324,124 @@ YAML::Node load_yaml_file(const std::string& file) {
   } catch (const YAML::ParserException& e) {
     throw ConfigError(mark_text(file, e.mark), "", "YAML syntax error: " + e.msg);
   }
+}
+
+std::string ConfigSource::file_of(const YAML::Node& node) const {
+  // Only error paths ask, so a linear search over the included nodes is fine.
+  if (!node.IsDefined() || included.empty()) return file;
+  for (const auto& [n, f] : included)
+    if (n.is(node)) return f;
+  return file;
+}
+
+namespace {
+
+// Every node of a document (map keys too), so an error can name the file it came from.
+void collect_nodes(const YAML::Node& n, const std::string& file, std::vector<std::pair<YAML::Node, std::string>>& out) {
+  out.emplace_back(n, file);
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      out.emplace_back(it->first, file);
+      collect_nodes(it->second, file, out);
+    }
+  } else if (n.IsSequence()) {
+    for (const auto& e : n) collect_nodes(e, file, out);
+  }
+}
+
+// Merges `base` under `over` in place: a key of `base` absent (or null) in `over` is
+// moved over with its nodes (so its file and line stay known); where both hold a map,
+// the maps merge key by key; otherwise `over` wins (lists are replaced, not appended).
+void merge_under(YAML::Node over, const YAML::Node& base) {
+  for (auto it = base.begin(); it != base.end(); ++it) {
+    const std::string k = it->first.Scalar();
+    const YAML::Node& view = over;
+    YAML::Node mine = view[k];
+    if (!mine.IsDefined()) {
+      over.force_insert(it->first, it->second);
+    } else if (mine.IsNull()) {
+      over[k] = it->second;
+    } else if (mine.IsMap() && it->second.IsMap()) {
+      merge_under(mine, it->second);
+    }
+  }
+}
+
+std::string chain_text(const std::vector<std::string>& chain, const std::string& last) {
+  std::string out;
+  for (const auto& c : chain) out += c + " -> ";
+  return out + last;
+}
+
+// Resolves the `include:` key of `root` (read from `file`) and merges the included
+// documents under it. `chain`: the files being included, outermost first, for cycles.
+void resolve_includes(YAML::Node& root, const std::string& file, std::vector<std::string>& chain,
+                      std::vector<std::string>& chain_ids, ConfigSource& source) {
+  namespace fs = std::filesystem;
+  if (!root.IsMap()) return;
+  const YAML::Node& view = root;
+  const YAML::Node inc = view["include"];
+  if (!inc.IsDefined()) return;
+  auto fail = [&](const YAML::Node& at, const std::string& what) {
+    throw ConfigError(mark_text(file, at.Mark()), "include", what);
+  };
+  std::vector<YAML::Node> entries;
+  if (inc.IsScalar()) {
+    entries.push_back(inc);
+  } else if (inc.IsSequence() && inc.size() > 0) {
+    for (const auto& e : inc) entries.push_back(e);
+  } else {
+    fail(inc.IsNull() ? root : inc, "expected a file path or a non-empty list of file paths");
+  }
+  YAML::Node merged;  // the included documents merged, later entries winning
+  for (const YAML::Node& e : entries) {
+    if (!e.IsScalar() || e.Scalar().empty()) fail(e, "expected a file path, got a " + std::string(e.IsMap() ? "mapping" : e.IsSequence() ? "list" : "null value"));
+    const fs::path rel(e.Scalar());
+    const std::string path = (rel.is_absolute() ? rel : fs::path(file).parent_path() / rel).lexically_normal().string();
+    std::error_code ec;
+    const std::string id = fs::weakly_canonical(path, ec).string();
+    for (const auto& c : chain_ids)
+      if (c == (ec ? path : id)) fail(e, "include cycle: " + chain_text(chain, path));
+    if (!fs::exists(path, ec)) fail(e, "cannot open included file '" + path + "'");
+    YAML::Node doc = load_yaml_file(path);
+    if (!doc.IsMap()) throw ConfigError(mark_text(path, doc.Mark()), "(top level)", "an included file must be a mapping of keys to values");
+    collect_nodes(doc, path, source.included);
+    chain.push_back(path);
+    chain_ids.push_back(ec ? path : id);
+    resolve_includes(doc, path, chain, chain_ids, source);
+    chain.pop_back();
+    chain_ids.pop_back();
+    if (merged.IsDefined() && merged.IsMap()) merge_under(doc, merged);
+    merged = doc;
+  }
+  root.remove("include");
+  merge_under(root, merged);
+}
+
+ConfigDocument resolve_document(YAML::Node root, const std::string& file) {
+  ConfigDocument d;
+  d.root = root;
+  d.source = std::make_shared<ConfigSource>();
+  d.source->file = file;
+  std::error_code ec;
+  const std::string id = std::filesystem::weakly_canonical(file, ec).string();
+  std::vector<std::string> chain{file}, chain_ids{ec ? file : id};
+  resolve_includes(d.root, file, chain, chain_ids, *d.source);
+  return d;
+}
+
+}  // namespace
+
+ConfigDocument load_document(const std::string& file) { return resolve_document(load_yaml_file(file), file); }
+
+ConfigDocument parse_document(const std::string& yaml, const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(mark_text(name, e.mark), "", "YAML syntax error: " + e.msg);
+  }
+  return resolve_document(root, name);
 }
 
 std::string apply_override(YAML::Node& root, const std::string& assignment) {

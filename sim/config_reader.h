@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -35,6 +36,16 @@ class ConfigError : public std::runtime_error {
 struct ConfigSource {
   std::string file;                     ///< path as the user gave it
   std::set<std::string> overridden;     ///< dotted paths set with --set
+  /// Nodes merged in from included files, with the file each came from (see load_document).
+  std::vector<std::pair<YAML::Node, std::string>> included;
+  /// The file `node` was read from: an included file's path, else `file`.
+  std::string file_of(const YAML::Node& node) const;
+};
+
+/// A configuration document with its `include:` files merged in.
+struct ConfigDocument {
+  YAML::Node root;
+  std::shared_ptr<ConfigSource> source;
 };
 
 /// A YAML mapping being read. Each key read is remembered; finish() rejects the rest.
@@ -82,6 +93,8 @@ class ConfigMap {
  private:
   std::string child_path(const std::string& key) const;
   std::string location_of(const std::string& key) const;
+  /// file:line:column of a node, naming the included file it came from.
+  std::string where(const YAML::Node& node) const;
   YAML::Node scalar(const std::string& key, const char* expected) const;
   template <class T>
   T unit_value(const std::string& key, T def, T min, T max, T (*parse)(std::string_view), const char* what);
@@ -94,6 +107,14 @@ class ConfigMap {
 
 /// Parses a YAML file (syntax errors become ConfigError with file and line).
 YAML::Node load_yaml_file(const std::string& file);
+/// Parses a configuration file and resolves its top-level `include: path` (or list of
+/// paths), recursively. Paths are relative to the including file; an included document
+/// is merged under the including one (the including file's keys win, maps merge key by
+/// key, later list entries win over earlier ones). Errors inside an included file name
+/// that file and line; an include cycle is an error.
+ConfigDocument load_document(const std::string& file);
+/// Same from YAML text; `name` stands in for the file (includes resolve against its folder).
+ConfigDocument parse_document(const std::string& yaml, const std::string& name);
 /// Applies one `a.b.c=value` override to the tree, creating maps as needed; returns the path.
 std::string apply_override(YAML::Node& root, const std::string& assignment);
 

@@ -3,6 +3,9 @@
 #include "hw/seed.h"
 
 #include <chrono>
+#include <functional>
+#include <map>
+#include <tuple>
 #include <cstdio>
 #include <numeric>
 #include <random>
@@ -99,8 +102,8 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     b.attach_ingress(c.b_port, &ab);
     b.attach_egress(c.b_port, &ba, per_vl(sp.input_buffer));
     a.attach_ingress(c.a_port, &ba);
-    port_links_[c.a][c.a_port] = {&ba, &ab, graph_.switches[c.b].name, c.tier};
-    port_links_[c.b][c.b_port] = {&ab, &ba, graph_.switches[c.a].name, c.tier};
+    port_links_[c.a][c.a_port] = {&ba, &ab, graph_.switches[c.b].name, c.tier, c.b, c.b_port};
+    port_links_[c.b][c.b_port] = {&ab, &ba, graph_.switches[c.a].name, c.tier, c.a, c.a_port};
   }
   for (std::size_t s = 0; s < switches_.size(); ++s)
     for (std::size_t p = 0; p < port_links_[s].size(); ++p) {
@@ -133,6 +136,85 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     SC_METHOD(sample);
     sensitive << sample_event_;
   }
+  if (config_.simulation.watchdog.in_seconds() > 0) {
+    SC_METHOD(watchdog);
+    sensitive << watchdog_event_;
+    dont_initialize();
+    watchdog_event_.notify(to_sc(config_.simulation.watchdog));
+  }
+}
+
+void Fabric::watchdog() {
+  // Progress = any packet put on any wire. Packets held somewhere while no
+  // wire moved for a whole interval means the fabric cannot progress.
+  std::uint64_t moved = 0;
+  for (const auto& link : links_) moved += link->counters().packets;
+  if (moved == last_progress_ && pool_.in_use() > 0) {
+    stall_ = diagnose_stall();
+    sc_core::sc_stop();
+    return;
+  }
+  last_progress_ = moved;
+  watchdog_event_.notify(to_sc(config_.simulation.watchdog));
+}
+
+nlohmann::json Fabric::diagnose_stall() const {
+  // Wait-for graph between input buffers: a blocked head in (switch, input,
+  // VL) waits for the input buffer at the other end of its output.
+  using Node = std::tuple<int, int, int>;
+  std::map<Node, std::vector<Node>> waits;
+  nlohmann::json blocked = nlohmann::json::array();
+  auto label = [&](const Node& n) {
+    return graph_.switches[std::get<0>(n)].name + ".port" + std::to_string(std::get<1>(n)) + ".vl" +
+           std::to_string(std::get<2>(n));
+  };
+  for (std::size_t s = 0; s < switches_.size(); ++s)
+    for (const auto& b : switches_[s]->blocked_heads()) {
+      const PortLinks& pl = port_links_[s][b.out_port];
+      const Node from{static_cast<int>(s), b.in_port, b.in_vl};
+      blocked.push_back({{"buffer", label(from)},
+                         {"waits_for_output", graph_.switches[s].name + ".port" + std::to_string(b.out_port)},
+                         {"reason", b.reason},
+                         {"downstream", pl.peer}});
+      if (pl.peer_switch >= 0) waits[from].push_back(Node{pl.peer_switch, pl.peer_port, b.out_vl});
+    }
+  // A cycle in the wait-for graph is a credit/PFC deadlock (cyclic buffer dependency).
+  std::vector<Node> cycle;
+  std::map<Node, int> state;  // 1 on stack, 2 done
+  std::vector<Node> stack;
+  std::function<bool(const Node&)> dfs = [&](const Node& n) {
+    state[n] = 1;
+    stack.push_back(n);
+    for (const Node& m : waits[n]) {
+      if (state[m] == 1) {
+        auto it = std::find(stack.begin(), stack.end(), m);
+        cycle.assign(it, stack.end());
+        cycle.push_back(m);
+        return true;
+      }
+      if (state[m] == 0 && dfs(m)) return true;
+    }
+    stack.pop_back();
+    state[n] = 2;
+    return false;
+  };
+  for (const auto& [n, unused] : waits)
+    if (state[n] == 0 && dfs(n)) break;
+  nlohmann::json names = nlohmann::json::array();
+  for (const Node& n : cycle) names.push_back(label(n));
+  nlohmann::json r{{"time_ns", sc_core::sc_time_stamp().to_seconds() * 1e9},
+                   {"packets_held", pool_.in_use()},
+                   {"blocked", blocked},
+                   {"cycle", names}};
+  if (!cycle.empty()) {
+    r["diagnosis"] = "deadlock: cyclic buffer dependency (each buffer waits for the next one's credits or PAUSE)";
+    r["advice"] = "break the cycle: route without turns that close it (up*/down*, D-mod-k on a Clos), put the "
+                  "hops of a cycle on different VLs / priorities, or use a lossy class with end-to-end recovery";
+  } else {
+    r["diagnosis"] = blocked.empty() ? "no packet moved, yet packets are held: they wait in NICs or on links"
+                                     : "no packet moved; blocked buffers found, but no cycle among them";
+  }
+  return r;
 }
 
 tlm_fabric::Link& Fabric::add_link(const std::string& name, const tlm_fabric::LinkParams& params) {

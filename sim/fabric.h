@@ -41,6 +41,8 @@ struct PortLinks {
   const tlm_fabric::Link* egress = nullptr;   ///< leaving this port
   std::string peer;                           ///< node at the other end
   std::string tier;                           ///< host, leaf-spine, edge-agg, agg-core, switch-switch
+  int peer_switch = -1;                       ///< switch index at the other end, -1 for an endpoint
+  int peer_port = -1;                         ///< its port
 };
 
 class Fabric : public sc_core::sc_module {
@@ -70,11 +72,15 @@ class Fabric : public sc_core::sc_module {
   void set_packet_log(std::ostream* log);
   /// Buffer occupancy sampled every output.sample_interval, as results.json "timeseries".
   nlohmann::json timeseries() const;
+  /// The watchdog's finding when the fabric stopped making progress (null otherwise).
+  const nlohmann::json& stall_report() const { return stall_; }
 
  private:
   tlm_fabric::Link& add_link(const std::string& name, const tlm_fabric::LinkParams& params);
   void build_traffic();
   void sample();
+  void watchdog();
+  nlohmann::json diagnose_stall() const;
 
   FabricConfig config_;
   TopologyGraph graph_;
@@ -88,7 +94,9 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::unique_ptr<testbench::TrafficSource>> sources_;
   std::unique_ptr<testbench::Perftest> perftest_;
   std::unique_ptr<testbench::CollectiveRunner> collective_;
-  sc_core::sc_event sample_event_;
+  sc_core::sc_event sample_event_, watchdog_event_;
+  std::uint64_t last_progress_ = 0;
+  nlohmann::json stall_;
   std::vector<double> sample_times_ns_;
   std::vector<std::vector<std::uint64_t>> ingress_samples_, egress_samples_;  // [switch port][sample]
   std::vector<std::vector<std::vector<double>>> rate_samples_;  // [endpoint][sample][qp] CC rate [Gb/s]

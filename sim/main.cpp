@@ -1,19 +1,23 @@
 // The `fabricsim` command.
-//   fabricsim run CONFIG [--set key=value]... [--out DIR] [--packet-csv]
+//   fabricsim run CONFIG [--set key=value]... [--out DIR] [--packet-csv] [--trace DIR]
 //   fabricsim validate CONFIG [--set key=value]...
 //   fabricsim routes CONFIG [--set key=value]...
 //   fabricsim sweep CONFIG [--loads 0.1,...,1.0] [--set key=value]... [--out DIR]
-// Exit codes: 0 success, 1 simulation error, 2 configuration or usage error.
+//   fabricsim compare CONFIG... [--workload W] [--topology T] [--sizes N,...] [--out DIR]
+// Exit codes: 0 success, 1 simulation error, 2 configuration or usage error,
+// 3 scoreboard (invariant) failure, 4 stalled fabric (deadlock) found by the watchdog.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <systemc>
 
 #include "sim/child_run.h"
+#include "sim/compare.h"
 #include "sim/config.h"
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
@@ -22,6 +26,8 @@ namespace {
 
 constexpr int kExitSimulationError = 1;
 constexpr int kExitConfigError = 2;
+constexpr int kExitScoreboard = 3;  // a run completed but an invariant check failed
+constexpr int kExitStalled = 4;     // the watchdog stopped a fabric that could not progress
 
 // Command-line output options become overrides, so the config echo in
 // results.json shows what was really used.
@@ -32,11 +38,14 @@ std::string quoted_yaml(const std::string& s) {
 }
 
 int run_command(const std::string& file, std::vector<std::string> overrides, const std::string& out_dir,
-                bool packet_csv) {
+                bool packet_csv, const std::string& trace_dir) {
   using namespace fabricsim::sim;
   if (!out_dir.empty()) overrides.push_back("output.directory=" + quoted_yaml(out_dir));
   if (packet_csv) overrides.push_back("output.packet_csv=true");
+  if (!trace_dir.empty()) overrides.push_back("switch.rtl_trace=" + quoted_yaml(trace_dir));
   const FabricConfig config = load_config(file, overrides);
+  if (!trace_dir.empty() && config.switch_params.allocator_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm)
+    std::cerr << "fabricsim: --trace: no RTL blocks in use (switch.allocator_impl is tlm), no waveforms written\n";
   namespace fs = std::filesystem;
   const fs::path dir(config.output.directory);
   std::error_code ec;
@@ -53,6 +62,15 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   std::cout << "results: " << (dir / "results.json").string();
   if (csv) std::cout << ", " << (dir / "packets.csv").string();
   std::cout << "\n";
+  if (results.contains("stall")) {
+    std::cerr << "fabricsim: the fabric stopped making progress: " << results["stall"]["diagnosis"].get<std::string>()
+              << " (details under \"stall\" in results.json)\n";
+    return kExitStalled;
+  }
+  if (!results["scoreboard"]["ok"].get<bool>()) {
+    std::cerr << "fabricsim: scoreboard check failed (see \"scoreboard\" in results.json)\n";
+    return kExitScoreboard;
+  }
   return 0;
 }
 
@@ -111,6 +129,10 @@ int sc_main(int argc, char* argv[]) {
   run->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
   run->add_option("--out", out_dir, "results folder (overrides output.directory)");
   run->add_flag("--packet-csv", packet_csv, "also write packets.csv, one row per delivered packet");
+  std::string trace_dir;
+  run->add_option("--trace", trace_dir,
+                  "write FST waveforms (GTKWave) of the RTL blocks in use (switch.allocator_impl rtl | lockstep) "
+                  "into this folder");
 
   auto* validate = app.add_subcommand("validate", "check a configuration without running it");
   validate->add_option("config", file, "YAML configuration")->required();
@@ -127,6 +149,26 @@ int sc_main(int argc, char* argv[]) {
   routes->add_option("config", file, "YAML configuration")->required();
   routes->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
 
+  // fabricsim compare: the same topology and workloads under several configurations (sim/compare.h).
+  fabricsim::sim::CompareOptions cmp;
+  std::string cmp_workloads, cmp_sizes;
+  bool cmp_no_plots = false;
+  auto* compare = app.add_subcommand("compare", "run the same topology and workloads under several configurations "
+                                                "(e.g. presets/ib_ndr.yaml presets/roce_400g.yaml), side by side");
+  compare->add_option("configs", cmp.configs, "YAML configurations or presets, one column each")->required();
+  compare->add_option("--workload", cmp_workloads, "comma-separated: latency, allreduce, incast, training (default all)");
+  compare->add_option("--topology", cmp.topology, "topology YAML file or text, e.g. '{kind: leaf_spine, radix: 8}' "
+                                                  "(default: the first configuration's)");
+  compare->add_option("--sizes", cmp_sizes, "cluster-size sweep: comma-separated endpoint counts, a 1:1 leaf-spine each");
+  compare->add_option("--out", cmp.out_dir, "results folder")->capture_default_str();
+  compare->add_option("--set", cmp.overrides, "override a key in every run: path.to.key=value (repeatable, applied last)");
+  compare->add_option("--allreduce-size", cmp.allreduce_size, "AllReduce bytes per rank")->capture_default_str();
+  compare->add_option("--latency-iterations", cmp.latency_iterations, "write_lat iterations per size")->capture_default_str();
+  compare->add_option("--incast-bytes", cmp.incast_bytes, "size of the one RDMA WRITE each incast sender posts to "
+                                                          "endpoint 0 at t = 0")->capture_default_str();
+  compare->add_option("--jobs", cmp.jobs, "simulations at once (default: number of CPUs)");
+  compare->add_flag("--no-plots", cmp_no_plots, "do not run scripts/plot_compare.py");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -140,11 +182,25 @@ int sc_main(int argc, char* argv[]) {
       return 0;
     }
     if (sweep->parsed()) return sweep_command(file, overrides, out_dir, loads);
+    if (compare->parsed()) {
+      std::stringstream ws(cmp_workloads), ss(cmp_sizes);
+      for (std::string w; std::getline(ws, w, ',');)
+        if (!w.empty()) cmp.workloads.push_back(w);
+      for (std::string n; std::getline(ss, n, ',');) {
+        char* end = nullptr;
+        const long v = std::strtol(n.c_str(), &end, 10);
+        if (n.empty() || *end != '\0' || v < 2 || v > 65536)
+          throw fabricsim::sim::ConfigError("--sizes " + cmp_sizes, "", "expected comma-separated endpoint counts (2..65536), got '" + n + "'");
+        cmp.sizes.push_back(static_cast<int>(v));
+      }
+      cmp.plots = !cmp_no_plots;
+      return fabricsim::sim::compare_command(cmp);
+    }
     if (routes->parsed()) {
       std::cout << fabricsim::sim::route_tables(fabricsim::sim::load_config(file, overrides));
       return 0;
     }
-    return run_command(file, overrides, out_dir, packet_csv);
+    return run_command(file, overrides, out_dir, packet_csv, trace_dir);
   } catch (const fabricsim::sim::ConfigError& e) {
     std::cerr << "fabricsim: error: " << e.what() << "\n";
     return kExitConfigError;

@@ -126,6 +126,46 @@ nlohmann::json tier_results(const Fabric& fabric, double end_s) {
   return tiers;
 }
 
+// Checks every run: conservation fabric-wide and per switch, RDMA message
+// integrity, and order on single-path routing.
+nlohmann::json scoreboard(const Fabric& fabric, const nlohmann::json& packets, const nlohmann::json& endpoints,
+                          const FabricConfig& config) {
+  nlohmann::json checks = nlohmann::json::array();
+  bool ok = true;
+  auto check = [&](const std::string& name, bool pass, const std::string& detail) {
+    checks.push_back({{"check", name}, {"ok", pass}, {"detail", detail}});
+    ok = ok && pass;
+  };
+  const auto in = packets["injected"].get<std::uint64_t>(), del = packets["delivered"].get<std::uint64_t>(),
+             drop = packets["dropped"].get<std::uint64_t>(), fly = packets["in_flight"].get<std::uint64_t>();
+  check("packet conservation", in == del + drop + fly,
+        "injected " + std::to_string(in) + " = delivered " + std::to_string(del) + " + dropped " + std::to_string(drop) +
+            " + in flight " + std::to_string(fly));
+  for (const auto& sw : fabric.switches()) {
+    const auto r = sw->packets_received(), f = sw->packets_forwarded(), d = sw->packets_dropped(),
+               b = sw->packets_buffered();
+    if (r != f + d + b)
+      check(std::string(sw->name()) + " conservation", false,
+            "received " + std::to_string(r) + " != forwarded " + std::to_string(f) + " + dropped " + std::to_string(d) +
+                " + buffered " + std::to_string(b));
+  }
+  std::uint64_t corrupt = 0, messages = 0, out_of_order = 0;
+  for (const auto& nic : fabric.nics()) {
+    corrupt += nic->rdma().corrupt_messages();
+    messages += nic->rdma().delivered_messages();
+  }
+  check("rdma message integrity", corrupt == 0,
+        std::to_string(messages) + " messages delivered, " + std::to_string(corrupt) + " with a wrong byte count");
+  // Per-flow paths (D-mod-k, ECMP) and no loss: raw packets must arrive in PSN order.
+  const auto algo = config.routing.algorithm;
+  if ((algo == hw::RoutingAlgorithm::ecmp || algo == hw::RoutingAlgorithm::d_mod_k) && drop == 0) {
+    for (const auto& e : endpoints) out_of_order += e["rx_out_of_order"].get<std::uint64_t>();
+    check("in-order delivery on single-path routing", out_of_order == 0,
+          std::to_string(out_of_order) + " raw packets out of order");
+  }
+  return {{"ok", ok}, {"checks", checks}};
+}
+
 }  // namespace
 
 nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log) {
@@ -186,12 +226,15 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
                   {"in_flight", fabric.pool().in_use()}};
   r["throughput"] = {{"accepted_load", accepted_sum / n_ep},
                      {"injected_load", offered_sum / n_ep},
-                     {"offered_load", config.traffic.load}};
+                     {"offered_load", config.traffic.pattern == TrafficPattern::none ? nlohmann::json(nullptr)
+                                                                                      : nlohmann::json(config.traffic.load)}};
   r["latency"] = {{"network_latency_ns", network.summary()}, {"packet_latency_ns", packet.summary()}};
   r["endpoints"] = endpoints;
   r["ports"] = ports;
   r["tiers"] = tier_results(fabric, end_s);
   r["stats"] = all_stats;
+  r["scoreboard"] = scoreboard(fabric, r["packets"], endpoints, config);
+  if (!fabric.stall_report().is_null()) r["stall"] = fabric.stall_report();
   r["timeseries"] = fabric.timeseries();
   if (const auto* co = fabric.collective()) {
     r["collective"] = {{"op", to_string(config.collective.op)},
@@ -200,6 +243,24 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
                        {"finished", co->finished()},
                        {"sizes", co->report()},
                        {"table", co->table()}};
+    if (config.collective.training.enabled) {
+      r["training"] = {{"buckets", config.collective.training.buckets.size()},
+                       {"overlap", config.collective.training.overlap},
+                       {"steps", co->training_report()}};
+      r["collective"].erase("table");
+      std::ostringstream t;
+      t << "training step (" << config.collective.training.buckets.size() << " gradient buckets, "
+        << (config.collective.training.overlap ? "overlapped" : "not overlapped") << "):\n";
+      char line[160];
+      for (const auto& s : r["training"]["steps"]) {
+        std::snprintf(line, sizeof line, "  step %.1f us = compute %.1f us + exposed communication %.1f us (%.1f%%); "
+                      "communication busy %.1f us\n", s["step_time_us"].get<double>(), s["compute_us"].get<double>(),
+                      s["exposed_communication_us"].get<double>(), 100 * s["communication_fraction"].get<double>(),
+                      s["communication_us"].get<double>());
+        t << line;
+      }
+      r["collective"]["table"] = t.str();
+    }
     if (!co->finished())
       r["collective"]["error"] = "the collective did not finish within simulation.duration; raise it or lower sizes";
   }
@@ -250,6 +311,17 @@ std::string summary_table(const nlohmann::json& r) {
   const auto& p = r["packets"];
   out << "packets: injected " << p["injected"] << ", delivered " << p["delivered"] << ", dropped " << p["dropped"]
       << ", in flight " << p["in_flight"] << "\n";
+  for (const auto& c : r["scoreboard"]["checks"])
+    if (!c["ok"].get<bool>()) out << "SCOREBOARD FAILED: " << c["check"].get<std::string>() << ": " << c["detail"].get<std::string>() << "\n";
+  if (r.contains("stall")) {
+    const auto& st = r["stall"];
+    out << "STALLED at " << st["time_ns"].get<double>() / 1e3 << " us: " << st["diagnosis"].get<std::string>() << "\n";
+    if (!st["cycle"].empty()) {
+      out << "  cycle:";
+      for (const auto& n : st["cycle"]) out << " " << n.get<std::string>();
+      out << "\n  " << st["advice"].get<std::string>() << "\n";
+    }
+  }
   const auto& s = r["simulator"];
   std::snprintf(line, sizeof line, "simulated %.3f us in %.3f s wall (%.0f packet-hops/s)\n",
                 r["simulated_time_ns"].get<double>() / 1e3, s["wall_time_s"].get<double>(),

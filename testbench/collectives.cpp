@@ -216,6 +216,8 @@ void CollectiveRunner::on_completion(int endpoint, const tlm_fabric::Completion&
   if (landed_count_ == static_cast<int>(schedule_.size())) {
     // The collective ends when the last transfer is visible at its destination.
     results_.back().times_us.push_back((c.visible - iteration_start_).to_seconds() * 1e6);
+    last_job_end_ = c.visible;
+    comm_s_ += (c.visible - iteration_start_).to_seconds();
     ready_at_.assign(1, c.visible);  // next iteration starts then
     schedule_.clear();
     wr_base_ += dependents_.size();
@@ -234,6 +236,11 @@ void CollectiveRunner::run() {
       wake_.notify(ready_at_[0] - now);
       return;
     }
+    if (params_.training.enabled) {
+      if (!next_training_job(now)) return;
+      post_ready(now);
+      return;
+    }
     if (results_.empty() || static_cast<int>(results_.back().times_us.size()) >= params_.iterations) {
       if (size_index_ >= params_.sizes.size()) {
         finished_ = true;
@@ -245,6 +252,61 @@ void CollectiveRunner::run() {
     start_iteration();
   }
   post_ready(now);
+}
+
+bool CollectiveRunner::next_training_job(const sc_time& now) {
+  const TrainingParams& t = params_.training;
+  if (!training_started_) {
+    training_started_ = true;
+    step_start_ = now;
+    last_job_end_ = now;
+  }
+  const sc_time compute_end = step_start_ + t.forward + t.backward;
+  if (bucket_ < t.buckets.size()) {
+    // Bucket b is ready after (b+1)/B of the backward pass (or all of it without overlap).
+    const double share = t.overlap ? static_cast<double>(bucket_ + 1) / static_cast<double>(t.buckets.size()) : 1.0;
+    const sc_time ready = step_start_ + t.forward + t.backward * share;
+    const sc_time start = std::max(ready, last_job_end_);
+    if (start > now) {
+      ready_at_.assign(1, start);
+      wake_.notify(start - now);
+      return false;
+    }
+    results_.push_back({t.buckets[bucket_++], {}});
+    start_iteration();
+    return true;
+  }
+  // Every bucket reduced: the optimizer runs once compute and communication are done.
+  const sc_time end = std::max(compute_end, last_job_end_) + t.optimizer;
+  if (end > now) {
+    ready_at_.assign(1, end);
+    wake_.notify(end - now);
+    return false;
+  }
+  const double compute_us = (t.forward + t.backward + t.optimizer).to_seconds() * 1e6;
+  const double step_us = (end - step_start_).to_seconds() * 1e6;
+  steps_.push_back({step_us, compute_us, comm_s_ * 1e6, step_us - compute_us});
+  comm_s_ = 0;
+  bucket_ = 0;
+  step_start_ = end;
+  last_job_end_ = end;
+  if (++step_ >= t.steps) {
+    finished_ = true;
+    sc_core::sc_stop();
+    return false;
+  }
+  return next_training_job(now);
+}
+
+nlohmann::json CollectiveRunner::training_report() const {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepResult& s : steps_)
+    steps.push_back({{"step_time_us", s.step_us},
+                     {"compute_us", s.compute_us},
+                     {"communication_us", s.comm_us},
+                     {"exposed_communication_us", s.exposed_us},
+                     {"communication_fraction", s.step_us > 0 ? s.exposed_us / s.step_us : 0.0}});
+  return steps;
 }
 
 nlohmann::json CollectiveRunner::report() const {
@@ -273,8 +335,10 @@ std::string CollectiveRunner::table() const {
   out << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
   for (const auto& j : report()) {
     const auto bytes = j["bytes"].get<unsigned long long>();
-    std::snprintf(line, sizeof line, "%12llu  %12llu     float     sum      -1  %7.1f  %6.2f  %6.2f    N/A\n", bytes,
-                  bytes / 4, j["time_us"].get<double>(), j["algbw_GBps"].get<double>(), j["busbw_GBps"].get<double>());
+    const bool reduces = params_.op == CollectiveOp::allreduce || params_.op == CollectiveOp::reduce_scatter;
+    std::snprintf(line, sizeof line, "%12llu  %12llu     float  %6s      -1  %7.1f  %6.2f  %6.2f    N/A\n", bytes,
+                  bytes / 4, reduces ? "sum" : "none", j["time_us"].get<double>(), j["algbw_GBps"].get<double>(),
+                  j["busbw_GBps"].get<double>());
     out << line;
   }
   return out.str();

@@ -31,6 +31,21 @@ enum class CollectiveAlgorithm { ring, double_binary_tree, halving_doubling, dir
 std::string_view to_string(CollectiveOp o);
 std::string_view to_string(CollectiveAlgorithm a);
 
+/// A data-parallel training step (PyTorch DDP / Horovod style): forward
+/// compute, backward compute that produces gradient buckets one after the
+/// other, an AllReduce per bucket (in bucket order, each as soon as its bucket
+/// is ready when `overlap`, else after the whole backward pass), then the
+/// optimizer once every AllReduce has finished.
+struct TrainingParams {
+  bool enabled = false;
+  sc_core::sc_time forward;                  ///< forward pass compute time
+  sc_core::sc_time backward;                 ///< backward pass compute time (buckets evenly spread over it)
+  sc_core::sc_time optimizer;                ///< optimizer step after the gradients are reduced
+  std::vector<std::uint64_t> buckets;        ///< gradient bucket sizes [B], in the order they become ready
+  int steps = 1;                             ///< training steps simulated
+  bool overlap = true;                       ///< overlap communication with the backward pass
+};
+
 struct CollectiveParams {
   CollectiveOp op = CollectiveOp::allreduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
@@ -42,6 +57,7 @@ struct CollectiveParams {
   double reduce_bandwidth_bps = 8e12;                 ///< per-rank reduction throughput [b/s]
   sc_core::sc_time step_latency;                      ///< software / kernel latency per transfer
   int sl = 0;                                         ///< service level
+  TrainingParams training;                            ///< when enabled: a training step instead of a size sweep
 };
 
 /// nccl-tests bus-bandwidth factor: AllReduce 2(n-1)/n, ReduceScatter/AllGather/AlltoAll (n-1)/n.
@@ -67,6 +83,8 @@ class CollectiveRunner : public sc_core::sc_module {
 
   bool finished() const { return finished_; }
   nlohmann::json report() const;
+  /// Training mode: per step its time, compute time, communication and exposed communication.
+  nlohmann::json training_report() const;
   /// nccl-tests style table.
   std::string table() const;
 
@@ -79,6 +97,7 @@ class CollectiveRunner : public sc_core::sc_module {
   void post_ready(const sc_core::sc_time& now);
   void on_completion(int endpoint, const tlm_fabric::Completion& c);
   void run();
+  bool next_training_job(const sc_core::sc_time& now);
   int qp_for(int src_rank, int dst_rank, int channel);
 
   std::vector<tlm_fabric::Nic*> nics_;
@@ -97,6 +116,16 @@ class CollectiveRunner : public sc_core::sc_module {
   std::vector<SizeResult> results_;
   sc_core::sc_event wake_;
   bool finished_ = false;
+  // training mode
+  struct StepResult {
+    double step_us, compute_us, comm_us, exposed_us;
+  };
+  std::vector<StepResult> steps_;
+  int step_ = 0;
+  std::size_t bucket_ = 0;
+  sc_core::sc_time step_start_, last_job_end_;
+  double comm_s_ = 0;
+  bool training_started_ = false;
 };
 
 }  // namespace fabricsim::testbench

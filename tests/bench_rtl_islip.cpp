@@ -11,6 +11,10 @@
 //                    next requests and one on the rising edge samples the grants (what a
 //                    per-clock-edge transactor does)
 //   lockstep         RTL stepped plus the hw core on the same requests, grants compared
+//   transactor       the in-switch adapter (tlm/rtl_allocator.h, allocator_impl: rtl): the
+//                    plain C++ (--cc) model behind hw::SwitchAllocator, as the switch calls it
+//   transactor lockstep  allocator_impl: lockstep (hw core + RTL + the lagging replay copy
+//                    that keeps the mismatch window)
 // Requests: a pool of 1024 random 16x16 matrices (density 0.5), replayed.
 //
 // Usage: bench_rtl_islip [cycles per run, default 200000]
@@ -33,6 +37,7 @@
 #include "Vislip_allocator_n16_k1.h"
 #include "Vislip_allocator_n16_k4.h"
 #include "hw/allocator.h"
+#include "tlm/rtl_allocator.h"
 
 namespace {
 
@@ -158,6 +163,23 @@ double bench_lockstep(int k, long cycles, const RequestPool& pool) {
   return cycles / seconds_since(t0);
 }
 
+/// The switch's allocator as the switch uses it: rtl or lockstep through make_switch_allocator.
+double bench_transactor(int k, fabricsim::tlm_fabric::AllocatorImpl impl, long cycles, const RequestPool& pool) {
+  fabricsim::tlm_fabric::SwitchAllocatorSpec spec;
+  spec.instance = "bench";
+  spec.policy = "islip";
+  spec.shape = fabricsim::hw::AllocatorParams{kN, kN, k, 1};
+  spec.impl = impl;
+  auto a = fabricsim::tlm_fabric::make_switch_allocator(spec);
+  long matched = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long c = 0; c < cycles; ++c)
+    for (int o : core_round(*a, pool.requests[c % kPool])) matched += o < kN;
+  const double s = seconds_since(t0);
+  if (matched == 0) std::printf("  (no grants?)\n");
+  return cycles / s;
+}
+
 /// Free-running clock: requests change on the falling edge, grants are sampled on the rising one.
 template <typename M>
 struct Clocked : sc_core::sc_module {
@@ -226,15 +248,20 @@ void measure(const char* label, const std::function<double()>& fn) {
 int sc_main(int argc, char** argv) {
   const long cycles = argc > 1 ? std::atol(argv[1]) : 200000;
   const RequestPool pool;
+  using Impl = fabricsim::tlm_fabric::AllocatorImpl;
   std::printf("bench_rtl_islip: 16x16 iSLIP, %ld cycles per run, random requests (density 0.5)\n", cycles);
   std::printf("  SystemC %s, Verilator %s\n", sc_core::sc_release(), Verilated::productVersion());
   measure("k=1 hw core", [&] { return bench_core(1, cycles, pool); });
   measure("k=1 RTL stepped (settle, sample, edge)", [&] { return bench_stepped<Vislip_allocator_n16_k1>(cycles, pool); });
   measure("k=1 RTL on sc_clock (SC_METHOD per edge)", [&] { return bench_clocked<Vislip_allocator_n16_k1>(cycles, pool); });
   measure("k=1 RTL + hw core lockstep (compared)", [&] { return bench_lockstep<Vislip_allocator_n16_k1>(1, cycles, pool); });
+  measure("k=1 in-switch transactor (allocator_impl rtl)", [&] { return bench_transactor(1, Impl::rtl, cycles, pool); });
+  measure("k=1 in-switch lockstep (allocator_impl lockstep)", [&] { return bench_transactor(1, Impl::lockstep, cycles, pool); });
   measure("k=4 hw core", [&] { return bench_core(4, cycles, pool); });
   measure("k=4 RTL stepped (settle, sample, edge)", [&] { return bench_stepped<Vislip_allocator_n16_k4>(cycles, pool); });
   measure("k=4 RTL on sc_clock (SC_METHOD per edge)", [&] { return bench_clocked<Vislip_allocator_n16_k4>(cycles, pool); });
   measure("k=4 RTL + hw core lockstep (compared)", [&] { return bench_lockstep<Vislip_allocator_n16_k4>(4, cycles, pool); });
+  measure("k=4 in-switch transactor (allocator_impl rtl)", [&] { return bench_transactor(4, Impl::rtl, cycles, pool); });
+  measure("k=4 in-switch lockstep (allocator_impl lockstep)", [&] { return bench_transactor(4, Impl::lockstep, cycles, pool); });
   return 0;
 }

@@ -98,3 +98,30 @@ TEST(Schedule, StepCountsMatchTheAlgorithms) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TrainingStep, OverlapHidesCommunicationBehindTheBackwardPass) {
+  const std::vector<std::string> base = {"collective=null",
+                                         "training={forward: 200us, backward: 400us, optimizer: 50us,"
+                                         " gradient_size: 16MiB, bucket_size: 4MiB, steps: 1}"};
+  auto with = [&](const char* overlap) {
+    std::vector<std::string> o = base;
+    o.push_back(std::string("training.overlap=") + overlap);
+    return run(o).at("training").at("steps").at(0);
+  };
+  const json serial = with("false"), overlapped = with("true");
+  // Without overlap every AllReduce is exposed: step = compute + communication.
+  EXPECT_NEAR(serial.at("step_time_us").get<double>(),
+              serial.at("compute_us").get<double>() + serial.at("communication_us").get<double>(), 0.01);
+  EXPECT_DOUBLE_EQ(serial.at("compute_us").get<double>(), 650.0);
+  // Overlap: faster, but never faster than compute or the communication itself.
+  const double step = overlapped.at("step_time_us");
+  EXPECT_LT(step, serial.at("step_time_us").get<double>());
+  EXPECT_GE(step, 650.0);
+  EXPECT_GE(step, overlapped.at("communication_us").get<double>());
+  EXPECT_NEAR(overlapped.at("communication_fraction").get<double>(),
+              (step - 650.0) / step, 1e-9);
+}
+
+}  // namespace

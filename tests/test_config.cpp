@@ -75,7 +75,7 @@ TEST(ConfigErrors, UnknownKeySuggestsClosestAndListsAllowed) {
       "switch:\n"
       "  prots: 4\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:3: switch.prots: unknown key"));
-  EXPECT_THAT(e, HasSubstr("allowed keys here: allocator, allocator_iterations, alpha, buffer, cell_size, "
+  EXPECT_THAT(e, HasSubstr("allowed keys here: allocator, allocator_impl, allocator_iterations, alpha, buffer, cell_size, "
                            "core_clock, credit_return_latency, ecn, egress_scheduler, forwarding, input_buffer, "
                            "output_buffer, pfc, pipeline, ports,"));
   EXPECT_THAT(e, HasSubstr("did you mean 'ports'?"));

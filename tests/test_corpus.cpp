@@ -217,7 +217,8 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PendingConfig);
 TEST(CorpusLayout, EveryBadConfigHasAnExpectation) {
   const auto yamls = files_in(kBadDir, ".yaml");
   EXPECT_GE(yamls.size(), kMinBadCases);
-  for (const auto& dir : {kBadDir, kPendingDir})
+  for (const auto& dir : {kBadDir, kPendingDir}) {
+    if (!fs::exists(dir)) continue;  // pending/ goes away once every known bug is fixed
     for (const auto& e : fs::directory_iterator(dir)) {
       const auto ext = e.path().extension();
       EXPECT_TRUE(ext == ".yaml" || ext == ".expect" || ext == ".set") << "stray file " << e.path();
@@ -230,6 +231,7 @@ TEST(CorpusLayout, EveryBadConfigHasAnExpectation) {
         EXPECT_FALSE(read_lines(expect).empty()) << e.path() << " has no (or an empty) " << expect.filename();
       }
     }
+  }
 }
 
 class Example : public ::testing::TestWithParam<fs::path> {};

@@ -332,13 +332,19 @@ void RdmaEngine::complete_wqes(Qp& q, const sc_time& now) {
   }
 }
 
-void RdmaEngine::advance_expected(Qp& q, const sc_time& now) {
-  (void)now;
-  while (!q.pending_last.empty() && q.pending_last.begin()->first < q.expected) {
-    const Completion c = q.pending_last.begin()->second;
-    q.pending_last.erase(q.pending_last.begin());
-    if (on_completion_) on_completion_(c);
-  }
+void RdmaEngine::consume(Qp& q, std::uint32_t psn, std::uint32_t bytes) {
+  // The next PSN in order: count its bytes; a message's last PSN delivers it.
+  q.message_bytes += bytes;
+  ++q.expected;
+  auto it = q.pending_last.find(psn);
+  if (it == q.pending_last.end()) return;
+  const Completion c = it->second;
+  q.pending_last.erase(it);
+  // Scoreboard: every byte of the message arrived exactly once, in order.
+  ++delivered_messages_;
+  if (q.message_bytes != c.bytes && !(c.bytes == 0 && q.message_bytes == 0)) ++corrupt_messages_;
+  q.message_bytes = 0;
+  if (on_completion_) on_completion_(c);
 }
 
 void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
@@ -352,7 +358,7 @@ void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
   if (!in_order) {
     const bool keep = transport_.mode == RetransmitMode::selective_repeat &&
                       psn - q.expected < static_cast<std::uint32_t>(transport_.window);
-    if (!keep || !q.held.insert(psn).second) {
+    if (!keep || !q.held.emplace(psn, p.payload_bytes).second) {
       if (keep) duplicates_.add();
       if (!q.nak_sent) {
         send_control(q, RdmaOp::nak, q.expected, now);
@@ -374,13 +380,13 @@ void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
                                      p.read_bytes, false, p.created, visible + to_sc(host_.poll_latency)};
   }
   if (!in_order) return;
-  ++q.expected;
-  while (!q.held.empty() && *q.held.begin() == q.expected) {
+  consume(q, psn, p.payload_bytes);
+  while (!q.held.empty() && q.held.begin()->first == q.expected) {
+    const auto [held_psn, held_bytes] = *q.held.begin();
     q.held.erase(q.held.begin());
-    ++q.expected;
+    consume(q, held_psn, held_bytes);
   }
   q.nak_sent = false;
-  advance_expected(q, now);
   if (++q.unacked >= transport_.ack_every || p.last_of_message || !q.held.empty()) {
     send_control(q, RdmaOp::ack, q.expected, now);
     q.unacked = 0;

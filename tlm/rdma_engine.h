@@ -127,6 +127,10 @@ class RdmaEngine {
 
   std::vector<QpReport> report(const sc_core::sc_time& now);
   const DmaEngine& dma() const { return dma_; }
+  /// Scoreboard: messages delivered to the responder with a byte count that
+  /// does not match their length (must stay 0), and messages delivered.
+  std::uint64_t corrupt_messages() const { return corrupt_messages_; }
+  std::uint64_t delivered_messages() const { return delivered_messages_; }
   /// Current CC rate of each QP [Gb/s] (for the rate time series).
   std::vector<double> qp_rates(const sc_core::sc_time& now);
 
@@ -171,7 +175,8 @@ class RdmaEngine {
     sc_core::sc_time read_landed;              // requester: last READ data written to memory
     // responder
     std::uint32_t expected = 0;
-    std::set<std::uint32_t> held;              // selective repeat: received beyond `expected`
+    std::map<std::uint32_t, std::uint32_t> held;  // selective repeat: PSN -> payload received beyond `expected`
+    std::uint64_t message_bytes = 0;           // responder: bytes of the message in progress
     std::map<std::uint32_t, Completion> pending_last;  // last PSN of a message -> its completion
     int unacked = 0;
     bool nak_sent = false;
@@ -190,7 +195,7 @@ class RdmaEngine {
   void go_back(Qp& q, std::uint32_t from, const sc_core::sc_time& now);
   void complete_wqes(Qp& q, const sc_core::sc_time& now);
   void responder_data(Qp& q, const Packet& p, const sc_core::sc_time& now);
-  void advance_expected(Qp& q, const sc_core::sc_time& now);
+  void consume(Qp& q, std::uint32_t psn, std::uint32_t bytes);
   void check_timeouts(Qp& q, const sc_core::sc_time& now);
   Packet* emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t bytes, bool last, std::uint64_t wr_id,
                const sc_core::sc_time& now);
@@ -210,6 +215,7 @@ class RdmaEngine {
   std::deque<Control> control_;
   std::size_t rr_ = 0;
   std::function<void(const Completion&)> on_completion_;
+  std::uint64_t corrupt_messages_ = 0, delivered_messages_ = 0;
   stats::Counter& retransmits_;
   stats::Counter& timeouts_;
   stats::Counter& acks_sent_;

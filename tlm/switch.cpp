@@ -99,7 +99,9 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
                                                                         : static_cast<std::size_t>(n) * v;
   queues_.resize(queues);
   is_active_.assign(queues, false);
-  allocator_ = hw::make_allocator(params_.allocator, {n, n, params_.allocator_iterations, params_.seed});
+  allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
+                                      params_.allocator_impl, params_.rtl_variant, params_.core_clock,
+                                      params_.rtl_trace_dir});
   if (params_.buffer == BufferOrganisation::shared_memory)
     shared_ = std::make_unique<hw::SharedBuffer>(params_.shared_buffer.in_bytes());
   const std::string base = this->name();
@@ -190,6 +192,7 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   e.charged = (e.frame_bytes + params_.cell_bytes - 1) / params_.cell_bytes * params_.cell_bytes;
   ip.arrivals.push_back(e);
   ++in_switch_;
+  ++received_;
   // Admission happens on the first core edge after the header is in.
   if (ip.arrivals.size() == 1) wake_at(clock_.edge_at_or_after(e.header_at));
   (void)delay;
@@ -257,6 +260,7 @@ void Switch::admit_arrivals(const sc_time& now) {
         enqueue(e);
       } else {
         --in_switch_;
+        ++dropped_;
       }
     }
   }

@@ -41,6 +41,7 @@
 #include "tlm/fabric_socket.h"
 #include "tlm/link.h"
 #include "tlm/packet_pool.h"
+#include "tlm/rtl_allocator.h"
 #include "tlm/tx_port.h"
 
 namespace fabricsim::tlm_fabric {
@@ -84,6 +85,15 @@ struct MarkingParams {
   hw::RedCurve curve;        ///< Kmin, Kmax [B], Pmax
 };
 
+/// A head-of-queue packet that cannot leave: where it waits and why (watchdog).
+struct BlockedHead {
+  int in_port = 0;      ///< input it arrived on
+  int in_vl = 0;        ///< VL it holds buffer space on
+  int out_port = 0;     ///< output it waits for
+  int out_vl = 0;       ///< VL it needs downstream
+  std::string reason;   ///< "no credits", "paused by PFC", "egress busy"
+};
+
 /// Parameters of a switch. Every field has a default and a unit.
 struct SwitchParams {
   int ports = 4;                                             ///< radix, 2..256
@@ -101,6 +111,9 @@ struct SwitchParams {
   hw::Time credit_return_latency = hw::Time::ns(10);         ///< buffer freed -> credit packet leaves [s]
   std::string allocator = "round_robin";                     ///< switch allocator (hw::allocator_names())
   int allocator_iterations = 1;                              ///< iterations for islip / pim
+  AllocatorImpl allocator_impl = AllocatorImpl::tlm;         ///< allocator as hw/ core, Verilated RTL twin, or both compared (tlm/rtl_allocator.h)
+  std::string rtl_variant = "islip_allocator";               ///< RTL top of the twin (rtl_allocator_models()); *_broken are test only
+  std::string rtl_trace_dir;                                 ///< FST waveforms of the RTL twin into this folder; empty: none (fabricsim run --trace)
   int vls = 1;                                               ///< data VLs / traffic classes, 1..15
   std::vector<int> sl_to_vl;                                 ///< SL/priority (index) -> VL; empty: sl mod vls
   EgressSchedulerKind egress_scheduler = EgressSchedulerKind::tc_dwrr; ///< VL/TC arbitration at egress
@@ -145,6 +158,14 @@ class Switch : public sc_core::sc_module {
   const SwitchParams& params() const { return params_; }
   /// Packets held in the switch now (queued or still arriving).
   std::uint64_t packets_buffered() const;
+  /// Head-of-queue packets that cannot be sent now, with the reason.
+  std::vector<BlockedHead> blocked_heads() const;
+  /// Packets that entered the switch so far.
+  std::uint64_t packets_received() const { return received_; }
+  /// Packets forwarded to an egress link so far.
+  std::uint64_t packets_forwarded() const { return forwarded_.value(); }
+  /// Packets dropped (admission, PFC headroom, bit errors) so far.
+  std::uint64_t packets_dropped() const { return dropped_; }
   /// Bytes accounted to input `port` now (all VLs).
   std::uint64_t ingress_occupancy(int port) const;
   /// Bytes queued for output `port` now (all VLs).
@@ -235,6 +256,7 @@ class Switch : public sc_core::sc_module {
   std::mt19937_64 rng_;
   sc_core::sc_event wake_;
   std::uint64_t in_switch_ = 0;
+  std::uint64_t received_ = 0, dropped_ = 0;
   stats::Counter& activations_;
   stats::Counter& forwarded_;
 };

@@ -159,6 +159,20 @@ void Switch::transmit(std::deque<Entry>& queue, const sc_time& now) {
   }
 }
 
+std::vector<BlockedHead> Switch::blocked_heads() const {
+  std::vector<BlockedHead> heads;
+  const sc_time now = sc_core::sc_time_stamp();
+  for (int q : active_) {
+    if (queues_[q].empty()) continue;
+    const Entry& e = queues_[q].front();
+    const auto& tx = outputs_[e.out].tx;
+    if (!tx.attached() || tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
+    heads.push_back({e.in, e.packet->vl, e.out, e.vl,
+                   tx.flow_control() == FlowControl::credit ? "no credits" : "paused by PFC"});
+  }
+  return heads;
+}
+
 void Switch::schedule_next(const sc_time& now) {
   bool have = false;
   sc_time next;

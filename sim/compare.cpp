@@ -1,0 +1,752 @@
+#include "sim/compare.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <queue>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <yaml-cpp/yaml.h>
+
+#include "hw/units.h"
+#include "sim/config.h"
+#include "sim/config_reader.h"
+#include "sim/fabric.h"
+
+namespace fabricsim::sim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kCompareSchemaVersion = 1;
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Workload sections a configuration may carry; compare replaces them with its own.
+const char* const kWorkloadSections[] = {"traffic", "perftest", "collective", "training"};
+
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string fmt(double v, int decimals) {
+  if (std::isnan(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+/// One line of the comparison table: a metric and its value per configuration.
+struct Row {
+  std::string workload;
+  std::string metric;
+  std::string unit;
+  int decimals = 2;
+  std::vector<double> values;  // per configuration; NaN: not available
+  std::string note;            // shown instead of values when set (e.g. a TODO)
+  std::string summary;         // the metric without size-dependent parts (sweep summary)
+};
+
+/// The common topology of every run of one comparison point.
+struct TopologySource {
+  std::string text;  // YAML of the topology map (for the results and the run documents)
+  std::string file;  // where its nodes come from, for error locations ("" : use `node` as given)
+  std::function<YAML::Node()> load;  // a fresh node per run (a document is changed by --set)
+};
+
+/// The endpoints the latency and incast workloads use, from the topology graph.
+struct Endpoints {
+  int count = 0;
+  int client = 0, server = 1;  // write_lat pair: on different leaves where there are leaves
+  int path_switches = 0;       // switches the latency pair's packets cross
+  int switches = 0;
+};
+
+Endpoints pick_endpoints(const TopologyParams& t) {
+  Endpoints e;
+  const TopologyGraph g = build_graph(t);
+  e.count = g.endpoints();
+  e.switches = static_cast<int>(g.switches.size());
+  if (g.switches.empty() || e.count < 2) return e;
+  const int home = g.host_switch[0];
+  for (int i = 1; i < e.count; ++i)
+    if (g.host_switch[i] != home) {
+      e.server = i;
+      break;
+    }
+  // Switches on the minimal path: BFS over switch-switch cables.
+  std::vector<std::vector<int>> adj(g.switches.size());
+  for (const Cable& c : g.cables) {
+    adj[c.a].push_back(c.b);
+    adj[c.b].push_back(c.a);
+  }
+  std::vector<int> dist(g.switches.size(), -1);
+  std::queue<int> q;
+  dist[home] = 0;
+  q.push(home);
+  while (!q.empty()) {
+    const int s = q.front();
+    q.pop();
+    for (int n : adj[s])
+      if (dist[n] < 0) {
+        dist[n] = dist[s] + 1;
+        q.push(n);
+      }
+  }
+  e.path_switches = dist[g.host_switch[e.server]] + 1;
+  return e;
+}
+
+// Every node of a document, registered as coming from `file` (error locations).
+void register_nodes(ConfigSource& source, const YAML::Node& n, const std::string& file) {
+  source.included.emplace_back(n, file);
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      source.included.emplace_back(it->first, file);
+      register_nodes(source, it->second, file);
+    }
+  } else if (n.IsSequence()) {
+    for (const auto& x : n) register_nodes(source, x, file);
+  }
+}
+
+// The configuration document with its workload sections removed and the common topology in.
+ConfigDocument prepare_document(const std::string& config, const TopologySource& topo) {
+  ConfigDocument doc = load_document(config);
+  if (!doc.root.IsMap()) throw ConfigError(config, "(top level)", "expected a mapping of keys to values");
+  for (const char* k : kWorkloadSections) doc.root.remove(k);
+  YAML::Node t = topo.load();
+  if (!topo.file.empty() && topo.file != config) register_nodes(*doc.source, t, topo.file);
+  doc.root["topology"] = t;
+  return doc;
+}
+
+/// One simulation to run.
+struct Job {
+  std::string tag;        // file stem under runs/
+  FabricConfig config;
+  fs::path result_file;
+  nlohmann::json result;  // filled after the run
+  double wall_s = 0;
+  double ideal_us = 0;    // incast: every sender's bytes through the target's link at line rate
+  std::uint64_t expected_messages = 0;  // incast: messages the senders post
+};
+
+// Runs the jobs in child processes (a fresh SystemC kernel each), up to `parallel` at once.
+void run_jobs(std::vector<Job>& jobs, int parallel) {
+  std::map<pid_t, std::size_t> running;
+  std::map<std::size_t, std::chrono::steady_clock::time_point> started;
+  std::size_t next = 0, done = 0;
+  auto reap = [&](pid_t pid, int status) {
+    const std::size_t i = running.at(pid);
+    running.erase(pid);
+    Job& j = jobs[i];
+    j.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started[i]).count();
+    std::ifstream in(j.result_file);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !in) {
+      j.result = {{"error", "child process crashed (status " + std::to_string(status) + ")"}};
+    } else {
+      try {
+        j.result = nlohmann::json::parse(in);
+      } catch (const std::exception& e) {
+        j.result = {{"error", std::string("unreadable results: ") + e.what()}};
+      }
+    }
+    ++done;
+    std::printf("compare: [%zu/%zu] %-40s %6.1f s%s\n", done, jobs.size(), j.tag.c_str(), j.wall_s,
+                j.result.contains("error") ? "  (error)" : "");
+    std::fflush(stdout);
+  };
+  while (done < jobs.size()) {
+    while (next < jobs.size() && static_cast<int>(running.size()) < parallel) {
+      Job& j = jobs[next];
+      std::fflush(nullptr);
+      const pid_t pid = fork();
+      if (pid < 0) throw std::runtime_error("fork failed");
+      if (pid == 0) {
+        nlohmann::json r;
+        try {
+          r = run_simulation(j.config);
+        } catch (const std::exception& e) {
+          r = {{"error", e.what()}};
+        }
+        const fs::path tmp = j.result_file.string() + ".tmp";
+        std::ofstream(tmp) << r.dump(1) << "\n";
+        std::error_code ec;
+        fs::rename(tmp, j.result_file, ec);
+        std::fflush(nullptr);
+        _exit(ec ? 1 : 0);
+      }
+      running[pid] = next;
+      started[next] = std::chrono::steady_clock::now();
+      ++next;
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) throw std::runtime_error("waitpid failed");
+    if (running.count(pid)) reap(pid, status);
+  }
+}
+
+double get(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : kNaN;
+}
+
+// Metrics of one run, by workload.
+nlohmann::json metrics(const std::string& workload, const nlohmann::json& r, const Endpoints& ep, const Job& job) {
+  nlohmann::json m = nlohmann::json::object();
+  if (r.contains("error")) return {{"error", r["error"]}};
+  if (workload == "latency") {
+    if (!r.contains("perftest")) return {{"error", "no perftest results"}};
+    if (r["perftest"].contains("error")) m["error"] = r["perftest"]["error"];
+    nlohmann::json sizes = nlohmann::json::array();
+    for (const auto& s : r["perftest"]["sizes"])
+      sizes.push_back({{"bytes", s["bytes"]}, {"p50_us", s["t_typical_us"]}, {"p99_us", s["p99_us"]},
+                       {"p99_9_us", s["p99_9_us"]}, {"avg_us", s["t_avg_us"]}, {"max_us", s["t_max_us"]}});
+    m["sizes"] = sizes;
+    m["client"] = ep.client;
+    m["server"] = ep.server;
+    m["path_switches"] = ep.path_switches;
+  } else if (workload == "allreduce") {
+    if (!r.contains("collective")) return {{"error", "no collective results"}};
+    const auto& c = r["collective"];
+    if (c.contains("error")) m["error"] = c["error"];
+    if (!c["sizes"].empty()) {
+      const auto& s = c["sizes"][0];
+      m["bytes"] = s["bytes"];
+      m["time_us"] = s["time_us"];
+      m["algbw_GBps"] = s["algbw_GBps"];
+      m["busbw_GBps"] = s["busbw_GBps"];
+    }
+    m["ranks"] = c["ranks"].size();
+  } else if (workload == "incast") {
+    std::uint64_t pauses = 0, marks = 0, retx = 0, timeouts = 0, cnps = 0, completions = 0;
+    double paused_ns = 0;
+    for (const auto& p : r["ports"])
+      for (const auto& v : p["vls"]) {
+        pauses += v["pause_sent"].get<std::uint64_t>();
+        marks += v["ecn_marks"].get<std::uint64_t>();
+        paused_ns += v["egress_paused_ns"].get<double>();
+      }
+    const int target = 0;
+    double slowest_ns = 0, sum_ns = 0;
+    for (const auto& e : r["endpoints"]) {
+      const auto& rd = e["rdma"];
+      retx += rd["retransmitted_packets"].get<std::uint64_t>();
+      timeouts += rd["timeouts"].get<std::uint64_t>();
+      cnps += rd["cnps_received"].get<std::uint64_t>();
+      if (e["id"].get<int>() == target) continue;
+      const auto& cl = rd["completion_latency_ns"];
+      const auto n = rd["completions"].get<std::uint64_t>();
+      completions += n;
+      if (n > 0) {
+        slowest_ns = std::max(slowest_ns, get(cl, "max"));
+        sum_ns += get(cl, "mean") * static_cast<double>(n);
+      }
+    }
+    m["drops"] = r["packets"]["dropped"];
+    m["pause_frames"] = pauses;
+    m["egress_paused_us"] = paused_ns / 1e3;
+    m["ecn_marks"] = marks;
+    m["cnps"] = cnps;
+    m["retransmitted_packets"] = retx;
+    m["timeouts"] = timeouts;
+    m["messages"] = job.expected_messages;
+    m["completed_messages"] = completions;
+    m["slowest_completion_us"] = slowest_ns / 1e3;
+    m["mean_completion_us"] = completions ? sum_ns / static_cast<double>(completions) / 1e3 : kNaN;
+    m["ideal_us"] = job.ideal_us;
+    m["senders"] = ep.count - 1;
+    if (completions < job.expected_messages)
+      m["error"] = std::to_string(job.expected_messages - completions) + " of " + std::to_string(job.expected_messages) +
+                   " incast messages did not complete within simulation.duration";
+  } else if (workload == "training") {
+    if (!r.contains("training") || r["training"]["steps"].empty()) return {{"error", "no training results"}};
+    if (r.contains("collective") && r["collective"].contains("error")) m["error"] = r["collective"]["error"];
+    const auto& s = r["training"]["steps"][0];
+    m["step_time_us"] = s["step_time_us"];
+    m["compute_us"] = s["compute_us"];
+    m["communication_us"] = s["communication_us"];
+    m["exposed_communication_us"] = s["exposed_communication_us"];
+    m["communication_fraction"] = s["communication_fraction"];
+  }
+  return m;
+}
+
+// Table rows of one comparison point from the per-run metrics.
+std::vector<Row> make_rows(const std::vector<std::string>& workloads, const std::vector<std::string>& labels,
+                           const nlohmann::json& runs, const Endpoints& ep, const CompareOptions& o, bool training_known) {
+  std::vector<Row> rows;
+  auto value = [&](const std::string& label, const std::string& w, const std::function<double(const nlohmann::json&)>& f) {
+    if (!runs.contains(label) || !runs[label].contains(w)) return kNaN;
+    const auto& m = runs[label][w];
+    try {
+      return f(m);
+    } catch (const std::exception&) {
+      return kNaN;
+    }
+  };
+  std::string generic;  // prefix of the size-independent summary name, set per workload below
+  auto add = [&](const std::string& w, const std::string& metric, const std::string& unit, int decimals,
+                 const std::function<double(const nlohmann::json&)>& f) {
+    const auto colon = metric.find(": ");
+    Row row{w, metric, unit, decimals, {}, "", colon == std::string::npos ? generic : generic + metric.substr(colon + 2)};
+    for (const auto& l : labels) row.values.push_back(value(l, w, f));
+    rows.push_back(row);
+  };
+  for (const auto& w : workloads) {
+    if (w == "latency") {
+      const std::string path = "ep" + std::to_string(ep.client) + "->ep" + std::to_string(ep.server) + ", " +
+                               std::to_string(ep.path_switches) + " switch" + (ep.path_switches == 1 ? "" : "es");
+      for (std::uint64_t bytes : {2u, 8u})
+        for (const auto& [key, name] : std::vector<std::pair<std::string, std::string>>{
+                 {"p50_us", "p50"}, {"p99_us", "p99"}, {"p99_9_us", "p99.9"}}) {
+          generic = "RDMA write latency " + std::to_string(bytes) + " B " + name + " (endpoints on different leaves)";
+          add(w, "RDMA write latency " + std::to_string(bytes) + " B " + name + " (" + path + ")", "us", 3,
+              [&, bytes, key = key](const nlohmann::json& m) {
+                for (const auto& s : m.at("sizes"))
+                  if (s.at("bytes").get<std::uint64_t>() == bytes) return s.at(key).get<double>();
+                return kNaN;
+              });
+        }
+    } else if (w == "allreduce") {
+      const std::string what = "AllReduce ring " + o.allreduce_size + ", " + std::to_string(ep.count) + " ranks";
+      generic = "AllReduce ring " + o.allreduce_size + ", every endpoint a rank: ";
+      add(w, what + ": completion time", "us", 1, [](const nlohmann::json& m) { return m.at("time_us").get<double>(); });
+      add(w, what + ": bus bandwidth", "GB/s", 2, [](const nlohmann::json& m) { return m.at("busbw_GBps").get<double>(); });
+    } else if (w == "incast") {
+      const std::string what = "incast " + std::to_string(ep.count - 1) + ":1, one " + o.incast_bytes + " WRITE each: ";
+      generic = "(n-1):1 incast, one " + o.incast_bytes + " WRITE per sender: ";
+      auto num = [](const char* k) { return [k](const nlohmann::json& m) { return m.at(k).get<double>(); }; };
+      add(w, what + "all done (last completion)", "us", 1, num("slowest_completion_us"));
+      add(w, what + "line-rate bound", "us", 1, num("ideal_us"));
+      add(w, what + "mean sender completion", "us", 1, num("mean_completion_us"));
+      add(w, what + "drops", "packets", 0, num("drops"));
+      add(w, what + "PFC pauses sent", "frames", 0, num("pause_frames"));
+      add(w, what + "retransmitted packets", "packets", 0, num("retransmitted_packets"));
+      add(w, what + "retransmission timeouts", "events", 0, num("timeouts"));
+      add(w, what + "ECN/FECN marks", "packets", 0, num("ecn_marks"));
+    } else if (w == "training") {
+      if (!training_known) {
+        Row row{w, "training step", "", 0, std::vector<double>(labels.size(), kNaN),
+                "TODO: not modelled yet (this build has no training: section)", "training step"};
+        rows.push_back(row);
+        continue;
+      }
+      generic = "training step: ";
+      add(w, "training step: time", "us", 1, [](const nlohmann::json& m) { return m.at("step_time_us").get<double>(); });
+      add(w, "training step: exposed communication", "us", 1,
+          [](const nlohmann::json& m) { return m.at("exposed_communication_us").get<double>(); });
+      add(w, "training step: communication fraction", "%", 1,
+          [](const nlohmann::json& m) { return 100 * m.at("communication_fraction").get<double>(); });
+    }
+  }
+  return rows;
+}
+
+std::string table_text(const std::vector<Row>& rows, const std::vector<std::string>& labels) {
+  std::size_t width = 20;
+  for (const auto& r : rows) width = std::max(width, r.metric.size() + r.unit.size() + 3);
+  std::ostringstream out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-*s", static_cast<int>(width), "metric [unit]");
+  out << buf;
+  for (const auto& l : labels) {
+    std::snprintf(buf, sizeof buf, " %16s", l.c_str());
+    out << buf;
+  }
+  out << "\n";
+  for (const auto& r : rows) {
+    const std::string name = r.metric + (r.unit.empty() ? "" : " [" + r.unit + "]");
+    std::snprintf(buf, sizeof buf, "%-*s", static_cast<int>(width), name.c_str());
+    out << buf;
+    if (!r.note.empty()) {
+      out << " " << r.note << "\n";
+      continue;
+    }
+    for (double v : r.values) {
+      std::snprintf(buf, sizeof buf, " %16s", fmt(v, r.decimals).c_str());
+      out << buf;
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json rows_json(const std::vector<Row>& rows, const std::vector<std::string>& labels) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows) {
+    nlohmann::json values = nlohmann::json::object();
+    for (std::size_t i = 0; i < labels.size(); ++i)
+      values[labels[i]] = std::isnan(r.values[i]) ? nlohmann::json(nullptr) : nlohmann::json(r.values[i]);
+    nlohmann::json j{{"workload", r.workload}, {"metric", r.metric}, {"summary", r.summary}, {"unit", r.unit},
+                     {"values", values}};
+    if (!r.note.empty()) j["note"] = r.note;
+    out.push_back(j);
+  }
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Which python and script make the plots; empty when unavailable, with the reason.
+std::string plot_script(std::string& why_not) {
+  std::vector<fs::path> candidates{fs::path("scripts/plot_compare.py")};
+#ifdef FABRICSIM_SOURCE_DIR
+  candidates.push_back(fs::path(FABRICSIM_SOURCE_DIR) / "scripts/plot_compare.py");
+#endif
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "scripts/plot_compare.py");
+  for (const auto& c : candidates)
+    if (fs::exists(c, ec)) {
+      if (!fs::exists("/usr/bin/python3", ec)) {
+        why_not = "/usr/bin/python3 not found (install python3-matplotlib, or run scripts/setup.sh)";
+        return "";
+      }
+      if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
+        why_not = "matplotlib is not installed for /usr/bin/python3 (apt-get install python3-matplotlib, or run scripts/setup.sh)";
+        return "";
+      }
+      return c.string();
+    }
+  why_not = "scripts/plot_compare.py not found (run from the source tree)";
+  return "";
+}
+
+}  // namespace
+
+const std::vector<std::string>& compare_workload_names() {
+  static const std::vector<std::string> names{"latency", "allreduce", "incast", "training"};
+  return names;
+}
+
+LeafSpineParams leaf_spine_for(int endpoints) {
+  for (int radix = 4; radix <= 256; radix += 2) {
+    const int hosts = radix / 2;
+    if (endpoints % hosts == 0 && endpoints / hosts >= 2 && endpoints / hosts <= radix) {
+      LeafSpineParams p;
+      p.radix = radix;
+      p.oversubscription = 1;
+      p.leaves = endpoints / hosts;
+      return p;
+    }
+  }
+  throw std::invalid_argument("no 1:1 leaf-spine of radix <= 256 has exactly " + std::to_string(endpoints) +
+                              " endpoints (leaves x radix/2 hosts)");
+}
+
+int compare_command(const CompareOptions& o) {
+  if (o.configs.empty()) throw ConfigError("compare", "", "give at least one configuration file");
+  // Workloads.
+  std::vector<std::string> workloads = o.workloads.empty() ? compare_workload_names() : std::vector<std::string>{};
+  for (const auto& w : o.workloads) {
+    const auto& all = compare_workload_names();
+    if (std::find(all.begin(), all.end(), w) == all.end()) {
+      std::string allowed;
+      for (const auto& a : all) allowed += (allowed.empty() ? "" : ", ") + a;
+      throw ConfigError("--workload " + w, "", "unknown workload; allowed: " + allowed);
+    }
+    if (std::find(workloads.begin(), workloads.end(), w) == workloads.end()) workloads.push_back(w);
+  }
+  for (const auto& [opt, text] : {std::pair<std::string, std::string>{"--allreduce-size", o.allreduce_size},
+                                  {"--incast-bytes", o.incast_bytes}})
+    try {
+      if (hw::parse_size(text).in_bytes() == 0) throw hw::UnitError("must be above 0B");
+    } catch (const hw::UnitError& e) {
+      throw ConfigError(opt + " " + text, "", e.what());
+    }
+  if (o.latency_iterations < 1) throw ConfigError("--latency-iterations", "", "must be at least 1");
+
+  // Column labels: file stems, made unique.
+  std::vector<std::string> labels;
+  for (const auto& c : o.configs) {
+    std::string l = fs::path(c).stem().string();
+    for (int k = 2; std::find(labels.begin(), labels.end(), l) != labels.end(); ++k)
+      l = fs::path(c).stem().string() + "_" + std::to_string(k);
+    labels.push_back(l);
+  }
+
+  // The comparison points: one topology, or one leaf-spine per --sizes entry.
+  struct Point {
+    std::string name;
+    TopologySource topo;
+  };
+  std::vector<Point> points;
+  std::vector<std::string> notes;
+  if (!o.sizes.empty()) {
+    for (int n : o.sizes) {
+      LeafSpineParams ls;
+      try {
+        ls = leaf_spine_for(n);
+      } catch (const std::invalid_argument& e) {
+        throw ConfigError("--sizes " + std::to_string(n), "", e.what());
+      }
+      const std::string text = "{kind: leaf_spine, radix: " + std::to_string(ls.radix) +
+                               ", oversubscription: 1, leaves: " + std::to_string(ls.leaves) + "}";
+      points.push_back({"n" + std::to_string(n), {text, "", [text] { return YAML::Load(text); }}});
+    }
+    if (!o.topology.empty()) notes.push_back("--sizes replaces --topology with a 1:1 leaf-spine per size");
+  } else if (!o.topology.empty()) {
+    std::error_code ec;
+    if (fs::is_regular_file(o.topology, ec)) {
+      const std::string file = o.topology;
+      auto load = [file] {
+        YAML::Node n = load_yaml_file(file);
+        if (n.IsMap() && n["topology"].IsDefined()) n = n["topology"];
+        if (!n.IsMap()) throw ConfigError(file, "topology", "expected a mapping such as {kind: leaf_spine, radix: 8}");
+        return n;
+      };
+      load();
+      std::ostringstream text;
+      text << YAML::Dump(load());
+      points.push_back({"topology", {text.str(), file, load}});
+    } else {
+      const std::string text = o.topology;
+      auto load = [text] {
+        YAML::Node n;
+        try {
+          n = YAML::Load(text);
+        } catch (const YAML::ParserException& e) {
+          throw ConfigError("--topology", "", "YAML syntax error: " + e.msg);
+        }
+        if (n.IsMap() && n["topology"].IsDefined()) n = n["topology"];
+        if (!n.IsMap())
+          throw ConfigError("--topology", "topology", "expected a YAML file or a mapping such as '{kind: leaf_spine, radix: 8}'");
+        return n;
+      };
+      load();
+      points.push_back({"topology", {text, "--topology", load}});
+    }
+  } else {
+    const std::string first = o.configs.front();
+    const ConfigDocument doc = load_document(first);
+    if (doc.root.IsMap() && doc.root["topology"].IsDefined() && doc.root["topology"].IsMap()) {
+      auto load = [first] { return load_document(first).root["topology"]; };
+      points.push_back({"topology", {YAML::Dump(load()), first, load}});
+    } else {
+      const std::string text = "{kind: leaf_spine, radix: 8, oversubscription: 1}";
+      notes.push_back("no topology in " + first + " and no --topology: using " + text);
+      points.push_back({"topology", {text, "", [text] { return YAML::Load(text); }}});
+    }
+  }
+
+  const fs::path out(o.out_dir);
+  fs::create_directories(out / "runs");
+  const int parallel = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  for (const auto& n : notes) std::cout << "compare: note: " << n << "\n";
+
+  // Base overrides of every run, then the workload's, then the user's --set (last).
+  const std::vector<std::string> base{"output.sample_interval=0s", "simulation.warmup=0s"};
+  const auto wall_start = std::chrono::steady_clock::now();
+  nlohmann::json points_json = nlohmann::json::array();
+  std::vector<std::vector<Row>> all_rows;
+  std::vector<Endpoints> all_eps;
+  bool training_known = true;
+
+  for (const Point& point : points) {
+    // Probe: the shape (and whether this build knows the training workload).
+    Endpoints ep;
+    {
+      std::vector<std::string> probe = base;
+      probe.push_back("traffic.pattern=none");
+      for (const auto& s : o.overrides) probe.push_back(s);
+      const FabricConfig c = load_config(prepare_document(o.configs.front(), point.topo), probe);
+      ep = pick_endpoints(c.topology);
+      if (ep.count < 2) throw ConfigError("compare", "topology", "needs at least 2 endpoints");
+      if (std::find(workloads.begin(), workloads.end(), "training") != workloads.end()) {
+        try {
+          std::vector<std::string> t = base;
+          t.push_back("training={steps: 1}");
+          load_config(prepare_document(o.configs.front(), point.topo), t);
+        } catch (const ConfigError& e) {
+          if (e.key() != "training") throw;
+          training_known = false;
+        }
+      }
+    }
+    all_eps.push_back(ep);
+
+    std::vector<Job> jobs;
+    std::vector<std::pair<std::string, std::string>> job_keys;  // (label, workload)
+    for (std::size_t ci = 0; ci < o.configs.size(); ++ci) {
+      for (const auto& w : workloads) {
+        std::vector<std::string> ov = base;
+        if (w == "latency") {
+          ov.push_back("simulation.duration=1s");  // upper bound: perftest stops the run when done
+          ov.push_back("perftest={test: write_lat, sizes: [2B, 4B, 8B], iterations: " +
+                       std::to_string(o.latency_iterations) + ", client: " + std::to_string(ep.client) +
+                       ", server: " + std::to_string(ep.server) + "}");
+        } else if (w == "allreduce") {
+          ov.push_back("simulation.duration=1s");  // upper bound: the collective stops the run when done
+          ov.push_back("collective={op: allreduce, algorithm: ring, sizes: [" + o.allreduce_size + "], iterations: 1}");
+        } else if (w == "incast") {
+          // Every other endpoint posts one RDMA WRITE of incast_bytes to endpoint 0 at t = 0
+          // (periodic arrival: the first message at the start). Upper bound on the run: 4x
+          // the bytes at 100 Gb/s, at least 1 ms; the senders' completions say when it is done.
+          const double total_bits = 8.0 * static_cast<double>(hw::parse_size(o.incast_bytes).in_bytes()) * (ep.count - 1);
+          ov.push_back("simulation.duration=" + fmt(std::max(1e3, 4 * total_bits / 100e9 * 1e6), 3) + "us");
+          ov.push_back("traffic={pattern: incast, incast_target: 0, transport: rdma, arrival: periodic, load: 1.0, "
+                       "message_size: " + o.incast_bytes + ", messages: 1}");
+        } else if (w == "training") {
+          if (!training_known) continue;
+          ov.push_back("simulation.duration=1s");
+          // A small data-parallel step (assumption): 16 MiB of gradients in 4 MiB buckets.
+          ov.push_back("training={forward: 250us, backward: 500us, optimizer: 25us, gradient_size: 16MiB, "
+                       "bucket_size: 4MiB, steps: 1, overlap: true, algorithm: ring}");
+        }
+        const std::string tag = (points.size() > 1 ? point.name + "_" : "") + labels[ci] + "_" + w;
+        ov.push_back("output.directory=" + quoted((out / "runs" / tag).string()));
+        for (const auto& s : o.overrides) ov.push_back(s);
+        ConfigDocument doc = prepare_document(o.configs[ci], point.topo);
+        Job j{tag, load_config(doc, ov), out / "runs" / (tag + ".json"), nullptr, 0, 0, 0};
+        if (w == "incast") {
+          // Line-rate bound: every sender's packets through the target's link back to back.
+          const hw::PhyTiming phy(j.config.topology.links.at(0).phy);
+          const std::uint64_t msg = j.config.traffic.message_size.in_bytes(), mtu = j.config.nic.mtu.in_bytes();
+          const std::uint64_t wire = (msg / mtu) * phy.wire_bytes(mtu) + (msg % mtu ? phy.wire_bytes(msg % mtu) : 0);
+          j.expected_messages = j.config.traffic.messages * static_cast<std::uint64_t>(ep.count - 1);
+          j.ideal_us = static_cast<double>(wire * j.expected_messages) * 8 / phy.data_rate().bps() * 1e6;
+        }
+        std::ofstream(out / "runs" / (tag + ".yaml"))
+            << "# generated by fabricsim compare from " << o.configs[ci] << " (workload " << w
+            << "); fabricsim run this file to reproduce\n"
+            << YAML::Dump(doc.root) << "\n";
+        jobs.push_back(std::move(j));
+        job_keys.emplace_back(labels[ci], w);
+      }
+    }
+    std::printf("compare: %s: %d endpoints, %d switches; %zu runs, %d at a time\n", point.name.c_str(), ep.count,
+                ep.switches, jobs.size(), parallel);
+    std::fflush(stdout);
+    run_jobs(jobs, parallel);
+
+    nlohmann::json runs = nlohmann::json::object();
+    std::vector<std::string> errors;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const auto& [label, w] = job_keys[i];
+      nlohmann::json m = metrics(w, jobs[i].result, ep, jobs[i]);
+      m["wall_time_s"] = jobs[i].wall_s;
+      m["results"] = (fs::path("runs") / (jobs[i].tag + ".json")).string();
+      if (m.contains("error")) errors.push_back(label + " " + w + ": " + m["error"].get<std::string>());
+      runs[label][w] = m;
+    }
+    const std::vector<Row> rows = make_rows(workloads, labels, runs, ep, o, training_known);
+    all_rows.push_back(rows);
+    std::cout << "\n# " << (points.size() > 1 ? point.name + ": " : "") << ep.count << " endpoints, topology "
+              << point.topo.text << (point.topo.text.back() == '\n' ? "" : "\n");
+    std::cout << table_text(rows, labels);
+    for (const auto& e : errors) std::cout << "error: " << e << "\n";
+    points_json.push_back({{"name", point.name},
+                           {"endpoints", ep.count},
+                           {"switches", ep.switches},
+                           {"topology", point.topo.text},
+                           {"latency_pair", {{"client", ep.client}, {"server", ep.server}, {"path_switches", ep.path_switches}}},
+                           {"runs", runs},
+                           {"rows", rows_json(rows, labels)},
+                           {"errors", errors}});
+  }
+
+  // Sweep summary: how the key metrics move with cluster size.
+  if (points.size() > 1) {
+    std::cout << "\n# cluster-size sweep (leaf-spine, 1:1)\n";
+    char buf[256];
+    for (std::size_t ri = 0; ri < all_rows.front().size(); ++ri) {
+      const Row& r0 = all_rows.front()[ri];
+      if (!r0.note.empty()) continue;
+      if (r0.metric.find(" p99") != std::string::npos) continue;  // p50 is enough in the summary
+      std::cout << r0.summary << " [" << r0.unit << "]\n";
+      std::snprintf(buf, sizeof buf, "  %10s", "endpoints");
+      std::cout << buf;
+      for (const auto& l : labels) {
+        std::snprintf(buf, sizeof buf, " %16s", l.c_str());
+        std::cout << buf;
+      }
+      if (labels.size() > 1) std::cout << "   " << labels[1] << " / " << labels[0];
+      std::cout << "\n";
+      for (std::size_t pi = 0; pi < all_rows.size(); ++pi) {
+        if (ri >= all_rows[pi].size()) continue;
+        const Row& r = all_rows[pi][ri];
+        std::snprintf(buf, sizeof buf, "  %10d", all_eps[pi].count);
+        std::cout << buf;
+        for (double v : r.values) {
+          std::snprintf(buf, sizeof buf, " %16s", fmt(v, r.decimals).c_str());
+          std::cout << buf;
+        }
+        if (labels.size() > 1) std::cout << "   " << fmt(r.values[0] != 0 ? r.values[1] / r.values[0] : kNaN, 3);
+        std::cout << "\n";
+      }
+    }
+  }
+
+  // Files: compare.csv (one row per point and metric), compare.json, plots.
+  std::ofstream csv(out / "compare.csv");
+  csv << "endpoints,workload,metric,unit";
+  for (const auto& l : labels) csv << "," << csv_field(l);
+  csv << "\n";
+  for (std::size_t pi = 0; pi < all_rows.size(); ++pi)
+    for (const auto& r : all_rows[pi]) {
+      csv << all_eps[pi].count << "," << r.workload << "," << csv_field(r.metric) << "," << csv_field(r.unit);
+      for (double v : r.values) csv << "," << (r.note.empty() && !std::isnan(v) ? fmt(v, 6) : "");
+      if (!r.note.empty()) csv << "," << csv_field(r.note);
+      csv << "\n";
+    }
+  csv.close();
+  nlohmann::json configs = nlohmann::json::array();
+  for (std::size_t i = 0; i < labels.size(); ++i) configs.push_back({{"label", labels[i]}, {"file", o.configs[i]}});
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const nlohmann::json report{{"schema_version", kCompareSchemaVersion},
+                              {"configs", configs},
+                              {"workloads", workloads},
+                              {"overrides", o.overrides},
+                              {"options", {{"allreduce_size", o.allreduce_size},
+                                           {"latency_iterations", o.latency_iterations},
+                                           {"incast_bytes", o.incast_bytes}}},
+                              {"sweep", points.size() > 1},
+                              {"training_modelled", training_known},
+                              {"notes", notes},
+                              {"points", points_json},
+                              {"wall_time_s", wall}};
+  std::ofstream(out / "compare.json") << report.dump(2) << "\n";
+  std::cout << "\nresults: " << (out / "compare.csv").string() << ", " << (out / "compare.json").string() << ", "
+            << (out / "runs").string() << "/\n";
+  if (o.plots) {
+    std::string why_not;
+    const std::string script = plot_script(why_not);
+    if (script.empty()) {
+      std::cout << "plots: skipped: " << why_not << "\n";
+    } else {
+      const std::string cmd = "/usr/bin/python3 " + quoted(script) + " " + quoted((out / "compare.json").string()) +
+                              " " + quoted(out.string());
+      std::fflush(nullptr);
+      if (std::system(cmd.c_str()) != 0) std::cout << "plots: " << script << " failed (see above)\n";
+    }
+  }
+  std::printf("compare: done in %.1f s wall\n", wall);
+  for (const auto& p : points_json)
+    if (!p["errors"].empty()) return 1;
+  return 0;
+}
+
+}  // namespace fabricsim::sim

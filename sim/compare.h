@@ -1,0 +1,51 @@
+// `fabricsim compare`: the same topology and workloads under several fabric
+// configurations (typically presets/*.yaml), side by side.
+//
+// CODE FLOW
+//   CompareOptions -> for each cluster size (one, or --sizes), each workload
+//   (latency, allreduce, incast, training) and each configuration: read the
+//   configuration document (include: resolved), drop its workload sections, put
+//   in the common topology and the workload's section, apply --set, validate
+//   (errors still name the file and line they came from) -> one simulation per
+//   (configuration, workload) in a child process, up to --jobs at a time ->
+//   metrics per run -> table on stdout, compare.csv, compare.json, the run
+//   documents and results under runs/, and plots via scripts/plot_compare.py.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/topology.h"
+
+namespace fabricsim::sim {
+
+/// The workloads `--workload` can select.
+const std::vector<std::string>& compare_workload_names();
+
+struct CompareOptions {
+  std::vector<std::string> configs;            ///< configuration files, one column each
+  std::vector<std::string> workloads;          ///< subset of compare_workload_names(); empty: all
+  std::string topology;                        ///< YAML text or a file; empty: the first configuration's topology
+  std::vector<int> sizes;                      ///< cluster-size sweep (endpoints); empty: no sweep
+  std::string out_dir = "results/compare";     ///< everything is written here
+  std::vector<std::string> overrides;          ///< --set, applied to every run after the workload
+  std::string allreduce_size = "4MiB";         ///< AllReduce bytes per rank
+  int latency_iterations = 1000;               ///< write_lat iterations per size
+  std::string incast_bytes = "256KiB";         ///< incast: each sender's one RDMA WRITE to endpoint 0, posted at t = 0
+  int jobs = 0;                                ///< simulations at once; 0: number of CPUs
+  bool plots = true;                           ///< run scripts/plot_compare.py
+};
+
+/// Leaf-spine shape for a sweep point: the smallest even radix whose leaves
+/// (radix / 2 hosts, radix / 2 spine uplinks, 1:1) hold exactly `endpoints`.
+/// Throws std::invalid_argument when no radix up to 256 fits.
+LeafSpineParams leaf_spine_for(int endpoints);
+
+/// Runs the comparison, prints the table and writes the files; returns the exit code.
+/// Configuration errors throw ConfigError (exit 2 in main).
+int compare_command(const CompareOptions& options);
+
+}  // namespace fabricsim::sim

@@ -1,0 +1,65 @@
+// bench_rtl_cosim: what the RTL allocator costs a whole fabric run. The acceptance run
+// of tests/test_rtl_cosim.cpp (examples/single_switch.yaml: 16 ports, uniform load 0.8,
+// VOQ + iSLIP) with switch.allocator_impl tlm, rtl and lockstep, k = 1 and 4, each in a
+// forked child; prints wall time, simulated core-clock cycles, delivered packets and
+// switch wake-ups (the edges where the allocator may run) per second of wall time, and the
+// slowdown against tlm. Not a test: timing lives in
+// benchmarks (STYLE.md); bench_rtl_islip has the allocator-only cycles/s.
+//
+// Usage: bench_rtl_cosim [simulated duration, default 60us] [config, default the example]
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "sim/child_run.h"
+#include "sim/config.h"
+
+int sc_main(int argc, char** argv) {
+  using fabricsim::sim::load_config;
+  using fabricsim::sim::run_in_child;
+  const std::string duration = argc > 1 ? argv[1] : "60us";
+  const std::string config = argc > 2 ? argv[2] : std::string(FABRICSIM_SOURCE_DIR) + "/examples/single_switch.yaml";
+  std::printf("bench_rtl_cosim: %s, VOQ + iSLIP, %s simulated; SystemC %s\n", config.c_str(), duration.c_str(),
+              sc_core::sc_release());
+  std::printf("  %-3s %-9s %9s %10s %14s %12s %16s %9s\n", "k", "allocator", "wall s", "delivered",
+              "core cycles/s", "packets/s", "switch edges/s", "vs tlm");
+  int failures = 0;
+  for (const char* k : {"1", "4"}) {
+    double tlm_wall = 0;
+    for (const char* impl : {"tlm", "rtl", "lockstep"}) {
+      const std::vector<std::string> overrides{"switch.buffer=voq", "switch.allocator=islip",
+                                               std::string("switch.allocator_iterations=") + k,
+                                               std::string("switch.allocator_impl=") + impl,
+                                               "simulation.duration=" + duration};
+      const fabricsim::sim::FabricConfig cfg = load_config(config, overrides);
+      const nlohmann::json r = run_in_child(cfg);
+      if (r.contains("error")) {
+        std::printf("  %-3s %-9s FAILED: %s\n", k, impl, r["error"].get<std::string>().c_str());
+        ++failures;
+        continue;
+      }
+      const double wall = r["simulator"]["wall_time_s"].get<double>();
+      const auto delivered = r["packets"]["delivered"].get<std::uint64_t>();
+      std::uint64_t edges = 0;  // switch wake-ups: the edges where the allocator may run
+      for (const auto& [name, v] : r["stats"].items())
+        if (name.rfind("fabric.sw", 0) == 0 && name.size() > 12 &&
+            name.compare(name.size() - 12, 12, ".activations") == 0)
+          edges += v["value"].get<std::uint64_t>();
+      if (std::string(impl) == "tlm") tlm_wall = wall;
+      const double cycles = r["simulated_time_ns"].get<double>() * 1e-9 * cfg.switch_params.core_clock.in_hertz();
+      std::printf("  %-3s %-9s %9.3f %10llu %14.0f %12.0f %16.0f %8.2fx\n", k, impl, wall,
+                  static_cast<unsigned long long>(delivered), cycles / wall, delivered / wall, edges / wall,
+                  tlm_wall > 0 ? wall / tlm_wall : 0.0);
+      std::fflush(stdout);
+    }
+  }
+  return failures ? 1 : 0;
+}
+
+int main(int argc, char* argv[]) {
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}

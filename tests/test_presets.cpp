@@ -1,0 +1,314 @@
+// Configuration includes and the fabric presets (presets/*.yaml):
+//   - `include:` merges the included document under the including one (the including
+//     file wins, maps merge key by key), paths resolve against the including file,
+//     `--set` applies last;
+//   - an error inside an included file names that file and line; cycles are errors;
+//   - every preset is valid on a leaf-spine, has the data rate its name promises and
+//     a comment (source or "assumption") on every value;
+//   - `fabricsim compare` on two presets writes its table, and IB NDR's small-message
+//     latency is below RoCE's for the reasons the presets model.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "hw/phy.h"
+#include "sim/compare.h"
+#include "sim/config.h"
+#include "sim/config_reader.h"
+#include "tests/command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using fabricsim::sim::ConfigError;
+using fabricsim::sim::FabricConfig;
+using fabricsim::sim::load_config;
+using ::testing::HasSubstr;
+
+const fs::path kPresets = fs::path(FABRICSIM_SOURCE_DIR) / "presets";
+
+// A scratch folder per test with files written from YAML literals.
+class IncludeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("fabricsim_presets_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string error_of(const std::string& file, const std::vector<std::string>& overrides = {}) {
+    try {
+      load_config(file, overrides);
+    } catch (const ConfigError& e) {
+      return e.what();
+    } catch (const std::exception& e) {
+      return std::string("<not a ConfigError: ") + e.what() + ">";
+    }
+    return "<no error>";
+  }
+  fs::path dir_;
+};
+
+TEST_F(IncludeTest, IncludingFileOverridesIncludedKeys) {
+  write("base.yaml",
+        "link:\n"
+        "  cable_length: 30m\n"
+        "  lanes: 4\n"
+        "switch:\n"
+        "  core_clock: 1GHz\n");
+  const std::string main = write("main.yaml",
+                                 "include: base.yaml\n"
+                                 "link:\n"
+                                 "  cable_length: 2m\n");
+  const FabricConfig c = load_config(main);
+  EXPECT_DOUBLE_EQ(c.link.phy.cable_length.in_metres(), 2.0);          // the including file wins
+  EXPECT_EQ(c.link.phy.lanes, 4);                                       // the rest of link: from base
+  EXPECT_DOUBLE_EQ(c.switch_params.core_clock.in_hertz(), 1e9);            // a whole section from base
+  EXPECT_FALSE(c.echo.contains("include"));                             // the echo is the merged document
+  EXPECT_EQ(c.echo["link"]["lanes"], "4");
+}
+
+TEST_F(IncludeTest, NestedMapsMergeKeyByKeyAndListsAreReplaced) {
+  write("base.yaml",
+        "link: {flow_control: pfc}\n"
+        "switch:\n"
+        "  pfc: {xoff: 128KiB, xon: 64KiB, headroom: 96KiB}\n"
+        "  sl_to_vl: [0, 0, 0]\n"
+        "  vls: 2\n");
+  const std::string main = write("main.yaml",
+                                 "include: base.yaml\n"
+                                 "switch:\n"
+                                 "  pfc:\n"
+                                 "    xon: 32KiB\n"
+                                 "  sl_to_vl: [1]\n");
+  const FabricConfig c = load_config(main);
+  EXPECT_EQ(c.switch_params.pfc.xoff_bytes, 128u * 1024);  // from base, two levels down
+  EXPECT_EQ(c.switch_params.pfc.xon_bytes, 32u * 1024);    // overridden two levels down
+  EXPECT_EQ(c.switch_params.pfc.headroom_bytes, 96u * 1024);
+  EXPECT_EQ(c.switch_params.vls, 2);
+  EXPECT_EQ(c.switch_params.sl_to_vl, std::vector<int>({1}));  // a list is replaced, not merged
+}
+
+TEST_F(IncludeTest, ListOfIncludesLaterWinsAndPathsAreRelativeToTheIncludingFile) {
+  write("presets/a.yaml",
+        "include: sub/b.yaml\n"  // relative to presets/
+        "link: {lanes: 2, cable_length: 7m}\n");
+  write("presets/sub/b.yaml", "link: {lanes: 1, cable_length: 9m, fec: none}\n");
+  write("presets/c.yaml", "link: {cable_length: 11m}\n");
+  const std::string main = write("configs/main.yaml",
+                                 "include: [../presets/a.yaml, ../presets/c.yaml]\n"
+                                 "simulation: {seed: 5}\n");
+  const FabricConfig c = load_config(main);
+  EXPECT_EQ(c.link.phy.lanes, 2);                                  // a over b
+  EXPECT_DOUBLE_EQ(c.link.phy.cable_length.in_metres(), 11.0);     // c (later) over a
+  EXPECT_EQ(c.link.phy.fec, fabricsim::hw::FecKind::none);         // b, two levels down
+  EXPECT_EQ(c.simulation.seed, 5u);
+}
+
+TEST_F(IncludeTest, SetAppliesAfterTheIncludes) {
+  write("base.yaml", "link: {lanes: 4}\n");
+  const std::string main = write("main.yaml", "include: base.yaml\nlink: {lanes: 2}\n");
+  EXPECT_EQ(load_config(main, {"link.lanes=1"}).link.phy.lanes, 1);
+  EXPECT_THAT(error_of(main, {"link.lanes=99"}), HasSubstr("--set link.lanes: link.lanes: must be an integer in 1..16"));
+}
+
+TEST_F(IncludeTest, ErrorInAnIncludedFileNamesThatFileAndLine) {
+  const std::string base = write("base.yaml",
+                                 "# a preset\n"
+                                 "link:\n"
+                                 "  lanes: 99\n");
+  const std::string main = write("main.yaml",
+                                 "include: base.yaml\n"
+                                 "link: {cable_length: 2m}\n");
+  EXPECT_THAT(error_of(main), HasSubstr(base + ":3:10: link.lanes: must be an integer in 1..16, got '99'"));
+}
+
+TEST_F(IncludeTest, UnknownKeyInAnIncludedFileNamesThatFileAndLine) {
+  const std::string base = write("deep/base.yaml",
+                                 "switch:\n"
+                                 "  pfc:\n"
+                                 "    xof: 1KiB\n");
+  const std::string main = write("main.yaml", "include: deep/base.yaml\nswitch: {pfc: {xon: 1KiB}}\n");
+  const std::string e = error_of(main);
+  EXPECT_THAT(e, HasSubstr(base + ":3:5: switch.pfc.xof: unknown key"));
+  EXPECT_THAT(e, HasSubstr("did you mean 'xoff'?"));
+}
+
+TEST_F(IncludeTest, SyntaxErrorInAnIncludedFileNamesThatFile) {
+  const std::string base = write("base.yaml", "link:\n  lanes: [4\n");
+  const std::string main = write("main.yaml", "include: base.yaml\n");
+  EXPECT_THAT(error_of(main), HasSubstr(base + ":"));
+  EXPECT_THAT(error_of(main), HasSubstr("YAML syntax error"));
+}
+
+TEST_F(IncludeTest, ErrorsInTheIncludingFileStillNameIt) {
+  write("base.yaml", "link: {lanes: 4}\n");
+  const std::string main = write("main.yaml",
+                                 "include: base.yaml\n"
+                                 "switch:\n"
+                                 "  ports: 1\n");
+  EXPECT_THAT(error_of(main), HasSubstr(main + ":3:10: switch.ports: must be an integer in 2..256"));
+}
+
+TEST_F(IncludeTest, MissingIncludedFileIsReportedAtTheIncludeLine) {
+  const std::string main = write("main.yaml",
+                                 "simulation: {seed: 1}\n"
+                                 "include: nowhere.yaml\n");
+  const std::string e = error_of(main);
+  EXPECT_THAT(e, HasSubstr(main + ":2:10: include: cannot open included file"));
+  EXPECT_THAT(e, HasSubstr("nowhere.yaml"));
+}
+
+TEST_F(IncludeTest, IncludeMustBeAPathOrAListOfPaths) {
+  const std::string main = write("main.yaml", "include: {file: a.yaml}\n");
+  EXPECT_THAT(error_of(main), HasSubstr(main + ":1:10: include: expected a file path or a non-empty list"));
+}
+
+TEST_F(IncludeTest, CycleIsAnError) {
+  const std::string a = write("a.yaml", "include: b.yaml\nlink: {lanes: 4}\n");
+  const std::string b = write("b.yaml", "link: {lanes: 2}\ninclude: a.yaml\n");
+  const std::string e = error_of(a);
+  EXPECT_THAT(e, HasSubstr(b + ":2:10: include: include cycle: "));
+  EXPECT_THAT(e, HasSubstr("a.yaml -> "));
+  EXPECT_THAT(e, HasSubstr("b.yaml -> "));
+}
+
+TEST_F(IncludeTest, SelfIncludeIsACycle) {
+  const std::string a = write("a.yaml", "include: ./a.yaml\n");
+  EXPECT_THAT(error_of(a), HasSubstr("include cycle"));
+}
+
+TEST_F(IncludeTest, DiamondIsNotACycle) {
+  write("d.yaml", "link: {lanes: 4}\n");
+  write("b.yaml", "include: d.yaml\n");
+  write("c.yaml", "include: d.yaml\nlink: {cable_length: 3m}\n");
+  const std::string a = write("a.yaml", "include: [b.yaml, c.yaml]\n");
+  const FabricConfig c = load_config(a);
+  EXPECT_EQ(c.link.phy.lanes, 4);
+  EXPECT_DOUBLE_EQ(c.link.phy.cable_length.in_metres(), 3.0);
+}
+
+// ---------------------------------------------------------------- presets
+
+const std::vector<std::string> kPresetNames{"ib_ndr", "ib_xdr", "roce_400g", "roce_800g", "roce_400g_lossy",
+                                             "ethernet_ai_fabric"};
+
+// A preset on a small leaf-spine, as `fabricsim compare` runs it.
+FabricConfig preset_on_leaf_spine(const std::string& name) {
+  return load_config((kPresets / (name + ".yaml")).string(),
+                     {"topology={kind: leaf_spine, radix: 8}", "traffic.pattern=none"});
+}
+
+TEST(Presets, EachIsValidOnALeafSpineWithItsNominalDataRate) {
+  const std::map<std::string, double> gbps{{"ib_ndr", 400},    {"ib_xdr", 800},          {"roce_400g", 400},
+                                           {"roce_800g", 800}, {"roce_400g_lossy", 400}, {"ethernet_ai_fabric", 400}};
+  for (const auto& name : kPresetNames) {
+    SCOPED_TRACE(name);
+    const FabricConfig c = preset_on_leaf_spine(name);
+    EXPECT_NEAR(fabricsim::hw::PhyTiming(c.link.phy).data_rate().bps() / 1e9, gbps.at(name), 1e-6);
+  }
+}
+
+TEST(Presets, LosslessnessAndTransportAreWhatTheNamesSay) {
+  using fabricsim::tlm_fabric::FlowControl;
+  using fabricsim::tlm_fabric::RetransmitMode;
+  EXPECT_EQ(preset_on_leaf_spine("ib_ndr").link.flow_control, FlowControl::credit);
+  EXPECT_EQ(preset_on_leaf_spine("ib_ndr").link.phy.framing, fabricsim::hw::Framing::infiniband);
+  EXPECT_EQ(preset_on_leaf_spine("roce_400g").link.flow_control, FlowControl::pfc);
+  EXPECT_EQ(preset_on_leaf_spine("roce_400g").link.phy.framing, fabricsim::hw::Framing::roce_v2);
+  EXPECT_TRUE(preset_on_leaf_spine("roce_400g").switch_params.ecn.enabled);
+  EXPECT_EQ(preset_on_leaf_spine("roce_400g").nic.cc.kind, fabricsim::hw::CcKind::dcqcn);
+  EXPECT_EQ(preset_on_leaf_spine("roce_400g_lossy").link.flow_control, FlowControl::none);
+  EXPECT_EQ(preset_on_leaf_spine("ethernet_ai_fabric").routing.algorithm, fabricsim::hw::RoutingAlgorithm::adaptive);
+  EXPECT_EQ(preset_on_leaf_spine("ethernet_ai_fabric").nic.transport.mode, RetransmitMode::selective_repeat);
+  EXPECT_EQ(preset_on_leaf_spine("ethernet_ai_fabric").link.flow_control, FlowControl::pfc);  // from roce_400g
+}
+
+// "Each parameter carries a comment with its source or says it is an assumption":
+// every line that sets a value has a comment, on it or on the line that opens its map.
+TEST(Presets, EveryValueCarriesASourceOrSaysItIsAnAssumption) {
+  const std::regex value_line(R"(^(\s*)([A-Za-z_]+):\s*([^#\s][^#]*?)\s*(#.*)?$)");
+  const std::regex opener(R"(^(\s*)([A-Za-z_]+):\s*(#.*)?$)");
+  for (const auto& name : kPresetNames) {
+    std::ifstream in(kPresets / (name + ".yaml"));
+    ASSERT_TRUE(in) << name;
+    std::vector<std::pair<int, bool>> openers;  // indentation, has a comment
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      std::smatch m;
+      const auto indent_of = [](const std::string& s) { return static_cast<int>(s.size()); };
+      if (std::regex_match(line, m, opener)) {
+        while (!openers.empty() && openers.back().first >= indent_of(m[1])) openers.pop_back();
+        openers.emplace_back(indent_of(m[1]), m[3].matched);
+        continue;
+      }
+      if (!std::regex_match(line, m, value_line) || m[2] == "include") continue;
+      while (!openers.empty() && openers.back().first >= indent_of(m[1])) openers.pop_back();
+      bool commented = m[4].matched;
+      for (const auto& o : openers) commented = commented || o.second;
+      EXPECT_TRUE(commented) << name << ".yaml:" << n << ": '" << line << "' has no source or assumption comment";
+    }
+  }
+}
+
+TEST(Compare, LeafSpineForASweepPointHoldsExactlyThatManyEndpoints) {
+  for (int n : {16, 32, 64, 128, 256}) {
+    const auto p = fabricsim::sim::leaf_spine_for(n);
+    EXPECT_EQ(p.leaves * p.hosts_per_leaf(), n) << n;
+    EXPECT_LE(p.leaves, p.radix);
+    EXPECT_EQ(p.spines(), p.radix / 2);
+  }
+  EXPECT_THROW(fabricsim::sim::leaf_spine_for(7), std::invalid_argument);  // prime: no two leaves of equal size
+}
+
+// The README's comparison on the smallest fabric: the table and files are written, and
+// the IB NDR 2 B write latency is below RoCE 400G's (switch pipeline and framing, not a
+// latency parameter).
+TEST(Compare, IbVersusRoceLatencyTableAndFiles) {
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_compare_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const auto r = fabricsim::testing::run_command(
+      "compare " + (kPresets / "ib_ndr.yaml").string() + " " + (kPresets / "roce_400g.yaml").string() +
+      " --workload latency --latency-iterations 20 --topology '{kind: leaf_spine, radix: 4}' --no-plots --out " +
+      out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("RDMA write latency 2 B p50"));
+  ASSERT_TRUE(fs::exists(out / "compare.csv"));
+  std::ifstream in(out / "compare.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const auto& runs = j["points"][0]["runs"];
+  const double ib = runs["ib_ndr"]["latency"]["sizes"][0]["p50_us"].get<double>();
+  const double roce = runs["roce_400g"]["latency"]["sizes"][0]["p50_us"].get<double>();
+  EXPECT_EQ(j["points"][0]["latency_pair"]["path_switches"], 3);  // leaf, spine, leaf
+  EXPECT_GT(ib, 0.5);
+  EXPECT_LT(ib, roce);
+  fs::remove_all(out);
+}
+
+TEST(Compare, UnknownWorkloadIsAUsageError) {
+  const auto r = fabricsim::testing::run_command("compare " + (kPresets / "ib_ndr.yaml").string() + " --workload lat");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--workload lat: unknown workload; allowed: latency, allreduce, incast, training"));
+}
+
+}  // namespace

@@ -1,0 +1,97 @@
+// Switch allocator implementations behind hw::SwitchAllocator: the hw/ C++ core
+// (tlm), its Verilated RTL twin driven through a pin-level transactor (rtl), or
+// both on the same requests with the grants compared every round (lockstep).
+// The switch (tlm/switch_egress.cpp) calls whichever it gets exactly as it calls
+// the C++ core; nothing else in the fabric changes. docs/cosim.md is the guide.
+//
+// CODE FLOW (rtl, one allocation round at core-clock edge n, time t):
+//   clear(), add_request(i, o)...  -> request bit i*N + o (duplicates collapse: iSLIP
+//                                     ignores age and priority)
+//   arbitrate()                    -> drive req_i, update_i = 0, clk_i low; eval();
+//                                     read gnt_o (combinational): the matching,
+//                                     checked legal (requested, one per input/output)
+//   update_state()                 -> update_i = 1, clk_i rising; eval(): the block's
+//                                     pointer registers commit
+// Cycle alignment: one call round = one RTL clock cycle. The switch calls the
+// allocator from its own SC_METHOD on core-clock edges (only edges with requests),
+// so the transactor owns the RTL clock and pulses it once per round instead of
+// following the core clock: between rounds the block holds its state exactly as it
+// would with update_i low, so skipping idle edges changes nothing. In waveforms the
+// round at edge n is drawn at its real time: requests and grants from t, the
+// committing rising edge at t + period/2, inputs idle from t + period.
+//
+// The Verilated models are plain C++ (--cc) classes, evaluated synchronously inside
+// the switch's process: a SystemC (--sc) model's ports only update after a delta
+// cycle, which a method process cannot wait for without reordering the switch
+// against every other process at that time. The --sc builds of the same RTL stay
+// for the vector tests and benches. Parameters are fixed at Verilation:
+// rtl_allocator_models() lists the builds (rtl/CMakeLists.txt, fabricsim_rtl_allocator).
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hw/allocator.h"
+#include "hw/units.h"
+
+namespace fabricsim::tlm_fabric {
+
+/// Which implementation of the switch allocator a switch uses.
+enum class AllocatorImpl {
+  tlm,       ///< the hw/ C++ core (hw::make_allocator)
+  rtl,       ///< the Verilated RTL twin through the pin-level transactor
+  lockstep,  ///< both on the same requests; a grant mismatch stops the simulation
+};
+
+std::string_view to_string(AllocatorImpl impl);
+
+/// One Verilated allocator model built into this binary.
+struct RtlAllocatorModel {
+  std::string top;     ///< RTL top module (switch.rtl_variant), e.g. islip_allocator
+  std::string policy;  ///< hw::make_allocator policy it twins (lockstep reference)
+  int ports = 0;       ///< NumIn = NumOut
+  int iterations = 0;  ///< Iterations
+};
+
+/// Models built into this binary (empty when built without -DFABRICSIM_RTL=ON).
+const std::vector<RtlAllocatorModel>& rtl_allocator_models();
+
+/// What stops a configuration from using an RTL allocator, and the config key to blame.
+struct RtlAllocatorProblem {
+  std::string key;   ///< switch.<key>: allocator_impl, allocator, rtl_variant, ports or allocator_iterations
+  std::string what;  ///< empty: no problem
+};
+
+/// Checks that an RTL model exists for `policy` as `variant` with `ports` x `ports` and
+/// `iterations`; `ports` = 0 skips the size check (the radix is not known yet). The
+/// message lists what this build has.
+RtlAllocatorProblem check_rtl_allocator(std::string_view policy, std::string_view variant, int ports,
+                                        int iterations);
+
+/// Everything needed to build a switch's allocator.
+struct SwitchAllocatorSpec {
+  std::string instance;                                ///< switch name (errors, waveform file names)
+  std::string policy = "islip";                        ///< hw::allocator_names()
+  hw::AllocatorParams shape;                           ///< inputs = outputs = radix, iterations, seed
+  AllocatorImpl impl = AllocatorImpl::tlm;             ///< which implementation
+  std::string rtl_variant = "islip_allocator";         ///< RTL top (rtl_allocator_models())
+  hw::Frequency core_clock = hw::Frequency::ghz(1.5);  ///< edge numbering in errors, waveform timing [Hz]
+  std::string trace_dir;                               ///< FST waveform of the RTL model here; empty: none
+};
+
+/// Builds the allocator. Throws std::invalid_argument when the RTL model asked for is
+/// not built (listing the builds) or this binary has no RTL twins at all.
+std::unique_ptr<hw::SwitchAllocator> make_switch_allocator(const SwitchAllocatorSpec& spec);
+
+/// Thrown by a lockstep allocator when the RTL twin and the hw core disagree (and by an
+/// RTL allocator whose block returns an illegal matching): the switch, the core-clock
+/// cycle and time, the requests, both grant sets and the waveform written.
+class RtlAllocatorMismatch : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace fabricsim::tlm_fabric
