@@ -56,7 +56,7 @@ def bars(ax, labels, series, ylabel, title):
         rects = ax.bar(xs, values, width, label=name)
         for r, v in zip(rects, values):
             if v == v:  # not NaN
-                ax.annotate(f"{v:.3g}", (r.get_x() + r.get_width() / 2, r.get_height()), ha="center",
+                ax.annotate(f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}", (r.get_x() + r.get_width() / 2, r.get_height()), ha="center",
                             va="bottom", fontsize=7)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=15, ha="right", fontsize=8)
@@ -155,7 +155,7 @@ def sweep(report, out):
     if "incast" in workloads:
         fig, ax = plt.subplots(figsize=(6, 4))
         lines(ax, lambda p, l: metric(p, l, "incast", "slowest_completion_us"), "us",
-              f"(n-1):1 incast, {report['options'].get('incast_bytes', '?')}  per sender: all done")
+              f"(n-1):1 incast, {report['options'].get('incast_bytes', '?')} per sender: all done")
         written.append(save(fig, out, "sweep_incast.png"))
     if "training" in workloads and report.get("training_modelled"):
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))

@@ -157,7 +157,8 @@ Packet* Nic::next_raw_packet(const sc_time& now) {
     p.dst = m.msg.dst;
     p.flow = m.msg.flow;
     p.sl = static_cast<std::uint8_t>(m.msg.sl);
-    p.psn = next_psn_[m.msg.flow]++;
+    // PSNs count per (destination, flow): what the receiver checks order on.
+    p.psn = next_psn_[(static_cast<std::uint64_t>(m.msg.dst) << 32) | m.msg.flow]++;
     p.message = m.message_id;
     p.payload_bytes = payload;
     p.created = m.created;

@@ -109,7 +109,7 @@ class Nic : public sc_core::sc_module {
   std::vector<int> sl_to_vl_;
   std::vector<std::deque<Pending>> send_queues_;  // per VL
   int next_vl_ = 0;                               // round robin over VLs
-  std::unordered_map<std::uint32_t, std::uint32_t> next_psn_;      // per flow, transmit
+  std::unordered_map<std::uint64_t, std::uint32_t> next_psn_;      // per (destination, flow), transmit
   std::unordered_map<std::uint64_t, std::uint32_t> expected_psn_;  // per (src, flow), receive
   std::deque<Packet*> arrivals_;
   sc_core::sc_event tx_wake_, rx_wake_;
