@@ -113,26 +113,13 @@ Endpoints pick_endpoints(const TopologyParams& t) {
   return e;
 }
 
-// Every node of a document, registered as coming from `file` (error locations).
-void register_nodes(ConfigSource& source, const YAML::Node& n, const std::string& file) {
-  source.included.emplace_back(n, file);
-  if (n.IsMap()) {
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      source.included.emplace_back(it->first, file);
-      register_nodes(source, it->second, file);
-    }
-  } else if (n.IsSequence()) {
-    for (const auto& x : n) register_nodes(source, x, file);
-  }
-}
-
 // The configuration document with its workload sections removed and the common topology in.
 ConfigDocument prepare_document(const std::string& config, const TopologySource& topo) {
   ConfigDocument doc = load_document(config);
   if (!doc.root.IsMap()) throw ConfigError(config, "(top level)", "expected a mapping of keys to values");
   for (const char* k : kWorkloadSections) doc.root.remove(k);
   YAML::Node t = topo.load();
-  if (!topo.file.empty() && topo.file != config) register_nodes(*doc.source, t, topo.file);
+  if (!topo.file.empty() && topo.file != config) doc.source->add_nodes(t, topo.file);
   doc.root["topology"] = t;
   return doc;
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <cstdlib>
 #include <sstream>
+#include <tuple>
 
 namespace fabricsim::sim {
 
@@ -334,25 +335,36 @@ std::string ConfigSource::file_of(const YAML::Node& node) const {
   return file;
 }
 
-namespace {
-
-// Every node of a document (map keys too), so an error can name the file it came from.
-void collect_nodes(const YAML::Node& n, const std::string& file, std::vector<std::pair<YAML::Node, std::string>>& out) {
-  out.emplace_back(n, file);
-  if (n.IsMap()) {
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      out.emplace_back(it->first, file);
-      collect_nodes(it->second, file, out);
+void ConfigSource::add_nodes(const YAML::Node& root, const std::string& path) {
+  // A node is identified by where it starts and its type (a map and its first key
+  // start at the same place); an alias is the node it names, so it is seen once.
+  std::set<std::tuple<int, int, int, int>> seen;
+  std::vector<YAML::Node> todo{root};
+  while (!todo.empty()) {
+    const YAML::Node n = todo.back();
+    todo.pop_back();
+    const YAML::Mark m = n.Mark();
+    if (!seen.emplace(m.pos, m.line, m.column, static_cast<int>(n.Type())).second) continue;
+    included.emplace_back(n, path);
+    if (n.IsMap()) {
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        todo.push_back(it->first);
+        todo.push_back(it->second);
+      }
+    } else if (n.IsSequence()) {
+      for (const auto& e : n) todo.push_back(e);
     }
-  } else if (n.IsSequence()) {
-    for (const auto& e : n) collect_nodes(e, file, out);
   }
 }
+
+namespace {
 
 // Merges `base` under `over` in place: a key of `base` absent (or null) in `over` is
 // moved over with its nodes (so its file and line stay known); where both hold a map,
 // the maps merge key by key; otherwise `over` wins (lists are replaced, not appended).
-void merge_under(YAML::Node over, const YAML::Node& base) {
+void merge_under(YAML::Node over, const YAML::Node& base, const std::string& file, int depth = 0) {
+  // Maps that contain themselves through aliases would recurse forever.
+  if (depth > 64) throw ConfigError(mark_text(file, base.Mark()), "include", "mappings nested more than 64 deep");
   for (auto it = base.begin(); it != base.end(); ++it) {
     const std::string k = it->first.Scalar();
     const YAML::Node& view = over;
@@ -362,7 +374,7 @@ void merge_under(YAML::Node over, const YAML::Node& base) {
     } else if (mine.IsNull()) {
       over[k] = it->second;
     } else if (mine.IsMap() && it->second.IsMap()) {
-      merge_under(mine, it->second);
+      merge_under(mine, it->second, file, depth + 1);
     }
   }
 }
@@ -405,17 +417,17 @@ void resolve_includes(YAML::Node& root, const std::string& file, std::vector<std
     if (!fs::exists(path, ec)) fail(e, "cannot open included file '" + path + "'");
     YAML::Node doc = load_yaml_file(path);
     if (!doc.IsMap()) throw ConfigError(mark_text(path, doc.Mark()), "(top level)", "an included file must be a mapping of keys to values");
-    collect_nodes(doc, path, source.included);
+    source.add_nodes(doc, path);
     chain.push_back(path);
     chain_ids.push_back(ec ? path : id);
     resolve_includes(doc, path, chain, chain_ids, source);
     chain.pop_back();
     chain_ids.pop_back();
-    if (merged.IsDefined() && merged.IsMap()) merge_under(doc, merged);
+    if (merged.IsMap()) merge_under(doc, merged, path);
     merged = doc;
   }
   root.remove("include");
-  merge_under(root, merged);
+  merge_under(root, merged, file);
 }
 
 ConfigDocument resolve_document(YAML::Node root, const std::string& file) {

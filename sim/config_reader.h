@@ -40,6 +40,10 @@ struct ConfigSource {
   std::vector<std::pair<YAML::Node, std::string>> included;
   /// The file `node` was read from: an included file's path, else `file`.
   std::string file_of(const YAML::Node& node) const;
+  /// Records every node of `root` (map keys too) as read from `path`. Each node is
+  /// visited once: aliases are not expanded (an alias bomb or a self-referencing
+  /// alias costs one visit per distinct node).
+  void add_nodes(const YAML::Node& root, const std::string& path);
 };
 
 /// A configuration document with its `include:` files merged in.
