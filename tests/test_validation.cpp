@@ -51,7 +51,7 @@ void check(const std::string& what, const std::string& source, double measured, 
 
 void check_near(const std::string& what, const std::string& source, double measured, double expected, double tol,
                 const std::string& unit) {
-  check(what, source, measured, expected, -tol, tol, unit, "+/- " + num(tol) + " " + unit);
+  check(what, source, measured, expected, -tol, tol, unit, "+/- " + num(tol) + (unit.empty() ? "" : " " + unit));
 }
 
 void check_relative(const std::string& what, const std::string& source, double measured, double expected,
@@ -258,7 +258,7 @@ TEST(ValidationCollectives, NcclBusBandwidthAllGather) {
 
 TEST(ValidationCollectives, NcclBusFactorsReduceScatterAlltoall) {
   using fabricsim::testbench::CollectiveOp;
-  check_near("ReduceScatter and AlltoAll bus factor for n = 64: (n-1)/n (both)", "nccl-tests doc/PERFORMANCE.md",
+  check_near("ReduceScatter + AlltoAll bus factors for n = 64, each (n-1)/n: sum 2 x 63/64", "nccl-tests doc/PERFORMANCE.md",
              fabricsim::testbench::bus_factor(CollectiveOp::reduce_scatter, 64) +
                  fabricsim::testbench::bus_factor(CollectiveOp::alltoall, 64),
              2 * 63.0 / 64, 1e-12, "");
