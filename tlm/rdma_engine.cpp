@@ -381,13 +381,22 @@ void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
   }
   if (!in_order) return;
   consume(q, psn, p.payload_bytes);
+  // Selective repeat: the gap filler releases the packets held behind it; the ACK must
+  // cover them (one of them may end a message the requester is waiting on).
+  const bool released_held = !q.held.empty() && q.held.begin()->first == q.expected;
   while (!q.held.empty() && q.held.begin()->first == q.expected) {
     const auto [held_psn, held_bytes] = *q.held.begin();
     q.held.erase(q.held.begin());
     consume(q, held_psn, held_bytes);
   }
   q.nak_sent = false;
-  if (++q.unacked >= transport_.ack_every || p.last_of_message || !q.held.empty()) {
+  if (!q.held.empty()) {
+    // Another gap behind the released packets: NAK it now (it acknowledges up to it),
+    // rather than leave the requester to find it by timeout.
+    send_control(q, RdmaOp::nak, q.expected, now);
+    q.nak_sent = true;
+    q.unacked = 0;
+  } else if (++q.unacked >= transport_.ack_every || p.last_of_message || released_held) {
     send_control(q, RdmaOp::ack, q.expected, now);
     q.unacked = 0;
   }
