@@ -8,8 +8,9 @@
 // CODE FLOW
 //   post(qp, wr)      doorbell -> WQE fetch -> payload DMA: per-MTU ready times
 //   next_packet(now)  control packets (ACK/NAK/CNP) first; then per QP in
-//                     round robin: retransmissions, READ responses, new
-//                     segments whose payload is in, window open, rate allowed
+//                     round robin: READ responses (responder), then
+//                     retransmissions, then new segments whose payload is in,
+//                     window open, rate allowed (requester)
 //   receive(p)        responder: PSN check, DMA write, ACK/NAK, CNP on CE/FECN,
 //                     READ requests -> DMA read -> responses
 //                     requester: ACK/NAK advance the window, CNP -> CC,
