@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -214,6 +215,36 @@ TEST(Cli, RunWritesResultsAndPacketCsv) {
   int rows = -1;  // header
   while (std::getline(csv, line)) ++rows;
   EXPECT_EQ(rows, j.at("packets").at("delivered").get<int>());
+}
+
+// RDMA packets get rows too: WRITE segments one way, ACKs the other, one row per received packet.
+TEST(Cli, PacketCsvHasTheRdmaPackets) {
+  const std::string dir = ::testing::TempDir() + "/fabricsim_cli_rdma_csv";
+  std::filesystem::remove_all(dir);
+  const auto r = fabricsim::testing::run_command("run " + std::string(FABRICSIM_SOURCE_DIR) +
+                                                 "/examples/perftest_ib_b2b.yaml --out " + dir +
+                                                 " --packet-csv --set perftest.test=write_bw --set perftest.sizes=[64KiB]"
+                                                 " --set perftest.iterations=4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream results(dir + "/results.json");
+  const json j = json::parse(results);
+  std::ifstream csv(dir + "/packets.csv");
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line.rfind("packet,src,dst,op,qp,", 0), 0u) << line;
+  std::map<std::string, int> by_op;
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    ++rows;
+    const auto a = line.find(',', line.find(',', line.find(',') + 1) + 1);
+    ++by_op[line.substr(a + 1, line.find(',', a + 1) - a - 1)];
+  }
+  int received = 0;
+  for (const json& e : j.at("endpoints")) received += e.at("rx_packets").get<int>();
+  EXPECT_EQ(rows, received);
+  EXPECT_EQ(by_op["write"], 4 * 16);  // 64 KiB in 4 KiB segments, no loss
+  EXPECT_GT(by_op["ack"], 0);
+  EXPECT_EQ(by_op["raw"], 0);
 }
 
 }  // namespace

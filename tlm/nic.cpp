@@ -193,6 +193,7 @@ void Nic::on_rx() {
       deliver(*p);
     } else {
       record(*p, now);
+      log_packet(*p, now);
       rdma_.receive(*p, now);
       transport = true;
     }
@@ -228,12 +229,17 @@ void Nic::deliver(Packet& p) {
     if (p.last_of_message) message_latency_.add((now - p.created).to_seconds() * 1e9);
   }
   if (p.last_of_message) rx_messages_.add();
-  if (packet_log_) {
-    *packet_log_ << p.id << ',' << p.src << ',' << p.dst << ',' << p.flow << ',' << p.message << ','
-                 << p.psn << ',' << p.payload_bytes << ',' << p.hops << ',' << p.created.to_seconds() * 1e9
-                 << ',' << p.injected.to_seconds() * 1e9 << ',' << now.to_seconds() * 1e9 << ','
-                 << (now - p.injected).to_seconds() * 1e9 << '\n';
-  }
+  log_packet(p, now);
+}
+
+void Nic::log_packet(const Packet& p, const sc_time& now) {
+  if (!packet_log_) return;
+  static constexpr const char* kOps[] = {"raw", "write", "send", "read_request", "read_response", "ack", "nak", "cnp"};
+  static_assert(static_cast<int>(RdmaOp::cnp) == 7, "kOps follows RdmaOp");
+  *packet_log_ << p.id << ',' << p.src << ',' << p.dst << ',' << kOps[static_cast<int>(p.op)] << ',' << p.qp << ','
+               << p.flow << ',' << p.message << ',' << p.psn << ',' << p.payload_bytes << ',' << p.hops << ','
+               << p.created.to_seconds() * 1e9 << ',' << p.injected.to_seconds() * 1e9 << ','
+               << now.to_seconds() * 1e9 << ',' << (now - p.injected).to_seconds() * 1e9 << '\n';
 }
 
 void Nic::return_credit(const Packet& p) {
@@ -250,7 +256,7 @@ void Nic::return_credit(const Packet& p) {
 }
 
 const char* Nic::packet_log_header() {
-  return "packet,src,dst,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns\n";
+  return "packet,src,dst,op,qp,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns\n";
 }
 
 }  // namespace fabricsim::tlm_fabric

@@ -96,6 +96,7 @@ class Nic : public sc_core::sc_module {
   void on_rx();
   void deliver(Packet& p);
   void record(const Packet& p, const sc_core::sc_time& now);
+  void log_packet(const Packet& p, const sc_core::sc_time& now);  ///< one packets.csv row
   void return_credit(const Packet& p);
   Packet* next_raw_packet(const sc_core::sc_time& now);
   void wake_tx_at(const sc_core::sc_time& t);
