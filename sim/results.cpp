@@ -30,7 +30,7 @@ nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& reg
     nlohmann::json qps = nlohmann::json::array();
     for (const auto& q : rdma.report(now))
       qps.push_back({{"qpn", q.qpn}, {"peer", q.peer}, {"peer_qpn", q.peer_qpn}, {"acked_bytes", q.acked_bytes},
-                     {"goodput_gbps", window_s > 0 ? q.acked_bytes * 8.0 / now.to_seconds() / 1e9 : 0.0},
+                     {"goodput_gbps", window_s > 0 ? q.window_acked_bytes * 8.0 / window_s / 1e9 : 0.0},
                      {"retransmitted_packets", q.retransmitted}, {"timeouts", q.timeouts},
                      {"cnps_received", q.cnps_received}, {"cc_rate_gbps", q.rate_gbps}});
     auto rc = [&](const std::string& s) { return registry.find_counter(base + ".rdma." + s)->value(); };

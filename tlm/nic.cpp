@@ -29,7 +29,7 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
       pool_(pool),
       measure_from_(measure_from),
       rdma_(std::string(this->name()), id, static_cast<std::uint32_t>(params.mtu.in_bytes()), params.transport,
-            params.host, params.cc, pool, stats),
+            params.host, params.cc, pool, stats, measure_from),
       activations_(stats.counter(std::string(this->name()) + ".activations", "times the NIC woke", "events")),
       messages_posted_(stats.counter(std::string(this->name()) + ".messages_posted", "messages posted by the host", "messages")),
       tx_packets_(stats.counter(std::string(this->name()) + ".tx_packets", "packets transmitted", "packets")),

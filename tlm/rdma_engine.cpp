@@ -29,7 +29,8 @@ void TransportParams::validate() const {
 }
 
 RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,
-                       const HostParams& host, const CcParams& cc, PacketPool& pool, stats::Registry& stats)
+                       const HostParams& host, const CcParams& cc, PacketPool& pool, stats::Registry& stats,
+                       sc_time measure_from)
     : name_(name),
       endpoint_(endpoint),
       mtu_(mtu),
@@ -37,6 +38,7 @@ RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu,
       host_(host),
       cc_params_(cc),
       pool_(pool),
+      measure_from_(measure_from),
       dma_(host.pcie),
       retransmits_(stats.counter(name + ".rdma.retransmitted_packets", "packets sent again after a NAK or timeout", "packets")),
       timeouts_(stats.counter(name + ".rdma.timeouts", "retransmission timeouts", "events")),
@@ -307,7 +309,10 @@ void RdmaEngine::requester_ack(Qp& q, std::uint32_t ack_psn, const sc_time& now)
   if (ack_psn <= q.una) return;
   while (!q.outstanding.empty() && q.outstanding.front().psn < ack_psn) {
     const Outstanding& o = q.outstanding.front();
-    if (const SendWqe* w = wqe_of(q, o.wqe_seq)) q.acked_bytes += segment_bytes(*w, o.index);
+    if (const SendWqe* w = wqe_of(q, o.wqe_seq)) {
+      q.acked_bytes += segment_bytes(*w, o.index);
+      if (now >= measure_from_) q.window_acked_bytes += segment_bytes(*w, o.index);
+    }
     q.outstanding.pop_front();
   }
   q.una = ack_psn;
@@ -325,7 +330,7 @@ void RdmaEngine::complete_wqes(Qp& q, const sc_time& now) {
                                    host_.cqe_bytes, host_.memory);
     Completion c{q.qpn, w.wr.wr_id, w.wr.opcode, w.wr.bytes, true, w.posted, cqe + to_sc(host_.poll_latency)};
     completions_.add();
-    completion_latency_.add((c.visible - c.posted).to_seconds() * 1e9);
+    if (c.posted >= measure_from_) completion_latency_.add((c.visible - c.posted).to_seconds() * 1e9);
     q.sq.pop_front();
     ++q.sq_base;
     if (on_completion_) on_completion_(c);
@@ -473,7 +478,7 @@ void RdmaEngine::receive(const Packet& p, const sc_time& now) {
 std::vector<QpReport> RdmaEngine::report(const sc_time& now) {
   std::vector<QpReport> out;
   for (Qp& q : qps_)
-    out.push_back({q.qpn, q.peer, q.peer_qpn, q.acked_bytes, q.retransmitted, q.timeouts, q.cnps_received,
+    out.push_back({q.qpn, q.peer, q.peer_qpn, q.acked_bytes, q.window_acked_bytes, q.retransmitted, q.timeouts, q.cnps_received,
                    q.cc->rate_bps(now.to_seconds()) / 1e9});
   return out;
 }

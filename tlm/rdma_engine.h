@@ -98,14 +98,15 @@ struct Completion {
 /// Per-QP figures for results.json.
 struct QpReport {
   int qpn, peer, peer_qpn;
-  std::uint64_t acked_bytes, retransmitted, timeouts, cnps_received;
+  std::uint64_t acked_bytes, window_acked_bytes, retransmitted, timeouts, cnps_received;
   double rate_gbps;
 };
 
 class RdmaEngine {
  public:
   RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,
-             const HostParams& host, const CcParams& cc, PacketPool& pool, stats::Registry& stats);
+             const HostParams& host, const CcParams& cc, PacketPool& pool, stats::Registry& stats,
+             sc_core::sc_time measure_from = sc_core::SC_ZERO_TIME);
 
   /// The NIC's egress link (line rate for CC, framing for the rate limiter).
   void attach(const hw::PhyTiming* link) { link_ = link; }
@@ -171,7 +172,7 @@ class RdmaEngine {
     std::deque<Resend> resend;
     sc_core::sc_time last_progress, next_allowed;
     std::unique_ptr<hw::CongestionControl> cc;
-    std::uint64_t acked_bytes = 0, retransmitted = 0, timeouts = 0, cnps_received = 0;
+    std::uint64_t acked_bytes = 0, window_acked_bytes = 0, retransmitted = 0, timeouts = 0, cnps_received = 0;
     std::uint32_t read_expected = 0;           // requester: next READ response PSN
     sc_core::sc_time read_landed;              // requester: last READ data written to memory
     // responder
@@ -210,6 +211,7 @@ class RdmaEngine {
   HostParams host_;
   CcParams cc_params_;
   PacketPool& pool_;
+  sc_core::sc_time measure_from_;  ///< warm-up ends: completions posted earlier and earlier ACKs stay out of the stats
   DmaEngine dma_;
   const hw::PhyTiming* link_ = nullptr;
   std::vector<Qp> qps_;
