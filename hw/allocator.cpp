@@ -101,8 +101,10 @@ class SeparableAllocator final : public AllocatorBase {
     for (auto& r : requesters_) r.clear();
     for (const auto& r : requests_) requesters_[r.output].push_back(r.input);
     for (auto& r : requesters_) std::sort(r.begin(), r.end());
-    std::vector<int> in_match(p_.inputs, kUnmatched);
-    std::vector<int> out_match(p_.outputs, kUnmatched);
+    auto& in_match = in_match_;
+    auto& out_match = out_match_;
+    in_match.assign(p_.inputs, kUnmatched);
+    out_match.assign(p_.outputs, kUnmatched);
     next_grant_ptr_ = grant_ptr_;
     next_accept_ptr_ = accept_ptr_;
     next_rng_ = rng_;  // draws are committed by update_state(), so arbitrate() repeats
@@ -173,6 +175,7 @@ class SeparableAllocator final : public AllocatorBase {
   std::vector<std::vector<int>> requesters_;  ///< per output: requesting inputs, ascending
   std::vector<std::vector<int>> granters_;    ///< per input: granting outputs, ascending
   std::vector<int> candidates_;
+  std::vector<int> in_match_, out_match_;     ///< this round's matching (kept to spare the allocator)
 };
 
 /// Greedy allocator over a total order of requests: walk the requests best first and

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <sstream>
 #include <utility>
 
@@ -420,6 +421,7 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
                   NameTable<TopologyKind>{{"single_switch", TopologyKind::single_switch},
                                           {"leaf_spine", TopologyKind::leaf_spine},
                                           {"fat_tree", TopologyKind::fat_tree},
+                                          {"kary_ntree", TopologyKind::kary_ntree},
                                           {"explicit", TopologyKind::explicit_graph},
                                           {"back_to_back", TopologyKind::back_to_back}});
   // Only the keys of the chosen kind are read; others are unknown keys.
@@ -444,6 +446,13 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
     case TopologyKind::fat_tree:
       t.fat_tree_k = static_cast<int>(m.integer("k", t.fat_tree_k, 2, 24));  // k=24: 3456 hosts, 720 switches
       if (t.fat_tree_k % 2) m.fail("k", "must be even, got " + std::to_string(t.fat_tree_k));
+      break;
+    case TopologyKind::kary_ntree:
+      t.kary_ntree.k = static_cast<int>(m.integer("k", t.kary_ntree.k, 2, 64));
+      t.kary_ntree.n = static_cast<int>(m.integer("n", t.kary_ntree.n, 1, 8));
+      if (std::pow(double(t.kary_ntree.k), double(t.kary_ntree.n)) > 65536)
+        m.fail("n", "k^n must be at most 65536 endpoints, got k = " + std::to_string(t.kary_ntree.k) +
+                        ", n = " + std::to_string(t.kary_ntree.n));
       break;
     case TopologyKind::back_to_back: break;  // two NICs on one cable
     case TopologyKind::explicit_graph:
@@ -473,6 +482,7 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
   const char* blame = t.kind == TopologyKind::explicit_graph ? "cables"
                       : t.kind == TopologyKind::leaf_spine   ? "radix"
                       : t.kind == TopologyKind::fat_tree     ? "k"
+                      : t.kind == TopologyKind::kary_ntree   ? "k"
                                                              : "kind";
   try {
     minimal_routes(build_graph(t));
@@ -630,7 +640,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<std::string>& overrides
   read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.link);
   if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
     top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
-                                        " (leaf_spine: radix, fat_tree: k, explicit: cables)");
+                                        " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, explicit: cables)");
   check_buffers(c, top, credit_block);
   read_routing(top.map("routing"), c.routing);
   c.collective_enabled = top.present("collective");

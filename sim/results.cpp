@@ -272,6 +272,7 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
   }
   r["simulator"] = {{"wall_time_s", wall},
                     {"process_activations", activations},
+                    {"delta_cycles", sc_core::sc_delta_count()},
                     {"packet_hops", hops},
                     {"packet_hops_per_wall_second", wall > 0 ? hops / wall : 0.0}};
   return r;

@@ -14,11 +14,20 @@ int LeafSpineParams::hosts_per_leaf() const {
 
 int LeafSpineParams::spines() const { return radix - hosts_per_leaf(); }
 
+int KaryNtreeParams::switches_per_level() const {
+  int w = 1;
+  for (int i = 1; i < n; ++i) w *= k;
+  return w;
+}
+
+int KaryNtreeParams::endpoints() const { return switches_per_level() * k; }
+
 int TopologyParams::endpoint_count() const {
   switch (kind) {
     case TopologyKind::single_switch: return endpoints;
     case TopologyKind::leaf_spine: return leaf_spine.leaf_count() * leaf_spine.hosts_per_leaf();
     case TopologyKind::fat_tree: return fat_tree_k * fat_tree_k * fat_tree_k / 4;
+    case TopologyKind::kary_ntree: return kary_ntree.endpoints();
     case TopologyKind::explicit_graph: return explicit_graph.endpoints;
     case TopologyKind::back_to_back: return 2;
   }
@@ -30,6 +39,7 @@ std::string_view to_string(TopologyKind k) {
     case TopologyKind::single_switch: return "single_switch";
     case TopologyKind::leaf_spine: return "leaf_spine";
     case TopologyKind::fat_tree: return "fat_tree";
+    case TopologyKind::kary_ntree: return "kary_ntree";
     case TopologyKind::explicit_graph: return "explicit";
     case TopologyKind::back_to_back: return "back_to_back";
   }
@@ -102,6 +112,39 @@ TopologyGraph fat_tree(int k) {
   return b.done();
 }
 
+// k-ary n-tree (Petrini and Vanneschi, 1997), the shape BookSim2 calls `fattree`.
+// Switch <w, l>: level l (0 = hosts' level) and w, n-1 base-k digits. <w, l> and
+// <w', l+1> are cabled when w and w' differ at most in digit l; the up-port digit u
+// reaches the parent whose digit l is u. Every switch has k down ports (0..k-1:
+// hosts or the children, child digit l-1 = port) and k up ports (k..2k-1: port k+u);
+// the top level leaves its up ports open. Minimal paths climb to the nearest common
+// ancestor level over any up port, then descend on the one down path.
+TopologyGraph kary_ntree(const KaryNtreeParams& p) {
+  if (p.k < 2 || p.n < 1) throw std::invalid_argument("kary_ntree needs k >= 2 and n >= 1");
+  if (std::pow(double(p.k), double(p.n)) > 65536)
+    throw std::invalid_argument("kary_ntree k^n must be at most 65536 endpoints");
+  const int k = p.k, n = p.n, width = p.switches_per_level();
+  Builder b;
+  for (int l = 0; l < n; ++l)
+    for (int w = 0; w < width; ++w) b.add_switch("level" + std::to_string(l) + "_" + std::to_string(w), l);
+  for (int w = 0; w < width; ++w)
+    for (int h = 0; h < k; ++h) b.add_host(w);
+  // Level by level: a switch takes its k down ports before its k up ports; children
+  // visit a parent in the order of their digit l, which becomes the parent's port.
+  int digit = 1;  // k^l: weight of digit l
+  for (int l = 0; l + 1 < n; ++l, digit *= k) {
+    const std::string tier = "level" + std::to_string(l) + "-level" + std::to_string(l + 1);
+    for (int w = 0; w < width; ++w)
+      for (int u = 0; u < k; ++u) {
+        const int parent = w - (w / digit % k) * digit + u * digit;
+        b.connect(l * width + w, (l + 1) * width + parent, tier);
+      }
+  }
+  TopologyGraph g = b.done();
+  for (auto& s : g.switches) s.radix = 2 * k;  // the top level's up ports stay open
+  return g;
+}
+
 TopologyGraph explicit_graph(const ExplicitParams& p) {
   Builder b;
   for (int s = 0; s < p.switches; ++s) b.add_switch("sw" + std::to_string(s), 0);
@@ -160,6 +203,7 @@ TopologyGraph build_graph(const TopologyParams& params) {
     }
     case TopologyKind::leaf_spine: return leaf_spine(params.leaf_spine);
     case TopologyKind::fat_tree: return fat_tree(params.fat_tree_k);
+    case TopologyKind::kary_ntree: return kary_ntree(params.kary_ntree);
     case TopologyKind::explicit_graph: return explicit_graph(params.explicit_graph);
     case TopologyKind::back_to_back: {
       TopologyGraph g;

@@ -21,6 +21,7 @@ enum class TopologyKind {
   single_switch,   ///< one switch, endpoints on ports 0..n-1
   leaf_spine,      ///< two tiers: leaves with hosts and one uplink per spine
   fat_tree,        ///< three-tier k-ary fat tree (Al-Fares et al., SIGCOMM 2008)
+  kary_ntree,      ///< k-ary n-tree (Petrini and Vanneschi 1997; BookSim2 `fattree`)
   explicit_graph,  ///< switches, endpoints and cables listed by name
   back_to_back,    ///< two NICs cabled directly, no switch
 };
@@ -42,11 +43,20 @@ struct ExplicitParams {
   std::vector<std::pair<std::string, std::string>> cables;  ///< e.g. {"ep0", "sw0"}, {"sw0", "sw1"}
 };
 
+/// k-ary n-tree: n levels of k^(n-1) switches of radix 2k, k^n endpoints.
+struct KaryNtreeParams {
+  int k = 4;  ///< down ports (and up ports) per switch, 2..64
+  int n = 3;  ///< levels, 1..8
+  int endpoints() const;
+  int switches_per_level() const;  ///< k^(n-1)
+};
+
 struct TopologyParams {
   TopologyKind kind = TopologyKind::single_switch;
   int endpoints = 4;                            ///< single_switch: NICs, 1..switch.ports
   LeafSpineParams leaf_spine;
   int fat_tree_k = 4;                           ///< fat_tree: even k, k^3/4 hosts
+  KaryNtreeParams kary_ntree;
   ExplicitParams explicit_graph;
   tlm_fabric::LinkParams fabric_link;           ///< switch-switch cables (`link` + topology.fabric_link)
   std::vector<tlm_fabric::LinkParams> links;    ///< per endpoint cable: `link` + topology.host_link + topology.links
@@ -58,14 +68,14 @@ struct TopologyParams {
 struct SwitchNode {
   std::string name;  ///< leaf3, spine0, edge1, agg2, core0, sw0
   int radix = 0;     ///< ports
-  int level = 0;     ///< 0 leaf/edge, 1 spine/agg, 2 core
+  int level = 0;     ///< 0 leaf/edge, 1 spine/agg, 2 core (k-ary n-tree: 0..n-1 from the hosts up)
 };
 
 /// One switch-switch cable (two link directions).
 struct Cable {
   int a = 0, a_port = 0;  ///< switch index and port
   int b = 0, b_port = 0;
-  std::string tier;       ///< leaf-spine, edge-agg, agg-core, switch-switch
+  std::string tier;       ///< leaf-spine, edge-agg, agg-core, switch-switch, level<l>-level<l+1>
 };
 
 struct TopologyGraph {

@@ -57,6 +57,65 @@ TEST(Topology, FatTreeK4MatchesAlFares) {
   EXPECT_EQ(routes[8][15].size(), 2u);
 }
 
+TEST(Topology, KaryNtreeK4N3MatchesBookSimFattree) {
+  // Petrini and Vanneschi's k-ary n-tree, BookSim2 `fattree` k=4 n=3: k^n = 64
+  // endpoints, n k^(n-1) = 48 switches of radix 2k = 8, the top level using only
+  // its k down ports.
+  TopologyParams t;
+  t.kind = TopologyKind::kary_ntree;
+  t.kary_ntree = {4, 3};
+  const auto g = build_graph(t);
+  ASSERT_EQ(g.endpoints(), 64);
+  ASSERT_EQ(t.endpoint_count(), 64);
+  ASSERT_EQ(g.switches.size(), 48u);
+  std::vector<int> used(g.switches.size(), 0);
+  for (int e = 0; e < g.endpoints(); ++e) ++used[g.host_switch[e]];
+  for (const auto& c : g.cables) {
+    ++used[c.a];
+    ++used[c.b];
+    EXPECT_EQ(g.switches[c.b].level, g.switches[c.a].level + 1);
+  }
+  for (std::size_t s = 0; s < g.switches.size(); ++s) {
+    EXPECT_EQ(g.switches[s].radix, 8) << g.switches[s].name;
+    EXPECT_EQ(used[s], g.switches[s].level == 2 ? 4 : 8) << g.switches[s].name;
+  }
+  EXPECT_EQ(g.cables.size(), 2u * 16 * 4);
+  // Follow every route: every pair reachable, through 2l+1 switches where l is the
+  // nearest common ancestor level (1, 3 or 5 = 2n-1); up over any of the k up
+  // ports while below it, then a single deterministic down port.
+  const auto routes = minimal_routes(g);
+  std::vector<std::vector<std::pair<int, int>>> peer(g.switches.size(), std::vector<std::pair<int, int>>(8, {-1, -1}));
+  for (const auto& c : g.cables) {
+    peer[c.a][c.a_port] = {c.b, c.b_port};
+    peer[c.b][c.b_port] = {c.a, c.a_port};
+  }
+  std::set<int> hop_counts;
+  for (int src = 0; src < 64; ++src)
+    for (int dst = 0; dst < 64; ++dst) {
+      int nca = 0;
+      while ((src >> (2 * (nca + 1))) != (dst >> (2 * (nca + 1)))) ++nca;  // base-4 digits above the host digit
+      int sw = g.host_switch[src], switches = 1;
+      bool climbing = true;
+      for (; sw != g.host_switch[dst]; ++switches) {
+        const auto& ports = routes[sw][dst];
+        ASSERT_FALSE(ports.empty()) << src << "->" << dst;
+        const bool up = climbing && g.switches[sw].level < nca;
+        climbing = up;
+        EXPECT_EQ(ports.size(), up ? 4u : 1u) << g.switches[sw].name << " -> ep" << dst;
+        for (int p : ports) EXPECT_EQ(p >= 4, up);
+        sw = peer[sw][ports.front()].first;
+        ASSERT_GE(sw, 0);
+        ASSERT_LE(switches, 5);
+      }
+      EXPECT_EQ(routes[sw][dst], std::vector<int>{g.host_port[dst]});
+      EXPECT_EQ(switches, 2 * nca + 1) << src << "->" << dst;
+      hop_counts.insert(switches);
+    }
+  EXPECT_EQ(hop_counts, (std::set<int>{1, 3, 5}));
+  t.kary_ntree = {2, 1};  // one switch, two hosts
+  EXPECT_EQ(build_graph(t).switches.size(), 1u);
+}
+
 TEST(Topology, LeafSpineRoutesSpreadOverEverySpine) {
   TopologyParams t;
   t.kind = TopologyKind::leaf_spine;
@@ -199,6 +258,7 @@ TEST(TopologyConfig, Errors) {
   EXPECT_THAT(error_of("topology: {kind: leaf_spine, radix: 8}\nswitch: {ports: 8}\n"),
               HasSubstr("bad.yaml:2:17: switch.ports: is set by the topology"));
   EXPECT_THAT(error_of("topology: {kind: fat_tree, k: 5}\n"), HasSubstr("topology.k: must be even"));
+  EXPECT_THAT(error_of("topology: {kind: kary_ntree, k: 16, n: 5}\n"), HasSubstr("topology.n: k^n must be at most 65536"));
   EXPECT_THAT(error_of("topology: {kind: explicit, switches: 1, endpoints: 2, cables: [[ep0, sw0], [ep1, sw9]]}\n"),
               HasSubstr("unknown node 'sw9'"));
   EXPECT_THAT(error_of("topology: {kind: explicit, switches: 2, endpoints: 2, cables: [[ep0, sw0], [ep1, sw1]]}\n"),

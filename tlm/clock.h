@@ -14,29 +14,34 @@ namespace fabricsim::tlm_fabric {
 /// A clock with edges at k * period (k integer) from time zero.
 class ClockDomain {
  public:
-  explicit ClockDomain(hw::Frequency f) : period_s_(f.period().in_seconds()) {}
+  explicit ClockDomain(hw::Frequency f)
+      : period_s_(f.period().in_seconds()),
+        tick_(sc_core::sc_get_time_resolution()),
+        tick_s_(tick_.to_seconds()),
+        period_(at(1)) {}
   /// Period as sc_time (rounded to the kernel resolution).
-  sc_core::sc_time period() const { return at(1); }
+  const sc_core::sc_time& period() const { return period_; }
   /// First edge at or after t.
   sc_core::sc_time edge_at_or_after(const sc_core::sc_time& t) const {
     // Edges are rounded to the kernel resolution, so compare against the
     // rounded edge times, not the exact ones.
-    auto k = static_cast<std::uint64_t>(std::floor(t.to_seconds() / period_s_));
+    auto k = static_cast<std::uint64_t>(std::floor(t.to_double() * tick_s_ / period_s_));  // estimate, corrected below
     if (k > 0 && at(k - 1) >= t) --k;
     while (at(k) < t) ++k;
     return at(k);
   }
   /// Time of edge k (computed from k, so rounding never accumulates).
   sc_core::sc_time at(std::uint64_t k) const {
-    const double res = sc_core::sc_get_time_resolution().to_seconds();
-    return sc_core::sc_get_time_resolution() *
-           static_cast<double>(std::llround(static_cast<double>(k) * period_s_ / res));
+    return tick_ * static_cast<double>(std::llround(static_cast<double>(k) * period_s_ / tick_s_));
   }
   /// `cycles` periods as a duration.
   sc_core::sc_time cycles(std::uint64_t n) const { return at(n); }
 
  private:
   double period_s_;
+  sc_core::sc_time tick_;  // the kernel's time resolution (fixed once elaboration starts)
+  double tick_s_;
+  sc_core::sc_time period_;
 };
 
 }  // namespace fabricsim::tlm_fabric

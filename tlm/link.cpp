@@ -17,8 +17,10 @@ std::string_view to_string(FlowControl f) {
 }
 
 sc_core::sc_time to_sc(hw::Time t) {
-  const double res = sc_core::sc_get_time_resolution().to_seconds();
-  return sc_core::sc_get_time_resolution() * std::llround(t.in_seconds() / res);
+  // The resolution is fixed for the whole process once a time has been made.
+  static const sc_core::sc_time tick = sc_core::sc_get_time_resolution();
+  static const double res = tick.to_seconds();
+  return tick * std::llround(t.in_seconds() / res);
 }
 
 Link::Link(sc_core::sc_module_name name, const LinkParams& params)

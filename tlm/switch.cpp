@@ -99,6 +99,12 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
                                                                         : static_cast<std::size_t>(n) * v;
   queues_.resize(queues);
   is_active_.assign(queues, false);
+  heads_.assign(n, std::vector<std::uint32_t>(v, 0));
+  has_head_.assign(n, 0);
+  blocked_.assign(static_cast<std::size_t>(n) * v, 0);
+  any_blocked_.assign(n, 0);
+  stalls_open_.assign(n, 0);
+  requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
                                       params_.rtl_trace_dir});
@@ -151,7 +157,10 @@ void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_
   outputs_.at(port).tx.attach(&out[port], link, params_.vls, params_.credit_block_bytes, downstream_buffer_per_vl);
 }
 
-void Switch::attach_ingress(int port, const Link* link) { inputs_.at(port).link = link; }
+void Switch::attach_ingress(int port, const Link* link) {
+  inputs_.at(port).link = link;
+  pfc_inputs_ = pfc_inputs_ || link->params().flow_control == FlowControl::pfc;
+}
 
 std::uint64_t Switch::packets_buffered() const { return in_switch_; }
 std::uint64_t Switch::ingress_occupancy(int port) const { return inputs_.at(port).bytes; }
@@ -214,10 +223,16 @@ tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase,
 
 void Switch::wake_at(const sc_time& t) {
   const sc_time now = sc_core::sc_time_stamp();
-  wake_.notify(t > now ? t - now : sc_core::SC_ZERO_TIME);
+  const sc_time at = t > now ? t : now;
+  // sc_event keeps only its earliest notification: skip the kernel call for a later one.
+  if (wake_pending_ && wake_at_ <= at) return;
+  wake_pending_ = true;
+  wake_at_ = at;
+  wake_.notify(at - now);
 }
 
 void Switch::on_edge() {
+  wake_pending_ = false;
   activations_.add();
   const sc_time now = sc_core::sc_time_stamp();
   process_releases(now);
@@ -241,7 +256,7 @@ void Switch::process_releases(const sc_time& now) {
       send_pause(r.in, r.vl, 0, now);
   }
   // PFC refresh: a PAUSE still needed is re-sent before its quanta run out.
-  for (int p = 0; p < params_.ports; ++p) {
+  for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
     auto& ip = inputs_[p];
     if (!ip.link || ip.link->params().flow_control != FlowControl::pfc) continue;
     for (int vl = 0; vl < params_.vls; ++vl) {

@@ -253,8 +253,23 @@ class Switch : public sc_core::sc_module {
   std::unique_ptr<hw::SharedBuffer> shared_;
   std::priority_queue<Release, std::vector<Release>, std::greater<>> releases_;
   std::vector<PortStats> stats_;
+  // Scratch of one edge's egress decision, kept to spare the allocator on every edge.
+  struct Candidate {
+    int queue;
+    int in, out, vl;
+  };
+  std::vector<std::vector<std::uint32_t>> heads_;  // per output, per VL: eligible head frame bytes
+  std::vector<std::uint8_t> has_head_;             // per output: some VL has an eligible head
+  std::vector<std::uint8_t> blocked_;              // per output x VL: a head waits for credits
+  std::vector<std::uint8_t> any_blocked_;          // per output: some VL blocked this edge
+  std::vector<int> stalls_open_;                   // per output: VLs with an open credit stall
+  std::vector<Candidate> candidates_;
+  std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;
   sc_core::sc_event wake_;
+  bool wake_pending_ = false;   // wake_ holds a notification for wake_at_ (the earliest one wins)
+  sc_core::sc_time wake_at_;
+  bool pfc_inputs_ = false;     // some input link uses PFC (refresh and resume work)
   std::uint64_t in_switch_ = 0;
   std::uint64_t received_ = 0, dropped_ = 0;
   stats::Counter& activations_;

@@ -10,16 +10,6 @@ namespace fabricsim::tlm_fabric {
 
 using sc_core::sc_time;
 
-namespace {
-
-// One eligible head-of-queue packet this edge.
-struct Candidate {
-  int queue;
-  int in, out, vl;
-};
-
-}  // namespace
-
 void Switch::schedule_egress(const sc_time& now) {
   choose_vls(now);
   if (input_queued()) {
@@ -34,8 +24,12 @@ void Switch::choose_vls(const sc_time& now) {
   // at line rate: an output is free if its wire frees before the next edge.
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
   const int v = params_.vls;
-  std::vector<std::vector<std::uint32_t>> heads(params_.ports, std::vector<std::uint32_t>(v, 0));
-  std::vector<std::vector<bool>> blocked(params_.ports, std::vector<bool>(v, false));
+  for (int op = 0; op < params_.ports; ++op) {
+    if (has_head_[op]) std::fill(heads_[op].begin(), heads_[op].end(), 0u);
+    if (any_blocked_[op]) std::fill(blocked_.begin() + op * v, blocked_.begin() + (op + 1) * v, 0);
+  }
+  std::fill(has_head_.begin(), has_head_.end(), 0);
+  std::fill(any_blocked_.begin(), any_blocked_.end(), 0);
   for (int q : active_) {
     const auto& queue = queues_[q];
     if (queue.empty()) continue;
@@ -45,22 +39,28 @@ void Switch::choose_vls(const sc_time& now) {
     auto& o = outputs_[e.out];
     if (o.tx.busy_until() > horizon) continue;
     if (!o.tx.can_send(e.vl, e.packet->payload_bytes, now)) {
-      blocked[e.out][e.vl] = true;
+      blocked_[e.out * v + e.vl] = 1;
+      any_blocked_[e.out] = 1;
       continue;
     }
-    if (heads[e.out][e.vl] == 0) heads[e.out][e.vl] = e.frame_bytes;
+    if (heads_[e.out][e.vl] == 0) heads_[e.out][e.vl] = e.frame_bytes;
+    has_head_[e.out] = 1;
   }
   for (int op = 0; op < params_.ports; ++op) {
     auto& o = outputs_[op];
-    o.chosen_vl = o.tx.attached() ? o.scheduler->select(heads[op]) : -1;
+    // No eligible head: the scheduler has nothing to choose and keeps its state.
+    o.chosen_vl = o.tx.attached() && has_head_[op] ? o.scheduler->select(heads_[op]) : -1;
     // Credit stall: a VL with a packet ready and nothing it could send for lack of credits.
+    if (!any_blocked_[op] && stalls_open_[op] == 0) continue;
     for (int vl = 0; vl < v; ++vl) {
-      const bool stalled = blocked[op][vl] && heads[op][vl] == 0 && o.tx.flow_control() == FlowControl::credit;
+      const bool stalled = blocked_[op * v + vl] && heads_[op][vl] == 0 && o.tx.flow_control() == FlowControl::credit;
       if (stalled && o.stall_since[vl] == sc_core::SC_ZERO_TIME) {
         o.stall_since[vl] = now;
+        ++stalls_open_[op];
       } else if (!stalled && o.stall_since[vl] != sc_core::SC_ZERO_TIME) {
         o.stall_s[vl] += (now - o.stall_since[vl]).to_seconds();
         o.stall_since[vl] = sc_core::SC_ZERO_TIME;
+        --stalls_open_[op];
       }
     }
   }
@@ -68,9 +68,11 @@ void Switch::choose_vls(const sc_time& now) {
 
 void Switch::allocate_input_queues(const sc_time& now) {
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
-  std::vector<Candidate> candidates;
+  auto& candidates = candidates_;
+  auto& requests_per_output = requests_per_output_;
+  candidates.clear();
+  std::fill(requests_per_output.begin(), requests_per_output.end(), 0);
   allocator_->clear();
-  std::vector<int> requests_per_output(params_.ports, 0);
   for (int q : active_) {
     const auto& queue = queues_[q];
     if (queue.empty()) continue;
@@ -207,7 +209,7 @@ void Switch::schedule_next(const sc_time& now) {
     sc_time at;
     if (o.tx.attached() && o.tx.next_change(now, at)) consider(at);
   }
-  for (int p = 0; p < params_.ports; ++p) {
+  for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
     const auto& ip = inputs_[p];
     if (!ip.link || ip.link->params().flow_control != FlowControl::pfc) continue;
     for (int vl = 0; vl < params_.vls; ++vl)

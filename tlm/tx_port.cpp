@@ -41,6 +41,7 @@ void TxPort::credit_returned(const sc_time& at, int vl, std::uint64_t blocks) { 
 void TxPort::pause_received(const sc_time& at, int vl, std::uint16_t quanta) {
   const sc_time until = at + sc_time(quanta * quantum_s_, sc_core::SC_SEC);
   vl_[vl].incoming.push_back({at, until});
+  paused_ever_ = true;
 }
 
 void TxPort::close_window(VlState& s, const sc_time& t) {
@@ -56,6 +57,7 @@ void TxPort::update(const sc_time& now) {
     vl_[pending_.top().vl].credits.restore(pending_.top().blocks);
     pending_.pop();
   }
+  if (!paused_ever_) return;
   for (auto& s : vl_) {
     while (!s.incoming.empty() && s.incoming.front().from <= now) {
       // A new PAUSE (or resume, until == from) replaces the running window.
@@ -74,6 +76,7 @@ bool TxPort::next_change(const sc_time& now, sc_time& at) const {
     have = true;
   };
   if (!pending_.empty()) consider(pending_.top().at);
+  if (!paused_ever_) return have;
   for (const auto& s : vl_) {
     if (!s.incoming.empty()) consider(s.incoming.front().from);
     if (s.pause.from <= now && now < s.pause.until) consider(s.pause.until);

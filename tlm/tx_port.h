@@ -75,6 +75,7 @@ class TxPort {
   double quantum_s_ = 0;  // 512 bit times at the link's data rate
   std::vector<VlState> vl_;
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
+  bool paused_ever_ = false;  // a PAUSE arrived once: only then are the per-VL windows scanned
   std::priority_queue<PendingCredit, std::vector<PendingCredit>, std::greater<>> pending_;
 };
 

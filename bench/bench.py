@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""fabricsim benchmark: runs the fixed scenarios of docs/performance.md with
+`fabricsim run`, one child process each, and prints one JSON object per scenario
+(one per line) with wall time, simulated time, events, delivered packets and
+packet-hops per wall-second and the child's peak memory (getrusage ru_maxrss).
+
+    bench/bench.py [--fabricsim build/fabricsim] [--only S1,S2] [--quick] [--out DIR]
+
+Standard library only. Benchmark figures, not timed tests: the numbers depend on
+the machine and its load.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# name -> (what, config, extra --set overrides)
+SCENARIOS = {
+    "S1": ("one 64-port switch, VOQ + iSLIP, uniform 0.8 load, 1 ms", "s1_switch64.yaml", []),
+    "S2": ("4-ary 3-tree (64 endpoints, 48 switches of radix 8), uniform 0.4, 1 KiB, cut-through, 4 VLs",
+           "s2_kary_ntree.yaml", []),
+    "S3": ("leaf-spine of 64-port switches, 2048 endpoints, ring AllReduce 64 MiB per rank",
+           "s3_leafspine_allreduce.yaml", []),
+    "S4": ("S2 with the RTL iSLIP allocator co-simulated", "s2_kary_ntree.yaml",
+           ["switch.allocator_impl=rtl"]),
+}
+QUICK = {  # --quick: same shapes, less work
+    "S1": ["simulation.duration=100us"],
+    "S2": ["simulation.duration=50us"],
+    "S3": ["collective.sizes=[1MiB]"],
+    "S4": ["simulation.duration=50us"],
+}
+# A tiny scenario for the smoke test (tests/CMakeLists.txt): 4 endpoints, 5 us.
+TINY = ("4 endpoints on one switch, 5 us (smoke test)", "s1_switch64.yaml",
+        ["switch.ports=4", "topology.endpoints=4", "simulation.duration=5us", "simulation.warmup=0us"])
+
+
+def run_child(cmd):
+    """Runs cmd; returns (exit code, wall seconds, peak RSS bytes, stderr text)."""
+    start = time.monotonic()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode(errors="replace")
+    return proc.returncode, wall, usage.ru_maxrss * 1024, text  # Linux: ru_maxrss in KiB
+
+
+def rtl_available(fabricsim, config):
+    cmd = [fabricsim, "validate", config, "--set", "switch.allocator_impl=rtl"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return p.returncode == 0, (p.stderr or p.stdout).strip()
+
+
+def bench(name, what, config, sets, fabricsim, out_dir):
+    record = {"scenario": name, "what": what, "config": os.path.relpath(config), "set": sets}
+    run_dir = os.path.join(out_dir, name.lower())
+    cmd = [fabricsim, "run", config, "--out", run_dir]
+    for s in sets:
+        cmd += ["--set", s]
+    code, wall, rss, err = run_child(cmd)
+    if code != 0:
+        record.update(status="failed", exit_code=code, error=err.strip().splitlines()[-1:] or [""])
+        return record
+    with open(os.path.join(run_dir, "results.json")) as f:
+        r = json.load(f)
+    s = r["simulator"]
+    delivered = r["packets"]["delivered"]
+    hops = s["packet_hops"]
+    record.update(
+        status="ok",
+        wall_time_s=round(wall, 3),                      # whole process: configuration, elaboration, run, results
+        simulation_wall_time_s=round(s["wall_time_s"], 3),  # sc_start only
+        simulated_time_ns=r["simulated_time_ns"],
+        events=s["process_activations"],                # SC_METHOD activations of switches and NICs
+        delta_cycles=s.get("delta_cycles"),
+        delivered_packets=delivered,
+        packet_hops=hops,
+        delivered_packets_per_wall_s=round(delivered / wall),
+        packet_hops_per_wall_s=round(hops / wall),
+        delivered_packets_per_simulation_wall_s=round(delivered / s["wall_time_s"]) if s["wall_time_s"] > 0 else None,
+        peak_memory_bytes=rss,
+        peak_memory_mib=round(rss / 2**20, 1),
+        switches=r["topology"]["switches"],
+        endpoints=r["topology"]["endpoints"],
+    )
+    if "collective" in r:
+        record["collective_finished"] = r["collective"]["finished"]
+    return record
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fabricsim", default=os.path.join(os.environ.get("FABRICSIM_BUILD_DIR", "build"), "fabricsim"),
+                    help="the fabricsim binary (default: $FABRICSIM_BUILD_DIR/fabricsim or build/fabricsim)")
+    ap.add_argument("--only", default="S1,S2,S3,S4", help="comma-separated scenarios (default: all)")
+    ap.add_argument("--quick", action="store_true", help="shorter runs; S3 with 1 MiB per rank instead of 64 MiB")
+    ap.add_argument("--tiny", action="store_true", help="one tiny scenario (the smoke test)")
+    ap.add_argument("--out", default=None, help="folder for each run's results (default: a temporary folder)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra override for every run")
+    args = ap.parse_args()
+    if not os.access(args.fabricsim, os.X_OK):
+        sys.exit(f"bench: {args.fabricsim}: no fabricsim binary (build it, or pass --fabricsim)")
+    out_dir = args.out or tempfile.mkdtemp(prefix="fabricsim_bench_")
+    if args.tiny:
+        runs = [("tiny",) + TINY]
+    else:
+        names = [n.strip().upper() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in names if n not in SCENARIOS]
+        if unknown:
+            sys.exit(f"bench: --only: unknown scenario {', '.join(unknown)}; valid: {', '.join(SCENARIOS)}")
+        runs = [(n,) + SCENARIOS[n] for n in names]
+    failed = False
+    for name, what, config, sets in runs:
+        config = os.path.join(HERE, config)
+        sets = sets + (QUICK.get(name, []) if args.quick else []) + args.set
+        if "switch.allocator_impl=rtl" in sets:
+            ok, why = rtl_available(args.fabricsim, config)
+            if not ok:
+                print(json.dumps({"scenario": name, "what": what, "status": "skipped",
+                                  "reason": "RTL allocator not in this build (configure with -DFABRICSIM_RTL=ON): " + why}),
+                      flush=True)
+                continue
+        record = bench(name, what, config, sets, args.fabricsim, out_dir)
+        failed = failed or record["status"] != "ok"
+        print(json.dumps(record), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
