@@ -306,6 +306,14 @@ void read_nic(ConfigMap m, tlm_fabric::NicParams& n) {
   m.finish();
 }
 
+// Rank -> endpoint order (sim/fabric.cpp place_ranks); `rail` needs the rail structure.
+void read_placement(ConfigMap& m, FabricConfig& c) {
+  c.placement = m.choice("placement", c.placement, {"packed", "spread", "random", "rail"});
+  if (c.placement == "rail" && c.topology.kind != TopologyKind::rail_optimized)
+    m.fail("placement", "rail placement orders ranks rail by rail and needs topology.kind rail_optimized, got " +
+                            std::string(to_string(c.topology.kind)));
+}
+
 void read_collective(ConfigMap m, FabricConfig& c, int endpoints) {
   using testbench::CollectiveAlgorithm;
   using testbench::CollectiveOp;
@@ -344,7 +352,7 @@ void read_collective(ConfigMap m, FabricConfig& c, int endpoints) {
   const int n = c.collective_ranks ? c.collective_ranks : endpoints;
   if (p.algorithm == CollectiveAlgorithm::halving_doubling && (n & (n - 1)) != 0)
     m.fail(m.has("ranks") ? "ranks" : "algorithm", "halving_doubling needs a power-of-two number of ranks, got " + std::to_string(n));
-  c.placement = m.choice("placement", c.placement, {"packed", "spread", "random"});
+  read_placement(m, c);
   m.finish();
 }
 
@@ -381,7 +389,7 @@ void read_training(ConfigMap m, FabricConfig& c, int endpoints) {
   const int n = c.collective_ranks ? c.collective_ranks : endpoints;
   if (p.algorithm == CollectiveAlgorithm::halving_doubling && (n & (n - 1)) != 0)
     m.fail(m.has("ranks") ? "ranks" : "algorithm", "halving_doubling needs a power-of-two number of ranks, got " + std::to_string(n));
-  c.placement = m.choice("placement", c.placement, {"packed", "spread", "random"});
+  read_placement(m, c);
   m.finish();
 }
 
@@ -423,7 +431,8 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
                                           {"fat_tree", TopologyKind::fat_tree},
                                           {"kary_ntree", TopologyKind::kary_ntree},
                                           {"explicit", TopologyKind::explicit_graph},
-                                          {"back_to_back", TopologyKind::back_to_back}});
+                                          {"back_to_back", TopologyKind::back_to_back},
+                                          {"rail_optimized", TopologyKind::rail_optimized}});
   // Only the keys of the chosen kind are read; others are unknown keys.
   switch (t.kind) {
     case TopologyKind::single_switch:
@@ -455,6 +464,12 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
                         ", n = " + std::to_string(t.kary_ntree.n));
       break;
     case TopologyKind::back_to_back: break;  // two NICs on one cable
+    case TopologyKind::rail_optimized:
+      t.rail.servers = static_cast<int>(m.integer("servers", t.rail.servers, 1, 4096));
+      t.rail.gpus_per_server = static_cast<int>(m.integer("gpus_per_server", t.rail.gpus_per_server, 1, 64));
+      t.rail.radix = static_cast<int>(m.integer("radix", t.rail.radix, 2, 256));
+      t.rail.oversubscription = m.number("oversubscription", t.rail.oversubscription, 0.1, 16);
+      break;
     case TopologyKind::explicit_graph:
       t.explicit_graph.switches = static_cast<int>(m.integer("switches", 1, 1, 4096));
       t.explicit_graph.endpoints = static_cast<int>(m.integer("endpoints", 2, 1, 65536));
@@ -480,7 +495,7 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
   }
   // The graph itself: impossible shapes and unreachable endpoints are errors now.
   const char* blame = t.kind == TopologyKind::explicit_graph ? "cables"
-                      : t.kind == TopologyKind::leaf_spine   ? "radix"
+                      : t.kind == TopologyKind::leaf_spine || t.kind == TopologyKind::rail_optimized ? "radix"
                       : t.kind == TopologyKind::fat_tree     ? "k"
                       : t.kind == TopologyKind::kary_ntree   ? "k"
                                                              : "kind";

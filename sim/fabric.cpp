@@ -277,6 +277,13 @@ std::vector<int> Fabric::place_ranks() const {
     for (int i = endpoints - 1; i > 0; --i) std::swap(order[i], order[rng() % static_cast<std::uint64_t>(i + 1)]);
   }
   order.resize(n);
+  if (config_.placement == "rail") {
+    // The job takes the first n NICs (whole servers); its ring runs rail by rail (GPU 0 of
+    // every server, then GPU 1, ...) so all but one hop per rail stay on a rail leaf.
+    const int gpus = config_.topology.rail.gpus_per_server;
+    std::stable_sort(order.begin(), order.end(),
+                     [gpus](int a, int b) { return std::make_pair(a % gpus, a / gpus) < std::make_pair(b % gpus, b / gpus); });
+  }
   return order;
 }
 

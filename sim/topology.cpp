@@ -22,6 +22,17 @@ int KaryNtreeParams::switches_per_level() const {
 
 int KaryNtreeParams::endpoints() const { return switches_per_level() * k; }
 
+int RailParams::hosts_per_leaf() const {
+  return static_cast<int>(std::lround(radix * oversubscription / (1.0 + oversubscription)));
+}
+
+int RailParams::spines() const { return radix - hosts_per_leaf(); }
+
+int RailParams::leaves_per_rail() const {
+  const int h = hosts_per_leaf();
+  return h > 0 ? (servers + h - 1) / h : 0;
+}
+
 int TopologyParams::endpoint_count() const {
   switch (kind) {
     case TopologyKind::single_switch: return endpoints;
@@ -30,6 +41,7 @@ int TopologyParams::endpoint_count() const {
     case TopologyKind::kary_ntree: return kary_ntree.endpoints();
     case TopologyKind::explicit_graph: return explicit_graph.endpoints;
     case TopologyKind::back_to_back: return 2;
+    case TopologyKind::rail_optimized: return rail.servers * rail.gpus_per_server;
   }
   return 0;
 }
@@ -42,6 +54,7 @@ std::string_view to_string(TopologyKind k) {
     case TopologyKind::kary_ntree: return "kary_ntree";
     case TopologyKind::explicit_graph: return "explicit";
     case TopologyKind::back_to_back: return "back_to_back";
+    case TopologyKind::rail_optimized: return "rail_optimized";
   }
   return "?";
 }
@@ -145,6 +158,31 @@ TopologyGraph kary_ntree(const KaryNtreeParams& p) {
   return g;
 }
 
+// Rail leaves rail<g>_leaf<i> serve servers i x h .. i x h + h - 1 on rail g (their NIC g);
+// each rail leaf has one uplink to every spine, so traffic between two NICs of one
+// rail leaf takes one switch hop and anything else crosses a spine (three hops).
+TopologyGraph rail_optimized(const RailParams& p) {
+  const int hosts = p.hosts_per_leaf(), spines = p.spines();
+  if (hosts < 1 || spines < 1)
+    throw std::invalid_argument("rail_optimized radix " + std::to_string(p.radix) + " with oversubscription " +
+                                std::to_string(p.oversubscription) + " leaves no host or no uplink port");
+  const int per_rail = p.leaves_per_rail(), rails = p.gpus_per_server;
+  if (rails * per_rail > 256)
+    throw std::invalid_argument("rail_optimized needs " + std::to_string(rails * per_rail) +
+                                " rail leaves (gpus_per_server x ceil(servers / " + std::to_string(hosts) +
+                                " servers per leaf)), more than a spine's 256 ports");
+  Builder b;
+  for (int g = 0; g < rails; ++g)
+    for (int i = 0; i < per_rail; ++i) b.add_switch("rail" + std::to_string(g) + "_leaf" + std::to_string(i), 0);
+  for (int s = 0; s < spines; ++s) b.add_switch("spine" + std::to_string(s), 1);
+  // Endpoints server by server, GPU by GPU; host ports are taken in that order.
+  for (int server = 0; server < p.servers; ++server)
+    for (int g = 0; g < rails; ++g) b.add_host(g * per_rail + p.leaf_of_server(server));
+  for (int l = 0; l < rails * per_rail; ++l)
+    for (int s = 0; s < spines; ++s) b.connect(l, rails * per_rail + s, "leaf-spine");
+  return b.done();
+}
+
 TopologyGraph explicit_graph(const ExplicitParams& p) {
   Builder b;
   for (int s = 0; s < p.switches; ++s) b.add_switch("sw" + std::to_string(s), 0);
@@ -205,6 +243,7 @@ TopologyGraph build_graph(const TopologyParams& params) {
     case TopologyKind::fat_tree: return fat_tree(params.fat_tree_k);
     case TopologyKind::kary_ntree: return kary_ntree(params.kary_ntree);
     case TopologyKind::explicit_graph: return explicit_graph(params.explicit_graph);
+    case TopologyKind::rail_optimized: return rail_optimized(params.rail);
     case TopologyKind::back_to_back: {
       TopologyGraph g;
       g.host_switch = {-1, -1};  // each endpoint's cable goes to the other endpoint

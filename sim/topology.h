@@ -24,6 +24,7 @@ enum class TopologyKind {
   kary_ntree,      ///< k-ary n-tree (Petrini and Vanneschi 1997; BookSim2 `fattree`)
   explicit_graph,  ///< switches, endpoints and cables listed by name
   back_to_back,    ///< two NICs cabled directly, no switch
+  rail_optimized,  ///< GPU servers, NIC g of every server on rail leaf g, rail leaves under a spine
 };
 
 /// Two-tier leaf-spine from a radix and an oversubscription ratio.
@@ -34,6 +35,22 @@ struct LeafSpineParams {
   int hosts_per_leaf() const;
   int spines() const;            ///< one uplink from each leaf to each spine
   int leaf_count() const { return leaves > 0 ? leaves : radix; }
+};
+
+/// Rail-optimised GPU cluster (NVIDIA DGX SuperPOD style): `servers` servers with
+/// `gpus_per_server` GPUs, one NIC per GPU; NIC g of every server is cabled to rail g,
+/// a group of rail leaves; every rail leaf has one uplink to each spine.
+/// Endpoint e = server x gpus_per_server + g (GPU g of that server).
+struct RailParams {
+  int servers = 4;               ///< GPU servers, 1..4096
+  int gpus_per_server = 8;       ///< GPUs (= NICs = rails) per server, 1..64
+  int radix = 8;                 ///< ports per rail leaf, 2..256
+  double oversubscription = 1;   ///< host ports : uplink ports on a rail leaf, 0.1..16
+  int hosts_per_leaf() const;    ///< servers one rail leaf serves
+  int spines() const;            ///< uplinks per rail leaf = spines
+  int leaves_per_rail() const;   ///< ceil(servers / hosts per leaf)
+  /// Rail leaf index (0..leaves_per_rail-1) of `server` within its rail.
+  int leaf_of_server(int server) const { return server / hosts_per_leaf(); }
 };
 
 /// Explicit graph: nodes are named sw<i> and ep<j>; cables list node pairs.
@@ -57,6 +74,7 @@ struct TopologyParams {
   LeafSpineParams leaf_spine;
   int fat_tree_k = 4;                           ///< fat_tree: even k, k^3/4 hosts
   KaryNtreeParams kary_ntree;
+  RailParams rail;                              ///< rail_optimized
   ExplicitParams explicit_graph;
   tlm_fabric::LinkParams fabric_link;           ///< switch-switch cables (`link` + topology.fabric_link)
   std::vector<tlm_fabric::LinkParams> links;    ///< per endpoint cable: `link` + topology.host_link + topology.links

@@ -11,6 +11,7 @@
 #include "sim/child_run.h"
 #include "sim/config.h"
 #include "sim/config_reader.h"
+#include "sim/fabric.h"
 #include "sim/topology.h"
 
 namespace {
@@ -246,15 +247,17 @@ TEST(FatTree, UniformTrafficIsDeliveredAtLowLoad) {
   EXPECT_NEAR(r.at("throughput").at("accepted_load").get<double>(), 0.3, 0.03);
 }
 
+// The message of the configuration error `yaml` raises, or "no error".
+std::string error_of(const std::string& yaml) {
+  try {
+    load_config_text(yaml, "bad.yaml");
+  } catch (const fabricsim::sim::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 TEST(TopologyConfig, Errors) {
-  auto error_of = [](const std::string& yaml) {
-    try {
-      load_config_text(yaml, "bad.yaml");
-    } catch (const fabricsim::sim::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_THAT(error_of("topology: {kind: leaf_spine, radix: 8}\nswitch: {ports: 8}\n"),
               HasSubstr("bad.yaml:2:17: switch.ports: is set by the topology"));
   EXPECT_THAT(error_of("topology: {kind: fat_tree, k: 5}\n"), HasSubstr("topology.k: must be even"));
@@ -266,6 +269,119 @@ TEST(TopologyConfig, Errors) {
   EXPECT_THAT(error_of("topology: {kind: leaf_spine, radix: 8, endpoints: 4}\n"),
               HasSubstr("topology.endpoints: unknown key"));
   EXPECT_THAT(error_of("routing: {algorithm: valiant}\n"), HasSubstr("allowed: d_mod_k, ecmp, flowlet, spray, adaptive"));
+}
+
+// Rail-optimised cluster: 4 servers x 8 GPUs, rail leaves of radix 8 at 1:1 (4 servers
+// and 4 spine uplinks per rail leaf, one rail leaf per rail), 4 spines of radix 8.
+fabricsim::sim::TopologyGraph rail_graph(const fabricsim::sim::RailParams& rail) {
+  TopologyParams t;
+  t.kind = TopologyKind::rail_optimized;
+  t.rail = rail;
+  return build_graph(t);
+}
+
+TEST(RailOptimized, ShapeAndRoutes) {
+  const auto g = rail_graph({4, 8, 8, 1});
+  ASSERT_EQ(g.endpoints(), 32);
+  ASSERT_EQ(g.switches.size(), 12u);
+  EXPECT_EQ(g.cables.size(), 32u);  // 8 rail leaves x 4 spines
+  for (const auto& s : g.switches) EXPECT_EQ(s.radix, 8) << s.name;
+  EXPECT_EQ(g.switches[3].name, "rail3_leaf0");
+  EXPECT_EQ(g.switches[8].name, "spine0");
+  for (int e = 0; e < 32; ++e) {
+    EXPECT_EQ(g.host_switch[e], e % 8) << "NIC g of every server sits on rail leaf g";
+    EXPECT_EQ(g.host_port[e], e / 8) << "server s on port s of its rail leaf";
+  }
+  const auto routes = minimal_routes(g);
+  // Same rail (GPU 2 of server 0 -> GPU 2 of server 3): one switch hop, out of a host port.
+  EXPECT_EQ(routes[2][3 * 8 + 2], std::vector<int>{3});
+  // Cross rail (GPU 2 -> GPU 5 of the same server): up to any of the 4 spines, which
+  // each have exactly one port down to rail leaf 5.
+  EXPECT_EQ(routes[2][5], (std::vector<int>{4, 5, 6, 7}));
+  for (int s = 8; s < 12; ++s) EXPECT_EQ(routes[s][5], std::vector<int>{5}) << g.switches[s].name;
+}
+
+TEST(RailOptimized, RailGroupsOfSeveralLeaves) {
+  // 8 servers on rail leaves of 4 servers: 2 leaves per rail, 4 rails -> 8 leaves of
+  // radix 8 (4 hosts + 4 uplinks), 4 spines of radix 8.
+  const auto g = rail_graph({8, 4, 8, 1});
+  ASSERT_EQ(g.endpoints(), 32);
+  ASSERT_EQ(g.switches.size(), 12u);
+  EXPECT_EQ(g.switches[1].name, "rail0_leaf1");
+  EXPECT_EQ(g.host_switch[5 * 4 + 0], 1);  // server 5, GPU 0: rail 0, second leaf
+  EXPECT_EQ(g.host_switch[5 * 4 + 3], 7);  // server 5, GPU 3: rail 3, second leaf
+  const auto routes = minimal_routes(g);
+  EXPECT_EQ(routes[0][1 * 4].size(), 1u);  // server 0 -> 1 on rail 0: same leaf
+  EXPECT_EQ(routes[0][5 * 4].size(), 4u);  // server 0 -> 5 on rail 0: other leaf of the rail, via a spine
+  // Oversubscribed 3:1 rail leaves of radix 8: 6 servers and 2 spines per leaf.
+  const auto o = rail_graph({12, 2, 8, 3});
+  EXPECT_EQ(o.endpoints(), 24);
+  EXPECT_EQ(o.switches.size(), 4u + 2u);
+}
+
+TEST(RailOptimized, ConfigKeysAndErrors) {
+  const auto c = load_config_text("topology: {kind: rail_optimized, servers: 2, gpus_per_server: 4, radix: 4}\n", "r.yaml");
+  EXPECT_EQ(c.topology.endpoint_count(), 8);
+  EXPECT_THAT(error_of("topology: {kind: rail_optimized, radix: 2, oversubscription: 16}\n"),
+              HasSubstr("topology.radix: rail_optimized radix 2 with oversubscription 16"));
+  EXPECT_THAT(error_of("topology: {kind: rail_optimized, servers: 4096, gpus_per_server: 64}\n"),
+              HasSubstr("more than a spine's 256 ports"));
+  EXPECT_THAT(error_of("topology: {kind: rail_optimized, k: 4}\n"), HasSubstr("topology.k: unknown key"));
+  EXPECT_THAT(error_of("topology: {kind: leaf_spine}\ncollective: {placement: rail}\n"),
+              HasSubstr("bad.yaml:2:25: collective.placement: rail placement orders ranks rail by rail and needs "
+                        "topology.kind rail_optimized, got leaf_spine"));
+  // fabricsim routes: one block per rail leaf and spine.
+  const std::string tables = fabricsim::sim::route_tables(c);
+  EXPECT_THAT(tables, HasSubstr("# topology rail_optimized: 6 switches, 8 endpoints"));
+  EXPECT_THAT(tables, HasSubstr("rail3_leaf0 (radix 4)\n  ep0 -> p2 p3\n"));
+  EXPECT_THAT(tables, HasSubstr("spine1 (radix 4)\n  ep0 -> p0\n  ep1 -> p1\n"));
+}
+
+TEST(RailOptimized, SameRailTakesOneSwitchHopCrossRailThree) {
+  // 2 servers x 4 GPUs, radix-4 rail leaves (2 servers + 2 spines each). ep0 -> ep4 is
+  // GPU 0 of server 0 -> GPU 0 of server 1 (rail 0); ep0 -> ep1 crosses to rail 1.
+  const auto latency = [](int dst) {
+    const json r = run({"topology={kind: rail_optimized, servers: 2, gpus_per_server: 4, radix: 4}",
+                        "traffic.flows=[{src: 0, dst: " + std::to_string(dst) + ", messages: 1, message_size: 1000B}]"});
+    return r.at("endpoints").at(dst).at("network_latency_ns").at("max").get<double>();
+  };
+  // The closed form of LeafSpine.ZeroLoadLatencyOverThreeSwitchHopsIsClosedForm per hop.
+  const auto expected = [](int hops) {
+    double start = 0;
+    for (int hop = 0; hop < hops; ++hop) start = std::ceil(start + 1.24 + 47.8 - 1e-9) + 100;
+    return start + 21.4 + 47.8;
+  };
+  EXPECT_NEAR(latency(4), expected(1), 0.002);
+  EXPECT_NEAR(latency(1), expected(3), 0.002);
+}
+
+TEST(RailOptimized, RailPlacementKeepsTheRingOnTheRails) {
+  // Ring AllReduce over 4 servers x 4 GPUs (radix-8 rail leaves, 1:1). Packed ranks
+  // (server by server) make every ring hop cross rails, so all 16 cross a spine; rail
+  // placement orders the ring rail by rail: only the 4 hops from one rail to the next do.
+  const char* yaml = R"(
+simulation: {seed: 1, duration: 20ms, warmup: 0us}
+link: {framing: infiniband, lanes: 4, lane_rate: 106.25Gb/s, fec_decoder_latency: 20ns, cable_length: 3m}
+switch: {buffer: voq, allocator: islip}
+topology: {kind: rail_optimized, servers: 4, gpus_per_server: 4, radix: 8}
+collective: {sizes: [1MiB], placement: packed}
+output: {sample_interval: 0s}
+)";
+  const auto spine_packets = [](const json& r) {
+    std::uint64_t n = 0;
+    for (const auto& p : r.at("ports"))
+      if (p.at("tier") == "leaf-spine") n += p.at("egress_packets").get<std::uint64_t>();
+    return n;
+  };
+  const json packed = run({}, yaml);
+  const json rail = run({"collective.placement=rail"}, yaml);
+  ASSERT_TRUE(packed.at("collective").at("finished").get<bool>());
+  ASSERT_TRUE(rail.at("collective").at("finished").get<bool>());
+  EXPECT_EQ(rail.at("collective").at("ranks"), json({0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15}));
+  // Each cross-rail hop crosses two leaf-spine links (up and down): packets in the same ratio 4 : 16.
+  EXPECT_NEAR(static_cast<double>(spine_packets(rail)) / static_cast<double>(spine_packets(packed)), 4.0 / 16.0, 0.02);
+  EXPECT_GE(rail.at("collective").at("sizes").at(0).at("busbw_GBps").get<double>(),
+            packed.at("collective").at("sizes").at(0).at("busbw_GBps").get<double>());
 }
 
 }  // namespace
