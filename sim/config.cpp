@@ -655,7 +655,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<std::string>& overrides
   read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.link);
   if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
     top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
-                                        " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, explicit: cables)");
+                                        " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, rail_optimized: radix, explicit: cables)");
   check_buffers(c, top, credit_block);
   read_routing(top.map("routing"), c.routing);
   c.collective_enabled = top.present("collective");
