@@ -343,6 +343,7 @@ void read_collective(ConfigMap m, FabricConfig& c, int endpoints) {
   p.iterations = static_cast<int>(m.integer("iterations", p.iterations, 1, 10000));
   p.channels = static_cast<int>(m.integer("channels", p.channels, 1, 64));
   p.tree_chunk = m.size("tree_chunk", Size::bytes(p.tree_chunk), Size::bytes(64), Size::kib(1024 * 1024)).in_bytes();
+  p.tree_slots = static_cast<int>(m.integer("tree_slots", p.tree_slots, 1, 1024));
   p.reduce_bandwidth_bps = m.bandwidth("reduce_bandwidth", Bandwidth::bits_per_second(p.reduce_bandwidth_bps),
                                        Bandwidth::gbps(1), Bandwidth::gbps(1e6)).bps();
   p.step_latency = tlm_fabric::to_sc(m.time("step_latency", Time::seconds(0), Time::seconds(0), Time::us(1000)));

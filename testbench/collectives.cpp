@@ -73,12 +73,21 @@ void halving_doubling(std::vector<Transfer>& out, int n, std::uint64_t bytes) {
 }
 
 // NCCL double binary tree: tree 0 is a heap over ranks, tree 1 the same over
-// the reversed order, so most leaves of one are inner nodes of the other.
-void double_binary_tree(std::vector<Transfer>& out, int n, std::uint64_t bytes, std::uint64_t chunk_size) {
+// the reversed order, so most leaves of one are inner nodes of the other. Every tree
+// edge is a pipe of `slots` chunk buffers at the receiver (NCCL_STEPS): chunk k goes
+// once chunk k - slots on the same edge has landed, so a leaf cannot flood its uplink
+// with its whole half ahead of the chunks the inner nodes forward.
+void double_binary_tree(std::vector<Transfer>& out, int n, std::uint64_t bytes, std::uint64_t chunk_size, int slots) {
   const std::uint64_t half = ceil_div(bytes, 2);
   const std::uint64_t chunks = ceil_div(half, chunk_size);
   for (int tree = 0; tree < 2; ++tree) {
     auto node = [&](int i) { return tree == 0 ? i : n - 1 - i; };  // heap index -> rank
+    // The transfers of each edge so far, by child heap index: [i] child -> parent, [n + i] parent -> child.
+    std::vector<std::vector<int>> edge(2 * static_cast<std::size_t>(n));
+    auto flow_control = [&](Transfer& t, std::size_t e) {
+      if (edge[e].size() >= static_cast<std::size_t>(slots)) t.deps.push_back(edge[e][edge[e].size() - slots]);
+      edge[e].push_back(static_cast<int>(out.size()));
+    };
     for (std::uint64_t k = 0; k < chunks; ++k) {
       const std::uint64_t b = std::min(chunk_size, half - k * chunk_size);
       std::vector<int> up(n, -1), down(n, -1);
@@ -87,6 +96,7 @@ void double_binary_tree(std::vector<Transfer>& out, int n, std::uint64_t bytes, 
         for (int c : {2 * i + 1, 2 * i + 2})
           if (c < n) t.deps.push_back(up[c]);
         if (!t.deps.empty()) t.reduce_bytes = b;
+        flow_control(t, i);
         up[i] = static_cast<int>(out.size());
         out.push_back(t);
       }
@@ -100,6 +110,7 @@ void double_binary_tree(std::vector<Transfer>& out, int n, std::uint64_t bytes, 
         } else {
           t.deps.push_back(down[p]);
         }
+        flow_control(t, n + i);
         down[i] = static_cast<int>(out.size());
         out.push_back(t);
       }
@@ -118,7 +129,7 @@ std::vector<Transfer> build_schedule(const CollectiveParams& p, int n, std::uint
       if (p.algorithm == CollectiveAlgorithm::halving_doubling) {
         halving_doubling(out, n, bytes);
       } else if (p.algorithm == CollectiveAlgorithm::double_binary_tree) {
-        double_binary_tree(out, n, bytes, p.tree_chunk);
+        double_binary_tree(out, n, bytes, p.tree_chunk, p.tree_slots);
       } else {
         ring(out, n, c, ceil_div(bytes, static_cast<std::uint64_t>(c) * n), 2 * (n - 1), 1, n - 1);
       }

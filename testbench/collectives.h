@@ -53,6 +53,7 @@ struct CollectiveParams {
   int iterations = 1;                                 ///< timed iterations per size
   int channels = 1;                                   ///< parallel rings / QP sets
   std::uint64_t tree_chunk = 512 * 1024;              ///< double binary tree pipeline chunk [B]
+  int tree_slots = 8;                                 ///< chunks in flight per tree edge (NCCL_STEPS buffer slots)
   std::vector<int> ranks;                             ///< endpoint of each rank (placement resolved)
   double reduce_bandwidth_bps = 8e12;                 ///< per-rank reduction throughput [b/s]
   sc_core::sc_time step_latency;                      ///< software / kernel latency per transfer

@@ -81,6 +81,22 @@ TEST(Collectives, HalvingDoublingAndDoubleBinaryTreeComplete) {
   EXPECT_LT(hd, ring);
 }
 
+// Double binary tree: the busiest ranks send 2S (S/2 up and S down where they are inner
+// nodes, S/2 up where they are leaves), so busbw <= 2(n-1)/n x S / (2S/B) = (n-1)/n x B.
+// Without per-edge slots (tree_slots = 1024) leaves flood their uplinks: 79% of it.
+TEST(DoubleBinaryTree, PipelinedChunksApproachTheTwoTreeBound) {
+  const double bound = kLinkGBps * 7 / 8;
+  auto busbw = [&](const char* slots) {
+    const json r = run({"collective.algorithm=double_binary_tree", std::string("collective.tree_slots=") + slots});
+    EXPECT_TRUE(r.at("collective").at("finished").get<bool>());
+    return size0(r).at("busbw_GBps").get<double>();
+  };
+  const double nccl = busbw("8"), unbounded = busbw("1024");
+  EXPECT_LE(nccl, bound * 1.001);
+  EXPECT_GE(nccl, bound * 0.84);
+  EXPECT_GT(nccl, unbounded * 1.05);
+}
+
 TEST(Schedule, StepCountsMatchTheAlgorithms) {
   using namespace fabricsim::testbench;
   CollectiveParams p;
