@@ -178,12 +178,13 @@ void CollectiveRunner::start_iteration() {
   const std::size_t m = schedule_.size();
   missing_.assign(m, 0);
   ready_at_.assign(m, now + params_.step_latency);
-  posted_.assign(m, false);
   landed_.assign(m, false);
   dependents_.assign(m, {});
+  eligible_ = {};
   for (std::size_t i = 0; i < m; ++i) {
     missing_[i] = static_cast<int>(schedule_[i].deps.size());
     for (int d : schedule_[i].deps) dependents_[d].push_back(static_cast<int>(i));
+    if (missing_[i] == 0) eligible_.push({ready_at_[i], i});
   }
   landed_count_ = 0;
   iteration_start_ = now;
@@ -194,22 +195,21 @@ void CollectiveRunner::start_iteration() {
 }
 
 void CollectiveRunner::post_ready(const sc_time& now) {
-  bool later = false;
-  sc_time next;
-  for (std::size_t i = 0; i < schedule_.size(); ++i) {
-    if (posted_[i] || missing_[i] > 0) continue;
-    if (ready_at_[i] > now) {
-      if (!later || ready_at_[i] < next) next = ready_at_[i];
-      later = true;
-      continue;
-    }
+  // Every transfer ready by now, posted in schedule order (the NIC's DMA timeline
+  // serves posts in that order); then wake for the earliest one still waiting.
+  batch_.clear();
+  while (!eligible_.empty() && eligible_.top().first <= now) {
+    batch_.push_back(eligible_.top().second);
+    eligible_.pop();
+  }
+  std::sort(batch_.begin(), batch_.end());
+  for (std::size_t i : batch_) {
     const Transfer& t = schedule_[i];
     auto* nic = nics_[params_.ranks[t.src]];
     nic->rdma().post(qp_for(t.src, t.dst, t.channel), {tlm_fabric::RdmaOpcode::write, t.bytes, wr_base_ + i}, now);
     nic->kick();
-    posted_[i] = true;
   }
-  if (later) wake_.notify(next - now);
+  if (!eligible_.empty()) wake_.notify(eligible_.top().first - now);
 }
 
 void CollectiveRunner::on_completion(int endpoint, const tlm_fabric::Completion& c) {
@@ -221,8 +221,10 @@ void CollectiveRunner::on_completion(int endpoint, const tlm_fabric::Completion&
   const double reduce_s = 8.0 / params_.reduce_bandwidth_bps;
   for (int j : dependents_[i]) {
     ready_at_[j] = std::max(ready_at_[j], c.visible + params_.step_latency);
-    if (--missing_[j] == 0)
+    if (--missing_[j] == 0) {
       ready_at_[j] += sc_time(static_cast<double>(schedule_[j].reduce_bytes) * reduce_s, sc_core::SC_SEC);
+      eligible_.push({ready_at_[j], static_cast<std::size_t>(j)});
+    }
   }
   if (landed_count_ == static_cast<int>(schedule_.size())) {
     // The collective ends when the last transfer is visible at its destination.

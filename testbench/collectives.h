@@ -14,7 +14,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -107,8 +109,13 @@ class CollectiveRunner : public sc_core::sc_module {
   std::vector<Transfer> schedule_;
   std::vector<int> missing_;                       // deps not yet landed, per transfer
   std::vector<sc_core::sc_time> ready_at_;         // when its deps landed (+ reduce)
-  std::vector<bool> posted_, landed_;
+  std::vector<bool> landed_;
   std::vector<std::vector<int>> dependents_;
+  // Transfers whose deps have all landed and that are not posted yet, earliest ready
+  // first: post_ready() touches only these, never the whole schedule.
+  using ReadyEntry = std::pair<sc_core::sc_time, std::size_t>;
+  std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>> eligible_;
+  std::vector<std::size_t> batch_;
   int landed_count_ = 0;
   std::uint64_t wr_base_ = 0;                      // wr_id of transfer 0 in this iteration
   std::size_t size_index_ = 0;

@@ -104,6 +104,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
   any_blocked_.assign(n, 0);
   stalls_open_.assign(n, 0);
+  waits_on_.assign(n, 0);
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,

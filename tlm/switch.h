@@ -263,6 +263,8 @@ class Switch : public sc_core::sc_module {
   std::vector<std::uint8_t> blocked_;              // per output x VL: a head waits for credits
   std::vector<std::uint8_t> any_blocked_;          // per output: some VL blocked this edge
   std::vector<int> stalls_open_;                   // per output: VLs with an open credit stall
+  bool any_chosen_ = false;                        // some output chose a VL this edge
+  std::vector<std::uint8_t> waits_on_;             // per port: a head waits on its input (1) / output (2)
   std::vector<Candidate> candidates_;
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;

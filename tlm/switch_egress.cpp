@@ -13,7 +13,7 @@ using sc_core::sc_time;
 void Switch::schedule_egress(const sc_time& now) {
   choose_vls(now);
   if (input_queued()) {
-    allocate_input_queues(now);
+    if (any_chosen_) allocate_input_queues(now);  // no output chose a VL: no request
   } else {
     serve_output_queues(now);
   }
@@ -30,6 +30,7 @@ void Switch::choose_vls(const sc_time& now) {
   }
   std::fill(has_head_.begin(), has_head_.end(), 0);
   std::fill(any_blocked_.begin(), any_blocked_.end(), 0);
+  any_chosen_ = false;
   for (int q : active_) {
     const auto& queue = queues_[q];
     if (queue.empty()) continue;
@@ -50,6 +51,7 @@ void Switch::choose_vls(const sc_time& now) {
     auto& o = outputs_[op];
     // No eligible head: the scheduler has nothing to choose and keeps its state.
     o.chosen_vl = o.tx.attached() && has_head_[op] ? o.scheduler->select(heads_[op]) : -1;
+    any_chosen_ = any_chosen_ || o.chosen_vl >= 0;
     // Credit stall: a VL with a packet ready and nothing it could send for lack of credits.
     if (!any_blocked_[op] && stalls_open_[op] == 0) continue;
     for (int vl = 0; vl < v; ++vl) {
@@ -196,11 +198,18 @@ void Switch::schedule_next(const sc_time& now) {
                                  return true;
                                }),
                 active_.end());
+  // Every head of one input (output) waits for the same read port (wire): consider each once.
   for (int q : active_) {
     const Entry& e = queues_[q].front();
     consider(e.ready);
-    if (input_queued()) consider_free(inputs_[e.in].read_free);
-    consider_free(outputs_[e.out].tx.busy_until());
+    waits_on_[e.in] |= 1;
+    waits_on_[e.out] |= 2;
+  }
+  for (int p = 0; p < params_.ports; ++p) {
+    if (!waits_on_[p]) continue;
+    if ((waits_on_[p] & 1) && input_queued()) consider_free(inputs_[p].read_free);
+    if (waits_on_[p] & 2) consider_free(outputs_[p].tx.busy_until());
+    waits_on_[p] = 0;
   }
   for (const auto& ip : inputs_)
     if (!ip.arrivals.empty()) consider(ip.arrivals.front().header_at);
