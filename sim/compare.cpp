@@ -14,7 +14,6 @@
 #include <iostream>
 #include <limits>
 #include <map>
-#include <queue>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -90,26 +89,8 @@ Endpoints pick_endpoints(const TopologyParams& t) {
       e.server = i;
       break;
     }
-  // Switches on the minimal path: BFS over switch-switch cables.
-  std::vector<std::vector<int>> adj(g.switches.size());
-  for (const Cable& c : g.cables) {
-    adj[c.a].push_back(c.b);
-    adj[c.b].push_back(c.a);
-  }
-  std::vector<int> dist(g.switches.size(), -1);
-  std::queue<int> q;
-  dist[home] = 0;
-  q.push(home);
-  while (!q.empty()) {
-    const int s = q.front();
-    q.pop();
-    for (int n : adj[s])
-      if (dist[n] < 0) {
-        dist[n] = dist[s] + 1;
-        q.push(n);
-      }
-  }
-  e.path_switches = dist[g.host_switch[e.server]] + 1;
+  // Switches on the minimal path.
+  e.path_switches = switch_distances(g, home)[g.host_switch[e.server]] + 1;
   return e;
 }
 

@@ -113,6 +113,10 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
       switches_[s]->out[p].bind(unused_.back()->from_egress);
       unused_.back()->to_ingress.bind(switches_[s]->in[p]);
     }
+  for (auto& nic : nics_)
+    nic->set_flow_handler([this, measure_from](const tlm_fabric::FlowRecord& f) {
+      if (f.start >= measure_from) flows_.push_back(f);
+    });
   const auto routes = minimal_routes(graph_);
   for (std::size_t s = 0; s < switches_.size(); ++s)
     for (int e = 0; e < n; ++e) switches_[s]->set_routes(e, routes[s][e]);
@@ -215,6 +219,13 @@ nlohmann::json Fabric::diagnose_stall() const {
                                      : "no packet moved; blocked buffers found, but no cycle among them";
   }
   return r;
+}
+
+IdealFct Fabric::ideal_fct() const {
+  std::vector<hw::PhyTiming> host;
+  for (const auto* up : up_) host.push_back(up->timing());
+  return IdealFct(graph_, std::move(host), hw::PhyTiming(config_.topology.fabric_link.phy), config_.switch_params,
+                  config_.nic.mtu.in_bytes());
 }
 
 tlm_fabric::Link& Fabric::add_link(const std::string& name, const tlm_fabric::LinkParams& params) {

@@ -19,6 +19,7 @@
 #include <systemc>
 
 #include "sim/config.h"
+#include "sim/flow_completion.h"
 #include "sim/stats.h"
 #include "sim/topology.h"
 #include "testbench/collectives.h"
@@ -72,6 +73,10 @@ class Fabric : public sc_core::sc_module {
   void set_packet_log(std::ostream* log);
   /// Buffer occupancy sampled every output.sample_interval, as results.json "timeseries".
   nlohmann::json timeseries() const;
+  /// Every message delivered whose flow started after the warm-up (results.json "flows").
+  const std::vector<tlm_fabric::FlowRecord>& flows() const { return flows_; }
+  /// The zero-load closed form of a message on this fabric (ideal FCT).
+  IdealFct ideal_fct() const;
   /// The watchdog's finding when the fabric stopped making progress (null otherwise).
   const nlohmann::json& stall_report() const { return stall_; }
 
@@ -92,6 +97,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::vector<PortLinks>> port_links_;
   std::vector<std::unique_ptr<tlm_fabric::UnconnectedPort>> unused_;
   std::vector<std::unique_ptr<testbench::TrafficSource>> sources_;
+  std::vector<tlm_fabric::FlowRecord> flows_;
   std::unique_ptr<testbench::Perftest> perftest_;
   std::unique_ptr<testbench::CollectiveRunner> collective_;
   sc_core::sc_event sample_event_, watchdog_event_;

@@ -232,6 +232,7 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
   r["endpoints"] = endpoints;
   r["ports"] = ports;
   r["tiers"] = tier_results(fabric, end_s);
+  r["flows"] = flow_results(fabric.flows(), fabric.ideal_fct());
   r["stats"] = all_stats;
   r["scoreboard"] = scoreboard(fabric, r["packets"], endpoints, config);
   if (!fabric.stall_report().is_null()) r["stall"] = fabric.stall_report();
@@ -305,6 +306,15 @@ std::string summary_table(const nlohmann::json& r) {
   std::snprintf(line, sizeof line, "all endpoints: network latency p50 %.1f ns, p99 %.1f ns, p99.9 %.1f ns, max %.1f ns\n",
                 l["p50"].get<double>(), l["p99"].get<double>(), l["p99.9"].get<double>(), l["max"].get<double>());
   out << line;
+  if (r.contains("flows") && r["flows"]["count"].get<std::size_t>() > 0) {
+    const auto& f = r["flows"];
+    std::snprintf(line, sizeof line,
+                  "flows: %zu completed; FCT p50 %.2f us, p99 %.2f us; slowdown p50 %.2f, p99 %.2f, p99.9 %.2f\n",
+                  f["count"].get<std::size_t>(), f["fct_us"]["p50"].get<double>(), f["fct_us"]["p99"].get<double>(),
+                  f["slowdown"]["p50"].get<double>(), f["slowdown"]["p99"].get<double>(),
+                  f["slowdown"]["p99.9"].get<double>());
+    out << line;
+  }
   const auto& t = r["throughput"];
   std::snprintf(line, sizeof line, "accepted load %.4f of line rate (injected %.4f)\n", t["accepted_load"].get<double>(),
                 t["injected_load"].get<double>());

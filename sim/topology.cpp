@@ -254,6 +254,27 @@ TopologyGraph build_graph(const TopologyParams& params) {
   return {};
 }
 
+std::vector<int> switch_distances(const TopologyGraph& g, int from) {
+  std::vector<std::vector<int>> adj(g.switches.size());
+  for (const Cable& c : g.cables) {
+    adj[c.a].push_back(c.b);
+    adj[c.b].push_back(c.a);
+  }
+  std::vector<int> d(g.switches.size(), -1);
+  std::deque<int> q{from};
+  d[from] = 0;
+  while (!q.empty()) {
+    const int s = q.front();
+    q.pop_front();
+    for (int t : adj[s])
+      if (d[t] < 0) {
+        d[t] = d[s] + 1;
+        q.push_back(t);
+      }
+  }
+  return d;
+}
+
 std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g) {
   const int n = static_cast<int>(g.switches.size());
   // Adjacency: (neighbour switch, local port).
@@ -269,21 +290,7 @@ std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g
   for (int e = 0; e < g.endpoints(); ++e) {
     const int root = g.host_switch[e];
     auto it = dist_from.find(root);
-    if (it == dist_from.end()) {
-      std::vector<int> d(n, -1);
-      std::deque<int> q{root};
-      d[root] = 0;
-      while (!q.empty()) {
-        const int s = q.front();
-        q.pop_front();
-        for (const auto& [t, port] : adj[s])
-          if (d[t] < 0) {
-            d[t] = d[s] + 1;
-            q.push_back(t);
-          }
-      }
-      it = dist_from.emplace(root, std::move(d)).first;
-    }
+    if (it == dist_from.end()) it = dist_from.emplace(root, switch_distances(g, root)).first;
     const std::vector<int>& d = it->second;
     for (int s = 0; s < n; ++s) {
       if (s == root) {

@@ -107,6 +107,9 @@ struct TopologyGraph {
 /// Builds the graph; throws std::invalid_argument for impossible shapes (with the reason).
 TopologyGraph build_graph(const TopologyParams& params);
 
+/// Hop counts over switch-switch cables from switch `from` to every switch (-1: unreachable).
+std::vector<int> switch_distances(const TopologyGraph& g, int from);
+
 /// routes[s][dst] = output ports of switch s on a minimal path to endpoint dst.
 /// Throws std::invalid_argument naming an unreachable endpoint.
 std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g);

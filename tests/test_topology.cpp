@@ -13,6 +13,7 @@
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
 #include "sim/topology.h"
+#include "tests/fabrics.h"
 
 namespace {
 
@@ -173,22 +174,8 @@ TEST(Routing, PoliciesPickAmongCandidates) {
   EXPECT_GT(after.size(), 1u);
 }
 
-// A 1 GHz core and a 100-cycle pipeline (60 to the allocator, 40 grant to wire),
-// RoCEv2 400GbE with 3 m cables, as in test_fabric.cpp.
-const char* kLeafSpine = R"(
-simulation: {seed: 3, duration: 20us, warmup: 0us}
-link: {framing: roce_v2, lanes: 8, lane_rate: 53.125Gb/s, fec: rs544_514, fec_decoder_latency: 20ns, cable_length: 3m}
-switch:
-  core_clock: 1GHz
-  pipeline: {parse: 10, route_lookup: 30, vl_mapping: 5, buffer_admission: 15,
-             switch_allocation: 10, crossbar: 20, egress_scheduling: 10}
-topology: {kind: leaf_spine, radix: 4, oversubscription: 1}
-traffic:
-  pattern: explicit
-  arrival: periodic
-  flows: [{src: 0, dst: 7, messages: 1, message_size: 1000B}]
-output: {sample_interval: 0s}
-)";
+using fabricsim::testing::kLeafSpineRadix4;
+const char* const kLeafSpine = kLeafSpineRadix4;
 
 json run(const std::vector<std::string>& overrides, const char* yaml = kLeafSpine) {
   const json r = run_in_child(load_config_text(yaml, "test.yaml", overrides));

@@ -65,12 +65,13 @@ struct Packet {
   RdmaOp op = RdmaOp::raw;         ///< transport operation
   std::uint32_t qp = 0;            ///< destination queue pair number
   std::uint32_t ack_psn = 0;       ///< ACK/NAK: PSN acknowledged up to (exclusive) / first missing
-  std::uint64_t read_bytes = 0;    ///< READ request: bytes to read
+  std::uint64_t read_bytes = 0;    ///< READ request: bytes to read; WRITE, SEND and raw data: bytes of the whole message
   std::uint64_t wr_id = 0;         ///< work request the packet belongs to (statistics)
   bool corrupted = false;          ///< a bit error hit it on the last link: the receiver's CRC check drops it
   std::uint64_t credit_blocks = 0; ///< CREDIT_RETURN: blocks freed
   std::uint16_t pause_quanta = 0;  ///< PFC_PAUSE: pause time in 512-bit-time quanta, 0 = resume
   sc_core::sc_time created;        ///< message posted at the source
+  sc_core::sc_time message_start;  ///< flow start: raw message posted / RDMA message's first segment ready in the NIC
   sc_core::sc_time injected;       ///< first bit left the source NIC
   sc_core::sc_time header_at;      ///< current hop: header ready at the receiver
   sc_core::sc_time tail_at;        ///< current hop: last bit at the receiver

@@ -162,6 +162,8 @@ Packet* Nic::next_raw_packet(const sc_time& now) {
     p.message = m.message_id;
     p.payload_bytes = payload;
     p.created = m.created;
+    p.message_start = m.created;
+    p.read_bytes = m.msg.bytes;
     p.injected = now;
     m.remaining -= payload;
     p.last_of_message = m.remaining == 0;
@@ -229,6 +231,17 @@ void Nic::deliver(Packet& p) {
     if (p.last_of_message) message_latency_.add((now - p.created).to_seconds() * 1e9);
   }
   if (p.last_of_message) rx_messages_.add();
+  if (on_flow_) {
+    // A raw message is complete when all its bytes are in, in whatever order they came.
+    bool complete = p.payload_bytes >= p.read_bytes;
+    if (!complete) {
+      auto it = rx_message_bytes_.try_emplace(p.message, 0).first;
+      it->second += p.payload_bytes;
+      complete = it->second >= p.read_bytes;
+      if (complete) rx_message_bytes_.erase(it);
+    }
+    if (complete) on_flow_({p.src, id_, p.read_bytes, p.message_start, now});
+  }
   log_packet(p, now);
 }
 
@@ -240,6 +253,11 @@ void Nic::log_packet(const Packet& p, const sc_time& now) {
                << p.flow << ',' << p.message << ',' << p.psn << ',' << p.payload_bytes << ',' << p.hops << ','
                << p.created.to_seconds() * 1e9 << ',' << p.injected.to_seconds() * 1e9 << ','
                << now.to_seconds() * 1e9 << ',' << (now - p.injected).to_seconds() * 1e9 << '\n';
+}
+
+void Nic::set_flow_handler(const std::function<void(const FlowRecord&)>& h) {
+  on_flow_ = h;
+  rdma_.set_flow_handler(h);
 }
 
 void Nic::return_credit(const Packet& p) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <unordered_map>
@@ -67,6 +68,8 @@ class Nic : public sc_core::sc_module {
   void attach_ingress(const Link* link);
   /// Host posts a message now.
   void post(const Message& m);
+  /// Called for every message (raw, RDMA WRITE or SEND) fully delivered here (flow completion time).
+  void set_flow_handler(const std::function<void(const FlowRecord&)>& h);
   /// Write one CSV row per delivered packet to `log` (nullptr: off).
   void set_packet_log(std::ostream* log) { packet_log_ = log; }
   static const char* packet_log_header();
@@ -112,6 +115,8 @@ class Nic : public sc_core::sc_module {
   int next_vl_ = 0;                               // round robin over VLs
   std::unordered_map<std::uint64_t, std::uint32_t> next_psn_;      // per (destination, flow), transmit
   std::unordered_map<std::uint64_t, std::uint32_t> expected_psn_;  // per (src, flow), receive
+  std::unordered_map<std::uint64_t, std::uint64_t> rx_message_bytes_;  // raw message -> bytes in so far
+  std::function<void(const FlowRecord&)> on_flow_;
   std::deque<Packet*> arrivals_;
   sc_core::sc_event tx_wake_, rx_wake_;
   std::ostream* packet_log_ = nullptr;

@@ -203,6 +203,7 @@ Packet* RdmaEngine::next_packet(const sc_time& now, const std::function<bool(int
         out = emit(q, w->wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, r.psn, bytes,
                    it->index + 1 == w->packets, w->wr.wr_id, now);
         out->read_bytes = w->wr.bytes;
+        out->message_start = w->chunk_ready.front();
       }
       retransmits_.add();
       ++q.retransmitted;
@@ -235,6 +236,7 @@ Packet* RdmaEngine::next_packet(const sc_time& now, const std::function<bool(int
           out = emit(q, w.wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, q.next_psn, bytes,
                      w.sent + 1 == w.packets, w.wr.wr_id, now);
           out->read_bytes = w.wr.bytes;
+          out->message_start = w.chunk_ready.front();
           ++q.next_psn;
           ++w.sent;
         }
@@ -337,7 +339,7 @@ void RdmaEngine::complete_wqes(Qp& q, const sc_time& now) {
   }
 }
 
-void RdmaEngine::consume(Qp& q, std::uint32_t psn, std::uint32_t bytes) {
+void RdmaEngine::consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_time& now) {
   // The next PSN in order: count its bytes; a message's last PSN delivers it.
   q.message_bytes += bytes;
   ++q.expected;
@@ -349,6 +351,7 @@ void RdmaEngine::consume(Qp& q, std::uint32_t psn, std::uint32_t bytes) {
   ++delivered_messages_;
   if (q.message_bytes != c.bytes && !(c.bytes == 0 && q.message_bytes == 0)) ++corrupt_messages_;
   q.message_bytes = 0;
+  if (on_flow_) on_flow_({q.peer, endpoint_, c.bytes, c.posted, now});
   if (on_completion_) on_completion_(c);
 }
 
@@ -382,17 +385,17 @@ void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
     sc_time visible = landed;
     if (p.op == RdmaOp::send) visible = dma_.write(landed, host_.cqe_bytes, host_.memory);
     q.pending_last[psn] = Completion{q.qpn, p.wr_id, p.op == RdmaOp::send ? RdmaOpcode::send : RdmaOpcode::write,
-                                     p.read_bytes, false, p.created, visible + to_sc(host_.poll_latency)};
+                                     p.read_bytes, false, p.message_start, visible + to_sc(host_.poll_latency)};
   }
   if (!in_order) return;
-  consume(q, psn, p.payload_bytes);
+  consume(q, psn, p.payload_bytes, now);
   // Selective repeat: the gap filler releases the packets held behind it; the ACK must
   // cover them (one of them may end a message the requester is waiting on).
   const bool released_held = !q.held.empty() && q.held.begin()->first == q.expected;
   while (!q.held.empty() && q.held.begin()->first == q.expected) {
     const auto [held_psn, held_bytes] = *q.held.begin();
     q.held.erase(q.held.begin());
-    consume(q, held_psn, held_bytes);
+    consume(q, held_psn, held_bytes, now);
   }
   q.nak_sent = false;
   if (!q.held.empty()) {

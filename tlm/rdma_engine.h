@@ -91,8 +91,16 @@ struct Completion {
   RdmaOpcode opcode = RdmaOpcode::write;
   std::uint64_t bytes = 0;
   bool requester = true;
-  sc_core::sc_time posted;     ///< requester: post time
+  sc_core::sc_time posted;     ///< requester: post time; responder: first segment ready at the requester
   sc_core::sc_time visible;    ///< when the host sees it (CQE / data landed + poll latency)
+};
+
+/// One message (flow) fully delivered at its destination NIC: raw message, RDMA WRITE or SEND.
+struct FlowRecord {
+  int src = 0, dst = 0;         ///< endpoints
+  std::uint64_t bytes = 0;      ///< message length
+  sc_core::sc_time start;       ///< first segment ready to leave the source NIC
+  sc_core::sc_time end;         ///< last byte's tail arrived at the destination NIC (in order for RDMA)
 };
 
 /// Per-QP figures for results.json.
@@ -117,6 +125,8 @@ class RdmaEngine {
   /// Host posts a work request on `qpn` at `now`.
   void post(int qpn, const WorkRequest& wr, const sc_core::sc_time& now);
   void set_completion_handler(std::function<void(const Completion&)> h) { on_completion_ = std::move(h); }
+  /// Called when a WRITE or SEND has fully arrived here as the responder (flow completion time).
+  void set_flow_handler(std::function<void(const FlowRecord&)> h) { on_flow_ = std::move(h); }
 
   /// The next packet to transmit at `now`, or nullptr. `can_send(vl, payload)` is the link's flow control.
   Packet* next_packet(const sc_core::sc_time& now, const std::function<bool(int, std::uint32_t)>& can_send,
@@ -197,7 +207,7 @@ class RdmaEngine {
   void go_back(Qp& q, std::uint32_t from, const sc_core::sc_time& now);
   void complete_wqes(Qp& q, const sc_core::sc_time& now);
   void responder_data(Qp& q, const Packet& p, const sc_core::sc_time& now);
-  void consume(Qp& q, std::uint32_t psn, std::uint32_t bytes);
+  void consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_core::sc_time& now);
   void check_timeouts(Qp& q, const sc_core::sc_time& now);
   Packet* emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t bytes, bool last, std::uint64_t wr_id,
                const sc_core::sc_time& now);
@@ -218,6 +228,7 @@ class RdmaEngine {
   std::deque<Control> control_;
   std::size_t rr_ = 0;
   std::function<void(const Completion&)> on_completion_;
+  std::function<void(const FlowRecord&)> on_flow_;
   std::uint64_t corrupt_messages_ = 0, delivered_messages_ = 0;
   stats::Counter& retransmits_;
   stats::Counter& timeouts_;

@@ -1,0 +1,87 @@
+#include "sim/flow_completion.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "sim/stats.h"
+
+namespace fabricsim::sim {
+
+IdealFct::IdealFct(const TopologyGraph& graph, std::vector<hw::PhyTiming> host_links, const hw::PhyTiming& fabric_link,
+                   const tlm_fabric::SwitchParams& switch_params, std::uint64_t mtu)
+    : graph_(graph),
+      host_links_(std::move(host_links)),
+      fabric_link_(fabric_link),
+      switch_(switch_params),
+      mtu_(mtu) {}
+
+int IdealFct::switch_hops(int src, int dst) const {
+  if (graph_.switches.empty()) return 0;  // back to back
+  const int from = graph_.host_switch[src], to = graph_.host_switch[dst];
+  auto it = distances_.find(from);
+  if (it == distances_.end()) it = distances_.emplace(from, switch_distances(graph_, from)).first;
+  return it->second[to] + 1;
+}
+
+double IdealFct::seconds(int src, int dst, std::uint64_t bytes) const {
+  const int hops = switch_hops(src, dst);
+  // Links in path order: the source's cable, hops - 1 switch-switch cables, the destination's cable.
+  std::vector<const hw::PhyTiming*> path{&host_links_[src]};
+  for (int h = 1; h < hops; ++h) path.push_back(&fabric_link_);
+  if (hops > 0) path.push_back(&host_links_[dst]);
+  const std::uint64_t segments = std::max<std::uint64_t>(1, (bytes + mtu_ - 1) / mtu_);
+  const std::uint64_t last = bytes - (segments - 1) * mtu_;
+  const hw::PhyTiming* slowest = *std::min_element(path.begin(), path.end(), [](const auto* a, const auto* b) {
+    return a->data_rate().bps() < b->data_rate().bps();
+  });
+  double t = static_cast<double>(segments - 1) * slowest->occupancy(mtu_).in_seconds();
+  const double pipeline =
+      (switch_.pipeline.to_allocator() + switch_.pipeline.grant_to_wire()) / switch_.core_clock.in_hertz();
+  for (std::size_t i = 0; i + 1 < path.size(); ++i) {
+    // Cut-through needs the egress no faster than the ingress; otherwise the tail is waited for.
+    const bool cut_through = switch_.forwarding != tlm_fabric::ForwardingMode::store_and_forward &&
+                             path[i + 1]->data_rate().bps() <= path[i]->data_rate().bps();
+    t += (cut_through ? path[i]->header_delay(last) : path[i]->tail_delay(last)).in_seconds() + pipeline;
+  }
+  return t + path.back()->tail_delay(last).in_seconds();
+}
+
+namespace {
+
+// Size buckets of the per-size breakdown: one MTU-class message, medium, large, very large.
+struct Bucket {
+  const char* name;
+  std::uint64_t max_bytes;  // inclusive
+};
+constexpr std::array<Bucket, 4> kBuckets{{{"<=4KiB", 4096},
+                                          {"4KiB-64KiB", 64 * 1024},
+                                          {"64KiB-1MiB", 1024 * 1024},
+                                          {">1MiB", UINT64_MAX}}};
+
+}  // namespace
+
+nlohmann::json flow_results(const std::vector<tlm_fabric::FlowRecord>& flows, const IdealFct& ideal) {
+  stats::Distribution fct, slowdown;
+  std::array<stats::Distribution, kBuckets.size()> bucket_fct, bucket_slowdown;
+  for (const auto& f : flows) {
+    const double t = (f.end - f.start).to_seconds();
+    const double s = t / ideal.seconds(f.src, f.dst, f.bytes);
+    fct.add(t * 1e6);
+    slowdown.add(s);
+    std::size_t b = 0;
+    while (f.bytes > kBuckets[b].max_bytes) ++b;
+    bucket_fct[b].add(t * 1e6);
+    bucket_slowdown[b].add(s);
+  }
+  nlohmann::json by_size = nlohmann::json::array();
+  for (std::size_t b = 0; b < kBuckets.size(); ++b)
+    if (bucket_fct[b].count() > 0)
+      by_size.push_back({{"bucket", kBuckets[b].name},
+                         {"max_bytes", kBuckets[b].max_bytes},
+                         {"fct_us", bucket_fct[b].summary()},
+                         {"slowdown", bucket_slowdown[b].summary()}});
+  return {{"count", fct.count()}, {"fct_us", fct.summary()}, {"slowdown", slowdown.summary()}, {"by_size", by_size}};
+}
+
+}  // namespace fabricsim::sim
