@@ -12,7 +12,9 @@ PACKAGES=(
   libcli11-dev            # command line
   libgtest-dev libgmock-dev
   verilator               # RTL twins (rtl/): lint, Verilated SystemC models
-  python3-matplotlib      # plots of `fabricsim compare` (scripts/plot_compare.py, run with /usr/bin/python3)
+  python3-matplotlib      # plots of `fabricsim compare` and `fabricsim report` (scripts/*.py, run with /usr/bin/python3)
+  slurm-wlm slurm-client munge  # `fabricsim sweep --executor slurm`; tests start a private cluster (scripts/slurm_local.sh)
+  chromium                # tests open the HTML report of `fabricsim report` in headless Chromium
 )
 PACKAGES+=("$@")
 

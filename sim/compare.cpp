@@ -1,7 +1,5 @@
 #include "sim/compare.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +23,8 @@
 #include "sim/config.h"
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
+#include "sim/process_pool.h"
+#include "sim/python_script.h"
 
 namespace fabricsim::sim {
 
@@ -37,12 +37,6 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Workload sections a configuration may carry; compare replaces them with its own.
 const char* const kWorkloadSections[] = {"traffic", "perftest", "collective", "training"};
-
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
 
 std::string fmt(double v, int decimals) {
   if (std::isnan(v)) return "n/a";
@@ -118,36 +112,11 @@ struct Job {
 
 // Runs the jobs in child processes (a fresh SystemC kernel each), up to `parallel` at once.
 void run_jobs(std::vector<Job>& jobs, int parallel) {
-  std::map<pid_t, std::size_t> running;
-  std::map<std::size_t, std::chrono::steady_clock::time_point> started;
-  std::size_t next = 0, done = 0;
-  auto reap = [&](pid_t pid, int status) {
-    const std::size_t i = running.at(pid);
-    running.erase(pid);
-    Job& j = jobs[i];
-    j.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started[i]).count();
-    std::ifstream in(j.result_file);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !in) {
-      j.result = {{"error", "child process crashed (status " + std::to_string(status) + ")"}};
-    } else {
-      try {
-        j.result = nlohmann::json::parse(in);
-      } catch (const std::exception& e) {
-        j.result = {{"error", std::string("unreadable results: ") + e.what()}};
-      }
-    }
-    ++done;
-    std::printf("compare: [%zu/%zu] %-40s %6.1f s%s\n", done, jobs.size(), j.tag.c_str(), j.wall_s,
-                j.result.contains("error") ? "  (error)" : "");
-    std::fflush(stdout);
-  };
-  while (done < jobs.size()) {
-    while (next < jobs.size() && static_cast<int>(running.size()) < parallel) {
-      Job& j = jobs[next];
-      std::fflush(nullptr);
-      const pid_t pid = fork();
-      if (pid < 0) throw std::runtime_error("fork failed");
-      if (pid == 0) {
+  std::size_t done = 0;
+  run_process_pool(
+      jobs.size(), parallel,
+      [&](std::size_t i) {
+        const Job& j = jobs[i];
         nlohmann::json r;
         try {
           r = run_simulation(j.config);
@@ -158,18 +127,26 @@ void run_jobs(std::vector<Job>& jobs, int parallel) {
         std::ofstream(tmp) << r.dump(1) << "\n";
         std::error_code ec;
         fs::rename(tmp, j.result_file, ec);
-        std::fflush(nullptr);
-        _exit(ec ? 1 : 0);
-      }
-      running[pid] = next;
-      started[next] = std::chrono::steady_clock::now();
-      ++next;
-    }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) throw std::runtime_error("waitpid failed");
-    if (running.count(pid)) reap(pid, status);
-  }
+        return ec ? 1 : 0;
+      },
+      [&](std::size_t i, int status, double wall_s) {
+        Job& j = jobs[i];
+        j.wall_s = wall_s;
+        std::ifstream in(j.result_file);
+        if (!exited_ok(status) || !in) {
+          j.result = {{"error", "child process crashed (status " + std::to_string(status) + ")"}};
+        } else {
+          try {
+            j.result = nlohmann::json::parse(in);
+          } catch (const std::exception& e) {
+            j.result = {{"error", std::string("unreadable results: ") + e.what()}};
+          }
+        }
+        ++done;
+        std::printf("compare: [%zu/%zu] %-40s %6.1f s%s\n", done, jobs.size(), j.tag.c_str(), j.wall_s,
+                    j.result.contains("error") ? "  (error)" : "");
+        std::fflush(stdout);
+      });
 }
 
 double get(const nlohmann::json& j, const char* key) {
@@ -378,31 +355,6 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-// Which python and script make the plots; empty when unavailable, with the reason.
-std::string plot_script(std::string& why_not) {
-  std::vector<fs::path> candidates{fs::path("scripts/plot_compare.py")};
-#ifdef FABRICSIM_SOURCE_DIR
-  candidates.push_back(fs::path(FABRICSIM_SOURCE_DIR) / "scripts/plot_compare.py");
-#endif
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "scripts/plot_compare.py");
-  for (const auto& c : candidates)
-    if (fs::exists(c, ec)) {
-      if (!fs::exists("/usr/bin/python3", ec)) {
-        why_not = "/usr/bin/python3 not found (install python3-matplotlib, or run scripts/setup.sh)";
-        return "";
-      }
-      if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
-        why_not = "matplotlib is not installed for /usr/bin/python3 (apt-get install python3-matplotlib, or run scripts/setup.sh)";
-        return "";
-      }
-      return c.string();
-    }
-  why_not = "scripts/plot_compare.py not found (run from the source tree)";
-  return "";
-}
-
 }  // namespace
 
 const std::vector<std::string>& compare_workload_names() {
@@ -585,7 +537,7 @@ int compare_command(const CompareOptions& o) {
                        "bucket_size: 4MiB, steps: 1, overlap: true, algorithm: ring}");
         }
         const std::string tag = (points.size() > 1 ? point.name + "_" : "") + labels[ci] + "_" + w;
-        ov.push_back("output.directory=" + quoted((out / "runs" / tag).string()));
+        ov.push_back("output.directory=" + yaml_quoted((out / "runs" / tag).string()));
         for (const auto& s : o.overrides) ov.push_back(s);
         ConfigDocument doc = prepare_document(o.configs[ci], point.topo);
         Job j{tag, load_config(doc, ov), out / "runs" / (tag + ".json"), nullptr, 0, 0, 0};
@@ -701,12 +653,12 @@ int compare_command(const CompareOptions& o) {
             << (out / "runs").string() << "/\n";
   if (o.plots) {
     std::string why_not;
-    const std::string script = plot_script(why_not);
+    const std::string script = find_python_script("plot_compare.py", why_not);
     if (script.empty()) {
       std::cout << "plots: skipped: " << why_not << "\n";
     } else {
-      const std::string cmd = "/usr/bin/python3 " + quoted(script) + " " + quoted((out / "compare.json").string()) +
-                              " " + quoted(out.string());
+      const std::string cmd = "/usr/bin/python3 " + shell_quoted(script) + " " +
+                              shell_quoted((out / "compare.json").string()) + " " + shell_quoted(out.string());
       std::fflush(nullptr);
       if (std::system(cmd.c_str()) != 0) std::cout << "plots: " << script << " failed (see above)\n";
     }

@@ -636,12 +636,12 @@ void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_b
                                                       std::to_string(frame_cells) + "B)");
 }
 
-FabricConfig build(ConfigDocument doc, const std::vector<std::string>& overrides) {
+FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   YAML::Node root = doc.root;
   const std::shared_ptr<ConfigSource> source = doc.source;
   const std::string name = source->file;
   ConfigMap(root, "", source);  // a top-level list or scalar is refused before --set rewrites it into a map
-  for (const auto& o : overrides) source->overridden.insert(apply_override(root, o));
+  for (const auto& o : overrides) source->overridden[apply_override(root, o.assignment, o.origin)] = o.origin;
   FabricConfig c;
   c.file = name;
   ConfigMap top(root, "", source);
@@ -684,19 +684,29 @@ FabricConfig build(ConfigDocument doc, const std::vector<std::string>& overrides
   return c;
 }
 
+std::vector<Override> from_set(const std::vector<std::string>& overrides) {
+  std::vector<Override> out;
+  for (const auto& o : overrides) out.push_back({o, ""});
+  return out;
+}
+
 }  // namespace
 
 FabricConfig load_config(const std::string& file, const std::vector<std::string>& overrides) {
+  return build(load_document(file), from_set(overrides));
+}
+
+FabricConfig load_config_with_origins(const std::string& file, const std::vector<Override>& overrides) {
   return build(load_document(file), overrides);
 }
 
 FabricConfig load_config_text(const std::string& yaml, const std::string& name,
                               const std::vector<std::string>& overrides) {
-  return build(parse_document(yaml, name), overrides);
+  return build(parse_document(yaml, name), from_set(overrides));
 }
 
 FabricConfig load_config(const ConfigDocument& doc, const std::vector<std::string>& overrides) {
-  return build(doc, overrides);
+  return build(doc, from_set(overrides));
 }
 
 std::vector<double> parse_load_list(const std::string& text) {

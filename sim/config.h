@@ -98,8 +98,17 @@ struct FabricConfig {
   nlohmann::json echo;                          ///< the effective document after --set, as JSON
 };
 
+/// One `path.to.key=value` override and where it came from: empty `origin` for `--set`,
+/// else a location such as `sweep.yaml:9:13` that errors on the key name instead.
+struct Override {
+  std::string assignment;
+  std::string origin;
+};
+
 /// Reads, overrides and validates a configuration; throws ConfigError.
 FabricConfig load_config(const std::string& file, const std::vector<std::string>& overrides = {});
+/// Same, with overrides that know where they came from (`fabricsim sweep` axes).
+FabricConfig load_config_with_origins(const std::string& file, const std::vector<Override>& overrides);
 /// Same, from YAML text (for tests); `name` stands in for the file name in errors.
 FabricConfig load_config_text(const std::string& yaml, const std::string& name,
                               const std::vector<std::string>& overrides = {});
@@ -110,7 +119,7 @@ FabricConfig load_config(const ConfigDocument& doc, const std::vector<std::strin
 
 std::string_view to_string(TrafficPattern p);
 std::string_view to_string(testbench::ArrivalProcess a);
-/// Offered-load sweep: `fabricsim sweep` runs one simulation per value.
+/// `fabricsim sweep CONFIG --loads`: the offered loads of the load axis.
 std::vector<double> parse_load_list(const std::string& text);
 
 }  // namespace fabricsim::sim

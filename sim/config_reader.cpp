@@ -79,9 +79,9 @@ std::string ConfigMap::child_path(const std::string& key) const {
 
 std::string ConfigMap::location_of(const std::string& key) const {
   const std::string full = child_path(key);
-  for (const auto& o : source_->overridden)
+  for (const auto& [o, origin] : source_->overridden)
     if (full == o || full.rfind(o + ".", 0) == 0 || full.rfind(o + "[", 0) == 0 || o.rfind(full + ".", 0) == 0)
-      return "--set " + o;
+      return origin.empty() ? "--set " + o : origin;
   if (node_.IsMap() && !key.empty())
     for (auto it = node_.begin(); it != node_.end(); ++it)
       if (it->first.Scalar() == key)
@@ -101,6 +101,12 @@ bool ConfigMap::has(const std::string& key) const {
   if (!node_.IsMap()) return false;
   const YAML::Node& n = node_;
   return n[key].IsDefined();
+}
+
+YAML::Node ConfigMap::node(const std::string& key) {
+  if (!has(key)) return YAML::Node();
+  const YAML::Node& n = node_;
+  return n[key];
 }
 
 bool ConfigMap::present(const std::string& key) const {
@@ -456,23 +462,30 @@ ConfigDocument parse_document(const std::string& yaml, const std::string& name) 
   return resolve_document(root, name);
 }
 
-std::string apply_override(YAML::Node& root, const std::string& assignment) {
+std::string yaml_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string apply_override(YAML::Node& root, const std::string& assignment, const std::string& origin) {
+  const std::string where = origin.empty() ? "--set " + assignment : origin;
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw ConfigError("--set " + assignment, "", "expected path.to.key=value");
+    throw ConfigError(where, "", "expected path.to.key=value");
   const std::string path = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
   std::vector<std::string> keys;
   std::stringstream ss(path);
   for (std::string k; std::getline(ss, k, '.');) {
-    if (k.empty()) throw ConfigError("--set " + assignment, path, "empty key in path");
+    if (k.empty()) throw ConfigError(where, path, "empty key in path");
     keys.push_back(k);
   }
   YAML::Node parsed;
   try {
     parsed = YAML::Load(value);
   } catch (const YAML::ParserException& e) {
-    throw ConfigError("--set " + assignment, path, "cannot parse value: " + e.msg);
+    throw ConfigError(where, path, "cannot parse value: " + e.msg);
   }
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   // Walk by reset() so each step refers to the existing child, not a copy.
@@ -481,7 +494,7 @@ std::string apply_override(YAML::Node& root, const std::string& assignment) {
     if (!cur[keys[i]].IsDefined() || cur[keys[i]].IsNull()) {
       cur[keys[i]] = YAML::Node(YAML::NodeType::Map);
     } else if (!cur[keys[i]].IsMap()) {
-      throw ConfigError("--set " + assignment, path, quote(keys[i]) + " is not a mapping");
+      throw ConfigError(where, path, quote(keys[i]) + " is not a mapping");
     }
     // reset() rebinds `cur` to the child itself; assignment would copy into it.
     YAML::Node child = cur[keys[i]];

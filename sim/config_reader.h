@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -35,7 +36,9 @@ class ConfigError : public std::runtime_error {
 /// Where the document came from and which paths the command line overrode.
 struct ConfigSource {
   std::string file;                     ///< path as the user gave it
-  std::set<std::string> overridden;     ///< dotted paths set with --set
+  /// Dotted paths set by an override -> where it was set: empty for `--set`, else a
+  /// location such as a sweep file's `sweep.yaml:9:13` (errors on the key point there).
+  std::map<std::string, std::string> overridden;
   /// Nodes merged in from included files, with the file each came from (see load_document).
   std::vector<std::pair<YAML::Node, std::string>> included;
   /// The file `node` was read from: an included file's path, else `file`.
@@ -88,6 +91,11 @@ class ConfigMap {
   hw::Length length(const std::string& key, hw::Length def, hw::Length min, hw::Length max);
   hw::Frequency frequency(const std::string& key, hw::Frequency def, hw::Frequency min, hw::Frequency max);
 
+  /// The raw node under `key` (marked as read), for values of free shape such as sweep axes.
+  YAML::Node node(const std::string& key);
+  /// file:line:column of `key`'s value (or of this map), as errors print it.
+  std::string location(const std::string& key) const { return location_of(key); }
+
   /// Throws for the first key never read, listing the allowed keys (and a close match).
   void finish() const;
   /// Error at this map (or at `key` inside it).
@@ -119,7 +127,10 @@ YAML::Node load_yaml_file(const std::string& file);
 ConfigDocument load_document(const std::string& file);
 /// Same from YAML text; `name` stands in for the file (includes resolve against its folder).
 ConfigDocument parse_document(const std::string& yaml, const std::string& name);
+/// `s` as a single-quoted YAML scalar, for override values such as paths.
+std::string yaml_quoted(const std::string& s);
 /// Applies one `a.b.c=value` override to the tree, creating maps as needed; returns the path.
-std::string apply_override(YAML::Node& root, const std::string& assignment);
+/// Errors name `origin` (e.g. a sweep file's line), or `--set a.b.c=value` when it is empty.
+std::string apply_override(YAML::Node& root, const std::string& assignment, const std::string& origin = "");
 
 }  // namespace fabricsim::sim

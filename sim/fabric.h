@@ -20,6 +20,7 @@
 
 #include "sim/config.h"
 #include "sim/flow_completion.h"
+#include "sim/progress.h"
 #include "sim/stats.h"
 #include "sim/topology.h"
 #include "testbench/collectives.h"
@@ -110,7 +111,10 @@ class Fabric : public sc_core::sc_module {
 
 /// Elaborates, simulates for simulation.duration and returns results.json content.
 /// `packet_log`, when given, receives packets.csv.
-nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log = nullptr);
+/// With `progress`, the simulation runs in slices of 1/200 of the duration so the
+/// progress line can follow simulated time; slicing does not change the results.
+nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log = nullptr,
+                              Progress* progress = nullptr);
 
 /// A short human-readable table of a results document.
 std::string summary_table(const nlohmann::json& results);

@@ -2,7 +2,9 @@
 //   fabricsim run CONFIG [--set key=value]... [--out DIR] [--packet-csv] [--trace DIR]
 //   fabricsim validate CONFIG [--set key=value]...
 //   fabricsim routes CONFIG [--set key=value]...
+//   fabricsim sweep SWEEP.yaml [--executor local|slurm] [--jobs N] [--set key=value]... [--out DIR]
 //   fabricsim sweep CONFIG [--loads 0.1,...,1.0] [--set key=value]... [--out DIR]
+//   fabricsim report RESULTS_DIR
 //   fabricsim compare CONFIG... [--workload W] [--topology T] [--sizes N,...] [--out DIR]
 // Exit codes: 0 success, 1 simulation error, 2 configuration or usage error,
 // 3 scoreboard (invariant) failure, 4 stalled fabric (deadlock) found by the watchdog.
@@ -21,6 +23,9 @@
 #include "sim/config.h"
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
+#include "sim/progress.h"
+#include "sim/python_script.h"
+#include "sim/sweep.h"
 
 namespace {
 
@@ -31,18 +36,12 @@ constexpr int kExitStalled = 4;     // the watchdog stopped a fabric that could 
 
 // Command-line output options become overrides, so the config echo in
 // results.json shows what was really used.
-std::string quoted_yaml(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
-
 int run_command(const std::string& file, std::vector<std::string> overrides, const std::string& out_dir,
-                bool packet_csv, const std::string& trace_dir) {
+                bool packet_csv, const std::string& trace_dir, fabricsim::sim::Verbosity verbosity) {
   using namespace fabricsim::sim;
-  if (!out_dir.empty()) overrides.push_back("output.directory=" + quoted_yaml(out_dir));
+  if (!out_dir.empty()) overrides.push_back("output.directory=" + yaml_quoted(out_dir));
   if (packet_csv) overrides.push_back("output.packet_csv=true");
-  if (!trace_dir.empty()) overrides.push_back("switch.rtl_trace=" + quoted_yaml(trace_dir));
+  if (!trace_dir.empty()) overrides.push_back("switch.rtl_trace=" + yaml_quoted(trace_dir));
   const FabricConfig config = load_config(file, overrides);
   if (!trace_dir.empty() && config.switch_params.allocator_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm)
     std::cerr << "fabricsim: --trace: no RTL blocks in use (switch.allocator_impl is tlm), no waveforms written\n";
@@ -56,12 +55,15 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   }
   std::unique_ptr<std::ofstream> csv;
   if (config.output.packet_csv) csv = std::make_unique<std::ofstream>(dir / "packets.csv");
-  const nlohmann::json results = run_simulation(config, csv.get());
+  Progress progress(verbosity);
+  const nlohmann::json results = run_simulation(config, csv.get(), &progress);
   std::ofstream(dir / "results.json") << results.dump(2) << "\n";
-  std::cout << summary_table(results);
-  std::cout << "results: " << (dir / "results.json").string();
-  if (csv) std::cout << ", " << (dir / "packets.csv").string();
-  std::cout << "\n";
+  if (verbosity != Verbosity::quiet) {
+    std::cout << summary_table(results);
+    std::cout << "results: " << (dir / "results.json").string();
+    if (csv) std::cout << ", " << (dir / "packets.csv").string();
+    std::cout << "\n";
+  }
   if (results.contains("stall")) {
     std::cerr << "fabricsim: the fabric stopped making progress: " << results["stall"]["diagnosis"].get<std::string>()
               << " (details under \"stall\" in results.json)\n";
@@ -74,45 +76,22 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   return 0;
 }
 
-// Offered-load sweep: one child process per load, a load/throughput/latency curve.
-int sweep_command(const std::string& file, std::vector<std::string> overrides, const std::string& out_dir,
-                  const std::string& loads_text) {
+// `fabricsim report DIR`: scripts/report.py writes DIR/report/index.html (plots and tables).
+int report_command(const std::string& dir) {
   using namespace fabricsim::sim;
-  const std::vector<double> loads = parse_load_list(loads_text);
-  if (!out_dir.empty()) overrides.push_back("output.directory=" + quoted_yaml(out_dir));
-  const FabricConfig base = load_config(file, overrides);
   namespace fs = std::filesystem;
-  const fs::path dir(base.output.directory);
-  fs::create_directories(dir);
-  nlohmann::json points = nlohmann::json::array();
-  std::ofstream csv(dir / "sweep.csv");
-  csv << "offered_load,injected_load,accepted_load,delivered,dropped,latency_mean_ns,latency_p50_ns,"
-         "latency_p99_ns,latency_p999_ns,latency_max_ns\n";
-  std::printf("%8s %9s %9s %10s %10s %10s %10s\n", "offered", "injected", "accepted", "mean ns", "p50 ns", "p99 ns",
-              "p99.9 ns");
-  for (double load : loads) {
-    std::vector<std::string> point = overrides;
-    point.push_back("traffic.load=" + std::to_string(load));
-    const nlohmann::json r = run_in_child(load_config(file, point));
-    if (r.contains("error")) throw std::runtime_error("load " + std::to_string(load) + ": " + r["error"].get<std::string>());
-    const auto& t = r["throughput"];
-    const auto& l = r["latency"]["network_latency_ns"];
-    points.push_back({{"offered_load", load}, {"throughput", t}, {"latency_ns", l}, {"packets", r["packets"]}});
-    csv << load << ',' << t["injected_load"] << ',' << t["accepted_load"] << ',' << r["packets"]["delivered"] << ','
-        << r["packets"]["dropped"] << ',' << l["mean"] << ',' << l["p50"] << ',' << l["p99"] << ',' << l["p99.9"] << ','
-        << l["max"] << '\n';
-    std::printf("%8.3f %9.4f %9.4f %10.1f %10.1f %10.1f %10.1f\n", load, t["injected_load"].get<double>(),
-                t["accepted_load"].get<double>(), l["mean"].get<double>(), l["p50"].get<double>(),
-                l["p99"].get<double>(), l["p99.9"].get<double>());
-    std::fflush(stdout);
+  std::error_code ec;
+  if (!fs::exists(fs::path(dir) / "sweep.json", ec) && !fs::exists(fs::path(dir) / "results.json", ec))
+    throw ConfigError(dir, "", "not a results folder: expected sweep.json (fabricsim sweep) or results.json (fabricsim run)");
+  std::string why_not;
+  const std::string script = find_python_script("report.py", why_not);
+  if (script.empty()) {
+    std::cerr << "fabricsim: report: " << why_not << "\n";
+    return kExitSimulationError;
   }
-  std::ofstream(dir / "sweep.json") << nlohmann::json{{"schema_version", kResultsSchemaVersion},
-                                                      {"config_file", file},
-                                                      {"config", base.echo},
-                                                      {"points", points}}.dump(2)
-                                    << "\n";
-  std::cout << "results: " << (dir / "sweep.csv").string() << ", " << (dir / "sweep.json").string() << "\n";
-  return 0;
+  std::fflush(nullptr);
+  const int rc = std::system(("/usr/bin/python3 " + shell_quoted(script) + " " + shell_quoted(dir)).c_str());
+  return rc == 0 ? 0 : kExitSimulationError;
 }
 
 }  // namespace
@@ -138,12 +117,46 @@ int sc_main(int argc, char* argv[]) {
   validate->add_option("config", file, "YAML configuration")->required();
   validate->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
 
+  bool quiet = false, verbose = false;
+  const auto add_verbosity = [&](CLI::App* cmd) {
+    auto* q = cmd->add_flag("--quiet,-q", quiet, "print nothing but errors (no progress line, no table)");
+    cmd->add_flag("--verbose,-v", verbose, "progress even when not on a terminal (one line every 2 s), per-point lines")
+        ->excludes(q);
+  };
+  add_verbosity(run);
+
   std::string loads = "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0";
-  auto* sweep = app.add_subcommand("sweep", "run a configuration over offered loads: load/throughput/latency curve");
-  sweep->add_option("config", file, "YAML configuration")->required();
-  sweep->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
-  sweep->add_option("--out", out_dir, "results folder (overrides output.directory)");
-  sweep->add_option("--loads", loads, "comma-separated offered loads in (0, 1]")->capture_default_str();
+  fabricsim::sim::SweepOptions sw;
+  auto* sweep = app.add_subcommand("sweep", "run a sweep file (base configuration, axes, seeds: docs/sweeps.md), or a "
+                                            "configuration over offered loads (--loads)");
+  sweep->add_option("sweep", file, "sweep file (with axes:), or a YAML configuration for a --loads sweep")->required();
+  sweep->add_option("--set", overrides, "override a key in every point: path.to.key=value (repeatable)");
+  sweep->add_option("--out", sw.out_dir, "results folder (default results/sweep_<file stem>)");
+  sweep->add_option("--loads", loads, "configuration only: comma-separated offered loads in (0, 1]")->capture_default_str();
+  sweep->add_option("--executor", sw.executor, "local (process pool) or slurm (sbatch job array)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  sweep->add_option("--jobs,-j", sw.jobs, "local: simulations at once (default: number of CPUs)");
+  sweep->add_option("--points-per-task", sw.points_per_task, "slurm: sweep points per array task")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  sweep->add_option("--sbatch-option", sw.sbatch_options, "slurm: extra sbatch option, e.g. --partition=short (repeatable)")
+      ->allow_extra_args(false);
+  add_verbosity(sweep);
+
+  // One array task of a Slurm sweep (written into the job script; not for people).
+  std::string task_plan;
+  int task_id = 0;
+  auto* sweep_task = app.add_subcommand("sweep-task", "");
+  sweep_task->group("");
+  sweep_task->add_option("plan", task_plan)->required();
+  sweep_task->add_option("task", task_id)->required();
+
+  std::string report_dir;
+  auto* report = app.add_subcommand("report", "write RESULTS_DIR/report/index.html: the plots and tables of a sweep "
+                                              "(or of one run), viewable offline");
+  report->add_option("results_dir", report_dir, "results folder of fabricsim sweep (sweep.json) or run (results.json)")
+      ->required();
 
   auto* routes = app.add_subcommand("routes", "print every switch's forwarding table");
   routes->add_option("config", file, "YAML configuration")->required();
@@ -181,7 +194,21 @@ int sc_main(int argc, char* argv[]) {
       std::cout << file << ": valid\n";
       return 0;
     }
-    if (sweep->parsed()) return sweep_command(file, overrides, out_dir, loads);
+    const auto verbosity = quiet ? fabricsim::sim::Verbosity::quiet
+                           : verbose ? fabricsim::sim::Verbosity::verbose
+                                     : fabricsim::sim::Verbosity::normal;
+    if (sweep->parsed()) {
+      sw.verbosity = verbosity;
+      if (fabricsim::sim::is_sweep_file(file)) {
+        if (sweep->count("--loads"))
+          throw fabricsim::sim::ConfigError("--loads", "", "a sweep file gives its loads as an axis on traffic.load");
+        return fabricsim::sim::sweep_command(fabricsim::sim::read_sweep_file(file, overrides), sw);
+      }
+      return fabricsim::sim::sweep_command(
+          fabricsim::sim::load_sweep(file, fabricsim::sim::parse_load_list(loads), overrides), sw);
+    }
+    if (sweep_task->parsed()) return fabricsim::sim::sweep_task(task_plan, task_id);
+    if (report->parsed()) return report_command(report_dir);
     if (compare->parsed()) {
       std::stringstream ws(cmp_workloads), ss(cmp_sizes);
       for (std::string w; std::getline(ws, w, ',');)
@@ -200,7 +227,7 @@ int sc_main(int argc, char* argv[]) {
       std::cout << fabricsim::sim::route_tables(fabricsim::sim::load_config(file, overrides));
       return 0;
     }
-    return run_command(file, overrides, out_dir, packet_csv, trace_dir);
+    return run_command(file, overrides, out_dir, packet_csv, trace_dir, verbosity);
   } catch (const fabricsim::sim::ConfigError& e) {
     std::cerr << "fabricsim: error: " << e.what() << "\n";
     return kExitConfigError;

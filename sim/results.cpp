@@ -168,7 +168,7 @@ nlohmann::json scoreboard(const Fabric& fabric, const nlohmann::json& packets, c
 
 }  // namespace
 
-nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log) {
+nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log, Progress* progress) {
   // A workload that ends the run itself (perftest) calls sc_stop: not news.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   stats::Registry registry;
@@ -178,7 +178,22 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
     fabric.set_packet_log(packet_log);
   }
   const auto wall_start = std::chrono::steady_clock::now();
-  sc_core::sc_start(to_sc(config.simulation.duration));
+  const sc_time duration = to_sc(config.simulation.duration);
+  if (progress && progress->enabled()) {
+    // Slices end on the same timeline as one sc_start(duration): each runs every event up
+    // to its end, so the results are the same (tests/test_sweep.cpp checks it).
+    const sc_time slice = duration / 200.0 > sc_time(1, sc_core::SC_NS) ? duration / 200.0 : sc_time(1, sc_core::SC_NS);
+    const double total_ns = duration.to_seconds() * 1e9;
+    while (sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_time_stamp() < duration) {
+      const sc_time left = duration - sc_core::sc_time_stamp();
+      sc_core::sc_start(left < slice ? left : slice);
+      progress->update(sc_core::sc_time_stamp().to_seconds() * 1e9, total_ns, "");
+    }
+    progress->update(sc_core::sc_time_stamp().to_seconds() * 1e9, total_ns, "", true);
+    progress->finish();
+  } else {
+    sc_core::sc_start(duration);
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   const double end_s = sc_core::sc_time_stamp().to_seconds();

@@ -1,0 +1,360 @@
+// Running a sweep (sim/sweep.h): validation, resumability, the local and Slurm
+// executors, and the gathered table.
+#include "sim/sweep.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "sim/config_reader.h"
+#include "sim/fabric.h"
+#include "sim/process_pool.h"
+#include "sim/python_script.h"
+
+namespace fabricsim::sim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kSweepSchemaVersion = 1;
+
+fs::path point_dir(const fs::path& dir, std::size_t index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%04zu", index);
+  return dir / "points" / name;
+}
+
+/// The overrides that make a point's configuration: the sweep's, then where it writes.
+std::vector<Override> point_overrides(const SweepPoint& p, const fs::path& dir, bool packet_csv) {
+  std::vector<Override> o = p.overrides;
+  o.push_back({"output.directory=" + yaml_quoted(point_dir(dir, p.index).string()), ""});
+  o.push_back({std::string("output.packet_csv=") + (packet_csv ? "true" : "false"), ""});
+  return o;
+}
+
+void write_atomically(const fs::path& file, const std::string& text) {
+  const fs::path tmp = file.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, file);
+}
+
+/// Runs one point in this process and writes its results.json last (the point is complete
+/// once it exists): packets.csv first, both through a temporary file and a rename.
+int run_point(const FabricConfig& config, const nlohmann::ordered_json& record) {
+  const fs::path dir(config.output.directory);
+  fs::create_directories(dir);
+  std::error_code ec;
+  fs::remove(dir / "results.json", ec);
+  nlohmann::json r;
+  try {
+    std::unique_ptr<std::ofstream> csv;
+    if (config.output.packet_csv) csv = std::make_unique<std::ofstream>(dir / "packets.csv.tmp");
+    r = run_simulation(config, csv.get());
+    if (csv) {
+      csv->close();
+      fs::rename(dir / "packets.csv.tmp", dir / "packets.csv");
+    }
+  } catch (const std::exception& e) {
+    r = {{"error", e.what()}};
+  }
+  r["sweep_point"] = nlohmann::json::parse(record.dump());
+  write_atomically(dir / "results.json", r.dump(1) + "\n");
+  return r.contains("error") ? 1 : 0;
+}
+
+/// The point's results when its results.json is complete and was made for this very point
+/// and configuration (`echo`: the effective configuration document).
+nlohmann::json complete_result(const fs::path& dir, const SweepPoint& p, const nlohmann::json& echo) {
+  std::ifstream in(point_dir(dir, p.index) / "results.json");
+  if (!in) return nullptr;
+  try {
+    nlohmann::json r = nlohmann::json::parse(in);
+    if (r.contains("error") || !r.contains("sweep_point") ||
+        r["sweep_point"] != nlohmann::json::parse(p.record().dump()) || r["config"] != echo)
+      return nullptr;
+    return r;
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+/// The table columns measured per point (after point, the axes and the seed).
+const std::vector<std::string>& metric_columns() {
+  static const std::vector<std::string> c{
+      "status",         "offered_load",   "injected_load",  "accepted_load",   "injected",         "delivered",
+      "dropped",        "latency_mean_ns", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns",
+      "simulated_time_ns", "busbw_GBps"};
+  return c;
+}
+
+nlohmann::ordered_json metrics(const nlohmann::json& r) {
+  nlohmann::ordered_json m;
+  if (r.is_null()) {
+    for (const auto& c : metric_columns()) m[c] = nullptr;
+    m["status"] = "missing";
+    return m;
+  }
+  m["status"] = r.contains("stall") ? "stalled" : !r["scoreboard"]["ok"].get<bool>() ? "scoreboard_failed" : "ok";
+  const auto& t = r["throughput"];
+  const auto& l = r["latency"]["network_latency_ns"];
+  m["offered_load"] = t["offered_load"];
+  m["injected_load"] = t["injected_load"];
+  m["accepted_load"] = t["accepted_load"];
+  m["injected"] = r["packets"]["injected"];
+  m["delivered"] = r["packets"]["delivered"];
+  m["dropped"] = r["packets"]["dropped"];
+  m["latency_mean_ns"] = l["mean"];
+  m["latency_p50_ns"] = l["p50"];
+  m["latency_p99_ns"] = l["p99"];
+  m["latency_p999_ns"] = l["p99.9"];
+  m["latency_max_ns"] = l["max"];
+  m["simulated_time_ns"] = r["simulated_time_ns"];
+  // Collectives: bus bandwidth at the largest message size.
+  m["busbw_GBps"] = nullptr;
+  if (r.contains("collective") && !r["collective"]["sizes"].empty())
+    m["busbw_GBps"] = r["collective"]["sizes"].back()["busbw_GBps"];
+  return m;
+}
+
+std::string csv_field(const nlohmann::ordered_json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  }
+  return v.dump();
+}
+
+/// sweep.csv and sweep.json from the points' results; returns the number of points not ok.
+std::size_t gather(const SweepSpec& spec, const std::vector<FabricConfig>& configs, const fs::path& dir,
+                   const std::string& executor, Verbosity verbosity) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::ofstream csv(dir / "sweep.csv.tmp");
+  csv << "point";
+  for (const auto& k : spec.axis_keys) csv << ',' << csv_field(k);
+  csv << ",seed";
+  for (const auto& c : metric_columns()) csv << ',' << c;
+  csv << '\n';
+  std::size_t bad = 0;
+  for (const auto& p : spec.points) {
+    const nlohmann::json r = complete_result(dir, p, configs[p.index].echo);
+    nlohmann::ordered_json row = p.record();
+    row["metrics"] = metrics(r);
+    row["results"] = (fs::path("points") / point_dir(dir, p.index).filename() / "results.json").string();
+    if (row["metrics"]["status"] != "ok") ++bad;
+    csv << p.index;
+    for (const auto& [k, v] : p.axes) csv << ',' << csv_field(v);
+    csv << ',' << p.seed;
+    for (const auto& c : metric_columns()) csv << ',' << csv_field(row["metrics"][c]);
+    csv << '\n';
+    rows.push_back(row);
+  }
+  csv.close();
+  fs::rename(dir / "sweep.csv.tmp", dir / "sweep.csv");
+  const nlohmann::ordered_json report{{"schema_version", kSweepSchemaVersion},
+                                      {"sweep_file", spec.file},
+                                      {"base_config", spec.base},
+                                      {"executor", executor},
+                                      {"axes", spec.axis_keys},
+                                      {"columns", metric_columns()},
+                                      {"points", rows}};
+  write_atomically(dir / "sweep.json", report.dump(2) + "\n");
+  if (verbosity != Verbosity::quiet) {
+    std::printf("%6s", "point");
+    for (const auto& k : spec.axis_keys) std::printf(" %14s", k.c_str());
+    std::printf(" %6s %9s %9s %10s %10s %s\n", "seed", "injected", "accepted", "p50 ns", "p99 ns", "status");
+    for (const auto& row : rows) {
+      std::printf("%6zu", row["point"].get<std::size_t>());
+      for (const auto& k : spec.axis_keys) std::printf(" %14s", row["axes"][k].get<std::string>().c_str());
+      const auto& m = row["metrics"];
+      const auto num = [](const nlohmann::ordered_json& v) { return v.is_number() ? v.get<double>() : 0.0; };
+      std::printf(" %6llu %9.4f %9.4f %10.1f %10.1f %s\n", row["seed"].get<unsigned long long>(),
+                  num(m["injected_load"]), num(m["accepted_load"]), num(m["latency_p50_ns"]),
+                  num(m["latency_p99_ns"]), m["status"].get<std::string>().c_str());
+    }
+    std::cout << "results: " << (dir / "sweep.csv").string() << ", " << (dir / "sweep.json").string() << "\n";
+  }
+  return bad;
+}
+
+int run_local(const std::vector<FabricConfig>& configs, const SweepSpec& spec, const std::vector<std::size_t>& todo,
+              const SweepOptions& o) {
+  const int parallel = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Progress progress(o.verbosity);
+  std::size_t done = 0, failed = 0;
+  run_process_pool(
+      todo.size(), parallel, [&](std::size_t i) { return run_point(configs[todo[i]], spec.points[todo[i]].record()); },
+      [&](std::size_t i, int status, double wall_s) {
+        ++done;
+        if (!exited_ok(status)) ++failed;
+        if (o.verbosity == Verbosity::verbose) {
+          progress.finish();
+          std::string axes;
+          for (const auto& [k, v] : spec.points[todo[i]].axes) axes += " " + k + "=" + v;
+          std::printf("sweep: [%zu/%zu] point %zu%s seed=%llu: %s in %.2f s\n", done, todo.size(), todo[i],
+                      axes.c_str(), static_cast<unsigned long long>(spec.points[todo[i]].seed),
+                      exited_ok(status) ? "done" : "FAILED", wall_s);
+          std::fflush(stdout);
+        }
+        progress.update(static_cast<double>(done), static_cast<double>(todo.size()), "points", done == todo.size());
+      });
+  progress.finish();
+  return failed == 0 ? 0 : 1;
+}
+
+/// Runs `cmd`, returns its exit code and output (stdout and stderr).
+int capture(const std::string& cmd, std::string& output) {
+  output.clear();
+  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
+  if (!f) return -1;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) output.append(buf, n);
+  const int status = pclose(f);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find the fabricsim binary (/proc/self/exe)");
+  return exe.string();
+}
+
+int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, const fs::path& dir,
+              const std::vector<std::size_t>& todo, const SweepOptions& o) {
+  const fs::path sdir = dir / "slurm";
+  fs::create_directories(sdir);
+  // The plan: every point's overrides (the task reloads and revalidates the configuration) and
+  // which points each array task runs.
+  nlohmann::json points = nlohmann::json::array(), tasks = nlohmann::json::array();
+  for (const auto& p : spec.points) {
+    nlohmann::json ov = nlohmann::json::array();
+    for (const auto& x : point_overrides(p, dir, spec.packet_csv))
+      ov.push_back({{"assignment", x.assignment}, {"origin", x.origin}});
+    points.push_back({{"record", nlohmann::json::parse(p.record().dump())}, {"overrides", ov}});
+  }
+  const std::size_t per = static_cast<std::size_t>(std::max(1, o.points_per_task));
+  for (std::size_t i = 0; i < todo.size(); i += per)
+    tasks.push_back(std::vector<std::size_t>(todo.begin() + i, todo.begin() + std::min(todo.size(), i + per)));
+  const fs::path plan = sdir / "plan.json";
+  // Absolute paths: array tasks reload the configuration wherever they start.
+  write_atomically(plan, nlohmann::json{{"base", fs::absolute(spec.base).lexically_normal().string()},
+                                        {"points", points},
+                                        {"tasks", tasks}}.dump(1) + "\n");
+
+  const fs::path script = sdir / "sweep.sbatch";
+  std::ofstream(script) << "#!/bin/sh\n"
+                        << "#SBATCH --job-name=fabricsim-sweep\n"
+                        << "#SBATCH --array=0-" << tasks.size() - 1 << "\n"
+                        << "#SBATCH --output=" << (sdir / "task_%a.out").string() << "\n"
+                        << "#SBATCH --chdir=" << fs::current_path().string() << "\n"
+                        << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
+                        << "exec " << shell_quoted(self_exe()) << " sweep-task " << shell_quoted(plan.string())
+                        << " \"$SLURM_ARRAY_TASK_ID\"\n";
+  std::string cmd = "sbatch --parsable";
+  for (const auto& x : o.sbatch_options) cmd += " " + shell_quoted(x);
+  cmd += " " + shell_quoted(script.string());
+  std::string out;
+  if (capture(cmd, out) != 0)
+    throw std::runtime_error("sbatch failed: " + out + "(is Slurm reachable? SLURM_CONF, scripts/slurm_local.sh)");
+  const std::string job = out.substr(0, out.find_first_of(";\n"));
+  if (o.verbosity != Verbosity::quiet)
+    std::printf("sweep: Slurm job %s: %zu array tasks for %zu points (logs %s/task_N.out)\n", job.c_str(),
+                tasks.size(), todo.size(), sdir.string().c_str());
+  std::fflush(stdout);
+
+  // Wait until no task of the job is pending or running, following the finished points.
+  Progress progress(o.verbosity);
+  for (;;) {
+    std::size_t done = 0;
+    for (std::size_t i : todo) done += !complete_result(dir, spec.points[i], configs[i].echo).is_null();
+    progress.update(static_cast<double>(done), static_cast<double>(todo.size()), "points");
+    std::string q;
+    const int rc = capture("squeue --noheader --jobs=" + job + " --format=%i", q);
+    if (rc != 0 && q.find("Invalid job id") == std::string::npos)
+      throw std::runtime_error("squeue failed: " + q);
+    if (rc != 0 || q.find_first_not_of(" \n") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  std::size_t done = 0;
+  for (std::size_t i : todo) done += !complete_result(dir, spec.points[i], configs[i].echo).is_null();
+  progress.update(static_cast<double>(done), static_cast<double>(todo.size()), "points", true);
+  progress.finish();
+  return done == todo.size() ? 0 : 1;
+}
+
+}  // namespace
+
+int sweep_command(SweepSpec spec, const SweepOptions& o) {
+  if (o.executor != "local" && o.executor != "slurm")
+    throw ConfigError("--executor " + o.executor, "", "expected local or slurm");
+  const fs::path dir = fs::absolute(o.out_dir.empty() ? "results/sweep_" + fs::path(spec.file).stem().string()
+                                                      : o.out_dir).lexically_normal();
+  // Every point is read and checked before anything runs.
+  std::vector<FabricConfig> configs;
+  for (auto& p : spec.points) {
+    configs.push_back(load_config_with_origins(spec.base, point_overrides(p, dir, spec.packet_csv)));
+    p.seed = configs.back().simulation.seed;
+  }
+  fs::create_directories(dir);
+  std::vector<std::size_t> todo;
+  for (const auto& p : spec.points)
+    if (complete_result(dir, p, configs[p.index].echo).is_null()) todo.push_back(p.index);
+  if (o.verbosity != Verbosity::quiet)
+    std::printf("sweep: %zu points, %zu already done, %zu to run (%s executor)\n", spec.points.size(),
+                spec.points.size() - todo.size(), todo.size(), o.executor.c_str());
+  std::fflush(stdout);
+  if (!todo.empty()) {
+    if (o.executor == "slurm")
+      run_slurm(configs, spec, dir, todo, o);
+    else
+      run_local(configs, spec, todo, o);
+  }
+  const std::size_t bad = gather(spec, configs, dir, o.executor, o.verbosity);
+  if (bad) {
+    std::cerr << "fabricsim: sweep: " << bad << " of " << spec.points.size()
+              << " points did not finish ok (status column of sweep.csv; errors in points/NNNN/results.json"
+              << (o.executor == "slurm" ? ", Slurm logs in slurm/task_N.out" : "")
+              << "); rerun the same command to retry the missing ones\n";
+    return 1;
+  }
+  return 0;
+}
+
+int sweep_task(const std::string& plan_file, int task) {
+  std::ifstream in(plan_file);
+  if (!in) throw std::runtime_error("cannot read " + plan_file);
+  const nlohmann::json plan = nlohmann::json::parse(in);
+  if (task < 0 || static_cast<std::size_t>(task) >= plan["tasks"].size())
+    throw std::runtime_error("no task " + std::to_string(task) + " in " + plan_file);
+  int rc = 0;
+  for (const auto& i : plan["tasks"][static_cast<std::size_t>(task)]) {
+    const auto& p = plan["points"][i.get<std::size_t>()];
+    std::vector<Override> ov;
+    for (const auto& x : p["overrides"]) ov.push_back({x["assignment"], x["origin"]});
+    const FabricConfig config = load_config_with_origins(plan["base"].get<std::string>(), ov);
+    const nlohmann::ordered_json record = nlohmann::ordered_json::parse(p["record"].dump());
+    // Each point in its own process: SystemC elaborates once per process.
+    run_process_pool(1, 1, [&](std::size_t) { return run_point(config, record); },
+                     [&](std::size_t, int status, double) { rc |= exited_ok(status) ? 0 : 1; });
+  }
+  return rc;
+}
+
+}  // namespace fabricsim::sim

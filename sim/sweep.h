@@ -1,0 +1,70 @@
+// `fabricsim sweep`: design-space sweeps (docs/sweeps.md).
+//
+// CODE FLOW
+//   sweep file (base configuration, `set:`, axes of lists or ranges, cartesian or zipped,
+//   seeds) or CONFIG --loads (one axis on traffic.load) -> SweepSpec: one SweepPoint per
+//   combination and seed, each a list of overrides that remember the sweep file line they
+//   came from -> every point's configuration loaded and validated before anything runs
+//   (a typo is exit 2 naming the sweep file, line and key) -> points whose
+//   points/NNNN/results.json is complete are skipped (resumable) -> executor `local`
+//   (a process pool) or `slurm` (plan.json + an sbatch job array whose tasks run
+//   `fabricsim sweep-task`) -> gather: sweep.csv and sweep.json, one row per point keyed by
+//   the axes and the seed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config.h"
+#include "sim/progress.h"
+
+namespace fabricsim::sim {
+
+/// One configuration of the sweep: a combination of axis values and a seed.
+struct SweepPoint {
+  std::size_t index = 0;
+  std::vector<std::pair<std::string, std::string>> axes;  ///< axis key -> value as written, in axis order
+  std::uint64_t seed = 0;                                 ///< simulation.seed of the point
+  std::vector<Override> overrides;                        ///< `set:`, --set, the axis values, the seed
+  /// {"point": index, "axes": {key: value}, "seed": seed}: the key of the point's row.
+  nlohmann::ordered_json record() const;
+};
+
+struct SweepSpec {
+  std::string file;                    ///< the sweep file (for --loads: the configuration)
+  std::string base;                    ///< the base configuration
+  std::vector<std::string> axis_keys;  ///< in the order of the table's columns
+  bool packet_csv = true;              ///< write packets.csv per point (latency CDFs of the report)
+  std::vector<SweepPoint> points;      ///< seed filled from the configuration when not swept
+};
+
+/// True when `file` is a sweep file: a YAML mapping with `axes:`.
+bool is_sweep_file(const std::string& file);
+/// Reads a sweep file; `cli_overrides` (--set) apply to every point after its `set:`.
+SweepSpec read_sweep_file(const std::string& file, const std::vector<std::string>& cli_overrides);
+/// The offered-load sweep of `fabricsim sweep CONFIG --loads L,...`: one axis on traffic.load.
+SweepSpec load_sweep(const std::string& config, const std::vector<double>& loads,
+                     const std::vector<std::string>& cli_overrides);
+
+struct SweepOptions {
+  std::string out_dir;                      ///< results folder; empty: results/sweep_<stem>
+  std::string executor = "local";           ///< local | slurm
+  int jobs = 0;                             ///< local: simulations at once; 0: number of CPUs
+  int points_per_task = 1;                  ///< slurm: points per array task
+  std::vector<std::string> sbatch_options;  ///< slurm: extra sbatch options, e.g. --partition=x
+  Verbosity verbosity = Verbosity::normal;
+};
+
+/// Validates every point, runs the missing ones, gathers the table; returns the exit code.
+/// Configuration errors throw ConfigError (exit 2 in main).
+int sweep_command(SweepSpec spec, const SweepOptions& options);
+
+/// One Slurm array task: runs the points of task `task` in `plan` (written by the slurm
+/// executor). Returns 0 when every point ran.
+int sweep_task(const std::string& plan, int task);
+
+}  // namespace fabricsim::sim

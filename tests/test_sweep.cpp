@@ -1,0 +1,408 @@
+// `fabricsim sweep` (sweep files, the local and Slurm executors, resuming), `fabricsim
+// report` in headless Chromium, and the progress line of long runs (issue 8).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "sim/config_reader.h"
+#include "sim/progress.h"
+#include "sim/sweep.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using fabricsim::testing::run_command;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kSource = FABRICSIM_SOURCE_DIR;
+
+// A fresh folder per test under the system temp folder.
+fs::path temp_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path d = fs::path(::testing::TempDir()) / ("fabricsim_sweep_" + std::string(info->test_suite_name()) + "_" +
+                                                       info->name() + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+fs::path write(const fs::path& file, const std::string& text) {
+  std::ofstream(file) << text;
+  return file;
+}
+
+std::string read(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The acceptance sweep: 6 loads x 2 buffer organisations x 2 seeds = 24 points on the
+// 16-port switch, 15 us simulated each.
+const std::string kSweep24 = kSource + "/examples/sweeps/switch_buffers.yaml";
+
+std::vector<fs::file_time_type> result_times(const fs::path& out, int n) {
+  std::vector<fs::file_time_type> t;
+  char name[16];
+  for (int i = 0; i < n; ++i) {
+    std::snprintf(name, sizeof name, "%04d", i);
+    const fs::path f = out / "points" / name / "results.json";
+    t.push_back(fs::exists(f) ? fs::last_write_time(f) : fs::file_time_type::min());
+  }
+  return t;
+}
+
+// The gathered table without the run-specific fields (where results are, which executor).
+nlohmann::json table_of(const fs::path& out) {
+  nlohmann::json j = nlohmann::json::parse(read(out / "sweep.json"));
+  for (auto& p : j["points"]) p.erase("results");
+  return j["points"];
+}
+
+TEST(SweepSpec, CartesianRangesSeedsAndZip) {
+  const fs::path d = temp_dir();
+  const auto spec = fabricsim::sim::read_sweep_file(kSweep24, {});
+  ASSERT_EQ(spec.points.size(), 24u);
+  EXPECT_EQ(spec.axis_keys, (std::vector<std::string>{"traffic.load", "switch.buffer"}));
+  // The first axis varies slowest, seeds fastest; the range includes its end on the grid.
+  EXPECT_EQ(spec.points[0].axes[0].second, "0.2");
+  EXPECT_EQ(spec.points[1].seed, 2u);
+  EXPECT_EQ(spec.points[2].axes[1].second, "voq");
+  EXPECT_EQ(spec.points[23].axes[0].second, "0.95");
+  EXPECT_EQ(spec.points[23].overrides.back().assignment, "simulation.seed=2");
+
+  const auto zipped = fabricsim::sim::read_sweep_file(
+      write(d / "z.yaml", "base: " + kSource + "/examples/single_switch.yaml\n"
+                          "axes:\n"
+                          "  - key: traffic.load\n"
+                          "    range: {from: 0.1, to: 0.3, count: 3}\n"
+                          "  - zip:\n"
+                          "      - {key: switch.allocator, values: [islip, pim]}\n"
+                          "      - {key: switch.allocator_iterations, values: [1, 3]}\n")
+          .string(),
+      {});
+  ASSERT_EQ(zipped.points.size(), 6u);  // 3 loads x 2 zipped pairs
+  EXPECT_EQ(zipped.points[1].axes[1].second, "pim");
+  EXPECT_EQ(zipped.points[1].axes[2].second, "3");
+  EXPECT_EQ(zipped.points[4].axes[0].second, "0.3");
+
+  const auto all_zip = fabricsim::sim::read_sweep_file(
+      write(d / "zz.yaml", "base: " + kSource + "/examples/single_switch.yaml\ncombine: zip\n"
+                           "axes:\n  - {key: traffic.load, values: [0.2, 0.4]}\n"
+                           "  - {key: switch.buffer, values: [voq, output_queued]}\n")
+          .string(),
+      {});
+  ASSERT_EQ(all_zip.points.size(), 2u);
+  EXPECT_EQ(all_zip.points[1].axes[1].second, "output_queued");
+}
+
+// A bad key or value in an axis is reported at its line in the sweep file, like any
+// configuration error, before anything runs.
+TEST(SweepSpec, ErrorsNameTheSweepFileLineAndKey) {
+  const fs::path d = temp_dir();
+  const std::string base = "base: " + kSource + "/examples/single_switch.yaml\n";
+  struct Case {
+    std::string text, expect;
+  };
+  const std::vector<Case> cases{
+      {base + "axes:\n  - key: traffic.laod\n    values: [0.2, 0.5]\n",
+       "s.yaml:4:14: traffic.laod: unknown key; allowed keys here:"},
+      {base + "axes:\n  - key: switch.buffer\n    values: [voq, voqq]\n", "s.yaml:4:19: switch.buffer: unknown value 'voqq'"},
+      {base + "axes:\n  - key: traffic.load\n    values: [0.2, 1.7]\n", "s.yaml:4:19: traffic.load: must be a number in"},
+      {base + "set:\n  simulation.duraton: 5us\naxes:\n  - {key: traffic.load, values: [0.2]}\n",
+       "s.yaml:3:23: simulation.duraton: unknown key"},
+      {base + "axes:\n  - key: traffic.load\n    range: {from: 0.5, to: 0.1, step: 0.1}\n", "s.yaml:4:28: axes[0].range.to: must be >= from"},
+      {base + "axes:\n  - zip:\n    - {key: traffic.load, values: [0.2, 0.3]}\n    - {key: switch.buffer, values: [voq]}\n",
+       "axes[0].zip: zipped axes need the same number of values"},
+      {base + "axes:\n  - {key: traffic.load, valeus: [0.2]}\n", "axes[0]"},
+      {"axes:\n  - {key: traffic.load, values: [0.2]}\n", "s.yaml:1:1: base: a sweep file names its base configuration"},
+      {base + "axes: []\n", "axes: expected a list of axes"},
+  };
+  for (const auto& c : cases) {
+    write(d / "s.yaml", c.text);
+    const auto r = run_command("sweep " + (d / "s.yaml").string() + " --out " + (d / "out").string());
+    EXPECT_EQ(r.exit_code, 2) << c.text << r.output;
+    EXPECT_THAT(r.output, HasSubstr(c.expect)) << c.text;
+    EXPECT_FALSE(fs::exists(d / "out" / "points")) << "nothing runs when a point is bad: " << c.text;
+  }
+}
+
+// The offered-load sweep of a plain configuration is an axis on traffic.load.
+TEST(Sweep, LoadsOfAConfigurationAreAnAxis) {
+  const fs::path d = temp_dir();
+  const auto r = run_command("sweep " + kSource + "/examples/single_switch.yaml --loads 0.2,0.4 --set switch.buffer=voq "
+                             "--set simulation.duration=15us --out " + (d / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = read(d / "out" / "sweep.csv");
+  EXPECT_THAT(csv, HasSubstr("point,traffic.load,seed,status,offered_load,injected_load,accepted_load"));
+  const auto points = table_of(d / "out");
+  ASSERT_EQ(points.size(), 2u);
+  for (const auto& p : points) {
+    const double offered = std::stod(p["axes"]["traffic.load"].get<std::string>());
+    EXPECT_EQ(p["metrics"]["offered_load"].get<double>(), offered);
+    // Below saturation a VOQ switch accepts what is offered (within the 12 us window's noise).
+    EXPECT_NEAR(p["metrics"]["accepted_load"].get<double>(), offered, 0.05);
+  }
+  const auto bad = run_command("sweep " + kSource + "/examples/single_switch.yaml --loads 0.5,1.5");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("--loads 0.5,1.5: expected comma-separated loads in (0, 1], got '1.5'"));
+}
+
+// 24 points; deleted or truncated results are the only ones rerun, and the table is the same.
+TEST(Sweep, RerunRunsOnlyTheMissingPoints) {
+  const fs::path d = temp_dir();
+  // A copy of the example with its base configuration found from the copy's folder.
+  const fs::path sweep = d / "s.yaml";
+  std::string text = read(kSweep24);
+  text.replace(text.find("../single_switch.yaml"), 21, kSource + "/examples/single_switch.yaml");
+  write(sweep, text);
+  const std::string cmd = "sweep " + sweep.string() + " --jobs 2 --out " + (d / "out").string();
+  const auto first = run_command(cmd);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_THAT(first.output, HasSubstr("24 points, 0 already done, 24 to run"));
+  const auto table = table_of(d / "out");
+  ASSERT_EQ(table.size(), 24u);
+  // The sweep did what it says: input FIFO saturates near Karol's 0.586, VOQ does not.
+  EXPECT_LT(table[20]["metrics"]["accepted_load"].get<double>(), 0.65);  // 0.95, input_fifo
+  EXPECT_GT(table[22]["metrics"]["accepted_load"].get<double>(), 0.85);  // 0.95, voq
+  const auto before = result_times(d / "out", 24);
+  fs::remove(d / "out/points/0003/results.json");
+  fs::remove(d / "out/points/0017/results.json");
+  write(d / "out/points/0009/results.json", "{\"schema_version\": 2, \"pack");  // a torn file
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto second = run_command(cmd + " --verbose");
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_THAT(second.output, HasSubstr("24 points, 21 already done, 3 to run"));
+  for (const char* p : {"point 3 ", "point 9 ", "point 17 "}) EXPECT_THAT(second.output, HasSubstr(p));
+  EXPECT_THAT(second.output, Not(HasSubstr("point 4 ")));
+  const auto after = result_times(d / "out", 24);
+  for (int i = 0; i < 24; ++i) {
+    if (i == 3 || i == 9 || i == 17) continue;
+    EXPECT_EQ(after[i], before[i]) << "point " << i << " was rerun";
+  }
+  EXPECT_EQ(table_of(d / "out"), table);
+  // A result made for another configuration is not complete: a changed `set:` reruns all.
+  text.replace(text.find("duration: 15us"), 14, "duration: 16us");
+  write(sweep, text);
+  const auto third = run_command(cmd);
+  EXPECT_THAT(third.output, HasSubstr("24 points, 0 already done, 24 to run"));
+  EXPECT_THAT(run_command(cmd).output, HasSubstr("24 points, 24 already done, 0 to run"));
+}
+
+// Killing a sweep midway, then running it again, runs exactly the points without a result.
+TEST(Sweep, KilledMidwayFinishesOnlyTheMissingPoints) {
+  const fs::path d = temp_dir();
+  const fs::path out = d / "out";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    const int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(FABRICSIM_BINARY, FABRICSIM_BINARY, "sweep", kSweep24.c_str(), "--set", "simulation.duration=60us", "--jobs",
+          "1", "--out", out.c_str(), nullptr);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  // Wait for a few finished points, then kill the sweep and its running child.
+  int finished = 0;
+  for (int i = 0; i < 3000 && finished < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    finished = 0;
+    for (auto t : result_times(out, 24)) finished += t != fs::file_time_type::min();
+  }
+  kill(-pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_GE(finished, 4);
+  int done = 0;
+  for (auto t : result_times(out, 24)) done += t != fs::file_time_type::min();
+  ASSERT_LT(done, 24) << "the sweep finished before it was killed";
+  const auto before = result_times(out, 24);
+  const auto r = run_command("sweep " + kSweep24 + " --set simulation.duration=60us --jobs 2 --verbose --out " +
+                             out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("24 points, " + std::to_string(done) + " already done, " +
+                                  std::to_string(24 - done) + " to run"));
+  const auto after = result_times(out, 24);
+  int reran = 0;
+  for (int i = 0; i < 24; ++i) {
+    if (before[i] != fs::file_time_type::min()) {
+      EXPECT_EQ(after[i], before[i]) << "point " << i << " was rerun";
+    }
+    reran += before[i] == fs::file_time_type::min();
+    EXPECT_NE(after[i], fs::file_time_type::min()) << "point " << i << " has no result";
+  }
+  EXPECT_EQ(reran, 24 - done);
+}
+
+// A private single-node Slurm cluster (scripts/slurm_local.sh) for the length of a test.
+class LocalSlurm {
+ public:
+  explicit LocalSlurm(const fs::path& dir) : dir_(dir) {
+    const auto r = shell(kSource + "/scripts/slurm_local.sh start " + dir.string());
+    code_ = r.first;
+    log_ = r.second;
+    if (code_ == 0) setenv("SLURM_CONF", (dir / "slurm.conf").c_str(), 1);
+  }
+  ~LocalSlurm() {
+    shell(kSource + "/scripts/slurm_local.sh stop " + dir_.string());
+    unsetenv("SLURM_CONF");
+  }
+  int code() const { return code_; }
+  const std::string& log() const { return log_; }
+
+  static std::pair<int, std::string> shell(const std::string& cmd) {
+    std::string out;
+    FILE* f = popen((cmd + " 2>&1").c_str(), "r");
+    char buf[4096];
+    for (std::size_t n; f && (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+    const int status = f ? pclose(f) : -1;
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  }
+
+ private:
+  fs::path dir_;
+  int code_ = -1;
+  std::string log_;
+};
+
+// The acceptance check: the same 24 points through an sbatch job array on a real
+// slurmctld + slurmd give the local executor's table, and a rerun on Slurm runs only
+// the missing points.
+TEST(Sweep, SlurmJobArrayEqualsLocalExecutor) {
+  const fs::path d = temp_dir();
+  const std::string sweep = kSweep24;
+  LocalSlurm slurm(d / "slurm");
+  if (slurm.code() == 3) GTEST_SKIP() << "Slurm cannot start on this machine: " << slurm.log();
+  ASSERT_EQ(slurm.code(), 0) << slurm.log();
+
+  const auto local = run_command("sweep " + sweep + " --jobs 2 --out " + (d / "local").string());
+  ASSERT_EQ(local.exit_code, 0) << local.output;
+  const auto on_slurm = run_command("sweep " + sweep + " --executor slurm --points-per-task 4 --out " +
+                                    (d / "slurm_out").string());
+  ASSERT_EQ(on_slurm.exit_code, 0) << on_slurm.output << read(d / "slurm_out/slurm/task_0.out");
+  EXPECT_THAT(on_slurm.output, HasSubstr("6 array tasks for 24 points"));
+  EXPECT_EQ(read(d / "slurm_out/sweep.csv"), read(d / "local/sweep.csv"));
+  EXPECT_EQ(table_of(d / "slurm_out"), table_of(d / "local"));
+  EXPECT_EQ(table_of(d / "slurm_out").size(), 24u);
+
+  fs::remove(d / "slurm_out/points/0005/results.json");
+  fs::remove(d / "slurm_out/points/0020/results.json");
+  const auto before = result_times(d / "slurm_out", 24);
+  const auto rerun = run_command("sweep " + sweep + " --executor slurm --out " + (d / "slurm_out").string());
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+  EXPECT_THAT(rerun.output, HasSubstr("24 points, 22 already done, 2 to run"));
+  EXPECT_THAT(rerun.output, HasSubstr("2 array tasks for 2 points"));
+  const auto after = result_times(d / "slurm_out", 24);
+  for (int i = 0; i < 24; ++i) {
+    if (i == 5 || i == 20) continue;
+    EXPECT_EQ(after[i], before[i]) << "point " << i << " was rerun";
+  }
+  EXPECT_EQ(read(d / "slurm_out/sweep.csv"), read(d / "local/sweep.csv"));
+}
+
+// The report of a load sweep and of a collective sweep opens in headless Chromium with
+// every plot decoded, no console error, and a screenshot.
+TEST(Report, OpensInHeadlessChromiumWithEveryPlot) {
+  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "/usr/bin/chromium not installed (scripts/setup.sh installs it)";
+  const fs::path d = temp_dir();
+  ASSERT_EQ(run_command("sweep " + kSweep24 + " --out " + (d / "load").string()).exit_code, 0);
+  write(d / "c.yaml", "base: " + kSource + "/examples/quickstart.yaml\n"
+                      "set:\n  simulation.duration: 200us\n"
+                      "  collective: {op: allreduce, sizes: [4KiB, 16KiB, 64KiB], iterations: 1}\n"
+                      "axes:\n  - {key: collective.algorithm, values: [ring, halving_doubling]}\n");
+  ASSERT_EQ(run_command("sweep " + (d / "c.yaml").string() + " --out " + (d / "coll").string()).exit_code, 0);
+  const std::map<std::string, std::vector<std::string>> expected{
+      {"load", {"load_latency.png", "throughput_load.png", "latency_cdf.png", "buffer_occupancy.png", "link_utilisation.png"}},
+      {"coll", {"allreduce_busbw.png", "latency_cdf.png", "link_utilisation.png"}}};
+  for (const auto& [name, pngs] : expected) {
+    const fs::path dir = d / name;
+    const auto r = run_command("report " + dir.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const fs::path index = dir / "report" / "index.html";
+    const std::string page = read(index);
+    EXPECT_THAT(page, Not(HasSubstr("http://")));  // offline: nothing to fetch
+    EXPECT_THAT(page, Not(HasSubstr("https://")));
+    int images = 0;
+    for (std::size_t at = 0; (at = page.find("data:image/png;base64,", at)) != std::string::npos; ++at) ++images;
+    for (const auto& png : pngs) {
+      EXPECT_TRUE(fs::exists(dir / "report" / png)) << png;
+      EXPECT_THAT(page, HasSubstr("alt=\"" + png + "\"")) << png;
+    }
+    const std::string chromium = "/usr/bin/chromium --headless --no-sandbox --disable-gpu --window-size=1200,3000 ";
+    const auto dom = LocalSlurm::shell("timeout 60 " + chromium + "--enable-logging=stderr --v=0 --dump-dom file://" +
+                                       index.string());
+    ASSERT_EQ(dom.first, 0) << dom.second;
+    // The page's own check counts the images the browser decoded.
+    EXPECT_THAT(dom.second, HasSubstr("data-images-total=\"" + std::to_string(images) + "\""));
+    EXPECT_THAT(dom.second, HasSubstr("data-images-decoded=\"" + std::to_string(images) + "\""));
+    EXPECT_GE(images, static_cast<int>(pngs.size()));
+    EXPECT_THAT(dom.second, Not(HasSubstr("Uncaught")));
+    EXPECT_THAT(dom.second, Not(HasSubstr("CONSOLE")));
+    const fs::path shot = dir / "screenshot.png";
+    const auto s = LocalSlurm::shell("timeout 60 " + chromium + "--screenshot=" + shot.string() + " file://" + index.string());
+    ASSERT_EQ(s.first, 0) << s.second;
+    const std::string png = read(shot);
+    ASSERT_GT(png.size(), 10000u);
+    EXPECT_EQ(png.substr(1, 3), "PNG");
+  }
+}
+
+// Progress: a line with simulated time, wall time, rate and ETA when asked for (--verbose)
+// or on a terminal; nothing when not a terminal; the results do not change.
+TEST(Progress, LineOnRequestOrTerminalAndSameResults) {
+  const fs::path d = temp_dir();
+  const std::string run = "run " + kSource + "/examples/single_switch.yaml --set simulation.duration=30us --out ";
+  const auto plain = run_command(run + (d / "plain").string());
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_THAT(plain.output, Not(HasSubstr("ETA")));
+  const auto verbose = run_command(run + (d / "verbose").string() + " --verbose");
+  ASSERT_EQ(verbose.exit_code, 0) << verbose.output;
+  EXPECT_TRUE(std::regex_search(verbose.output, std::regex("simulated 30.0 us / 30.0 us \\(100%\\)  wall [0-9.]+ "
+                                                           "(s|min)  rate [0-9.]+ [nmu]?s/s  done")))
+      << verbose.output;
+  auto strip = [](nlohmann::json j) {
+    j.erase("simulator");
+    j.erase("config");
+    return j;
+  };
+  EXPECT_EQ(strip(nlohmann::json::parse(read(d / "verbose/results.json"))),
+            strip(nlohmann::json::parse(read(d / "plain/results.json"))));
+  const auto quiet = run_command(run + (d / "quiet").string() + " --quiet");
+  EXPECT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.output, "");
+  EXPECT_TRUE(fs::exists(d / "quiet/results.json"));
+  // On a terminal (script(1) gives the command a pseudo-terminal) the line redraws in place.
+  const auto tty = LocalSlurm::shell("script -qec '" + std::string(FABRICSIM_BINARY) + " " + run +
+                                     (d / "tty").string() + "' /dev/null");
+  EXPECT_EQ(tty.first, 0) << tty.second;
+  EXPECT_THAT(tty.second, HasSubstr("\rsimulated "));
+  EXPECT_THAT(tty.second, HasSubstr("ETA"));
+  EXPECT_EQ(fabricsim::sim::Progress::text(25e3, 100e3, 10, true, ""),
+            "simulated 25.0 us / 100.0 us (25%)  wall 10.0 s  rate 2.5 us/s  ETA 30.0 s");
+  EXPECT_EQ(fabricsim::sim::Progress::text(6, 24, 3, false, "points"),
+            "points 6 / 24 (25%)  wall 3.0 s  rate 2.00 /s  ETA 9.0 s");
+}
+
+}  // namespace
