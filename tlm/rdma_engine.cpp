@@ -346,7 +346,7 @@ void RdmaEngine::consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc
   ++delivered_messages_;
   if (q.message_bytes != c.bytes && !(c.bytes == 0 && q.message_bytes == 0)) ++corrupt_messages_;
   q.message_bytes = 0;
-  if (on_flow_) on_flow_({q.peer, endpoint_, c.bytes, c.posted, now});
+  if (on_flow_) on_flow_({q.peer, endpoint_, c.bytes, static_cast<std::uint32_t>(q.peer_qpn), c.posted, now});
   if (on_completion_) on_completion_(c);
 }
 
