@@ -45,6 +45,13 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   for (int a : tree.parent)
     if (a >= 0) ++extra_port[tree.switches[a]];
   for (int a : tree.node_of) ++extra_port[tree.switches[a]];
+  for (std::size_t s = 0; s < extra_port.size(); ++s)
+    if (graph_.switches[s].radix + extra_port[s] > 256)
+      throw std::invalid_argument(
+          "collective.algorithm sharp: switch " + graph_.switches[s].name + " needs " +
+          std::to_string(extra_port[s]) + " aggregation ports on top of its radix " +
+          std::to_string(graph_.switches[s].radix) + ", more than 256 ports in all; use fewer collective.ranks or a "
+          "smaller topology radix");
 
   for (std::size_t s = 0; s < graph_.switches.size(); ++s) {
     tlm_fabric::SwitchParams params = sp;

@@ -180,6 +180,14 @@ TEST(SharpAllReduce, RefusedWhereSwitchesCannotReduce) {
   EXPECT_NE(error_of(ib, {"collective={algorithm: sharp}", "switch.in_network_reduction=true", "link.ber=1e-12"})
                 .find("not retransmitted"),
             std::string::npos);
+  // A leaf of 100 ranks needs 101 aggregation ports: past the 256-port switch limit.
+  const json big = run_in_child(load_config_text(
+      kFabric, "coll.yaml",
+      {"topology={kind: leaf_spine, radix: 200, leaves: 2}", "switch={in_network_reduction: true}",
+       "collective.algorithm=sharp", "collective.sizes=[4KiB]"}));
+  EXPECT_NE(big.value("error", "").find("switch leaf0 needs 101 aggregation ports on top of its radix 200"),
+            std::string::npos)
+      << big.dump().substr(0, 300);
 }
 
 }  // namespace
