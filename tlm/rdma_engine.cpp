@@ -84,7 +84,7 @@ void RdmaEngine::post(int qpn, const WorkRequest& wr, const sc_time& now) {
   w.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (wr.bytes + mtu_ - 1) / mtu_));
   if (wr.opcode != RdmaOpcode::read) {
     if (wr.bytes <= host_.inline_threshold) {
-      w.chunk_ready.assign(1, w.wqe_ready);
+      w.chunk_ready.assign(w.packets, w.wqe_ready);  // every segment is in the WQE (MTU may be below the threshold)
     } else {
       dma_.read(w.wqe_ready, wr.bytes, mtu_, host_.memory, &w.chunk_ready);
     }
