@@ -162,7 +162,7 @@ void read_tc_scheduler(ConfigMap m, hw::TcSchedulerParams& t, int vls) {
   m.finish();
 }
 
-void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing) {
+void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, InNetworkReduction& inr) {
   using tlm_fabric::BufferOrganisation;
   using tlm_fabric::ForwardingMode;
   s.ports = static_cast<int>(m.integer("ports", s.ports, 2, 256));
@@ -199,6 +199,12 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing) 
                                                          s.allocator_iterations);
     if (!problem.what.empty()) m.fail(problem.key, problem.what);
   }
+  inr.enabled = m.boolean("in_network_reduction", inr.enabled);
+  if (inr.enabled && framing != hw::Framing::infiniband)
+    m.fail("in_network_reduction", "in-network reduction (SHARP) is an InfiniBand switch capability; link.framing is " +
+                                       std::string(hw::to_string(framing)) + " (RoCE / Ethernet switches do not reduce)");
+  inr.latency = m.time("reduction_latency", inr.latency, Time::seconds(0), Time::us(100));
+  inr.bandwidth = m.bandwidth("reduction_bandwidth", inr.bandwidth, Bandwidth::gbps(0), Bandwidth::gbps(1e6));
   s.vls = static_cast<int>(m.integer("vls", s.vls, 1, 15));
   const auto sl2vl = m.integer_list("sl_to_vl", {}, 0, s.vls - 1, 16);
   s.sl_to_vl.assign(sl2vl.begin(), sl2vl.end());
@@ -327,13 +333,25 @@ void read_collective(ConfigMap m, FabricConfig& c, int endpoints) {
                        NameTable<CollectiveAlgorithm>{{"ring", CollectiveAlgorithm::ring},
                                                       {"double_binary_tree", CollectiveAlgorithm::double_binary_tree},
                                                       {"halving_doubling", CollectiveAlgorithm::halving_doubling},
-                                                      {"direct", CollectiveAlgorithm::direct}});
+                                                      {"direct", CollectiveAlgorithm::direct},
+                                                      {"sharp", CollectiveAlgorithm::sharp}});
   const bool tree_or_hd = p.algorithm == CollectiveAlgorithm::double_binary_tree ||
-                          p.algorithm == CollectiveAlgorithm::halving_doubling;
+                          p.algorithm == CollectiveAlgorithm::halving_doubling ||
+                          p.algorithm == CollectiveAlgorithm::sharp;
   if (tree_or_hd && p.op != CollectiveOp::allreduce)
     m.fail("algorithm", std::string(testbench::to_string(p.algorithm)) + " is an allreduce algorithm");
   if ((p.op == CollectiveOp::alltoall) != (p.algorithm == CollectiveAlgorithm::direct))
     m.fail("algorithm", "alltoall uses the direct algorithm, and direct is only for alltoall");
+  if (p.algorithm == CollectiveAlgorithm::sharp) {
+    // Aggregation traffic is the switches' own raw messages: no transport to recover a loss.
+    if (!c.in_network_reduction.enabled)
+      m.fail("algorithm", "sharp reduces in the switches: it needs switch.in_network_reduction: true");
+    if (c.topology.kind == TopologyKind::back_to_back) m.fail("algorithm", "sharp needs a switch; back_to_back has none");
+    if (c.link.drop_rate > 0 || c.link.ber > 0)
+      m.fail("algorithm", "sharp aggregation traffic is not retransmitted: it needs link.drop_rate and link.ber 0");
+    p.aggregation_latency = tlm_fabric::to_sc(c.in_network_reduction.latency);
+    p.aggregation_bandwidth_bps = c.in_network_reduction.bandwidth.bps();
+  }
   if (m.has("sizes")) {
     p.sizes.clear();
     for (const Size s : m.size_list("sizes", Size::bytes(1), Size::kib(16 * 1024 * 1024), "all")) p.sizes.push_back(s.in_bytes());
@@ -648,7 +666,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   std::uint32_t credit_block = c.switch_params.credit_block_bytes;
   read_simulation(top.map("simulation"), c.simulation);
   read_link(top.map("link"), c.link, credit_block);
-  read_switch(top.map("switch"), c.switch_params, c.link.phy.framing);
+  read_switch(top.map("switch"), c.switch_params, c.link.phy.framing, c.in_network_reduction);
   c.switch_params.seed = hw::mix_seed(c.simulation.seed, 1000);
   read_nic(top.map("nic"), c.nic);
   c.switch_params.credit_block_bytes = credit_block;

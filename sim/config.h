@@ -79,11 +79,20 @@ struct OutputParams {
   hw::Time sample_interval = hw::Time::us(1);   ///< buffer occupancy sampling period; 0s: off
 };
 
+/// SHARP-like in-network reduction: an aggregation node in every switch of a
+/// reduction tree (InfiniBand switches only); used by collective.algorithm: sharp.
+struct InNetworkReduction {
+  bool enabled = false;                          ///< switch.in_network_reduction
+  hw::Time latency = hw::Time::ns(200);          ///< switch.reduction_latency: inputs in -> result out, per node and chunk (assumption)
+  hw::Bandwidth bandwidth;                       ///< switch.reduction_bandwidth: reduction throughput per node; 0: as fast as its ports
+};
+
 struct FabricConfig {
   std::string file;                             ///< where it was read from
   SimulationParams simulation;
   tlm_fabric::LinkParams link;
   tlm_fabric::SwitchParams switch_params;
+  InNetworkReduction in_network_reduction;
   tlm_fabric::NicParams nic;
   TopologyParams topology;
   hw::RoutingParams routing;

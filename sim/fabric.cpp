@@ -35,10 +35,27 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   const int n = graph_.endpoints();
   const sc_time measure_from = to_sc(config_.simulation.warmup);
   const auto per_vl = [&](hw::Size buffer) { return buffer.in_bytes() / static_cast<std::uint64_t>(sp.vls); };
+  // In-network reduction: every switch of the tree gets an aggregation node behind one
+  // internal port per tree edge (per child, and one to its parent).
+  const bool sharp = config_.collective_enabled && config_.collective.algorithm == testbench::CollectiveAlgorithm::sharp;
+  const std::vector<int> ranks = sharp ? place_ranks() : std::vector<int>{};
+  const SwitchTree tree = sharp ? reduction_tree(graph_, ranks) : SwitchTree{};
+  std::vector<int> extra_port(graph_.switches.size(), 0);
+  for (std::size_t a = 0; a < tree.switches.size(); ++a) extra_port[tree.switches[a]] += tree.parent[a] >= 0;
+  for (int a : tree.parent)
+    if (a >= 0) ++extra_port[tree.switches[a]];
+  for (int a : tree.node_of) ++extra_port[tree.switches[a]];
+  for (std::size_t s = 0; s < extra_port.size(); ++s)
+    if (graph_.switches[s].radix + extra_port[s] > 256)
+      throw std::invalid_argument(
+          "collective.algorithm sharp: switch " + graph_.switches[s].name + " needs " +
+          std::to_string(extra_port[s]) + " aggregation ports on top of its radix " +
+          std::to_string(graph_.switches[s].radix) + ", more than 256 ports in all; use fewer collective.ranks or a "
+          "smaller topology radix");
 
   for (std::size_t s = 0; s < graph_.switches.size(); ++s) {
     tlm_fabric::SwitchParams params = sp;
-    params.ports = graph_.switches[s].radix;
+    params.ports = graph_.switches[s].radix + extra_port[s];
     params.speedup = std::min(params.speedup, params.ports);
     params.routing = config_.routing;
     params.seed = hw::mix_seed(sp.seed, s);
@@ -64,14 +81,13 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
       nics_[e]->attach_ingress(up_[1 - e]);
     }
   }
-  for (int e = 0; e < n && !switches_.empty(); ++e) {
-    const std::string ep = "ep" + std::to_string(e);
-    const int s = graph_.host_switch[e], port = graph_.host_port[e];
+  // A NIC (endpoint or aggregation node) on port `port` of switch `s`.
+  auto attach_nic = [&](int e, const std::string& ep, int s, int port, const tlm_fabric::LinkParams& cable,
+                        const tlm_fabric::NicParams& nic_params, const std::string& tier) {
     auto& sw = *switches_[s];
     const std::string swp = graph_.switches[s].name + "_p" + std::to_string(port);
-    nics_.push_back(std::make_unique<tlm_fabric::Nic>(ep.c_str(), e, config_.nic, pool_, stats, measure_from));
+    nics_.push_back(std::make_unique<tlm_fabric::Nic>(ep.c_str(), e, nic_params, pool_, stats, measure_from));
     auto& nic = *nics_.back();
-    const auto& cable = config_.topology.links.at(static_cast<std::size_t>(e));
     auto& up = add_link(ep + "_to_" + swp, cable);
     auto& down = add_link(swp + "_to_" + ep, cable);
     up_.push_back(&up);
@@ -84,8 +100,37 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     nic.attach_egress(&up, sp.vls, sl_to_vl, per_vl(sp.input_buffer));
     nic.attach_ingress(&down);
     sw.attach_ingress(port, &up);
-    sw.attach_egress(port, &down, per_vl(config_.nic.rx_buffer));
-    port_links_[s][port] = {&up, &down, ep, "host"};
+    sw.attach_egress(port, &down, per_vl(nic_params.rx_buffer));
+    port_links_[s][port] = {&up, &down, ep, tier};
+  };
+  for (int e = 0; e < n && !switches_.empty(); ++e)
+    attach_nic(e, "ep" + std::to_string(e), graph_.host_switch[e], graph_.host_port[e],
+               config_.topology.links.at(static_cast<std::size_t>(e)), config_.nic, "host");
+  // Aggregation ports are endpoints n, n + 1, ... (collective participants ranks + i), each
+  // a NIC on an internal port at the rate of `link` with no cable.
+  TopologyGraph routed = graph_;
+  testbench::AggregationTree aggregation;
+  aggregation.rank_node = tree.node_of;
+  aggregation.parent = tree.parent;
+  std::vector<int> next_port(graph_.switches.size());
+  for (std::size_t s = 0; s < next_port.size(); ++s) next_port[s] = graph_.switches[s].radix;
+  auto aggregation_port = [&](int node, const std::string& facing) {
+    const int s = tree.switches[node], port = next_port[s]++, e = routed.endpoints();
+    tlm_fabric::LinkParams internal = config_.link;
+    internal.phy.cable_length = hw::Length::metres(0);
+    attach_nic(e, "agg_" + graph_.switches[s].name + "_" + facing, s, port, internal, config_.nic, "aggregation");
+    routed.host_switch.push_back(s);
+    routed.host_port.push_back(port);
+    aggregation.endpoints.push_back(e);
+    return static_cast<int>(ranks.size()) + static_cast<int>(aggregation.endpoints.size()) - 1;
+  };
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    aggregation.rank_port.push_back(aggregation_port(tree.node_of[r], "ep" + std::to_string(ranks[r])));
+  for (std::size_t a = 0; a < tree.switches.size(); ++a) {
+    const int parent = tree.parent[a];
+    const bool root = parent < 0;
+    aggregation.up_port.push_back(root ? -1 : aggregation_port(static_cast<int>(a), graph_.switches[tree.switches[parent]].name));
+    aggregation.child_port.push_back(root ? -1 : aggregation_port(parent, graph_.switches[tree.switches[a]].name));
   }
   for (const Cable& c : graph_.cables) {
     auto& a = *switches_[c.a];
@@ -114,16 +159,18 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
       unused_.back()->to_ingress.bind(switches_[s]->in[p]);
     }
   for (auto& nic : nics_)
-    nic->set_flow_handler([this, measure_from](const tlm_fabric::FlowRecord& f) {
-      if (f.start >= measure_from) flows_.push_back(f);
+    nic->set_flow_handler([this, measure_from, n](const tlm_fabric::FlowRecord& f) {
+      if (collective_) collective_->on_flow(f);  // sharp: aggregation traffic lands here
+      if (f.start >= measure_from && f.src < n && f.dst < n) flows_.push_back(f);
     });
-  const auto routes = minimal_routes(graph_);
+  const auto routes = minimal_routes(routed);
   for (std::size_t s = 0; s < switches_.size(); ++s)
-    for (int e = 0; e < n; ++e) switches_[s]->set_routes(e, routes[s][e]);
+    for (int e = 0; e < routed.endpoints(); ++e) switches_[s]->set_routes(e, routes[s][e]);
   build_traffic();
   if (config_.collective_enabled) {
     testbench::CollectiveParams cp = config_.collective;
     cp.ranks = place_ranks();
+    cp.tree = aggregation;  // sharp only
     std::vector<tlm_fabric::Nic*> nics;
     for (auto& nic : nics_) nics.push_back(nic.get());
     collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp);

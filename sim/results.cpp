@@ -208,7 +208,8 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
   r["measurement_window_ns"] = {config.simulation.warmup.in_ns(), end_s * 1e9};
   r["topology"] = {{"kind", to_string(config.topology.kind)},
                    {"switches", fabric.switches().size()},
-                   {"endpoints", fabric.nics().size()}};
+                   {"endpoints", fabric.graph().endpoints()},
+                   {"aggregation_ports", fabric.nics().size() - static_cast<std::size_t>(fabric.graph().endpoints())}};
 
   const nlohmann::json endpoints = endpoint_results(fabric, registry, window_s);
   std::uint64_t injected = 0, delivered = 0, dropped = 0, activations = 0, hops = 0;

@@ -1,8 +1,10 @@
 #include "sim/topology.h"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace fabricsim::sim {
@@ -273,6 +275,33 @@ std::vector<int> switch_distances(const TopologyGraph& g, int from) {
       }
   }
   return d;
+}
+
+SwitchTree reduction_tree(const TopologyGraph& g, const std::vector<int>& endpoints) {
+  const int n = static_cast<int>(g.switches.size());
+  std::set<int> home;
+  for (int e : endpoints) home.insert(g.host_switch[e]);
+  std::vector<int> worst(n, 0);
+  for (int h : home) {
+    const auto d = switch_distances(g, h);
+    for (int s = 0; s < n; ++s) worst[s] = std::max(worst[s], d[s]);
+  }
+  const int root = static_cast<int>(std::min_element(worst.begin(), worst.end()) - worst.begin());
+  const auto depth = switch_distances(g, root);
+  std::vector<int> up(n, -1);  // parent switch
+  for (const Cable& c : g.cables)
+    for (auto [s, t] : {std::pair{c.a, c.b}, std::pair{c.b, c.a}})
+      if (depth[t] == depth[s] - 1 && (up[s] < 0 || t < up[s])) up[s] = t;
+  std::set<int> members;
+  for (int h : home)
+    for (int s = h; members.insert(s).second && s != root;) s = up[s];
+  SwitchTree tree;
+  tree.switches.assign(members.begin(), members.end());
+  std::map<int, int> node;
+  for (std::size_t i = 0; i < tree.switches.size(); ++i) node[tree.switches[i]] = static_cast<int>(i);
+  for (int s : tree.switches) tree.parent.push_back(s == root ? -1 : node.at(up[s]));
+  for (int e : endpoints) tree.node_of.push_back(node.at(g.host_switch[e]));
+  return tree;
 }
 
 std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g) {

@@ -110,6 +110,18 @@ TopologyGraph build_graph(const TopologyParams& params);
 /// Hop counts over switch-switch cables from switch `from` to every switch (-1: unreachable).
 std::vector<int> switch_distances(const TopologyGraph& g, int from);
 
+/// A reduction tree over switches (in-network reduction): tree nodes are switches.
+struct SwitchTree {
+  std::vector<int> switches;   ///< switch of each node, ascending
+  std::vector<int> parent;     ///< parent node of each node, -1 at the root
+  std::vector<int> node_of;    ///< per endpoint given: its switch's node
+};
+
+/// The tree joining the switches of `endpoints`: rooted at the switch with the smallest
+/// largest distance to them (lowest index on ties), each switch's parent its lowest-index
+/// neighbour one hop closer to the root. Endpoints must have a switch.
+SwitchTree reduction_tree(const TopologyGraph& g, const std::vector<int>& endpoints);
+
 /// routes[s][dst] = output ports of switch s on a minimal path to endpoint dst.
 /// Throws std::invalid_argument naming an unreachable endpoint.
 std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g);

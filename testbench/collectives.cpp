@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 
@@ -25,6 +26,7 @@ std::string_view to_string(CollectiveAlgorithm a) {
     case CollectiveAlgorithm::double_binary_tree: return "double_binary_tree";
     case CollectiveAlgorithm::halving_doubling: return "halving_doubling";
     case CollectiveAlgorithm::direct: return "direct";
+    case CollectiveAlgorithm::sharp: return "sharp";
   }
   return "?";
 }
@@ -118,6 +120,51 @@ void double_binary_tree(std::vector<Transfer>& out, int n, std::uint64_t bytes, 
   }
 }
 
+// In-network reduction over the aggregation tree, per chunk: ranks -> their node; a node
+// sends the reduced chunk to its parent once every child's chunk is in; the root reduces
+// and multicasts down (one copy per child node and rank); inner nodes forward down.
+void in_network(std::vector<Transfer>& out, int n, const AggregationTree& tree, std::uint64_t bytes,
+                std::uint64_t chunk_size) {
+  const int nodes = static_cast<int>(tree.parent.size());
+  std::vector<std::vector<int>> child_nodes(nodes), child_ranks(nodes);
+  std::vector<int> depth(nodes, 0);
+  int root = -1;
+  for (int a = 0; a < nodes; ++a) {
+    if (tree.parent[a] < 0) root = a;
+    else child_nodes[tree.parent[a]].push_back(a);
+    for (int p = tree.parent[a]; p >= 0; p = tree.parent[p]) ++depth[a];
+  }
+  for (int r = 0; r < n; ++r) child_ranks[tree.rank_node[r]].push_back(r);
+  std::vector<int> top_down(nodes);
+  std::iota(top_down.begin(), top_down.end(), 0);
+  std::stable_sort(top_down.begin(), top_down.end(), [&](int a, int b) { return depth[a] < depth[b]; });
+  const std::uint64_t chunks = ceil_div(bytes, chunk_size);
+  for (std::uint64_t k = 0; k < chunks; ++k) {
+    const std::uint64_t b = std::min(chunk_size, bytes - k * chunk_size);
+    std::vector<std::vector<int>> arrived(nodes);  // transfers landing at each node on the way up
+    for (int r = 0; r < n; ++r) {
+      arrived[tree.rank_node[r]].push_back(static_cast<int>(out.size()));
+      out.push_back({r, tree.rank_port[r], b, 0, {}, 0});
+    }
+    for (auto it = top_down.rbegin(); it != top_down.rend(); ++it) {  // children before parents
+      const int a = *it;
+      if (a == root) continue;
+      arrived[tree.parent[a]].push_back(static_cast<int>(out.size()));
+      out.push_back({tree.up_port[a], tree.child_port[a], b, 0, arrived[a], b});
+    }
+    std::vector<int> down(nodes, -1);  // the transfer bringing the result to each node
+    for (int a : top_down) {
+      const std::vector<int> deps = a == root ? arrived[a] : std::vector<int>{down[a]};
+      const std::uint64_t reduce = a == root ? b : 0;
+      for (int c : child_nodes[a]) {
+        down[c] = static_cast<int>(out.size());
+        out.push_back({tree.child_port[c], tree.up_port[c], b, 0, deps, reduce});
+      }
+      for (int r : child_ranks[a]) out.push_back({tree.rank_port[r], r, b, 0, deps, reduce});
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Transfer> build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes) {
@@ -128,6 +175,8 @@ std::vector<Transfer> build_schedule(const CollectiveParams& p, int n, std::uint
     case CollectiveOp::allreduce:
       if (p.algorithm == CollectiveAlgorithm::halving_doubling) {
         halving_doubling(out, n, bytes);
+      } else if (p.algorithm == CollectiveAlgorithm::sharp) {
+        in_network(out, n, p.tree, bytes, p.tree_chunk);
       } else if (p.algorithm == CollectiveAlgorithm::double_binary_tree) {
         double_binary_tree(out, n, bytes, p.tree_chunk, p.tree_slots);
       } else {
@@ -157,6 +206,11 @@ CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm
   sensitive << wake_;
   dont_initialize();
   wake_.notify(sc_core::SC_ZERO_TIME);
+}
+
+int CollectiveRunner::endpoint_of(int participant) const {
+  const int n = static_cast<int>(params_.ranks.size());
+  return participant < n ? params_.ranks[participant] : params_.tree.endpoints.at(participant - n);
 }
 
 int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
@@ -205,9 +259,14 @@ void CollectiveRunner::post_ready(const sc_time& now) {
   std::sort(batch_.begin(), batch_.end());
   for (std::size_t i : batch_) {
     const Transfer& t = schedule_[i];
-    auto* nic = nics_[params_.ranks[t.src]];
-    nic->rdma().post(qp_for(t.src, t.dst, t.channel), {tlm_fabric::RdmaOpcode::write, t.bytes, wr_base_ + i}, now);
-    nic->kick();
+    auto* nic = nics_[endpoint_of(t.src)];
+    if (params_.algorithm == CollectiveAlgorithm::sharp) {
+      // The switches' own protocol: a raw message tagged with the transfer's number.
+      nic->post({endpoint_of(t.dst), static_cast<std::uint32_t>(wr_base_ + i), t.bytes, params_.sl});
+    } else {
+      nic->rdma().post(qp_for(t.src, t.dst, t.channel), {tlm_fabric::RdmaOpcode::write, t.bytes, wr_base_ + i}, now);
+      nic->kick();
+    }
   }
   if (!eligible_.empty()) wake_.notify(eligible_.top().first - now);
 }
@@ -216,22 +275,38 @@ void CollectiveRunner::on_completion(int endpoint, const tlm_fabric::Completion&
   if (c.requester || c.wr_id < wr_base_ || c.wr_id - wr_base_ >= schedule_.size()) return;
   const std::size_t i = c.wr_id - wr_base_;
   if (landed_[i] || params_.ranks[schedule_[i].dst] != endpoint) return;
+  land(i, c.visible);
+}
+
+void CollectiveRunner::on_flow(const tlm_fabric::FlowRecord& f) {
+  if (params_.algorithm != CollectiveAlgorithm::sharp) return;
+  const std::size_t i = static_cast<std::uint32_t>(f.flow - static_cast<std::uint32_t>(wr_base_));
+  if (i >= schedule_.size() || landed_[i]) return;
+  if (endpoint_of(schedule_[i].dst) != f.dst || endpoint_of(schedule_[i].src) != f.src) return;
+  land(i, f.end);
+}
+
+void CollectiveRunner::land(std::size_t i, const sc_time& visible) {
   landed_[i] = true;
   ++landed_count_;
-  const double reduce_s = 8.0 / params_.reduce_bandwidth_bps;
+  const int n = static_cast<int>(params_.ranks.size());
   for (int j : dependents_[i]) {
-    ready_at_[j] = std::max(ready_at_[j], c.visible + params_.step_latency);
+    // Ranks pay the software step latency and reduce at reduce_bandwidth; aggregation
+    // nodes their own latency and throughput.
+    const bool node = schedule_[j].src >= n;
+    const double bps = node ? params_.aggregation_bandwidth_bps : params_.reduce_bandwidth_bps;
+    ready_at_[j] = std::max(ready_at_[j], visible + (node ? params_.aggregation_latency : params_.step_latency));
     if (--missing_[j] == 0) {
-      ready_at_[j] += sc_time(static_cast<double>(schedule_[j].reduce_bytes) * reduce_s, sc_core::SC_SEC);
+      if (bps > 0) ready_at_[j] += sc_time(static_cast<double>(schedule_[j].reduce_bytes) * 8.0 / bps, sc_core::SC_SEC);
       eligible_.push({ready_at_[j], static_cast<std::size_t>(j)});
     }
   }
   if (landed_count_ == static_cast<int>(schedule_.size())) {
     // The collective ends when the last transfer is visible at its destination.
-    results_.back().times_us.push_back((c.visible - iteration_start_).to_seconds() * 1e6);
-    last_job_end_ = c.visible;
-    comm_s_ += (c.visible - iteration_start_).to_seconds();
-    ready_at_.assign(1, c.visible);  // next iteration starts then
+    results_.back().times_us.push_back((visible - iteration_start_).to_seconds() * 1e6);
+    last_job_end_ = visible;
+    comm_s_ += (visible - iteration_start_).to_seconds();
+    ready_at_.assign(1, visible);  // next iteration starts then
     schedule_.clear();
     wr_base_ += dependents_.size();
   }

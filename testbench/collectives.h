@@ -11,6 +11,9 @@
 //   double binary tree AllReduce (NCCL): two complementary binary trees, each half
 //     the data, reduce up and broadcast down in pipelined chunks
 //   direct all-to-all: S/n to every other rank at once
+//   in-network AllReduce (SHARP-like): every rank sends S to its switch's aggregation
+//     node, aggregation nodes reduce up a tree of switches and multicast the result
+//     down, in pipelined chunks (raw messages: the switches' own protocol, no RDMA QPs)
 #pragma once
 
 #include <cstdint>
@@ -29,7 +32,7 @@
 namespace fabricsim::testbench {
 
 enum class CollectiveOp { allreduce, reduce_scatter, allgather, alltoall };
-enum class CollectiveAlgorithm { ring, double_binary_tree, halving_doubling, direct };
+enum class CollectiveAlgorithm { ring, double_binary_tree, halving_doubling, direct, sharp };
 std::string_view to_string(CollectiveOp o);
 std::string_view to_string(CollectiveAlgorithm a);
 
@@ -48,6 +51,20 @@ struct TrainingParams {
   bool overlap = true;                       ///< overlap communication with the backward pass
 };
 
+/// The aggregation tree of an in-network reduction: one aggregation node per switch of
+/// the tree, reached through one aggregation port per tree edge (the side facing each
+/// child and the side facing the parent), so a node takes every child's data and sends
+/// every child its copy at line rate at once. Participants 0..n-1 are the ranks, n + i
+/// is aggregation port i.
+struct AggregationTree {
+  std::vector<int> rank_node;   ///< node of each rank (its switch's)
+  std::vector<int> rank_port;   ///< per rank: the participant of the port facing it
+  std::vector<int> parent;      ///< per node: its parent node, -1 at the root
+  std::vector<int> up_port;     ///< per node: the participant of its port facing the parent (-1 at the root)
+  std::vector<int> child_port;  ///< per node: the participant of the parent's port facing it (-1 at the root)
+  std::vector<int> endpoints;   ///< per aggregation port i: its endpoint id in the fabric
+};
+
 struct CollectiveParams {
   CollectiveOp op = CollectiveOp::allreduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
@@ -60,6 +77,9 @@ struct CollectiveParams {
   double reduce_bandwidth_bps = 8e12;                 ///< per-rank reduction throughput [b/s]
   sc_core::sc_time step_latency;                      ///< software / kernel latency per transfer
   int sl = 0;                                         ///< service level
+  AggregationTree tree;                               ///< sharp: filled by the fabric builder
+  sc_core::sc_time aggregation_latency;               ///< sharp: per aggregation node and chunk, inputs in -> result out
+  double aggregation_bandwidth_bps = 0;               ///< sharp: reduction throughput of an aggregation node [b/s]; 0: no limit
   TrainingParams training;                            ///< when enabled: a training step instead of a size sweep
 };
 
@@ -88,6 +108,8 @@ class CollectiveRunner : public sc_core::sc_module {
   nlohmann::json report() const;
   /// Training mode: per step its time, compute time, communication and exposed communication.
   nlohmann::json training_report() const;
+  /// sharp: a raw message arrived (the fabric forwards every flow record here).
+  void on_flow(const tlm_fabric::FlowRecord& f);
   /// nccl-tests style table.
   std::string table() const;
 
@@ -99,6 +121,8 @@ class CollectiveRunner : public sc_core::sc_module {
   void start_iteration();
   void post_ready(const sc_core::sc_time& now);
   void on_completion(int endpoint, const tlm_fabric::Completion& c);
+  void land(std::size_t i, const sc_core::sc_time& visible);
+  int endpoint_of(int participant) const;
   void run();
   bool next_training_job(const sc_core::sc_time& now);
   int qp_for(int src_rank, int dst_rank, int channel);

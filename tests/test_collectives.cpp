@@ -7,6 +7,7 @@
 
 #include "sim/child_run.h"
 #include "sim/config.h"
+#include "sim/config_reader.h"
 #include "testbench/collectives.h"
 
 namespace {
@@ -111,6 +112,98 @@ TEST(Schedule, StepCountsMatchTheAlgorithms) {
   p.op = CollectiveOp::alltoall;
   EXPECT_EQ(build_schedule(p, 8, 1 << 20).size(), 8u * 7);
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveOp::allreduce, 8), 2.0 * 7 / 8);
+  // In-network, one switch (one node, the root): per chunk n ranks up, n copies down.
+  p.op = CollectiveOp::allreduce;
+  p.algorithm = CollectiveAlgorithm::sharp;
+  p.tree_chunk = 256 * 1024;
+  p.tree = {{0, 0, 0, 0}, {4, 5, 6, 7}, {-1}, {-1}, {-1}, {10, 11, 12, 13}};
+  const auto one = build_schedule(p, 4, 1 << 20);
+  ASSERT_EQ(one.size(), 4u * (4 + 4));
+  EXPECT_EQ(one[0].dst, 4);                                    // rank 0 -> the port facing it
+  EXPECT_EQ(one[4].src, 4);                                    // the root's copy back
+  EXPECT_EQ(one[4].deps, (std::vector<int>{0, 1, 2, 3}));       // after every rank's chunk
+  // Two leaves (nodes 1, 2: ranks 0-1 and 2-3) under a root (node 0): per chunk 4 up,
+  // 2 leaf -> root, 2 root -> leaf, 4 down.
+  p.tree = {{1, 1, 2, 2}, {4, 5, 6, 7}, {-1, 0, 0}, {-1, 8, 10}, {-1, 9, 11}, {}};
+  EXPECT_EQ(build_schedule(p, 4, 1 << 20).size(), 4u * (4 + 2 + 2 + 4));
+}
+
+// SHARP-like in-network AllReduce on the 8-port NDR switch of kFabric.
+const std::vector<std::string> kSharp = {"switch.in_network_reduction=true", "collective.algorithm=sharp"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(SharpAllReduce, LargeMessagesApproachTheLinkRate) {
+  // Every rank sends S once and receives S once: t -> S / B, against the ring's
+  // 2(n-1)/n x S / B (DOMAIN.md; Graham et al., COMHPC 2016).
+  const json sharp = run(kSharp);
+  ASSERT_TRUE(sharp.at("collective").at("finished").get<bool>());
+  const double s_bytes = 64.0 * 1024 * 1024;
+  const double ideal_us = s_bytes / (kLinkGBps * 1e9) * 1e6;
+  const double t = size0(sharp).at("time_us");
+  EXPECT_GE(t, ideal_us);
+  EXPECT_LE(t, ideal_us * 1.03);
+  const double ring = size0(run({})).at("time_us");
+  EXPECT_LT(t, ring * 0.6);  // ring >= 2 x 7/8 x S/B = 1.75 S/B
+  // nccl-tests busbw keeps the 2(n-1)/n factor, so SHARP reports above the link rate.
+  EXPECT_NEAR(size0(sharp).at("busbw_GBps").get<double>(), size0(sharp).at("algbw_GBps").get<double>() * 2 * 7 / 8, 1e-9);
+  EXPECT_NE(sharp.at("collective").at("table").get<std::string>().find("(sharp, 8 ranks"), std::string::npos);
+  EXPECT_EQ(sharp.at("topology").at("aggregation_ports"), 8);
+}
+
+TEST(SharpAllReduce, TwoLevelTreeOnALeafSpine) {
+  // 16 ranks on 4 leaves of 4 hosts and 4 spines: leaves reduce their ranks, one spine
+  // reduces across leaves and the result comes back down.
+  const std::vector<std::string> ls = {"topology={kind: leaf_spine, radix: 8, leaves: 4}",
+                                       "switch={buffer: voq, allocator: islip}", "collective.sizes=[64KiB, 16MiB]"};
+  const json sharp = run(with(ls, kSharp));
+  const json ring = run(ls);
+  ASSERT_TRUE(sharp.at("collective").at("finished").get<bool>());
+  const json& small = sharp.at("collective").at("sizes").at(0);
+  const json& big = sharp.at("collective").at("sizes").at(1);
+  EXPECT_GT(big.at("algbw_GBps").get<double>(), 0.88 * kLinkGBps);  // 512 KiB chunks through a 4-deep pipeline
+  EXPECT_LE(big.at("algbw_GBps").get<double>(), kLinkGBps);
+  // Small sizes: 4 hops of the tree instead of 30 ring steps.
+  EXPECT_LT(small.at("time_us").get<double>() * 4, ring.at("collective").at("sizes").at(0).at("time_us").get<double>());
+  EXPECT_TRUE(sharp.at("tiers").contains("aggregation"));
+  EXPECT_TRUE(sharp.at("scoreboard").at("ok").get<bool>());
+}
+
+TEST(SharpAllReduce, RefusedWhereSwitchesCannotReduce) {
+  auto error_of = [](const std::string& file, const std::vector<std::string>& overrides) {
+    try {
+      fabricsim::sim::load_config(file, overrides);
+    } catch (const fabricsim::sim::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string roce = std::string(FABRICSIM_SOURCE_DIR) + "/presets/roce_400g.yaml";
+  EXPECT_NE(error_of(roce, {"switch.in_network_reduction=true"})
+                .find("switch.in_network_reduction: in-network reduction (SHARP) is an InfiniBand switch capability; "
+                      "link.framing is roce_v2"),
+            std::string::npos);
+  const std::string ib = std::string(FABRICSIM_SOURCE_DIR) + "/presets/ib_ndr.yaml";
+  EXPECT_NE(error_of(ib, {"collective={algorithm: sharp}"}).find("it needs switch.in_network_reduction: true"),
+            std::string::npos);
+  EXPECT_EQ(error_of(ib, {"collective={algorithm: sharp}", "switch.in_network_reduction=true"}), "no error");
+  EXPECT_NE(error_of(ib, {"collective={algorithm: sharp, op: allgather}", "switch.in_network_reduction=true"})
+                .find("sharp is an allreduce algorithm"),
+            std::string::npos);
+  EXPECT_NE(error_of(ib, {"collective={algorithm: sharp}", "switch.in_network_reduction=true", "link.ber=1e-12"})
+                .find("not retransmitted"),
+            std::string::npos);
+  // A leaf of 100 ranks needs 101 aggregation ports: past the 256-port switch limit.
+  const json big = run_in_child(load_config_text(
+      kFabric, "coll.yaml",
+      {"topology={kind: leaf_spine, radix: 200, leaves: 2}", "switch={in_network_reduction: true}",
+       "collective.algorithm=sharp", "collective.sizes=[4KiB]"}));
+  EXPECT_NE(big.value("error", "").find("switch leaf0 needs 101 aggregation ports on top of its radix 200"),
+            std::string::npos)
+      << big.dump().substr(0, 300);
 }
 
 }  // namespace

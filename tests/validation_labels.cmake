@@ -41,6 +41,11 @@ set(fabricsim_validation_tests
   RingAllReduce.LargeMessagesReachTheBandwidthOptimalBound
   RingAllReduce.SmallMessagesAreLatencyBound
   Collectives.BusBandwidthDefinitionsAndBounds
+  SharpAllReduce.LargeMessagesApproachTheLinkRate
+  # tests/test_topology.cpp, tests/test_flows.cpp: hop-count closed forms, ideal FCT
+  RailOptimized.SameRailTakesOneSwitchHopCrossRailThree
+  FlowCompletion.SingleFlowAtZeroLoadHasSlowdownOne
+  FlowCompletion.IncastSlowsEveryFlowDownByTheFanIn
   # tests/test_nic.cpp: perftest closed forms, link/PCIe bounds, DCQCN convergence
   Perftest.WriteLatencyIsTheSumOfItsComponents
   Perftest.ReadLatencyIsTheSumOfItsComponents

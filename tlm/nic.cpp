@@ -240,7 +240,7 @@ void Nic::deliver(Packet& p) {
       complete = it->second >= p.read_bytes;
       if (complete) rx_message_bytes_.erase(it);
     }
-    if (complete) on_flow_({p.src, id_, p.read_bytes, p.message_start, now});
+    if (complete) on_flow_({p.src, id_, p.read_bytes, p.flow, p.message_start, now});
   }
   log_packet(p, now);
 }

@@ -86,7 +86,7 @@ void RdmaEngine::post(int qpn, const WorkRequest& wr, const sc_time& now) {
   w.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (wr.bytes + mtu_ - 1) / mtu_));
   if (wr.opcode != RdmaOpcode::read) {
     if (wr.bytes <= host_.inline_threshold) {
-      w.chunk_ready.assign(1, w.wqe_ready);
+      w.chunk_ready.assign(w.packets, w.wqe_ready);  // every segment is in the WQE (MTU may be below the threshold)
     } else {
       dma_.read(w.wqe_ready, wr.bytes, mtu_, host_.memory, &w.chunk_ready);
     }
@@ -351,7 +351,7 @@ void RdmaEngine::consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc
   ++delivered_messages_;
   if (q.message_bytes != c.bytes && !(c.bytes == 0 && q.message_bytes == 0)) ++corrupt_messages_;
   q.message_bytes = 0;
-  if (on_flow_) on_flow_({q.peer, endpoint_, c.bytes, c.posted, now});
+  if (on_flow_) on_flow_({q.peer, endpoint_, c.bytes, static_cast<std::uint32_t>(q.peer_qpn), c.posted, now});
   if (on_completion_) on_completion_(c);
 }
 

@@ -99,6 +99,7 @@ struct Completion {
 struct FlowRecord {
   int src = 0, dst = 0;         ///< endpoints
   std::uint64_t bytes = 0;      ///< message length
+  std::uint32_t flow = 0;       ///< raw: the message's flow id; RDMA: the requester's QP number
   sc_core::sc_time start;       ///< first segment ready to leave the source NIC
   sc_core::sc_time end;         ///< last byte's tail arrived at the destination NIC (in order for RDMA)
 };
