@@ -475,7 +475,8 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
                       : t.kind == TopologyKind::fat_tree     ? "k"
                                                              : "kind";
   try {
-    minimal_routes(build_graph(t));
+    const TopologyGraph g = build_graph(t);
+    check_routes(g, minimal_routes(g));
   } catch (const std::invalid_argument& err) {
     m.fail(m.has(blame) ? blame : "kind", err.what());
   }
