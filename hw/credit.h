@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace fabricsim::hw {
 
@@ -30,6 +33,28 @@ class CreditCounter {
   std::uint32_t block_bytes_;
   std::uint64_t capacity_;
   std::uint64_t available_;
+};
+
+/// The receiver's side of link credits, per VL: blocks of its buffer that hold a
+/// packet whose credits have not been returned yet. With the transmitter's
+/// CreditCounter it closes the credit conservation invariant of a link and VL:
+/// available + returning (on the reverse wire) + held = capacity.
+class CreditLedger {
+ public:
+  explicit CreditLedger(int vls = 0) : held_(static_cast<std::size_t>(vls), 0) {}
+  /// A packet of `blocks` arrived on `vl` (its tail is on the way in).
+  void hold(int vl, std::uint64_t blocks) { held_.at(static_cast<std::size_t>(vl)) += blocks; }
+  /// Its credits go back to the transmitter; throws std::logic_error when more than held.
+  void give_back(int vl, std::uint64_t blocks) {
+    std::uint64_t& h = held_.at(static_cast<std::size_t>(vl));
+    if (blocks > h) throw std::logic_error("credit return exceeds the blocks held on VL " + std::to_string(vl));
+    h -= blocks;
+  }
+  std::uint64_t held(int vl) const { return held_.at(static_cast<std::size_t>(vl)); }
+  int vls() const { return static_cast<int>(held_.size()); }
+
+ private:
+  std::vector<std::uint64_t> held_;
 };
 
 }  // namespace fabricsim::hw

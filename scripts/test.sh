@@ -4,8 +4,7 @@
 # and run it again. Extra arguments go to both ctest runs (e.g. -R ZeroLoad).
 #   FABRICSIM_BUILD_DIR         Release build (default build/)
 #   FABRICSIM_ASAN_BUILD_DIR    sanitizer build (default build-asan/)
-#   FABRICSIM_SANITIZERS=1      also run the sanitizer pass (off by default until the suite
-#                               with the RDMA/collective workloads has a verified clean ASan run)
+#   FABRICSIM_SANITIZERS=0      skip the sanitizer pass (on by default)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FABRICSIM_BUILD_DIR:-$ROOT/build}"
@@ -14,7 +13,7 @@ ASAN_BUILD="${FABRICSIM_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 "$ROOT/scripts/build.sh"
 ctest --test-dir "$BUILD" --output-on-failure --parallel "$(nproc)" "$@"
 
-if [ "${FABRICSIM_SANITIZERS:-0}" != 1 ]; then
+if [ "${FABRICSIM_SANITIZERS:-1}" = 0 ]; then
   exit 0
 fi
 # -O1 keeps the sanitized suite quick. The Verilated RTL twins are left out

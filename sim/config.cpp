@@ -519,7 +519,8 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
                       : t.kind == TopologyKind::kary_ntree   ? "k"
                                                              : "kind";
   try {
-    minimal_routes(build_graph(t));
+    const TopologyGraph g = build_graph(t);
+    check_routes(g, minimal_routes(g));
   } catch (const std::invalid_argument& err) {
     m.fail(m.has(blame) ? blame : "kind", err.what());
   }
@@ -652,6 +653,21 @@ void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_b
       c.switch_params.pfc.xoff_bytes + c.switch_params.pfc.headroom_bytes < frame_cells)
     top.map("switch").map("pfc").fail("headroom", "xoff + headroom must hold one MTU frame in whole cells (" +
                                                       std::to_string(frame_cells) + "B)");
+  // Lossless: an input queue must take what PFC lets in on every priority (xoff +
+  // headroom each), or it drops packets PFC admitted (the lossless-drops invariant).
+  const auto& sp = c.switch_params;
+  const bool input_queued = sp.buffer == tlm_fabric::BufferOrganisation::input_fifo ||
+                            sp.buffer == tlm_fabric::BufferOrganisation::voq;
+  const std::uint64_t pfc_need = static_cast<std::uint64_t>(vls) * (sp.pfc.xoff_bytes + sp.pfc.headroom_bytes);
+  if (c.link.flow_control == tlm_fabric::FlowControl::pfc && input_queued && sp.input_buffer.in_bytes() < pfc_need) {
+    const std::string what = "under PFC an input_fifo / voq input buffer must hold xoff + headroom on every VL (" +
+                             std::to_string(vls) + " x (" + std::to_string(sp.pfc.xoff_bytes) + "B + " +
+                             std::to_string(sp.pfc.headroom_bytes) + "B) = " + std::to_string(pfc_need) +
+                             "B), else it drops packets PFC admitted";
+    ConfigMap s = top.map("switch");
+    if (s.has("input_buffer")) s.fail("input_buffer", what + "; got " + hw::to_string(sp.input_buffer));
+    s.map("pfc").fail(s.map("pfc").has("headroom") ? "headroom" : "xoff", what);
+  }
 }
 
 FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {

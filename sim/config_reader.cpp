@@ -318,6 +318,52 @@ void ConfigMap::finish() const {
   }
 }
 
+namespace {
+
+// YAML aliases make a document a graph: a few lines can name 10^9 values ("billion
+// laughs") or a list can contain itself. Everything after loading (key checks,
+// includes, --set, the results.json echo) walks the expanded tree, so the expansion
+// is bounded first, with the file, line and key where it went over.
+constexpr std::size_t kMaxExpandedValues = 1000000;
+constexpr std::size_t kMaxNesting = 64;
+
+void check_expansion(const YAML::Node& n, const std::string& file, std::vector<std::string>& path, std::size_t& count) {
+  auto fail = [&](const std::string& what) {
+    // The first levels say where; a self-containing list would print 64 of them.
+    std::string key;
+    for (std::size_t i = 0; i < path.size() && i < 6; ++i) key += path[i];
+    if (path.size() > 6) key += "...";
+    if (!key.empty() && key[0] == '.') key.erase(0, 1);
+    throw ConfigError(mark_text(file, n.Mark()), key.empty() ? "(top level)" : key, what);
+  };
+  if (++count > kMaxExpandedValues)
+    fail("more than " + std::to_string(kMaxExpandedValues) + " values once YAML aliases are expanded (an alias bomb?)");
+  if (path.size() > kMaxNesting)
+    fail("nested more than " + std::to_string(kMaxNesting) + " deep (an alias that contains itself?)");
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      path.push_back("." + (it->first.IsScalar() ? it->first.Scalar() : std::string("?")));
+      check_expansion(it->second, file, path, count);
+      path.pop_back();
+    }
+  } else if (n.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& e : n) {
+      path.push_back("[" + std::to_string(i++) + "]");
+      check_expansion(e, file, path, count);
+      path.pop_back();
+    }
+  }
+}
+
+void check_document_size(const YAML::Node& root, const std::string& file) {
+  std::vector<std::string> path;
+  std::size_t count = 0;
+  check_expansion(root, file, path, count);
+}
+
+}  // namespace
+
 YAML::Node load_yaml_file(const std::string& file) {
   std::error_code ec;
   if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
@@ -325,6 +371,7 @@ YAML::Node load_yaml_file(const std::string& file) {
   try {
     YAML::Node root = YAML::LoadFile(file);
     if (root.IsNull()) throw ConfigError(file, "", "no configuration: the file is empty or only comments ('{}' runs every default)");
+    check_document_size(root, file);
     return root;
   } catch (const YAML::BadFile&) {
     throw ConfigError(file, "", "cannot open the configuration file");
@@ -459,6 +506,7 @@ ConfigDocument parse_document(const std::string& yaml, const std::string& name) 
   } catch (const YAML::ParserException& e) {
     throw ConfigError(mark_text(name, e.mark), "", "YAML syntax error: " + e.msg);
   }
+  check_document_size(root, name);
   return resolve_document(root, name);
 }
 
@@ -487,6 +535,7 @@ std::string apply_override(YAML::Node& root, const std::string& assignment, cons
   } catch (const YAML::ParserException& e) {
     throw ConfigError(where, path, "cannot parse value: " + e.msg);
   }
+  check_document_size(parsed, "--set " + path);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   // Walk by reset() so each step refers to the existing child, not a copy.
   YAML::Node cur = root;

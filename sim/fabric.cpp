@@ -215,8 +215,10 @@ nlohmann::json Fabric::diagnose_stall() const {
   using Node = std::tuple<int, int, int>;
   std::map<Node, std::vector<Node>> waits;
   nlohmann::json blocked = nlohmann::json::array();
+  // PFC pauses priorities, credit flow control VLs.
+  const std::string unit = config_.link.flow_control == tlm_fabric::FlowControl::pfc ? ".prio" : ".vl";
   auto label = [&](const Node& n) {
-    return graph_.switches[std::get<0>(n)].name + ".port" + std::to_string(std::get<1>(n)) + ".vl" +
+    return graph_.switches[std::get<0>(n)].name + ".port" + std::to_string(std::get<1>(n)) + unit +
            std::to_string(std::get<2>(n));
   };
   for (std::size_t s = 0; s < switches_.size(); ++s)

@@ -64,16 +64,15 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
     if (csv) std::cout << ", " << (dir / "packets.csv").string();
     std::cout << "\n";
   }
-  if (results.contains("stall")) {
+  const bool stalled = results.contains("stall"), scoreboard_ok = results["scoreboard"]["ok"].get<bool>();
+  if (stalled)
     std::cerr << "fabricsim: the fabric stopped making progress: " << results["stall"]["diagnosis"].get<std::string>()
               << " (details under \"stall\" in results.json)\n";
-    return kExitStalled;
-  }
-  if (!results["scoreboard"]["ok"].get<bool>()) {
+  if (!scoreboard_ok)
     std::cerr << "fabricsim: scoreboard check failed (see \"scoreboard\" in results.json)\n";
-    return kExitScoreboard;
-  }
-  return 0;
+  // A broken invariant is a model bug, and may be what stalled the fabric (leaked credits): it wins.
+  if (!scoreboard_ok) return kExitScoreboard;
+  return stalled ? kExitStalled : 0;
 }
 
 // `fabricsim report DIR`: scripts/report.py writes DIR/report/index.html (plots and tables).

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/fabric.h"
+#include "sim/invariants.h"
 
 namespace fabricsim::sim {
 
@@ -163,6 +164,7 @@ nlohmann::json scoreboard(const Fabric& fabric, const nlohmann::json& packets, c
     check("in-order delivery on single-path routing", out_of_order == 0,
           std::to_string(out_of_order) + " raw packets out of order");
   }
+  for (const auto& inv : check_invariants(fabric)) check(inv.check, inv.ok, inv.detail);
   return {{"ok", ok}, {"checks", checks}};
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -62,6 +63,8 @@ std::string_view to_string(TopologyKind k) {
 }
 
 namespace {
+
+constexpr int kMaxRadix = 256;  // SwitchParams::ports
 
 // Adds switches and wires ports in order of cable creation.
 struct Builder {
@@ -228,6 +231,14 @@ TopologyGraph explicit_graph(const ExplicitParams& p) {
     b.g.host_switch[e] = s;
     b.g.host_port[e] = b.next_port[s]++;
   }
+  // A switch is a real ASIC: at least one cable and no more ports than the largest radix.
+  for (int s = 0; s < p.switches; ++s) {
+    const std::string sw = "switch sw" + std::to_string(s);
+    if (b.next_port[s] == 0) throw std::invalid_argument(sw + " has no cable (a disconnected node)");
+    if (b.next_port[s] > kMaxRadix)
+      throw std::invalid_argument(sw + " has " + std::to_string(b.next_port[s]) + " cables, more ports than the " +
+                                  std::to_string(kMaxRadix) + " a switch can have");
+  }
   return b.done();
 }
 
@@ -333,6 +344,49 @@ std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g
     }
   }
   return routes;
+}
+
+void check_routes(const TopologyGraph& g, const RouteTables& routes) {
+  const int n = static_cast<int>(g.switches.size());
+  // Where each port of each switch leads: another switch, or -1 (host or open).
+  std::vector<std::vector<int>> next(n);
+  for (int s = 0; s < n; ++s) next[s].assign(static_cast<std::size_t>(g.switches[s].radix), -1);
+  for (const Cable& c : g.cables) {
+    next[c.a][c.a_port] = c.b;
+    next[c.b][c.b_port] = c.a;
+  }
+  for (int e = 0; e < g.endpoints() && n > 0; ++e) {
+    const int home = g.host_switch[e];
+    // Depth-first over every equal-cost choice: state 1 on the current path, 2 proven to reach home.
+    std::vector<int> state(n, 0);
+    std::vector<int> path;
+    auto fail = [&](const std::string& what) {
+      std::string p;
+      for (int s : path) p += (p.empty() ? "" : " -> ") + g.switches[s].name;
+      throw std::invalid_argument("route to ep" + std::to_string(e) + ": " + what + " (path " + p + ")");
+    };
+    std::function<void(int)> walk = [&](int s) {
+      path.push_back(s);
+      state[s] = 1;
+      const auto& ports = routes.at(s).at(e);
+      if (ports.empty()) fail("switch " + g.switches[s].name + " has no route (unreachable destination)");
+      for (int port : ports) {
+        if (s == home && port == g.host_port[e]) continue;
+        if (port < 0 || port >= g.switches[s].radix || next[s][port] < 0)
+          fail("switch " + g.switches[s].name + " port " + std::to_string(port) + " leads to no switch (a dead end)");
+        const int t = next[s][port];
+        if (state[t] == 1) {
+          path.push_back(t);
+          fail("routing loop");
+        }
+        if (state[t] == 0) walk(t);
+      }
+      state[s] = 2;
+      path.pop_back();
+    };
+    for (int s = 0; s < n; ++s)
+      if (state[s] == 0) walk(s);
+  }
 }
 
 }  // namespace fabricsim::sim

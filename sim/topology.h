@@ -126,6 +126,15 @@ SwitchTree reduction_tree(const TopologyGraph& g, const std::vector<int>& endpoi
 /// Throws std::invalid_argument naming an unreachable endpoint.
 std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g);
 
+/// Forwarding tables of every switch, as minimal_routes returns them.
+using RouteTables = std::vector<std::vector<std::vector<int>>>;
+
+/// Checks forwarding tables before a run: every entry names a port with a cable,
+/// and every path from every switch reaches the destination's switch, i.e. no
+/// dead end and no routing loop. Throws std::invalid_argument naming the switch,
+/// the endpoint and the looping path.
+void check_routes(const TopologyGraph& g, const RouteTables& routes);
+
 std::string_view to_string(TopologyKind k);
 
 }  // namespace fabricsim::sim

@@ -76,4 +76,18 @@ TEST(CreditCounter, ConservationViolationsThrow) {
   EXPECT_THROW(c.restore(1), std::logic_error);
 }
 
+TEST(CreditLedger, HoldsPerVlUntilGivenBack) {
+  fabricsim::hw::CreditLedger held(2);
+  held.hold(1, 65);
+  held.hold(1, 3);
+  EXPECT_EQ(held.held(0), 0u);
+  EXPECT_EQ(held.held(1), 68u);
+  held.give_back(1, 65);
+  EXPECT_EQ(held.held(1), 3u);
+  // Returning credits for blocks never held would create credits out of nothing.
+  EXPECT_THROW(held.give_back(1, 4), std::logic_error);
+  EXPECT_THROW(held.give_back(0, 1), std::logic_error);
+  EXPECT_THROW(held.hold(2, 1), std::out_of_range);
+}
+
 }  // namespace

@@ -91,6 +91,7 @@ TEST_F(IncludeTest, NestedMapsMergeKeyByKeyAndListsAreReplaced) {
         "link: {flow_control: pfc}\n"
         "switch:\n"
         "  pfc: {xoff: 128KiB, xon: 64KiB, headroom: 96KiB}\n"
+        "  input_buffer: 512KiB\n"  // lossless: 2 VLs x (xoff + headroom)
         "  sl_to_vl: [0, 0, 0]\n"
         "  vls: 2\n");
   const std::string main = write("main.yaml",

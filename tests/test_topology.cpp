@@ -148,6 +148,57 @@ TEST(Topology, ExplicitGraphErrors) {
   EXPECT_THROW(build_graph(t), std::invalid_argument);  // ep1 has no cable
 }
 
+// Expects `f` to throw std::invalid_argument whose message contains `what`.
+template <class F>
+void expect_invalid(F f, const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << "no error, expected: " << what;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr(what));
+  }
+}
+
+TEST(Topology, ExplicitSwitchesMustBeRealAsics) {
+  TopologyParams t;
+  t.kind = TopologyKind::explicit_graph;
+  t.explicit_graph = {3, 2, {{"ep0", "sw0"}, {"ep1", "sw1"}, {"sw0", "sw1"}}};
+  expect_invalid([&] { build_graph(t); }, "switch sw2 has no cable (a disconnected node)");
+  // 257 cables between two switches: more ports than any switch has.
+  t.explicit_graph = {2, 2, {{"ep0", "sw0"}, {"ep1", "sw1"}}};
+  for (int i = 0; i < 256; ++i) t.explicit_graph.cables.push_back({"sw0", "sw1"});
+  expect_invalid([&] { build_graph(t); }, "switch sw0 has 257 cables, more ports than the 256");
+}
+
+TEST(Topology, RouteCheckFindsLoopsDeadEndsAndHoles) {
+  // Ring sw0 - sw1 - sw2 - sw0, epN on swN (port 0); minimal routes pass.
+  TopologyParams t;
+  t.kind = TopologyKind::explicit_graph;
+  t.explicit_graph = {3, 3, {{"ep0", "sw0"}, {"ep1", "sw1"}, {"ep2", "sw2"}, {"sw0", "sw1"}, {"sw1", "sw2"}, {"sw2", "sw0"}}};
+  const auto g = build_graph(t);
+  const auto good = minimal_routes(g);
+  EXPECT_NO_THROW(fabricsim::sim::check_routes(g, good));
+  // Port of swS toward swT.
+  auto port = [&](int s, int to) {
+    for (const auto& c : g.cables) {
+      if (c.a == s && c.b == to) return c.a_port;
+      if (c.b == s && c.a == to) return c.b_port;
+    }
+    return -1;
+  };
+  auto loop = good;
+  loop[0][2] = {port(0, 1)};  // sw0 sends ep2 traffic to sw1 ...
+  loop[1][2] = {port(1, 0)};  // ... and sw1 sends it back
+  expect_invalid([&] { fabricsim::sim::check_routes(g, loop); }, "route to ep2: routing loop (path sw0 -> sw1 -> sw0)");
+  auto dead_end = good;
+  dead_end[0][2] = {g.host_port[0]};  // into ep0's NIC
+  expect_invalid([&] { fabricsim::sim::check_routes(g, dead_end); },
+                 "switch sw0 port " + std::to_string(g.host_port[0]) + " leads to no switch (a dead end)");
+  auto hole = good;
+  hole[1][0].clear();
+  expect_invalid([&] { fabricsim::sim::check_routes(g, hole); }, "switch sw1 has no route (unreachable destination)");
+}
+
 TEST(Routing, PoliciesPickAmongCandidates) {
   using fabricsim::hw::RoutePolicy;
   using fabricsim::hw::RoutingAlgorithm;

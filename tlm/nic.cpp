@@ -69,6 +69,7 @@ void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, st
   rdma_.attach(&link->timing());
   sl_to_vl_ = std::move(sl_to_vl);
   send_queues_.assign(vls, {});
+  credits_held_ = hw::CreditLedger(vls);
 }
 
 void Nic::attach_ingress(const Link* link) { ingress_link_ = link; }
@@ -175,6 +176,7 @@ Packet* Nic::next_raw_packet(const sc_time& now) {
 
 tlm::tlm_sync_enum Nic::ingress(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != END_TAIL) return tlm::TLM_ACCEPTED;
+  if (ingress_link_->params().flow_control == FlowControl::credit) credits_held_.hold(p.vl, credit_blocks(p));
   // Tails arrive in order on one link, so the queue stays sorted by tail time.
   arrivals_.push_back(&p);
   if (arrivals_.size() == 1) rx_wake_.notify(delay);
@@ -266,11 +268,16 @@ void Nic::return_credit(const Packet& p) {
   Packet credit;
   credit.kind = PacketKind::credit_update;
   credit.vl = p.vl;
-  credit.credit_blocks = (ingress_link_->timing().frame_bytes(p.payload_bytes) + params_.credit_block_bytes - 1) /
-                         params_.credit_block_bytes;
+  credit.credit_blocks = credit_blocks(p);
+  credits_held_.give_back(p.vl, credit.credit_blocks);
   tlm::tlm_phase phase = CREDIT_RETURN;
   sc_time delay = to_sc(params_.credit_return_latency);
   rx->nb_transport_bw(credit, phase, delay);
+}
+
+std::uint64_t Nic::credit_blocks(const Packet& p) const {
+  return (ingress_link_->timing().frame_bytes(p.payload_bytes) + params_.credit_block_bytes - 1) /
+         params_.credit_block_bytes;
 }
 
 const char* Nic::packet_log_header() {

@@ -84,6 +84,10 @@ class Nic : public sc_core::sc_module {
   RdmaEngine& rdma() { return rdma_; }
   /// Wakes the transmitter (after posting work to the RDMA engine).
   void kick() { tx_wake_.notify(sc_core::SC_ZERO_TIME); }
+  /// Transmit side: credits per VL toward the switch (or peer NIC) buffer (invariants).
+  const TxPort& egress_port() const { return port_; }
+  /// Credit blocks of the receive buffer not yet returned upstream, per VL (invariants).
+  const hw::CreditLedger& ingress_credits() const { return credits_held_; }
 
  private:
   struct Pending {
@@ -101,6 +105,7 @@ class Nic : public sc_core::sc_module {
   void record(const Packet& p, const sc_core::sc_time& now);
   void log_packet(const Packet& p, const sc_core::sc_time& now);  ///< one packets.csv row
   void return_credit(const Packet& p);
+  std::uint64_t credit_blocks(const Packet& p) const;
   Packet* next_raw_packet(const sc_core::sc_time& now);
   void wake_tx_at(const sc_core::sc_time& t);
 
@@ -110,6 +115,7 @@ class Nic : public sc_core::sc_module {
   sc_core::sc_time measure_from_;
   TxPort port_;
   const Link* ingress_link_ = nullptr;
+  hw::CreditLedger credits_held_;                 // credit ingress: blocks lent to the upstream
   std::vector<int> sl_to_vl_;
   std::vector<std::deque<Pending>> send_queues_;  // per VL
   int next_vl_ = 0;                               // round robin over VLs

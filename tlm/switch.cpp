@@ -118,6 +118,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     auto& ip = inputs_[p];
     ip.pfc.assign(v, hw::PfcIngress(params_.pfc));
     ip.vl_bytes.assign(v, 0);
+    ip.credits_held = hw::CreditLedger(v);
     ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
     auto& o = outputs_[p];
     o.scheduler = make_scheduler(params_);
@@ -200,6 +201,8 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   Entry e{&p, p.header_at, p.tail_at, p.header_at, port, -1, p.vl, 0, 0};
   e.frame_bytes = static_cast<std::uint32_t>(ip.link->timing().frame_bytes(p.payload_bytes));
   e.charged = (e.frame_bytes + params_.cell_bytes - 1) / params_.cell_bytes * params_.cell_bytes;
+  if (ip.link->params().flow_control == FlowControl::credit)
+    ip.credits_held.hold(p.vl, (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
   ip.arrivals.push_back(e);
   ++in_switch_;
   ++received_;
@@ -288,15 +291,8 @@ bool Switch::admit(Entry& e, const sc_time& now) {
   if (p.corrupted) {
     // CRC check failed: drop, and give the buffer space back once the tail is in.
     stats_[e.in].crc_drops->add();
-    if (ip.link->params().flow_control == FlowControl::credit) {
-      Packet credit;
-      credit.kind = PacketKind::credit_update;
-      credit.vl = p.vl;
-      credit.credit_blocks = (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes;
-      tlm::tlm_phase phase = CREDIT_RETURN;
-      sc_time delay = (e.tail_at > now ? e.tail_at - now : sc_core::SC_ZERO_TIME) + to_sc(params_.credit_return_latency);
-      in[e.in]->nb_transport_bw(credit, phase, delay);
-    }
+    ++drops_.crc;
+    return_credit(e.in, p.vl, e.frame_bytes, e.tail_at > now ? e.tail_at - now : sc_core::SC_ZERO_TIME);
     pool_.release(&p);
     return false;
   }
@@ -318,13 +314,24 @@ bool Switch::admit(Entry& e, const sc_time& now) {
       fits = fc != FlowControl::none || shared_->admit(queued, e.charged, params_.alpha);
       break;
   }
+  if (fault_ == AccountingFault::overfill_buffer) fits = true;
+  bool headroom_exceeded = false;
   if (fc == FlowControl::credit) {
     // Credits are the admission: the sender held space for the whole frame.
     fits = true;
   } else if (fc == FlowControl::pfc) {
     hw::PfcAction action = hw::PfcAction::none;
-    fits = fits && ip.pfc[in_vl].admit(e.charged, action);
+    // A packet the physical buffer cannot take still counts as a headroom drop when
+    // PFC would have refused it too; otherwise the lossless class lost it.
+    const auto& t = ip.pfc[in_vl].thresholds();
+    if (fits) headroom_exceeded = !ip.pfc[in_vl].admit(e.charged, action);
+    else headroom_exceeded = ip.pfc[in_vl].occupancy() + e.charged > t.xoff_bytes + t.headroom_bytes;
+    fits = fits && !headroom_exceeded;
     if (action == hw::PfcAction::send_pause) send_pause(e.in, in_vl, params_.pause_quanta, now);
+    if (fits && fault_ == AccountingFault::drop_lossless) {
+      ip.pfc[in_vl].release(e.charged);
+      fits = false;
+    }
   } else {
     std::uniform_real_distribution<double> u(0.0, 1.0);
     if (fits && params_.wred.enabled && params_.wred.curve.decide(queued, u(rng_))) fits = false;
@@ -338,6 +345,7 @@ bool Switch::admit(Entry& e, const sc_time& now) {
     fits = false;
   }
   if (!fits) {
+    count_drop(fc, headroom_exceeded);
     stats_[e.in].drops[in_vl]->add();
     pool_.release(&p);
     return false;
@@ -382,6 +390,7 @@ void Switch::enqueue(Entry e) {
   auto& o = outputs_[e.out];
   o.vl_bytes[e.vl] += e.charged;
   o.bytes += e.charged;
+  o.high_water = std::max(o.high_water, o.bytes);
   egress_queued_[e.out] = o.bytes;
   // Output-side queues take packets from many inputs: keep them in ready order.
   auto pos = queue.end();
@@ -391,6 +400,43 @@ void Switch::enqueue(Entry e) {
     is_active_[q] = true;
     active_.push_back(q);
   }
+}
+
+void Switch::return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_time& delay) {
+  auto& ip = inputs_[in_port];
+  if (ip.link->params().flow_control != FlowControl::credit) return;
+  Packet credit;
+  credit.kind = PacketKind::credit_update;
+  credit.vl = static_cast<std::uint8_t>(vl);
+  credit.credit_blocks = (frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes;
+  ip.credits_held.give_back(vl, credit.credit_blocks);
+  if (fault_ == AccountingFault::credit_return_short && credit.credit_blocks > 0) --credit.credit_blocks;
+  tlm::tlm_phase phase = CREDIT_RETURN;
+  sc_time d = delay + to_sc(params_.credit_return_latency);
+  in[in_port]->nb_transport_bw(credit, phase, d);
+}
+
+void Switch::count_drop(FlowControl fc, bool headroom_exceeded) {
+  // Lossless classes lose a packet only when PFC headroom overflowed.
+  if (fc == FlowControl::none) ++drops_.lossy;
+  else if (headroom_exceeded) ++drops_.headroom;
+  else ++drops_.lossless;
+}
+
+std::vector<BufferBound> Switch::buffer_bounds() const {
+  std::vector<BufferBound> b;
+  const auto buffer = [](int p, const char* what) { return "port" + std::to_string(p) + " " + what; };
+  for (int p = 0; p < params_.ports; ++p) {
+    const auto& ip = inputs_[p];
+    const bool credit = ip.link && ip.link->params().flow_control == FlowControl::credit;
+    // On credit links the bound is the credit allotment (credit conservation checks
+    // it); PFC and lossy admission bound the buffer the organisation writes to.
+    if (credit || !ip.link) continue;
+    if (input_queued()) b.push_back({buffer(p, "input buffer"), ip.high_water, params_.input_buffer.in_bytes()});
+    if (params_.buffer == BufferOrganisation::output_queued)
+      b.push_back({buffer(p, "output queue"), outputs_[p].high_water, params_.output_buffer.in_bytes()});
+  }
+  return b;
 }
 
 void Switch::send_pause(int in_port, int vl, std::uint16_t quanta, const sc_time& now) {

@@ -94,6 +94,30 @@ struct BlockedHead {
   std::string reason;   ///< "no credits", "paused by PFC", "egress busy"
 };
 
+/// One buffer's fill against its size, for the "no buffer beyond its size" invariant.
+struct BufferBound {
+  std::string buffer;           ///< e.g. "port3 input buffer"
+  std::uint64_t high_water = 0; ///< most bytes it ever held [B]
+  std::uint64_t size = 0;       ///< its size [B]
+};
+
+/// Why a switch dropped packets at ingress, for the lossless invariant.
+struct DropCounts {
+  std::uint64_t crc = 0;       ///< frames hit by a bit error (any flow control)
+  std::uint64_t lossy = 0;     ///< no room on a lossy (flow_control none) link
+  std::uint64_t headroom = 0;  ///< PFC: beyond xoff + headroom (the sender ignored or outran PAUSE)
+  std::uint64_t lossless = 0;  ///< on a credit or PFC link without headroom exceeded: must stay 0
+};
+
+/// Test only: breaks one piece of the switch's accounting, so tests can show that
+/// each run-time invariant (sim/invariants.h) catches it.
+enum class AccountingFault {
+  none,
+  credit_return_short,  ///< every credit return carries one block fewer than the packet held
+  overfill_buffer,      ///< lossy admission ignores the physical buffer size
+  drop_lossless,        ///< PFC admission drops packets PFC accepted
+};
+
 /// Parameters of a switch. Every field has a default and a unit.
 struct SwitchParams {
   int ports = 4;                                             ///< radix, 2..256
@@ -174,6 +198,17 @@ class Switch : public sc_core::sc_module {
   double egress_paused_seconds(int port, int vl) const;
   /// Time output `port` had a packet ready on `vl` but no credits [s].
   double credit_stall_seconds(int port, int vl) const;
+  // Run-time invariants (sim/invariants.h).
+  /// Transmit side of output `port`: its credits per VL toward the downstream buffer.
+  const TxPort& egress_port(int port) const { return outputs_.at(port).tx; }
+  /// Credit blocks input `port` holds for its upstream transmitter, per VL (credit links).
+  const hw::CreditLedger& ingress_credits(int port) const { return inputs_.at(port).credits_held; }
+  /// Every buffer this organisation bounds, with its high-water mark.
+  std::vector<BufferBound> buffer_bounds() const;
+  /// Ingress drops by cause; they add up to packets_dropped().
+  const DropCounts& drop_counts() const { return drops_; }
+  /// Test only: see AccountingFault.
+  void inject_fault_for_test(AccountingFault f) { fault_ = f; }
 
  private:
   struct Entry {
@@ -205,12 +240,13 @@ class Switch : public sc_core::sc_module {
     std::uint64_t bytes = 0, high_water = 0;
     sc_core::sc_time read_free;              // input read port (input-queued organisations)
     const Link* link = nullptr;
+    hw::CreditLedger credits_held;           // credit links: blocks not yet returned upstream
   };
   struct OutputPort {
     TxPort tx;
     std::unique_ptr<hw::EgressScheduler> scheduler;
     std::vector<std::uint64_t> vl_bytes;     // queued for this output per VL
-    std::uint64_t bytes = 0;
+    std::uint64_t bytes = 0, high_water = 0;
     sc_core::sc_time write_free;             // output write port (output-queued organisations)
     std::vector<sc_core::sc_time> stall_since;  // per VL: blocked on credits since, or zero
     std::vector<double> stall_s;
@@ -226,6 +262,8 @@ class Switch : public sc_core::sc_module {
   bool admit(Entry& e, const sc_core::sc_time& now);
   void enqueue(Entry e);
   void send_pause(int in_port, int vl, std::uint16_t quanta, const sc_core::sc_time& now);
+  void return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_core::sc_time& delay);
+  void count_drop(FlowControl fc, bool headroom_exceeded);
   // switch_egress.cpp: allocation and transmission
   void schedule_egress(const sc_core::sc_time& now);
   void choose_vls(const sc_core::sc_time& now);
@@ -274,6 +312,8 @@ class Switch : public sc_core::sc_module {
   bool pfc_inputs_ = false;     // some input link uses PFC (refresh and resume work)
   std::uint64_t in_switch_ = 0;
   std::uint64_t received_ = 0, dropped_ = 0;
+  DropCounts drops_;
+  AccountingFault fault_ = AccountingFault::none;
   stats::Counter& activations_;
   stats::Counter& forwarded_;
 };

@@ -152,15 +152,7 @@ void Switch::transmit(std::deque<Entry>& queue, const sc_time& now) {
   --in_switch_;
 
   releases_.push({read_out, e.in, e.out, in_vl, e.charged});
-  if (ip.link->params().flow_control == FlowControl::credit) {
-    Packet credit;
-    credit.kind = PacketKind::credit_update;
-    credit.vl = static_cast<std::uint8_t>(in_vl);
-    credit.credit_blocks = (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes;
-    tlm::tlm_phase phase = CREDIT_RETURN;
-    sc_time delay = read_out - now + to_sc(params_.credit_return_latency);
-    in[e.in]->nb_transport_bw(credit, phase, delay);
-  }
+  return_credit(e.in, in_vl, e.frame_bytes, read_out - now);
 }
 
 std::vector<BlockedHead> Switch::blocked_heads() const {

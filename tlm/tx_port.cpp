@@ -84,6 +84,15 @@ bool TxPort::next_change(const sc_time& now, sc_time& at) const {
   return have;
 }
 
+std::uint64_t TxPort::returning_blocks(int vl) const {
+  // A copy: only the invariant check asks, never the hot path.
+  auto pending = pending_;
+  std::uint64_t blocks = 0;
+  for (; !pending.empty(); pending.pop())
+    if (pending.top().vl == vl) blocks += pending.top().blocks;
+  return blocks;
+}
+
 double TxPort::paused_seconds(int vl, const sc_time& now) const {
   const VlState& s = vl_[vl];
   double total = s.paused_s;

@@ -50,6 +50,8 @@ class TxPort {
   /// Time `vl` spent paused up to `now` [s].
   double paused_seconds(int vl, const sc_core::sc_time& now) const;
   const hw::CreditCounter& credits(int vl) const { return vl_[vl].credits; }
+  /// Credit blocks for `vl` returned by the receiver but not yet in effect (on the reverse wire).
+  std::uint64_t returning_blocks(int vl) const;
 
  private:
   struct PendingCredit {

@@ -1,0 +1,149 @@
+// Issue 10: the watchdog on a known PFC / credit deadlock (through the binary),
+// and the run-time invariants: each one holds on a healthy run and fails when the
+// switch's accounting is deliberately broken (Switch::inject_fault_for_test).
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "command.h"
+#include "sim/child_run.h"
+#include "sim/config.h"
+#include "sim/invariants.h"
+
+namespace {
+
+using fabricsim::sim::Fabric;
+using fabricsim::sim::load_config;
+using fabricsim::testing::run_command;
+using fabricsim::tlm_fabric::AccountingFault;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::string kRing = std::string(FABRICSIM_SOURCE_DIR) + "/tests/deadlock/ring5_pfc.yaml";
+const std::string kSingleSwitch = std::string(FABRICSIM_SOURCE_DIR) + "/examples/single_switch.yaml";
+
+struct RingRun {
+  int exit_code;
+  std::string output;
+  json results;
+};
+
+RingRun run_ring(const std::string& name, const std::string& extra) {
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_deadlock_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(out);
+  const auto r = run_command("run " + kRing + " --out " + out.string() + " " + extra);
+  RingRun run{r.exit_code, r.output, json()};
+  std::ifstream f(out / "results.json");
+  if (f) run.results = json::parse(f);
+  fs::remove_all(out);
+  return run;
+}
+
+// The cycle the watchdog reports: every ring switch once, closed (first = last),
+// each hop one switch clockwise, on a ring port (ports 0 and 1; the host cables are
+// listed first but explicit graphs give hosts their ports last: port 2).
+void expect_ring_cycle(const RingRun& r, const std::string& unit) {
+  ASSERT_TRUE(r.results.contains("stall")) << r.output;
+  const json& cycle = r.results["stall"]["cycle"];
+  ASSERT_EQ(cycle.size(), 6u) << cycle.dump();
+  EXPECT_EQ(cycle.front(), cycle.back());
+  std::vector<int> seen;
+  for (std::size_t i = 0; i + 1 < cycle.size(); ++i) {
+    const std::string n = cycle[i].get<std::string>();
+    ASSERT_EQ(n.rfind("sw", 0), 0u) << n;
+    seen.push_back(std::stoi(n.substr(2)));
+    EXPECT_NE(n.find(".port"), std::string::npos) << n;
+    EXPECT_EQ(n.find(".port2."), std::string::npos) << "a host port in the cycle: " << n;
+    EXPECT_NE(n.find("." + unit + "0"), std::string::npos) << n;
+  }
+  for (std::size_t i = 0; i + 1 < seen.size(); ++i) EXPECT_EQ(seen[i + 1], (seen[i] + 1) % 5) << cycle.dump();
+  EXPECT_NE(r.results["stall"]["advice"].get<std::string>().find("break the cycle"), std::string::npos);
+}
+
+TEST(Deadlock, PfcRingStopsWithTheCycleAndAdvice) {
+  const RingRun r = run_ring("pfc", "");
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("deadlock: cyclic buffer dependency"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cycle: sw"), std::string::npos) << r.output;
+  expect_ring_cycle(r, "prio");
+  // Stopped early: long before simulation.duration (2 ms).
+  EXPECT_LT(r.results["simulated_time_ns"].get<double>(), 1e6);
+}
+
+TEST(Deadlock, CreditRingIsACreditLoop) {
+  // Credits hold back per packet, not per port: it takes buffers of one frame per VL
+  // for every ring input to fill with transit packets.
+  const RingRun r = run_ring("credit", "--set link.flow_control=credit --set switch.input_buffer=8KiB "
+                                       "--set nic.rx_buffer=8KiB");
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  expect_ring_cycle(r, "vl");
+}
+
+TEST(Deadlock, LossyRingDoesNotDeadlock) {
+  // The advice's last option: a lossy class drops instead of waiting, so the
+  // cycle never closes and the run completes with its drops counted.
+  const RingRun r = run_ring("lossy", "--set link.flow_control=none --set simulation.duration=200us");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.results.contains("stall"));
+  EXPECT_GT(r.results["packets"]["dropped"].get<long>(), 0);
+  EXPECT_GT(r.results["packets"]["delivered"].get<long>(), 0);
+}
+
+// Runs single_switch.yaml with every switch's accounting broken by `fault`;
+// returns the invariant checks.
+json invariants(AccountingFault fault, std::vector<std::string> overrides) {
+  overrides.push_back("output.sample_interval=0s");
+  overrides.push_back("simulation.duration=40us");
+  overrides.push_back("traffic.load=1.0");
+  const auto config = load_config(kSingleSwitch, overrides);
+  return fabricsim::sim::in_child([&] {
+    fabricsim::stats::Registry registry;
+    Fabric fabric("fabric", config, registry);
+    for (const auto& sw : fabric.switches()) sw->inject_fault_for_test(fault);
+    sc_core::sc_start(fabricsim::tlm_fabric::to_sc(config.simulation.duration));
+    json out = json::object();
+    for (const auto& c : fabricsim::sim::check_invariants(fabric)) {
+      if (!out.contains(c.check)) out[c.check] = {{"ok", true}, {"details", json::array()}};
+      out[c.check]["ok"] = out[c.check]["ok"].get<bool>() && c.ok;
+      out[c.check]["details"].push_back(c.detail);
+    }
+    return out;
+  });
+}
+
+void expect_only_broken(const json& r, const std::string& broken, const std::string& detail) {
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  for (const char* check : {"credit conservation", "buffer bounds", "lossless drops"}) {
+    ASSERT_TRUE(r.contains(check)) << r.dump();
+    EXPECT_EQ(r[check]["ok"].get<bool>(), check != broken) << check << ": " << r[check].dump();
+  }
+  if (broken.empty()) return;
+  bool found = false;
+  for (const auto& d : r[broken]["details"]) found = found || d.get<std::string>().find(detail) != std::string::npos;
+  EXPECT_TRUE(found) << r[broken].dump();
+}
+
+TEST(Invariants, CreditConservationHoldsAndCatchesALeak) {
+  expect_only_broken(invariants(AccountingFault::none, {}), "", "");
+  // One block short per credit return: the transmitter's view drifts from the receiver's.
+  expect_only_broken(invariants(AccountingFault::credit_return_short, {}), "credit conservation",
+                     "+ held by the receiver");
+}
+
+TEST(Invariants, BufferBoundHoldsAndCatchesAnOverfill) {
+  const std::vector<std::string> lossy = {"link.flow_control=none", "switch.input_buffer=16KiB"};
+  expect_only_broken(invariants(AccountingFault::none, lossy), "", "");
+  expect_only_broken(invariants(AccountingFault::overfill_buffer, lossy), "buffer bounds", "input buffer: held");
+}
+
+TEST(Invariants, LosslessDropsHoldAndCatchAPfcDrop) {
+  const std::vector<std::string> pfc = {"link.flow_control=pfc"};
+  expect_only_broken(invariants(AccountingFault::none, pfc), "", "");
+  expect_only_broken(invariants(AccountingFault::drop_lossless, pfc), "lossless drops",
+                     "without the PFC headroom being exceeded");
+}
+
+}  // namespace
