@@ -101,7 +101,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     nic.attach_ingress(&down);
     sw.attach_ingress(port, &up);
     sw.attach_egress(port, &down, per_vl(nic_params.rx_buffer));
-    port_links_[s][port] = {&up, &down, ep, tier};
+    port_links_[s][port] = {&up, &down, ep, tier, -1, -1, e};
   };
   for (int e = 0; e < n && !switches_.empty(); ++e)
     attach_nic(e, "ep" + std::to_string(e), graph_.host_switch[e], graph_.host_port[e],

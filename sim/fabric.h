@@ -45,6 +45,7 @@ struct PortLinks {
   std::string tier;                           ///< host, leaf-spine, edge-agg, agg-core, switch-switch
   int peer_switch = -1;                       ///< switch index at the other end, -1 for an endpoint
   int peer_port = -1;                         ///< its port
+  int peer_nic = -1;                          ///< NIC index at the other end (endpoint or aggregation node), else -1
 };
 
 class Fabric : public sc_core::sc_module {

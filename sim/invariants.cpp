@@ -1,6 +1,5 @@
 #include "sim/invariants.h"
 
-#include <map>
 #include <utility>
 
 namespace fabricsim::sim {
@@ -53,24 +52,23 @@ void check_link(Report& report, const std::string& link, const tlm_fabric::TxPor
 
 std::vector<InvariantCheck> check_credit_conservation(const Fabric& fabric) {
   Report report("credit conservation");
-  const auto& g = fabric.graph();
   const auto& sw = fabric.switches();
   const auto& nics = fabric.nics();
-  std::map<std::pair<int, int>, int> host_at;  // (switch, port) -> endpoint
-  for (std::size_t e = 0; e < nics.size(); ++e) {
-    const auto& rx = sw.empty() ? nics[1 - e]->ingress_credits()
-                                : sw[g.host_switch[e]]->ingress_credits(g.host_port[e]);
-    check_link(report, fabric.uplink(static_cast<int>(e)).name(), nics[e]->egress_port(), rx);
-    if (!sw.empty()) host_at[{g.host_switch[e], g.host_port[e]}] = static_cast<int>(e);
-  }
+  if (sw.empty())  // back to back
+    for (std::size_t e = 0; e < nics.size(); ++e)
+      check_link(report, fabric.uplink(static_cast<int>(e)).name(), nics[e]->egress_port(), nics[1 - e]->ingress_credits());
+  // Every switch port: its egress link, and for a NIC (endpoint or aggregation node) also the NIC's uplink.
   const auto& ports = fabric.port_links();
   for (std::size_t s = 0; s < sw.size(); ++s)
     for (std::size_t p = 0; p < ports[s].size(); ++p) {
       const PortLinks& pl = ports[s][p];
-      if (!pl.egress) continue;
+      const int port = static_cast<int>(p);
+      if (pl.peer_nic >= 0)
+        check_link(report, pl.ingress->name(), nics[pl.peer_nic]->egress_port(), sw[s]->ingress_credits(port));
+      if (!pl.egress || (pl.peer_switch < 0 && pl.peer_nic < 0)) continue;
       const auto& rx = pl.peer_switch >= 0 ? sw[pl.peer_switch]->ingress_credits(pl.peer_port)
-                                           : nics[host_at.at({static_cast<int>(s), static_cast<int>(p)})]->ingress_credits();
-      check_link(report, pl.egress->name(), sw[s]->egress_port(static_cast<int>(p)), rx);
+                                           : nics[pl.peer_nic]->ingress_credits();
+      check_link(report, pl.egress->name(), sw[s]->egress_port(port), rx);
     }
   return std::move(report).done("credit link-VLs");
 }
