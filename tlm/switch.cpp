@@ -384,9 +384,7 @@ void Switch::enqueue(Entry e) {
   o.bytes += e.charged;
   egress_queued_[e.out] = o.bytes;
   // Output-side queues take packets from many inputs: keep them in ready order.
-  auto pos = queue.end();
-  while (pos != queue.begin() && std::prev(pos)->ready > e.ready) --pos;
-  queue.insert(pos, e);
+  queue.insert_by_ready(e);
   if (!is_active_[q]) {
     is_active_[q] = true;
     active_.push_back(q);
