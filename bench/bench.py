@@ -41,7 +41,7 @@ TINY = ("4 endpoints on one switch, 5 us (smoke test)", "s1_switch64.yaml",
 
 
 def run_child(cmd):
-    """Runs cmd; returns (exit code, wall seconds, peak RSS bytes, stderr text)."""
+    """Runs cmd; returns (exit code, wall seconds, CPU seconds, peak RSS bytes, stderr text)."""
     start = time.monotonic()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
@@ -50,7 +50,7 @@ def run_child(cmd):
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode(errors="replace")
-    return proc.returncode, wall, usage.ru_maxrss * 1024, text  # Linux: ru_maxrss in KiB
+    return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, text  # ru_maxrss: KiB
 
 
 def rtl_available(fabricsim, config):
@@ -65,7 +65,7 @@ def bench(name, what, config, sets, fabricsim, out_dir):
     cmd = [fabricsim, "run", config, "--out", run_dir]
     for s in sets:
         cmd += ["--set", s]
-    code, wall, rss, err = run_child(cmd)
+    code, wall, cpu, rss, err = run_child(cmd)
     if code != 0:
         record.update(status="failed", exit_code=code, error=err.strip().splitlines()[-1:] or [""])
         return record
@@ -77,6 +77,7 @@ def bench(name, what, config, sets, fabricsim, out_dir):
     record.update(
         status="ok",
         wall_time_s=round(wall, 3),                      # whole process: configuration, elaboration, run, results
+        cpu_time_s=round(cpu, 3),                        # user + system: less sensitive to a loaded machine
         simulation_wall_time_s=round(s["wall_time_s"], 3),  # sc_start only
         simulated_time_ns=r["simulated_time_ns"],
         events=s["process_activations"],                # SC_METHOD activations of switches and NICs
@@ -85,6 +86,7 @@ def bench(name, what, config, sets, fabricsim, out_dir):
         packet_hops=hops,
         delivered_packets_per_wall_s=round(delivered / wall),
         packet_hops_per_wall_s=round(hops / wall),
+        delivered_packets_per_cpu_s=round(delivered / cpu) if cpu > 0 else None,
         delivered_packets_per_simulation_wall_s=round(delivered / s["wall_time_s"]) if s["wall_time_s"] > 0 else None,
         peak_memory_bytes=rss,
         peak_memory_mib=round(rss / 2**20, 1),

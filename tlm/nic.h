@@ -22,6 +22,7 @@
 
 #include "hw/units.h"
 #include "sim/stats.h"
+#include "tlm/clock.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
 #include "tlm/packet_pool.h"
@@ -80,7 +81,7 @@ class Nic : public sc_core::sc_module {
   /// The RDMA engine (queue pairs, verbs, transport, CC).
   RdmaEngine& rdma() { return rdma_; }
   /// Wakes the transmitter (after posting work to the RDMA engine).
-  void kick() { tx_wake_.notify(sc_core::SC_ZERO_TIME); }
+  void kick() { wake_tx_at(sc_core::sc_time_stamp()); }
 
  private:
   struct Pending {
@@ -112,7 +113,8 @@ class Nic : public sc_core::sc_module {
   std::unordered_map<std::uint64_t, std::uint32_t> next_psn_;      // per (destination, flow), transmit
   std::unordered_map<std::uint64_t, std::uint32_t> expected_psn_;  // per (src, flow), receive
   std::deque<Packet*> arrivals_;
-  sc_core::sc_event tx_wake_, rx_wake_;
+  WakeEvent tx_wake_;
+  sc_core::sc_event rx_wake_;
   std::ostream* packet_log_ = nullptr;
   std::uint64_t next_message_ = 0;
   RdmaEngine rdma_;

@@ -296,9 +296,7 @@ class Switch : public sc_core::sc_module {
   std::vector<Candidate> candidates_;
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;
-  sc_core::sc_event wake_;
-  bool wake_pending_ = false;   // wake_ holds a notification for wake_at_ (the earliest one wins)
-  sc_core::sc_time wake_at_;
+  WakeEvent wake_;
   bool pfc_inputs_ = false;     // some input link uses PFC (refresh and resume work)
   std::uint64_t in_switch_ = 0;
   std::uint64_t received_ = 0, dropped_ = 0;
