@@ -44,4 +44,39 @@ class ClockDomain {
   sc_core::sc_time period_;
 };
 
+/// The event a block wakes on, notified for the earliest time it has work. Mirrors
+/// the kernel's rule (an event keeps only its earliest notification; a pending delta
+/// notification wins over any timed one), so a notification the kernel would drop
+/// never reaches it: a replaced timed notification would otherwise stay in the
+/// kernel's queue until its time. Behaviour is exactly that of calling notify.
+class WakeEvent {
+ public:
+  sc_core::sc_event& event() { return event_; }
+  /// Wake at `t` (now if `t` has passed).
+  void notify_at(const sc_core::sc_time& t) {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    // Forget a notification the kernel has already fired.
+    if (pending_ == Pending::timed && at_ <= now) pending_ = Pending::none;
+    if (pending_ == Pending::delta && delta_ != sc_core::sc_delta_count()) pending_ = Pending::none;
+    if (pending_ == Pending::delta) return;
+    if (t <= now) {
+      pending_ = Pending::delta;
+      delta_ = sc_core::sc_delta_count();
+      event_.notify(sc_core::SC_ZERO_TIME);
+      return;
+    }
+    if (pending_ == Pending::timed && at_ <= t) return;
+    pending_ = Pending::timed;
+    at_ = t;
+    event_.notify(t - now);
+  }
+
+ private:
+  enum class Pending { none, delta, timed };
+  sc_core::sc_event event_;
+  Pending pending_ = Pending::none;
+  sc_core::sc_time at_;         // timed: when
+  std::uint64_t delta_ = 0;     // delta: the delta cycle it was made in
+};
+
 }  // namespace fabricsim::tlm_fabric

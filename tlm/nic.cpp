@@ -57,7 +57,7 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
   tx.register_bw(this, &Nic::egress_bw);
   rx.register_fw(this, &Nic::ingress);
   SC_METHOD(on_tx);
-  sensitive << tx_wake_;
+  sensitive << tx_wake_.event();
   dont_initialize();
   SC_METHOD(on_rx);
   sensitive << rx_wake_;
@@ -92,13 +92,10 @@ void Nic::post(const Message& m) {
   messages_posted_.add();
   const std::uint64_t message_id = (static_cast<std::uint64_t>(id_) << 40) | next_message_++;
   send_queues_[vl_of(m.sl)].push_back({m, message_id, m.bytes, sc_core::sc_time_stamp()});
-  tx_wake_.notify(sc_core::SC_ZERO_TIME);
+  kick();
 }
 
-void Nic::wake_tx_at(const sc_time& t) {
-  const sc_time now = sc_core::sc_time_stamp();
-  tx_wake_.notify(t > now ? t - now : sc_core::SC_ZERO_TIME);
-}
+void Nic::wake_tx_at(const sc_time& t) { tx_wake_.notify_at(t); }
 
 tlm::tlm_sync_enum Nic::egress_bw(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
   const sc_time at = sc_core::sc_time_stamp() + delay;
@@ -205,7 +202,7 @@ void Nic::on_rx() {
     pool_.release(p);
   }
   if (!arrivals_.empty()) rx_wake_.notify(arrivals_.front()->tail_at - now);
-  if (transport) tx_wake_.notify(sc_core::SC_ZERO_TIME);
+  if (transport) kick();
 }
 
 void Nic::record(const Packet& p, const sc_time& now) {

@@ -23,6 +23,7 @@
 
 #include "hw/units.h"
 #include "sim/stats.h"
+#include "tlm/clock.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
 #include "tlm/packet_pool.h"
@@ -83,7 +84,7 @@ class Nic : public sc_core::sc_module {
   /// The RDMA engine (queue pairs, verbs, transport, CC).
   RdmaEngine& rdma() { return rdma_; }
   /// Wakes the transmitter (after posting work to the RDMA engine).
-  void kick() { tx_wake_.notify(sc_core::SC_ZERO_TIME); }
+  void kick() { wake_tx_at(sc_core::sc_time_stamp()); }
   /// Transmit side: credits per VL toward the switch (or peer NIC) buffer (invariants).
   const TxPort& egress_port() const { return port_; }
   /// Credit blocks of the receive buffer not yet returned upstream, per VL (invariants).
@@ -124,7 +125,8 @@ class Nic : public sc_core::sc_module {
   std::unordered_map<std::uint64_t, std::uint64_t> rx_message_bytes_;  // raw message -> bytes in so far
   std::function<void(const FlowRecord&)> on_flow_;
   std::deque<Packet*> arrivals_;
-  sc_core::sc_event tx_wake_, rx_wake_;
+  WakeEvent tx_wake_;
+  sc_core::sc_event rx_wake_;
   std::ostream* packet_log_ = nullptr;
   std::uint64_t next_message_ = 0;
   RdmaEngine rdma_;

@@ -142,7 +142,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     stats_.push_back(s);
   }
   SC_METHOD(on_edge);
-  sensitive << wake_;
+  sensitive << wake_.event();
   dont_initialize();
 }
 
@@ -225,18 +225,9 @@ tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase,
   return tlm::TLM_ACCEPTED;
 }
 
-void Switch::wake_at(const sc_time& t) {
-  const sc_time now = sc_core::sc_time_stamp();
-  const sc_time at = t > now ? t : now;
-  // sc_event keeps only its earliest notification: skip the kernel call for a later one.
-  if (wake_pending_ && wake_at_ <= at) return;
-  wake_pending_ = true;
-  wake_at_ = at;
-  wake_.notify(at - now);
-}
+void Switch::wake_at(const sc_time& t) { wake_.notify_at(t); }
 
 void Switch::on_edge() {
-  wake_pending_ = false;
   activations_.add();
   const sc_time now = sc_core::sc_time_stamp();
   process_releases(now);
@@ -393,9 +384,7 @@ void Switch::enqueue(Entry e) {
   o.high_water = std::max(o.high_water, o.bytes);
   egress_queued_[e.out] = o.bytes;
   // Output-side queues take packets from many inputs: keep them in ready order.
-  auto pos = queue.end();
-  while (pos != queue.begin() && std::prev(pos)->ready > e.ready) --pos;
-  queue.insert(pos, e);
+  queue.insert_by_ready(e);
   if (!is_active_[q]) {
     is_active_[q] = true;
     active_.push_back(q);

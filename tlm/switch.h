@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <queue>
 #include <random>
@@ -218,6 +219,33 @@ class Switch : public sc_core::sc_module {
     std::uint32_t frame_bytes;   // as buffered (ingress framing)
     std::uint64_t charged;       // bytes charged to buffers (whole cells)
   };
+  // A switch queue (VOQ, input FIFO or output queue) in ready order. Allocates
+  // nothing until its first packet: a 256-port VOQ switch has 65,536 of them.
+  class EntryQueue {
+   public:
+    bool empty() const { return head_ == items_.size(); }
+    const Entry& front() const { return items_[head_]; }
+    void pop_front() {
+      if (++head_ == items_.size()) {
+        items_.clear();
+        head_ = 0;
+      } else if (head_ >= 32 && 2 * head_ >= items_.size()) {
+        items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+    }
+    /// Behind every packet that is ready no later than `e`.
+    void insert_by_ready(const Entry& e) {
+      auto pos = items_.end();
+      const auto first = items_.begin() + static_cast<std::ptrdiff_t>(head_);
+      while (pos != first && std::prev(pos)->ready > e.ready) --pos;
+      items_.insert(pos, e);
+    }
+
+   private:
+    std::vector<Entry> items_;
+    std::size_t head_ = 0;  // items_ before it have left
+  };
   struct Release {
     sc_core::sc_time at;
     int in, out, vl;
@@ -269,7 +297,7 @@ class Switch : public sc_core::sc_module {
   void choose_vls(const sc_core::sc_time& now);
   void allocate_input_queues(const sc_core::sc_time& now);
   void serve_output_queues(const sc_core::sc_time& now);
-  void transmit(std::deque<Entry>& queue, const sc_core::sc_time& now);
+  void transmit(EntryQueue& queue, const sc_core::sc_time& now);
   void schedule_next(const sc_core::sc_time& now);
   void wake_at(const sc_core::sc_time& t);
   int queue_index(int in, int out, int vl) const;
@@ -284,7 +312,7 @@ class Switch : public sc_core::sc_module {
   std::vector<std::uint64_t> egress_queued_;  // bytes queued per output (adaptive routing)
   std::vector<InputPort> inputs_;
   std::vector<OutputPort> outputs_;
-  std::vector<std::deque<Entry>> queues_;
+  std::vector<EntryQueue> queues_;
   std::vector<int> active_;                  // queue indices that may hold packets
   std::vector<bool> is_active_;
   std::unique_ptr<hw::SwitchAllocator> allocator_;
@@ -306,9 +334,7 @@ class Switch : public sc_core::sc_module {
   std::vector<Candidate> candidates_;
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;
-  sc_core::sc_event wake_;
-  bool wake_pending_ = false;   // wake_ holds a notification for wake_at_ (the earliest one wins)
-  sc_core::sc_time wake_at_;
+  WakeEvent wake_;
   bool pfc_inputs_ = false;     // some input link uses PFC (refresh and resume work)
   std::uint64_t in_switch_ = 0;
   std::uint64_t received_ = 0, dropped_ = 0;

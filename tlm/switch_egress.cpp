@@ -112,7 +112,7 @@ void Switch::serve_output_queues(const sc_time& now) {
   }
 }
 
-void Switch::transmit(std::deque<Entry>& queue, const sc_time& now) {
+void Switch::transmit(EntryQueue& queue, const sc_time& now) {
   const Entry e = queue.front();
   queue.pop_front();
   Packet& p = *e.packet;
