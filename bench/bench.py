@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # name -> (what, config, extra --set overrides)
 SCENARIOS = {
     "S1": ("one 64-port switch, VOQ + iSLIP, uniform 0.8 load, 1 ms", "s1_switch64.yaml", []),
-    "S2": ("4-ary 3-tree (64 endpoints, 48 switches of radix 8), uniform 0.4, 1 KiB, cut-through, 4 VLs",
+    "S2": ("4-ary 3-tree (64 endpoints, 48 switches of radix 8), uniform 0.4, 1 KiB, cut-through, 4 SLs on 4 VLs",
            "s2_kary_ntree.yaml", []),
     "S3": ("leaf-spine of 64-port switches, 2048 endpoints, ring AllReduce 64 MiB per rank",
            "s3_leafspine_allreduce.yaml", []),

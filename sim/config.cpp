@@ -537,6 +537,15 @@ void read_routing(ConfigMap m, hw::RoutingParams& r) {
   m.finish();
 }
 
+/// `sl`: one service level (0..15) or a non-empty list of them, taken round robin over a source's messages.
+std::vector<int> read_service_levels(ConfigMap& m, const std::vector<int>& def) {
+  if (!m.present("sl")) return def;
+  if (!m.node("sl").IsSequence()) return {static_cast<int>(m.integer("sl", 0, 0, 15))};
+  const auto v = m.integer_list("sl", {}, 0, 15, 16);
+  if (v.empty()) m.fail("sl", "needs at least one service level, e.g. 0 or [0, 1, 2, 3]");
+  return std::vector<int>(v.begin(), v.end());
+}
+
 void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoints, const SimulationParams& sim) {
   t.pattern = choose(m, "pattern", t.pattern,
                      NameTable<TrafficPattern>{{"none", TrafficPattern::none},
@@ -566,7 +575,7 @@ void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoin
   t.burst_length = m.number("burst_length", t.burst_length, 1.0, 1e6);
   t.rdma = m.choice("transport", "raw", {"raw", "rdma"}) == "rdma";
   t.messages = static_cast<std::uint64_t>(m.integer("messages", 0, 0, INT64_MAX));
-  t.sl = static_cast<int>(m.integer("sl", t.sl, 0, 15));
+  t.sls = read_service_levels(m, t.sls);
   const auto in_range = [&](const std::vector<std::int64_t>& v) { return std::vector<int>(v.begin(), v.end()); };
   t.hotspots = in_range(m.integer_list("hotspots", {0}, 0, endpoints - 1, 256));
   if (t.hotspots.empty()) m.fail("hotspots", "needs at least one endpoint");
@@ -591,7 +600,7 @@ void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoin
     fp.message_size = f.size("message_size", t.message_size, Size::bytes(1), max_message);
     fp.messages = static_cast<std::uint64_t>(f.integer("messages", static_cast<std::int64_t>(t.messages), 0, INT64_MAX));
     fp.start = f.time("start", fp.start, Time::seconds(0), kMaxTime);
-    fp.sl = static_cast<int>(f.integer("sl", t.sl, 0, 15));
+    fp.sls = read_service_levels(f, t.sls);
     if (!(fp.start < sim.duration)) f.fail("start", "must be before simulation.duration (" + hw::to_string(sim.duration) + ")");
     f.finish();
     t.flows.push_back(fp);

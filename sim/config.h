@@ -53,7 +53,7 @@ struct FlowParams {
   hw::Size message_size = hw::Size::kib(64);
   std::uint64_t messages = 0;                   ///< 0: until the end of the run
   hw::Time start = hw::Time::seconds(0);
-  int sl = 0;                                   ///< service level / priority
+  std::vector<int> sls{0};                      ///< service levels, message i of the flow on sls[i mod size]
 };
 struct TrafficParams {
   TrafficPattern pattern = TrafficPattern::uniform;
@@ -63,7 +63,7 @@ struct TrafficParams {
   testbench::ArrivalProcess arrival = testbench::ArrivalProcess::poisson;
   double burst_length = 8;                      ///< on_off: mean messages per burst
   std::uint64_t messages = 0;                   ///< per source, 0: until the end of the run
-  int sl = 0;                                   ///< service level / priority of synthetic traffic
+  std::vector<int> sls{0};                      ///< service levels; message i of each source on sls[i mod size]
   std::vector<int> hotspots{0};                 ///< hotspot: hotspot endpoints
   double hotspot_fraction = 0.5;                ///< hotspot: share of messages to the hotspots
   int incast_target = 0;                        ///< incast: the receiver

@@ -363,7 +363,7 @@ void Fabric::build_traffic() {
   if (sizes.empty()) sizes.push_back({t.message_size.in_bytes(), 1.0});
 
   auto add = [&](int src, std::vector<testbench::Weighted> dsts, std::vector<testbench::Weighted> msg_sizes,
-                 std::uint32_t flow, int sl, double load, std::uint64_t messages, hw::Time start) {
+                 std::uint32_t flow, const std::vector<int>& sls, double load, std::uint64_t messages, hw::Time start) {
     testbench::GeneratorParams g;
     // Offered load is a fraction of the wire rate, framing included: 1.0 fills the link.
     double total = 0, wire = 0;
@@ -376,7 +376,7 @@ void Fabric::build_traffic() {
     g.destinations = std::move(dsts);
     g.sizes = std::move(msg_sizes);
     g.flow = flow;
-    g.sl = sl;
+    g.sls = sls;
     g.load = load;
     g.arrival = t.arrival;
     g.burst_length = t.burst_length;
@@ -385,15 +385,16 @@ void Fabric::build_traffic() {
     g.max_messages = messages;
     g.seed = hw::mix_seed(config_.simulation.seed, sources_.size() + 1);
     if (t.rdma)
-      for (const auto& d : g.destinations) {
-        // One RC QP pair per (source, destination) for this generator.
-        auto& a = nics_[src]->rdma();
-        auto& b = nics_[d.value]->rdma();
-        const int qa = a.create_qp(static_cast<int>(d.value), 0, sl);
-        const int qb = b.create_qp(src, qa, sl);
-        a.connect(qa, qb);
-        g.qps.push_back(qa);
-      }
+      for (const auto& d : g.destinations)
+        for (int sl : sls) {
+          // One RC QP pair per (source, destination, service level) for this generator.
+          auto& a = nics_[src]->rdma();
+          auto& b = nics_[d.value]->rdma();
+          const int qa = a.create_qp(static_cast<int>(d.value), 0, sl);
+          const int qb = b.create_qp(src, qa, sl);
+          a.connect(qa, qb);
+          g.qps.push_back(qa);
+        }
     const std::string name = "gen" + std::to_string(sources_.size()) + "_ep" + std::to_string(src);
     sources_.push_back(std::make_unique<testbench::TrafficSource>(name.c_str(), *nics_[src], g));
   };
@@ -408,7 +409,7 @@ void Fabric::build_traffic() {
   switch (t.pattern) {
     case TrafficPattern::none: break;
     case TrafficPattern::uniform:
-      for (int s = 0; s < n; ++s) add(s, others(s), sizes, 0, t.sl, t.load, t.messages, zero);
+      for (int s = 0; s < n; ++s) add(s, others(s), sizes, 0, t.sls, t.load, t.messages, zero);
       break;
     case TrafficPattern::permutation: {
       // A random derangement: every source sends to one other endpoint, each receives once.
@@ -421,7 +422,7 @@ void Fabric::build_traffic() {
         for (int i = 0; i < n; ++i) fixed_point = fixed_point || perm[i] == i;
       }
       for (int s = 0; s < n; ++s)
-        add(s, {{static_cast<std::uint64_t>(perm[s]), 1.0}}, sizes, 0, t.sl, t.load, t.messages, zero);
+        add(s, {{static_cast<std::uint64_t>(perm[s]), 1.0}}, sizes, 0, t.sls, t.load, t.messages, zero);
       break;
     }
     case TrafficPattern::hotspot:
@@ -432,13 +433,13 @@ void Fabric::build_traffic() {
         for (int h : t.hotspots)
           if (h != s) hot.push_back({static_cast<std::uint64_t>(h), 0.0});
         if (hot.empty()) {
-          add(s, d, sizes, 0, t.sl, t.load, t.messages, zero);
+          add(s, d, sizes, 0, t.sls, t.load, t.messages, zero);
           continue;
         }
         for (auto& w : d) w.weight = (1.0 - t.hotspot_fraction) / static_cast<double>(d.size());
         for (auto& w : hot) w.weight = t.hotspot_fraction / static_cast<double>(hot.size());
         d.insert(d.end(), hot.begin(), hot.end());
-        add(s, d, sizes, 0, t.sl, t.load, t.messages, zero);
+        add(s, d, sizes, 0, t.sls, t.load, t.messages, zero);
       }
       break;
     case TrafficPattern::incast: {
@@ -447,7 +448,7 @@ void Fabric::build_traffic() {
         for (int s = 0; s < n; ++s)
           if (s != t.incast_target) senders.push_back(s);
       for (int s : senders)
-        add(s, {{static_cast<std::uint64_t>(t.incast_target), 1.0}}, sizes, static_cast<std::uint32_t>(s), t.sl, t.load,
+        add(s, {{static_cast<std::uint64_t>(t.incast_target), 1.0}}, sizes, static_cast<std::uint32_t>(s), t.sls, t.load,
             t.messages, zero);
       break;
     }
@@ -455,7 +456,7 @@ void Fabric::build_traffic() {
       for (std::size_t f = 0; f < t.flows.size(); ++f) {
         const auto& fl = t.flows[f];
         add(fl.src, {{static_cast<std::uint64_t>(fl.dst), 1.0}}, {{fl.message_size.in_bytes(), 1.0}},
-            static_cast<std::uint32_t>(f), fl.sl, fl.load, fl.messages, fl.start);
+            static_cast<std::uint32_t>(f), fl.sls, fl.load, fl.messages, fl.start);
       }
       break;
   }

@@ -73,12 +73,13 @@ void TrafficSource::fire() {
   m.dst = static_cast<int>(params_.destinations[pick].value);
   m.bytes = draw(params_.sizes);
   m.flow = params_.flow;
-  m.sl = params_.sl;
+  const std::size_t level = posted_ % params_.sls.size();
+  m.sl = params_.sls[level];
   if (params_.qps.empty()) {
     nic_.post(m);
   } else {
     // RDMA transport: each message is an RDMA WRITE on the QP to its destination.
-    nic_.rdma().post(params_.qps[pick], {tlm_fabric::RdmaOpcode::write, m.bytes, posted_}, sc_core::sc_time_stamp());
+    nic_.rdma().post(params_.qps[pick * params_.sls.size() + level], {tlm_fabric::RdmaOpcode::write, m.bytes, posted_}, sc_core::sc_time_stamp());
     nic_.kick();
   }
   ++posted_;

@@ -36,7 +36,7 @@ struct GeneratorParams {
   std::vector<Weighted> destinations;       ///< endpoint ids with weights (one: fixed)
   std::vector<Weighted> sizes;              ///< message bytes with weights (one: fixed)
   std::uint32_t flow = 0;                   ///< flow id carried by its packets
-  int sl = 0;                               ///< service level / priority of its messages
+  std::vector<int> sls{0};                  ///< service levels: message i on sls[i mod size] (round robin)
   double load = 0.5;                        ///< offered load, fraction of the link wire rate
   sc_core::sc_time slot;                    ///< wire time of the mean message at line rate
   ArrivalProcess arrival = ArrivalProcess::poisson;
@@ -45,7 +45,7 @@ struct GeneratorParams {
   sc_core::sc_time stop;                    ///< no message at or after this
   std::uint64_t max_messages = 0;           ///< 0: unlimited
   std::uint64_t seed = 1;                   ///< stream seed (derived per generator)
-  std::vector<int> qps;                     ///< RDMA transport: local QP per destination (same order); empty: raw packets
+  std::vector<int> qps;                     ///< RDMA transport: local QP per (destination, sl), destination-major; empty: raw packets
 };
 
 class TrafficSource : public sc_core::sc_module {

@@ -193,6 +193,36 @@ TEST(ConfigErrors, LoadAboveOne) {
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:9: traffic.load: must be a number in [1e-06, 1], got '1.5'"));
 }
 
+TEST(ConfigErrors, ServiceLevelListEntryOutOfRange) {
+  const std::string e = error_of(
+      "traffic:\n"
+      "  sl: [0, 1, 16]\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:14: traffic.sl[2]: must be an integer in 0..15, got '16'"));
+}
+
+TEST(ConfigErrors, ServiceLevelListEmpty) {
+  const std::string e = error_of(
+      "traffic:\n"
+      "  sl: []\n");
+  EXPECT_THAT(e, HasSubstr("bad.yaml:2:7: traffic.sl: needs at least one service level, e.g. 0 or [0, 1, 2, 3]"));
+}
+
+TEST(ConfigErrors, ServiceLevelNotAnInteger) {
+  EXPECT_THAT(error_of("traffic:\n  sl: high\n"), HasSubstr("bad.yaml:2:7: traffic.sl: expected an integer in 0..15, got 'high'"));
+  EXPECT_THAT(error_of("traffic:\n  sl: {a: 1}\n"), HasSubstr("traffic.sl"));
+}
+
+TEST(Config, ServiceLevelsOneOrAList) {
+  EXPECT_EQ(load_config_text("traffic: {sl: 3}\n", "t.yaml").traffic.sls, std::vector<int>{3});
+  EXPECT_EQ(load_config_text("traffic: {sl: [0, 1, 2, 3]}\n", "t.yaml").traffic.sls, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(load_config_text("{}\n", "t.yaml").traffic.sls, std::vector<int>{0});
+  // A flow inherits traffic.sl unless it names its own.
+  const auto c = load_config_text(
+      "traffic: {pattern: explicit, sl: [1, 2], flows: [{src: 0, dst: 1}, {src: 1, dst: 0, sl: 5}]}\n", "t.yaml");
+  EXPECT_EQ(c.traffic.flows.at(0).sls, (std::vector<int>{1, 2}));
+  EXPECT_EQ(c.traffic.flows.at(1).sls, std::vector<int>{5});
+}
+
 TEST(ConfigErrors, BooleanMustBeTrueOrFalse) {
   const std::string e = error_of(
       "output:\n"

@@ -217,6 +217,44 @@ TEST(Cli, RunWritesResultsAndPacketCsv) {
   EXPECT_EQ(rows, j.at("packets").at("delivered").get<int>());
 }
 
+// traffic.sl as a list deals each source's messages round robin over the SLs: on
+// 4 VLs (default SL -> VL: SL mod 4) each VL carries a quarter of the packets.
+std::map<int, int> packets_by_vl(const std::string& dir, const std::string& sl) {
+  std::filesystem::remove_all(dir);
+  const auto r = fabricsim::testing::run_command(
+      "run " + std::string(FABRICSIM_SOURCE_DIR) + "/examples/single_switch.yaml --out " + dir +
+      " --packet-csv --set simulation.duration=20us --set switch.vls=4 --set switch.buffer=voq --set traffic.sl=" + sl);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream csv(dir + "/packets.csv");
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line.substr(line.size() - 6), ",sl,vl") << line;
+  std::map<int, int> by_vl;
+  while (std::getline(csv, line)) {
+    const auto comma = line.rfind(',');
+    const int vl = std::stoi(line.substr(comma + 1));
+    const int level = std::stoi(line.substr(line.rfind(',', comma - 1) + 1));
+    EXPECT_EQ(vl, level % 4) << line;
+    ++by_vl[vl];
+  }
+  return by_vl;
+}
+
+TEST(ServiceLevels, ListSpreadsTrafficEvenlyOverTheVls) {
+  const auto by_vl = packets_by_vl(::testing::TempDir() + "/fabricsim_sl_list", "[0,1,2,3]");
+  int total = 0;
+  for (const auto& [vl, n] : by_vl) total += n;
+  ASSERT_GT(total, 1000);
+  ASSERT_EQ(by_vl.size(), 4u);
+  for (const auto& [vl, n] : by_vl) EXPECT_NEAR(static_cast<double>(n) / total, 0.25, 0.02) << "VL " << vl;
+}
+
+TEST(ServiceLevels, SingleValueUsesOneVl) {
+  const auto by_vl = packets_by_vl(::testing::TempDir() + "/fabricsim_sl_one", "6");
+  ASSERT_EQ(by_vl.size(), 1u);
+  EXPECT_EQ(by_vl.begin()->first, 2);  // SL 6 mod 4 VLs
+}
+
 // RDMA packets get rows too: WRITE segments one way, ACKs the other, one row per received packet.
 TEST(Cli, PacketCsvHasTheRdmaPackets) {
   const std::string dir = ::testing::TempDir() + "/fabricsim_cli_rdma_csv";

@@ -1,5 +1,7 @@
 // Switch microarchitecture against results from the literature and closed
 // forms: buffer organisations, allocators, VL/TC arbitration, PFC, ECN.
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -8,6 +10,7 @@
 
 #include "sim/child_run.h"
 #include "sim/config.h"
+#include "tlm/clock.h"
 
 namespace {
 
@@ -27,6 +30,21 @@ json run(std::vector<std::string> overrides) {
   EXPECT_EQ(p.at("injected").get<long>(),
             p.at("delivered").get<long>() + p.at("dropped").get<long>() + p.at("in_flight").get<long>());
   return r;
+}
+
+// Edge k of a core clock is k periods rounded to the kernel resolution, half away
+// from zero (std::llround), however the rounding is computed.
+TEST(ClockDomain, EdgesRoundLikeLlround) {
+  const sc_core::sc_time tick = sc_core::sc_get_time_resolution();
+  // 2000 GHz and 400 GHz: periods of 0.5 and 2.5 ticks, so odd edges sit exactly halfway.
+  for (double ghz : {1.0, 1.5, 1.25, 1.3, 2.7, 0.3, 2000.0, 400.0}) {
+    const fabricsim::tlm_fabric::ClockDomain clock(fabricsim::hw::Frequency::ghz(ghz));
+    const double period_s = fabricsim::hw::Frequency::ghz(ghz).period().in_seconds();
+    for (std::uint64_t k : {0ull, 1ull, 2ull, 3ull, 1000ull, 123457ull, 3000000001ull, 1ull << 40}) {
+      const auto expected = tick * static_cast<double>(std::llround(static_cast<double>(k) * period_s / tick.to_seconds()));
+      EXPECT_EQ(clock.at(k), expected) << ghz << " GHz, edge " << k;
+    }
+  }
 }
 
 double accepted(const json& r) { return r.at("throughput").at("accepted_load").get<double>(); }

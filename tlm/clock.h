@@ -32,12 +32,18 @@ class ClockDomain {
   }
   /// Time of edge k (computed from k, so rounding never accumulates).
   sc_core::sc_time at(std::uint64_t k) const {
-    return tick_ * static_cast<double>(std::llround(static_cast<double>(k) * period_s_ / tick_s_));
+    return tick_ * static_cast<double>(round_half_up(static_cast<double>(k) * period_s_ / tick_s_));
   }
   /// `cycles` periods as a duration.
   sc_core::sc_time cycles(std::uint64_t n) const { return at(n); }
 
  private:
+  /// std::llround for 0 <= x < 2^63, inline (it is on every edge computation): the
+  /// truncation is floor(x), and x - floor(x) is exact, so the result is llround's.
+  static std::int64_t round_half_up(double x) {
+    const auto t = static_cast<std::int64_t>(x);
+    return x - static_cast<double>(t) >= 0.5 ? t + 1 : t;
+  }
   double period_s_;
   sc_core::sc_time tick_;  // the kernel's time resolution (fixed once elaboration starts)
   double tick_s_;

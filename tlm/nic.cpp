@@ -140,6 +140,11 @@ void Nic::on_tx() {
   // else: every credit is lent downstream; its return wakes us (egress_bw).
 }
 
+std::uint64_t Nic::order_key(int endpoint, std::uint32_t flow, int sl) {
+  // Order holds per SL only: packets on different VLs may overtake each other.
+  return (static_cast<std::uint64_t>(endpoint) << 36) | (static_cast<std::uint64_t>(sl & 0xf) << 32) | flow;
+}
+
 Packet* Nic::next_raw_packet(const sc_time& now) {
   // Round robin over VLs whose next segment flow control lets start now.
   const int vls = static_cast<int>(send_queues_.size());
@@ -155,8 +160,8 @@ Packet* Nic::next_raw_packet(const sc_time& now) {
     p.dst = m.msg.dst;
     p.flow = m.msg.flow;
     p.sl = static_cast<std::uint8_t>(m.msg.sl);
-    // PSNs count per (destination, flow): what the receiver checks order on.
-    p.psn = next_psn_[(static_cast<std::uint64_t>(m.msg.dst) << 32) | m.msg.flow]++;
+    // PSNs count per (destination, flow, SL): what the receiver checks order on.
+    p.psn = next_psn_[order_key(m.msg.dst, m.msg.flow, p.sl)]++;
     p.message = m.message_id;
     p.payload_bytes = payload;
     p.created = m.created;
@@ -221,8 +226,7 @@ void Nic::record(const Packet& p, const sc_time& now) {
 void Nic::deliver(Packet& p) {
   const sc_time now = sc_core::sc_time_stamp();
   record(p, now);
-  const std::uint64_t flow_key = (static_cast<std::uint64_t>(p.src) << 32) | p.flow;
-  auto& expected = expected_psn_[flow_key];
+  auto& expected = expected_psn_[order_key(p.src, p.flow, p.sl)];
   if (p.psn != expected) out_of_order_.add();
   expected = p.psn + 1;
   if (p.created >= measure_from_) {
@@ -251,7 +255,8 @@ void Nic::log_packet(const Packet& p, const sc_time& now) {
   *packet_log_ << p.id << ',' << p.src << ',' << p.dst << ',' << kOps[static_cast<int>(p.op)] << ',' << p.qp << ','
                << p.flow << ',' << p.message << ',' << p.psn << ',' << p.payload_bytes << ',' << p.hops << ','
                << p.created.to_seconds() * 1e9 << ',' << p.injected.to_seconds() * 1e9 << ','
-               << now.to_seconds() * 1e9 << ',' << (now - p.injected).to_seconds() * 1e9 << '\n';
+               << now.to_seconds() * 1e9 << ',' << (now - p.injected).to_seconds() * 1e9 << ','
+               << static_cast<int>(p.sl) << ',' << static_cast<int>(p.vl) << '\n';
 }
 
 void Nic::set_flow_handler(const std::function<void(const FlowRecord&)>& h) {
@@ -278,7 +283,7 @@ std::uint64_t Nic::credit_blocks(const Packet& p) const {
 }
 
 const char* Nic::packet_log_header() {
-  return "packet,src,dst,op,qp,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns\n";
+  return "packet,src,dst,op,qp,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns,sl,vl\n";
 }
 
 }  // namespace fabricsim::tlm_fabric
