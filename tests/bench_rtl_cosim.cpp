@@ -44,10 +44,8 @@ int sc_main(int argc, char** argv) {
       const double wall = r["simulator"]["wall_time_s"].get<double>();
       const auto delivered = r["packets"]["delivered"].get<std::uint64_t>();
       std::uint64_t edges = 0;  // switch wake-ups: the edges where the allocator may run
-      for (const auto& [name, v] : r["stats"].items())
-        if (name.rfind("fabric.sw", 0) == 0 && name.size() > 12 &&
-            name.compare(name.size() - 12, 12, ".activations") == 0)
-          edges += v["value"].get<std::uint64_t>();
+      for (const auto& [name, v] : r["simulator"]["activations"].items())
+        if (name.rfind("fabric.sw", 0) == 0) edges += v.get<std::uint64_t>();
       if (std::string(impl) == "tlm") tlm_wall = wall;
       const double cycles = r["simulated_time_ns"].get<double>() * 1e-9 * cfg.switch_params.core_clock.in_hertz();
       std::printf("  %-3s %-9s %9.3f %10llu %14.0f %12.0f %16.0f %8.2fx\n", k, impl, wall,
