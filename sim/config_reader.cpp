@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <cstdlib>
 #include <sstream>
 #include <tuple>
@@ -327,7 +328,28 @@ namespace {
 constexpr std::size_t kMaxExpandedValues = 1000000;
 constexpr std::size_t kMaxNesting = 64;
 
-void check_expansion(const YAML::Node& n, const std::string& file, std::vector<std::string>& path, std::size_t& count) {
+// yaml-cpp 0.7 accepts a quoted scalar that is never closed: the rest of the input
+// becomes its value. A quoted scalar starts at its mark with the quote; true when
+// the text after it has the closing quote ('' and \" are escapes, not ends).
+bool quote_closed(const std::string& text, std::size_t pos) {
+  if (pos >= text.size() || (text[pos] != '"' && text[pos] != '\'')) return true;
+  const char q = text[pos];
+  for (std::size_t i = pos + 1; i < text.size(); ++i) {
+    if (q == '"' && text[i] == '\\') {
+      ++i;
+    } else if (text[i] == q) {
+      if (q == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;
+      } else {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void check_expansion(const YAML::Node& n, const std::string& file, const std::string& text,
+                     std::vector<std::string>& path, std::size_t& count) {
   auto fail = [&](const std::string& what) {
     // The first levels say where; a self-containing list would print 64 of them.
     std::string key;
@@ -340,26 +362,52 @@ void check_expansion(const YAML::Node& n, const std::string& file, std::vector<s
     fail("more than " + std::to_string(kMaxExpandedValues) + " values once YAML aliases are expanded (an alias bomb?)");
   if (path.size() > kMaxNesting)
     fail("nested more than " + std::to_string(kMaxNesting) + " deep (an alias that contains itself?)");
+  if (n.IsScalar() && n.Tag() == "!" && !quote_closed(text, static_cast<std::size_t>(n.Mark().pos)))
+    fail(std::string("YAML syntax error: the quoted value starting here is never closed (missing ") +
+         text[static_cast<std::size_t>(n.Mark().pos)] + ")");
   if (n.IsMap()) {
     for (auto it = n.begin(); it != n.end(); ++it) {
       path.push_back("." + (it->first.IsScalar() ? it->first.Scalar() : std::string("?")));
-      check_expansion(it->second, file, path, count);
+      check_expansion(it->first, file, text, path, count);
+      check_expansion(it->second, file, text, path, count);
       path.pop_back();
     }
   } else if (n.IsSequence()) {
     std::size_t i = 0;
     for (const auto& e : n) {
       path.push_back("[" + std::to_string(i++) + "]");
-      check_expansion(e, file, path, count);
+      check_expansion(e, file, text, path, count);
       path.pop_back();
     }
   }
 }
 
-void check_document_size(const YAML::Node& root, const std::string& file) {
+// Every quoted value closed, the alias expansion bounded.
+void check_document(const YAML::Node& root, const std::string& name, const std::string& text) {
   std::vector<std::string> path;
   std::size_t count = 0;
-  check_expansion(root, file, path, count);
+  check_expansion(root, name, text, path, count);
+}
+
+// One YAML document from `text` (the file `name`, for messages), checked: a single
+// document, every quoted value closed, the alias expansion bounded.
+YAML::Node parse_yaml(const std::string& text, const std::string& name) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(mark_text(name, e.mark), "", "YAML syntax error: " + e.msg);
+  }
+  // A trailing '---' with nothing after it is an empty document, not a second one.
+  const auto second = docs.size() < 2 ? docs.end()
+                                      : std::find_if(docs.begin() + 1, docs.end(), [](const YAML::Node& d) { return !d.IsNull(); });
+  if (second != docs.end())
+    throw ConfigError(mark_text(name, second->Mark()), "",
+                      "a second YAML document starts here (after a '---' line); a configuration is one document: "
+                      "merge the two, or put shared parts in a file and use include:");
+  YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
+  check_document(root, name, text);
+  return root;
 }
 
 }  // namespace
@@ -368,16 +416,15 @@ YAML::Node load_yaml_file(const std::string& file) {
   std::error_code ec;
   if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
     throw ConfigError(file, "", "not a regular file; expected a YAML configuration file");
-  try {
-    YAML::Node root = YAML::LoadFile(file);
-    if (root.IsNull()) throw ConfigError(file, "", "no configuration: the file is empty or only comments ('{}' runs every default)");
-    check_document_size(root, file);
-    return root;
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(file, "", "cannot open the configuration file");
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(mark_text(file, e.mark), "", "YAML syntax error: " + e.msg);
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) {
+    // An empty file reads nothing, which is not an error of opening it.
+    if (!in.is_open()) throw ConfigError(file, "", "cannot open the configuration file");
   }
+  YAML::Node root = parse_yaml(text.str(), file);
+  if (root.IsNull()) throw ConfigError(file, "", "no configuration: the file is empty or only comments ('{}' runs every default)");
+  return root;
 }
 
 std::string ConfigSource::file_of(const YAML::Node& node) const {
@@ -500,14 +547,7 @@ ConfigDocument resolve_document(YAML::Node root, const std::string& file) {
 ConfigDocument load_document(const std::string& file) { return resolve_document(load_yaml_file(file), file); }
 
 ConfigDocument parse_document(const std::string& yaml, const std::string& name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(mark_text(name, e.mark), "", "YAML syntax error: " + e.msg);
-  }
-  check_document_size(root, name);
-  return resolve_document(root, name);
+  return resolve_document(parse_yaml(yaml, name), name);
 }
 
 std::string yaml_quoted(const std::string& s) {
@@ -535,7 +575,7 @@ std::string apply_override(YAML::Node& root, const std::string& assignment, cons
   } catch (const YAML::ParserException& e) {
     throw ConfigError(where, path, "cannot parse value: " + e.msg);
   }
-  check_document_size(parsed, "--set " + path);
+  check_document(parsed, "--set " + path, value);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   // Walk by reset() so each step refers to the existing child, not a copy.
   YAML::Node cur = root;

@@ -84,15 +84,18 @@ std::vector<int> core_round(fabricsim::hw::SwitchAllocator& a, const std::vector
   return out;
 }
 
-double bench_core(int k, long cycles, const RequestPool& pool) {
-  auto a = make_core(k);
+/// Allocation rounds per wall-second of any SwitchAllocator on the request pool.
+double rounds_per_second(fabricsim::hw::SwitchAllocator& a, long cycles, const RequestPool& pool) {
   long matched = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (long c = 0; c < cycles; ++c)
-    for (int o : core_round(*a, pool.requests[c % kPool])) matched += o < kN;
+    for (int o : core_round(a, pool.requests[c % kPool])) matched += o < kN;
   const double s = seconds_since(t0);
   if (matched == 0) std::printf("  (no grants?)\n");
   return cycles / s;
+}
+
+double bench_core(int k, long cycles, const RequestPool& pool) { return rounds_per_second(*make_core(k), cycles, pool); }
 }
 
 /// The Verilated model with its signals, driven by hand.
@@ -170,14 +173,7 @@ double bench_transactor(int k, fabricsim::tlm_fabric::AllocatorImpl impl, long c
   spec.policy = "islip";
   spec.shape = fabricsim::hw::AllocatorParams{kN, kN, k, 1};
   spec.impl = impl;
-  auto a = fabricsim::tlm_fabric::make_switch_allocator(spec);
-  long matched = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (long c = 0; c < cycles; ++c)
-    for (int o : core_round(*a, pool.requests[c % kPool])) matched += o < kN;
-  const double s = seconds_since(t0);
-  if (matched == 0) std::printf("  (no grants?)\n");
-  return cycles / s;
+  return rounds_per_second(*fabricsim::tlm_fabric::make_switch_allocator(spec), cycles, pool);
 }
 
 /// Free-running clock: requests change on the falling edge, grants are sampled on the rising one.

@@ -721,3 +721,28 @@ TEST(ConfigCli, UnknownSubcommandFails) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// Document structure (the corpus has the failing cases: multiple_documents,
+// syntax_unterminated_quote); here the inputs next to them that must still work.
+namespace {
+
+TEST(Config, TrailingDocumentMarkerIsNotASecondDocument) {
+  EXPECT_EQ(error_of("simulation:\n  seed: 3\n---\n"), "<no error>");
+  EXPECT_EQ(load_config_text("---\nsimulation:\n  seed: 3\n---\n# nothing\n", "ok.yaml").simulation.seed, 3u);
+}
+
+TEST(Config, QuotedValuesWithEscapedQuotesAreClosed) {
+  EXPECT_EQ(load_config_text("output:\n  directory: \"a\\\"b\"\n", "ok.yaml").output.directory, "a\"b");
+  EXPECT_EQ(load_config_text("output:\n  directory: 'it''s'\n", "ok.yaml").output.directory, "it's");
+  EXPECT_EQ(load_config_text("output:\n  directory: \"two\n    lines\"\n", "ok.yaml").output.directory, "two lines");
+}
+
+TEST(ConfigErrors, UnclosedSingleQuoteAndSecondDocumentInText) {
+  EXPECT_THAT(error_of("output:\n  directory: 'it''s\n"), HasSubstr("bad.yaml:2:14: output.directory: "));
+  EXPECT_THAT(error_of("output:\n  directory: 'it''s\n"), HasSubstr("never closed (missing ')"));
+  EXPECT_THAT(error_of("simulation:\n  seed: 3\n---\nswitch:\n  ports: 8\n"),
+              HasSubstr("bad.yaml:4:1: a second YAML document starts here"));
+}
+
+}  // namespace
