@@ -677,6 +677,16 @@ void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_b
     if (s.has("input_buffer")) s.fail("input_buffer", what + "; got " + hw::to_string(sp.input_buffer));
     s.map("pfc").fail(s.map("pfc").has("headroom") ? "headroom" : "xoff", what);
   }
+  // Output-queued under PFC: PFC bounds what each input holds, not what one output
+  // receives; every input may send its whole PFC allowance to the same output.
+  const std::uint64_t oq_need = static_cast<std::uint64_t>(max_radix(c.topology, sp.ports)) * pfc_need;
+  if (c.link.flow_control == tlm_fabric::FlowControl::pfc && sp.buffer == tlm_fabric::BufferOrganisation::output_queued &&
+      sp.output_buffer.in_bytes() < oq_need)
+    top.map("switch").fail("output_buffer", "under PFC an output_queued output buffer must hold what every input may send "
+                           "to it: radix " + std::to_string(max_radix(c.topology, sp.ports)) + " x " + std::to_string(vls) +
+                           " VL x (xoff + headroom) = " + hw::to_string(hw::Size::bytes(oq_need)) + ", got " +
+                           hw::to_string(sp.output_buffer) + "; else it drops packets PFC admitted (raise output_buffer, "
+                           "lower switch.pfc, or use voq / shared_memory)");
 }
 
 FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
