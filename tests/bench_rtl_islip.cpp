@@ -96,7 +96,6 @@ double rounds_per_second(fabricsim::hw::SwitchAllocator& a, long cycles, const R
 }
 
 double bench_core(int k, long cycles, const RequestPool& pool) { return rounds_per_second(*make_core(k), cycles, pool); }
-}
 
 /// The Verilated model with its signals, driven by hand.
 template <typename M>
