@@ -6,8 +6,9 @@
 #    runs them, each test binary once with those tests (--gtest_filter), with
 #    --gtest_output=json: pass/fail and time of every test, and each check's measured
 #    and expected values, source and tolerance (recorded by tests/validation.h);
-# 3. writes docs/validation.md. Exit status 1 if any validation test failed (the
-#    document is still written, with the failures marked).
+# 3. writes docs/validation.md. Exit status 1 if any validation test failed, a labelled
+#    name is unknown to ctest or a test in tests/*.cpp makes a check without the label
+#    (the document is still written, with the failures marked).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-${FABRICSIM_BUILD_DIR:-$ROOT/build}}"
@@ -77,6 +78,19 @@ tests.sort()
 known = {t["name"] for t in listed}
 missing = [n for n in order if n not in known]
 
+# Tests in tests/*.cpp that make a check (tests/validation.h) but are not labelled: their
+# rows would be missing from the report.
+unlabelled = []
+for cpp in sorted(os.listdir(os.path.join(root, "tests"))):
+    if cpp.endswith(".cpp"):
+        text = open(os.path.join(root, "tests", cpp)).read()
+        heads = [(m.start(), f"{m.group(1)}.{m.group(2)}")
+                 for m in re.finditer(r"^TEST(?:_F)?\((\w+), (\w+)\)", text, re.M)]
+        for m in re.finditer(r"\bexpect_(?:near|relative|within)\(\{", text):
+            test = next((n for pos, n in reversed(heads) if pos < m.start()), cpp)
+            if test not in order and test not in unlabelled:
+                unlabelled.append(test)
+
 try:
     commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", root, "status", "--porcelain"], capture_output=True, text=True).stdout.strip()
@@ -104,6 +118,10 @@ if missing:
     out.append("")
     out.append("**Labelled tests that no longer exist** (renamed or removed; update tests/validation_labels.cmake): "
                + ", ".join(f"`{m}`" for m in missing))
+if unlabelled:
+    out.append("")
+    out.append("**Tests that make a check but are not labelled** (add them to tests/validation_labels.cmake): "
+               + ", ".join(f"`{u}`" for u in unlabelled))
 titles = {"Phy": "PHY: data rates, serialization, FEC (hw/phy.h)",
           "Fabric": "Zero-load latency and the credit loop (one switch, end to end)",
           "Switch": "Switch throughput: classic results for the buffer organisations (16 x 16, uniform Bernoulli)",
@@ -150,7 +168,9 @@ for name, status, t in tests:
         print(f"  FAILED test {name}: {status}")
 for m in missing:
     print(f"  labelled test not found: {m}")
+for u in unlabelled:
+    print(f"  makes a check but is not labelled validation: {u}")
 for b in run_failed:
     print(f"  {b}: the test binary exited with a failure")
-sys.exit(1 if (n_fail_checks or n_fail_tests or missing or run_failed) else 0)
+sys.exit(1 if (n_fail_checks or n_fail_tests or missing or unlabelled or run_failed) else 0)
 PYEOF
