@@ -159,10 +159,10 @@ TEST(SharpAllReduce, LargeMessagesApproachTheLinkRate) {
   const double s_bytes = 64.0 * 1024 * 1024;
   const double ideal_us = s_bytes / (kLinkGBps * 1e9) * 1e6;
   const double t = size0(sharp).at("time_us");
+  // Within 3% of S / B, so below 0.6 x the ring's 1.75 S/B (that bound is held by
+  // RingAllReduce.LargeMessagesReachTheBandwidthOptimalBound on this fabric).
   EXPECT_GE(t, ideal_us);
   EXPECT_LE(t, ideal_us * 1.03);
-  const double ring = size0(run({})).at("time_us");
-  EXPECT_LT(t, ring * 0.6);  // ring >= 2 x 7/8 x S/B = 1.75 S/B
   // nccl-tests busbw keeps the 2(n-1)/n factor, so SHARP reports above the link rate.
   EXPECT_NEAR(size0(sharp).at("busbw_GBps").get<double>(), size0(sharp).at("algbw_GBps").get<double>() * 2 * 7 / 8, 1e-9);
   EXPECT_NE(sharp.at("collective").at("table").get<std::string>().find("(sharp, 8 ranks"), std::string::npos);
