@@ -17,6 +17,7 @@
 #include "sim/config_reader.h"
 #include "sim/child_run.h"
 #include "tests/command.h"
+#include "tests/config_error.h"
 
 namespace {
 
@@ -27,37 +28,14 @@ using fabricsim::sim::FabricConfig;
 using fabricsim::sim::load_config;
 using fabricsim::sim::load_config_text;
 using fabricsim::sim::TrafficPattern;
+using fabricsim::testing::file_error_of;
 using fabricsim::testing::run_command;
+using fabricsim::testing::yaml_error_of;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::string kQuickstart = std::string(FABRICSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
-
-// The message of the ConfigError that `yaml` (read as "bad.yaml") raises. Any other
-// outcome returns a text that no expectation below matches, saying what happened.
-std::string error_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  try {
-    load_config_text(yaml, "bad.yaml", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<not a ConfigError: ") + e.what() + ">";
-  }
-  return "<no error>";
-}
-
-// Same for a configuration file.
-std::string file_error_of(const std::string& file, const std::vector<std::string>& overrides = {}) {
-  try {
-    load_config(file, overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<not a ConfigError: ") + e.what() + ">";
-  }
-  return "<no error>";
-}
 
 // Writes `text` to a fresh file under the test temp folder, named after the test.
 std::string write_temp(const std::string& text) {
@@ -71,7 +49,7 @@ std::string write_temp(const std::string& text) {
 // Unknown keys and sections
 
 TEST(ConfigErrors, UnknownKeySuggestsClosestAndListsAllowed) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  prots: 4\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:3: switch.prots: unknown key"));
@@ -82,7 +60,7 @@ TEST(ConfigErrors, UnknownKeySuggestsClosestAndListsAllowed) {
 }
 
 TEST(ConfigErrors, UnknownTopLevelSection) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "simulation:\n"
       "  seed: 3\n"
       "swich:\n"
@@ -93,7 +71,7 @@ TEST(ConfigErrors, UnknownTopLevelSection) {
 }
 
 TEST(ConfigErrors, UnknownKeyWithoutCloseMatchHasNoSuggestion) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "nic:\n"
       "  mtu: 4KiB\n"
       "  doorbell_batching: 16\n");
@@ -104,7 +82,7 @@ TEST(ConfigErrors, UnknownKeyWithoutCloseMatchHasNoSuggestion) {
 }
 
 TEST(ConfigErrors, UnknownKeyInsideAFlow) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "traffic:\n"
       "  pattern: explicit\n"
       "  flows:\n"
@@ -120,7 +98,7 @@ TEST(ConfigErrors, UnknownKeyInsideAFlow) {
 // Units
 
 TEST(ConfigErrors, UnitOfAnotherQuantity) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "link:\n"
       "  lane_rate: 53.125GHz\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:14: link.lane_rate: expected a bandwidth"));
@@ -129,7 +107,7 @@ TEST(ConfigErrors, UnitOfAnotherQuantity) {
 }
 
 TEST(ConfigErrors, MissingUnit) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "simulation:\n"
       "  duration: 100\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:13: simulation.duration: expected a time such as '2.5ns'"));
@@ -138,7 +116,7 @@ TEST(ConfigErrors, MissingUnit) {
 }
 
 TEST(ConfigErrors, UnknownUnit) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "link:\n"
       "  lanes: 8\n"
       "  cable_length: 3 furlongs\n");
@@ -148,7 +126,7 @@ TEST(ConfigErrors, UnknownUnit) {
 }
 
 TEST(ConfigErrors, SizeNotWholeBytes) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "nic:\n"
       "  mtu: 1.5B\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:8: nic.mtu: expected a size"));
@@ -156,7 +134,7 @@ TEST(ConfigErrors, SizeNotWholeBytes) {
 }
 
 TEST(ConfigErrors, QuantityOutOfRangeShowsRangeInUnits) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "nic:\n"
       "  mtu: 10000B\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:8: nic.mtu: must be a size in 64B..9KiB, got '10000B'"));
@@ -166,50 +144,50 @@ TEST(ConfigErrors, QuantityOutOfRangeShowsRangeInUnits) {
 // Numbers, booleans and names
 
 TEST(ConfigErrors, IntegerOutOfRange) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  ports: 1\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:10: switch.ports: must be an integer in 2..256, got '1'"));
 }
 
 TEST(ConfigErrors, NotAnInteger) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  ports: four\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:10: switch.ports: expected an integer in 2..256, got 'four'"));
 }
 
 TEST(ConfigErrors, NegativeSeed) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "simulation:\n"
       "  seed: -1\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:9: simulation.seed: must be an integer in 0..9223372036854775807, got '-1'"));
 }
 
 TEST(ConfigErrors, LoadAboveOne) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "traffic:\n"
       "  load: 1.5\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:9: traffic.load: must be a number in [1e-06, 1], got '1.5'"));
 }
 
 TEST(ConfigErrors, ServiceLevelListEntryOutOfRange) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "traffic:\n"
       "  sl: [0, 1, 16]\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:14: traffic.sl[2]: must be an integer in 0..15, got '16'"));
 }
 
 TEST(ConfigErrors, ServiceLevelListEmpty) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "traffic:\n"
       "  sl: []\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:7: traffic.sl: needs at least one service level, e.g. 0 or [0, 1, 2, 3]"));
 }
 
 TEST(ConfigErrors, ServiceLevelNotAnInteger) {
-  EXPECT_THAT(error_of("traffic:\n  sl: high\n"), HasSubstr("bad.yaml:2:7: traffic.sl: expected an integer in 0..15, got 'high'"));
-  EXPECT_THAT(error_of("traffic:\n  sl: {a: 1}\n"), HasSubstr("traffic.sl"));
+  EXPECT_THAT(yaml_error_of("traffic:\n  sl: high\n"), HasSubstr("bad.yaml:2:7: traffic.sl: expected an integer in 0..15, got 'high'"));
+  EXPECT_THAT(yaml_error_of("traffic:\n  sl: {a: 1}\n"), HasSubstr("traffic.sl"));
 }
 
 TEST(Config, ServiceLevelsOneOrAList) {
@@ -224,14 +202,14 @@ TEST(Config, ServiceLevelsOneOrAList) {
 }
 
 TEST(ConfigErrors, BooleanMustBeTrueOrFalse) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "output:\n"
       "  packet_csv: yes\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:15: output.packet_csv: expected true or false, got 'yes'"));
 }
 
 TEST(ConfigErrors, UnknownFecListsAllowed) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "link:\n"
       "  fec: rs999\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:8: link.fec: unknown value 'rs999'; "
@@ -239,7 +217,7 @@ TEST(ConfigErrors, UnknownFecListsAllowed) {
 }
 
 TEST(ConfigErrors, UnknownForwardingListsAllowed) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  forwarding: wormhole\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:15: switch.forwarding: unknown value 'wormhole'; "
@@ -247,7 +225,7 @@ TEST(ConfigErrors, UnknownForwardingListsAllowed) {
 }
 
 TEST(ConfigErrors, UnknownArbiterListsRegistry) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  allocator: foo\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:14: switch.allocator: unknown value 'foo'; allowed: round_robin, islip, "
@@ -255,7 +233,7 @@ TEST(ConfigErrors, UnknownArbiterListsRegistry) {
 }
 
 TEST(ConfigErrors, MisspeltEnumValueSuggestsClosest) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "link:\n"
       "  framing: roce_v3\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:12: link.framing: unknown value 'roce_v3'; "
@@ -266,24 +244,24 @@ TEST(ConfigErrors, MisspeltEnumValueSuggestsClosest) {
 // Shape of the document
 
 TEST(ConfigErrors, SectionGivenAsScalar) {
-  const std::string e = error_of("switch: 4\n");
+  const std::string e = yaml_error_of("switch: 4\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:1:9: switch: expected a mapping of keys to values"));
 }
 
 TEST(ConfigErrors, ListWhereScalarExpected) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  ports: [4, 8]\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:10: switch.ports: expected an integer, got a list"));
 }
 
 TEST(ConfigErrors, TopLevelNotAMapping) {
-  const std::string e = error_of("- switch\n");
+  const std::string e = yaml_error_of("- switch\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:1:1: (top level): expected a mapping of keys to values"));
 }
 
 TEST(ConfigErrors, DuplicateKey) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  ports: 4\n"
       "  ports: 8\n");
@@ -291,7 +269,7 @@ TEST(ConfigErrors, DuplicateKey) {
 }
 
 TEST(ConfigErrors, DuplicateSection) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  ports: 4\n"
       "switch:\n"
@@ -301,7 +279,7 @@ TEST(ConfigErrors, DuplicateSection) {
 
 TEST(ConfigErrors, YamlSyntaxErrorGivesLine) {
   // Line 3 is indented deeper than its sibling on line 2.
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  ports: 4\n"
       "   allocator: round_robin\n");
@@ -312,7 +290,7 @@ TEST(ConfigErrors, YamlSyntaxErrorGivesLine) {
 // A key with no value is empty on its own line; the error must point there,
 // not at the next key.
 TEST(ConfigErrors, EmptyValueReportedOnItsOwnLine) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  ports:\n"
       "  allocator: round_robin\n");
@@ -324,7 +302,7 @@ TEST(ConfigErrors, EmptyValueReportedOnItsOwnLine) {
 // Cross-key checks
 
 TEST(ConfigErrors, EndpointsExceedPorts) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  ports: 4\n"
       "topology:\n"
@@ -336,7 +314,7 @@ TEST(ConfigErrors, EndpointsExceedPorts) {
 // The default topology.endpoints (4) does not fit a 2-port switch. The key at
 // fault in the file is switch.ports; the error should still carry a line.
 TEST(ConfigErrors, DefaultEndpointsExceedPortsGivesALine) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  ports: 2\n");
   EXPECT_THAT(e, HasSubstr("can attach at most 2 endpoints, got 4"));
@@ -344,7 +322,7 @@ TEST(ConfigErrors, DefaultEndpointsExceedPortsGivesALine) {
 }
 
 TEST(ConfigErrors, WarmupNotShorterThanDuration) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "simulation:\n"
       "  duration: 10us\n"
       "  warmup: 10us\n");
@@ -352,7 +330,7 @@ TEST(ConfigErrors, WarmupNotShorterThanDuration) {
 }
 
 TEST(ConfigErrors, InputBufferSmallerThanCreditBlock) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "link:\n"
       "  credit_block: 512B\n"
       "switch:\n"
@@ -365,7 +343,7 @@ TEST(ConfigErrors, InputBufferSmallerThanCreditBlock) {
 // The NIC needs the same check as the switch: NicParams::validate() rejects this
 // at run time, so `validate` must reject it too, with a location.
 TEST(ConfigErrors, RxBufferSmallerThanCreditBlock) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "link:\n"
       "  credit_block: 128B\n"
       "nic:\n"
@@ -377,7 +355,7 @@ TEST(ConfigErrors, RxBufferSmallerThanCreditBlock) {
 // it: the run deadlocks silently (zero packets). 4KiB MTU + RoCEv2 headers =
 // 4158B > 1KiB.
 TEST(ConfigErrors, InputBufferSmallerThanOneMtuFrame) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "switch:\n"
       "  input_buffer: 1KiB\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:17: switch.input_buffer:"));
@@ -387,7 +365,7 @@ TEST(ConfigErrors, InputBufferSmallerThanOneMtuFrame) {
 // Traffic flows
 
 TEST(ConfigErrors, FlowMissingSrc) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "traffic:\n"
       "  pattern: explicit\n"
       "  flows:\n"
@@ -396,7 +374,7 @@ TEST(ConfigErrors, FlowMissingSrc) {
 }
 
 TEST(ConfigErrors, FlowMissingDst) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "traffic:\n"
       "  pattern: explicit\n"
       "  flows:\n"
@@ -407,7 +385,7 @@ TEST(ConfigErrors, FlowMissingDst) {
 }
 
 TEST(ConfigErrors, FlowToItself) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "traffic:\n"
       "  pattern: explicit\n"
       "  flows:\n"
@@ -418,7 +396,7 @@ TEST(ConfigErrors, FlowToItself) {
 }
 
 TEST(ConfigErrors, FlowDstBeyondEndpoints) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "topology:\n"
       "  endpoints: 4\n"
       "traffic:\n"
@@ -430,7 +408,7 @@ TEST(ConfigErrors, FlowDstBeyondEndpoints) {
 }
 
 TEST(ConfigErrors, FlowStartAfterEnd) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "simulation:\n"
       "  duration: 10us\n"
       "  warmup: 0us\n"
@@ -444,7 +422,7 @@ TEST(ConfigErrors, FlowStartAfterEnd) {
 }
 
 TEST(ConfigErrors, FlowThatIsNotAMapping) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "traffic:\n"
       "  pattern: explicit\n"
       "  flows:\n"
@@ -453,7 +431,7 @@ TEST(ConfigErrors, FlowThatIsNotAMapping) {
 }
 
 TEST(ConfigErrors, FlowsWithoutExplicitPattern) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "traffic:\n"
       "  pattern: uniform\n"
       "  flows:\n"
@@ -463,7 +441,7 @@ TEST(ConfigErrors, FlowsWithoutExplicitPattern) {
 }
 
 TEST(ConfigErrors, ExplicitPatternWithoutFlows) {
-  const std::string e = error_of(
+  const std::string e = yaml_error_of(
       "traffic:\n"
       "  pattern: explicit\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:12: traffic.pattern: pattern: explicit needs a non-empty 'flows' list"));
@@ -477,36 +455,36 @@ const char* kSmall =
     "  ports: 4\n";
 
 TEST(ConfigErrors, SetUnknownKeyNamesTheCommandLine) {
-  const std::string e = error_of(kSmall, {"switch.prots=8"});
+  const std::string e = yaml_error_of(kSmall, {"switch.prots=8"});
   EXPECT_THAT(e, HasSubstr("--set switch.prots: switch.prots: unknown key"));
   EXPECT_THAT(e, HasSubstr("did you mean 'ports'?"));
   EXPECT_THAT(e, Not(HasSubstr("bad.yaml")));
 }
 
 TEST(ConfigErrors, SetWithoutEquals) {
-  const std::string e = error_of(kSmall, {"switch.ports"});
+  const std::string e = yaml_error_of(kSmall, {"switch.ports"});
   EXPECT_THAT(e, HasSubstr("--set switch.ports: expected path.to.key=value"));
 }
 
 TEST(ConfigErrors, SetWithEmptyPathComponent) {
-  const std::string e = error_of(kSmall, {"switch..ports=8"});
+  const std::string e = yaml_error_of(kSmall, {"switch..ports=8"});
   EXPECT_THAT(e, HasSubstr("--set switch..ports=8: switch..ports: empty key in path"));
 }
 
 TEST(ConfigErrors, SetBadUnit) {
-  const std::string e = error_of(kSmall, {"link.lane_rate=53GHz"});
+  const std::string e = yaml_error_of(kSmall, {"link.lane_rate=53GHz"});
   EXPECT_THAT(e, HasSubstr("--set link.lane_rate: link.lane_rate: expected a bandwidth"));
   EXPECT_THAT(e, HasSubstr("unknown unit 'GHz'"));
 }
 
 TEST(ConfigErrors, SetValueOverridesFileAndIsBlamedForIt) {
   // The file's ports: 4 is fine; the override's 1 is not, and the error says so.
-  const std::string e = error_of(kSmall, {"switch.ports=1"});
+  const std::string e = yaml_error_of(kSmall, {"switch.ports=1"});
   EXPECT_THAT(e, HasSubstr("--set switch.ports: switch.ports: must be an integer in 2..256, got '1'"));
 }
 
 TEST(ConfigErrors, SetThroughAScalar) {
-  const std::string e = error_of(kSmall, {"switch.ports.max=8"});
+  const std::string e = yaml_error_of(kSmall, {"switch.ports.max=8"});
   EXPECT_THAT(e, HasSubstr("--set switch.ports.max=8: switch.ports.max: 'ports' is not a mapping"));
 }
 

@@ -12,12 +12,18 @@
 #include "sim/config.h"
 #include "sim/child_run.h"
 #include "tests/command.h"
+#include "tests/fabric_run.h"
+#include "tests/validation.h"
 
 namespace {
 
 using fabricsim::sim::load_config;
 using fabricsim::sim::load_config_text;
 using fabricsim::sim::run_in_child;
+using fabricsim::testing::expect_near;
+using fabricsim::testing::expect_relative;
+using fabricsim::testing::run_checked;
+using fabricsim::testing::with;
 using nlohmann::json;
 
 // 400GbE (8 x 53.125G PAM4, 256b/257b, RS(544,514)), 3 m cables, 20 ns decoder,
@@ -48,9 +54,7 @@ traffic:
 )";
 
 json run(const std::vector<std::string>& overrides, const char* yaml = kBase) {
-  const json r = run_in_child(load_config_text(yaml, "test.yaml", overrides));
-  EXPECT_FALSE(r.contains("error")) << r.dump();
-  return r;
+  return run_checked(load_config_text(yaml, "test.yaml", overrides));
 }
 
 const json& endpoint(const json& r, int id) { return r.at("endpoints").at(id); }
@@ -71,13 +75,19 @@ TEST(ZeroLoad, CutThroughLatencyIsClosedForm) {
   const json r = run({"switch.forwarding=cut_through"});
   const json& lat = endpoint(r, 1).at("network_latency_ns");
   ASSERT_EQ(lat.at("count"), 1);
-  EXPECT_NEAR(lat.at("max").get<double>(), expected_latency(true), 0.002);
+  expect_near({"Fabric",
+               "zero-load latency, one 1000 B packet, one cut-through switch: E(header + P + F) + pipeline + frame + P + F",
+               "docs/switch.md closed form; DOMAIN.md (cut-through at packet granularity)"},
+              lat.at("max").get<double>(), expected_latency(true), 0.002, "ns");
   EXPECT_EQ(r.at("packets").at("delivered"), 1);
 }
 
 TEST(ZeroLoad, StoreAndForwardLatencyIsClosedForm) {
   const json r = run({"switch.forwarding=store_and_forward"});
-  EXPECT_NEAR(endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), expected_latency(false), 0.002);
+  expect_near({"Fabric",
+               "zero-load latency, one 1000 B packet, one store-and-forward switch: E(frame + P + F) + pipeline + frame + P + F",
+               "docs/switch.md closed form; SAF adds one serialization per hop (DOMAIN.md)"},
+              endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), expected_latency(false), 0.002, "ns");
 }
 
 TEST(ZeroLoad, StoreAndForwardCostsOneSerializationPerHop) {
@@ -105,22 +115,17 @@ const std::vector<std::string> kMismatch = {
     " switch_allocation: 0, crossbar: 0, egress_scheduling: 0}",
     "topology.links=[{endpoint: 1, lanes: 8, lane_rate: 106.25Gb/s}]"};
 
-std::vector<std::string> plus(std::vector<std::string> a, const std::string& b) {
-  a.push_back(b);
-  return a;
-}
-
 TEST(SpeedMismatch, CutThroughEgressTailNeverOvertakesIngressTail) {
   // Start no earlier than ingress tail - egress frame time: 69.2 - 10.7 = 58.5 ns,
   // so the tail leaves at 69.2 ns and reaches endpoint 1 at 69.2 + 41.4 = 110.6 ns
   // (starting at the 50 ns edge would have delivered at 102.1 ns).
-  const json r = run(plus(kMismatch, "switch.forwarding=cut_through"));
+  const json r = run(with(kMismatch, {"switch.forwarding=cut_through"}));
   EXPECT_NEAR(endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), 110.6, 0.002);
 }
 
 TEST(SpeedMismatch, AdaptiveStoresAndForwardsOntoAFasterEgress) {
   // Egress faster than ingress: start once the tail is in (69.2 ns): 69.2 + 10.7 + 41.4.
-  const json r = run(plus(kMismatch, "switch.forwarding=adaptive"));
+  const json r = run(with(kMismatch, {"switch.forwarding=adaptive"}));
   EXPECT_NEAR(endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), 121.3, 0.002);
 }
 
@@ -178,8 +183,9 @@ TEST(CreditFlowControl, OneFrameBufferRunsAtCreditLoopRate) {
   //   credit packet back: 8 B + 47.8 ns                        + 47.96 ns  => 291.0 ns
   const json r = run({"simulation.duration=100us", "simulation.warmup=10us", "switch.input_buffer=4160B",
                       "traffic.flows=[{src: 0, dst: 1, load: 1.0, message_size: 64KiB}]"});
-  const double expected = 4096 * 8 / 291.0;
-  EXPECT_NEAR(endpoint(r, 1).at("rx_throughput_gbps").get<double>(), expected, 0.01 * expected);
+  expect_relative({"Fabric", "credit loop: goodput with credits for one 4 KiB frame = 4096 B x 8 / 291.0 ns round trip",
+                   "IBTA vol. 1 sec. 7.9 (rate = credits / credit round-trip time)"},
+                  endpoint(r, 1).at("rx_throughput_gbps").get<double>(), 4096 * 8 / 291.0, 0.01, "Gb/s");
 }
 
 TEST(Quickstart, SameSeedGivesIdenticalResults) {

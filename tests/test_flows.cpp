@@ -6,15 +6,17 @@
 
 #include "sim/child_run.h"
 #include "sim/config.h"
+#include "tests/fabric_run.h"
 #include "tests/fabrics.h"
 
 namespace {
 
 using fabricsim::sim::load_config_text;
-using fabricsim::sim::run_in_child;
 using nlohmann::json;
 
 using fabricsim::testing::kLeafSpineRadix4;
+using fabricsim::testing::run_checked;
+using fabricsim::testing::with;
 
 // On the radix-4 leaf-spine (ep0 -> ep7 crosses three switches), two flows that never
 // meet: 1000 B from ep0 to ep7, then 1 MiB from ep1 to ep6.
@@ -23,15 +25,8 @@ const std::vector<std::string> kTwoFlows = {
     "traffic.flows=[{src: 0, dst: 7, messages: 1, message_size: 1000B}, "
     "{src: 1, dst: 6, messages: 1, message_size: 1MiB, start: 1us}]"};
 
-std::vector<std::string> plus(std::vector<std::string> a, const std::string& b) {
-  a.push_back(b);
-  return a;
-}
-
 json flows_of(const char* yaml, const std::vector<std::string>& overrides) {
-  const json r = run_in_child(load_config_text(yaml, "flows.yaml", overrides));
-  EXPECT_FALSE(r.contains("error")) << r.dump().substr(0, 300);
-  return r.at("flows");
+  return run_checked(load_config_text(yaml, "flows.yaml", overrides)).at("flows");
 }
 
 const json& bucket(const json& flows, const std::string& name) {
@@ -42,7 +37,7 @@ const json& bucket(const json& flows, const std::string& name) {
 
 TEST(FlowCompletion, SingleFlowAtZeroLoadHasSlowdownOne) {
   for (const std::string transport : {"raw", "rdma"}) {
-    const json f = flows_of(kLeafSpineRadix4, plus(kTwoFlows, "traffic.transport=" + transport));
+    const json f = flows_of(kLeafSpineRadix4, with(kTwoFlows, {"traffic.transport=" + transport}));
     ASSERT_EQ(f.at("count"), 2) << transport;
     const json& small = bucket(f, "<=4KiB");
     const json& large = bucket(f, "64KiB-1MiB");
@@ -58,7 +53,7 @@ TEST(FlowCompletion, SingleFlowAtZeroLoadHasSlowdownOne) {
     EXPECT_NEAR(ideal_ns, 3 * (1.24 + 47.8 + 100) + 21.4 + 47.8, 0.05) << transport;
   }
   // Store-and-forward waits for each tail: a longer ideal, still met at zero load.
-  const json saf = flows_of(kLeafSpineRadix4, plus(kTwoFlows, "switch.forwarding=store_and_forward"));
+  const json saf = flows_of(kLeafSpineRadix4, with(kTwoFlows, {"switch.forwarding=store_and_forward"}));
   EXPECT_GE(saf.at("slowdown").at("min").get<double>(), 1.0);
   EXPECT_LT(saf.at("slowdown").at("max").get<double>(), 1.01);
 }

@@ -7,11 +7,14 @@
 
 #include "sim/child_run.h"
 #include "sim/config.h"
+#include "tests/fabric_run.h"
+#include "tests/validation.h"
 
 namespace {
 
 using fabricsim::sim::load_config_text;
-using fabricsim::sim::run_in_child;
+using fabricsim::testing::expect_near;
+using fabricsim::testing::run_checked;
 using nlohmann::json;
 
 // Two NDR NICs back to back: 4 x 106.25G PAM4, RS(544,514), 2 m cable, 20 ns
@@ -25,12 +28,8 @@ output: {sample_interval: 0s}
 )";
 
 json run(const std::vector<std::string>& overrides, const char* yaml = kBackToBack) {
-  const json r = run_in_child(load_config_text(yaml, "nic.yaml", overrides));
-  EXPECT_FALSE(r.contains("error")) << r.dump().substr(0, 400);
+  const json r = run_checked(load_config_text(yaml, "nic.yaml", overrides));
   EXPECT_TRUE(r.at("perftest").at("finished").get<bool>());
-  const json& p = r.at("packets");
-  EXPECT_EQ(p.at("injected").get<long>(),
-            p.at("delivered").get<long>() + p.at("dropped").get<long>() + p.at("in_flight").get<long>());
   return r;
 }
 
@@ -49,7 +48,10 @@ TEST(Perftest, WriteLatencyIsTheSumOfItsComponents) {
   // 100 ns + wire + DMA write of 2 B + 300 ns until visible + 50 ns polling.
   const double expected = 250 + 100 + kWire2B + kPcieNs(2) + 300 + 50;
   const json r = run({});
-  EXPECT_NEAR(first_size(r).at("t_typical_us").get<double>() * 1000, expected, 0.01);
+  expect_near({"Nic",
+               "ib_write_lat 2 B back to back (NDR, Gen5 x16): half round trip = sum of host, NIC, PCIe and wire parts",
+               "perftest ib_write_lat convention; docs/nic.md component values"},
+              first_size(r).at("t_typical_us").get<double>() * 1000, expected, 0.01, "ns");
   EXPECT_EQ(first_size(r).at("iterations"), 20);
 }
 
@@ -177,10 +179,12 @@ double goodput(const json& r, int endpoint) {
 }
 
 TEST(Dcqcn, TwoFlowsConvergeToAFairShareWithABoundedQueue) {
-  const json cc = run_in_child(load_config_text(kIncast, "dcqcn.yaml", {"nic.congestion_control.kind=dcqcn"}));
-  const json none = run_in_child(load_config_text(kIncast, "dcqcn.yaml", {"nic.congestion_control.kind=none"}));
+  const json cc = run_checked(load_config_text(kIncast, "dcqcn.yaml", {"nic.congestion_control.kind=dcqcn"}));
+  const json none = run_checked(load_config_text(kIncast, "dcqcn.yaml", {"nic.congestion_control.kind=none"}));
   // Fair share (Zhu et al. 2015, Fig. 12): within 15% of each other.
-  EXPECT_NEAR(goodput(cc, 1) / goodput(cc, 2), 1.0, 0.15);
+  expect_near({"Nic", "DCQCN, two flows into one 400G port: goodput ratio of the flows",
+               "Zhu et al., SIGCOMM 2015, Fig. 12 (fair share)"},
+              goodput(cc, 1) / goodput(cc, 2), 1.0, 0.15, "");
   EXPECT_GT(cc.at("endpoints").at(1).at("rdma").at("cnps_received").get<int>(), 0);
   // The bottleneck queue stays near Kmin..Kmax with DCQCN and grows to the PFC limits without.
   EXPECT_LT(mean_queue_second_half(cc), 0.25 * mean_queue_second_half(none));
@@ -206,7 +210,7 @@ TEST(IbCc, BecnsSlowTheSendersDown) {
   auto with = [&](const char* kind) {
     std::vector<std::string> o = ib;
     o.push_back(std::string("nic.congestion_control.kind=") + kind);
-    return run_in_child(load_config_text(kIncast, "ibcc.yaml", o));
+    return run_checked(load_config_text(kIncast, "ibcc.yaml", o));
   };
   const json cc = with("ib_cc"), none = with("none");
   EXPECT_GT(cc.at("endpoints").at(1).at("rdma").at("cnps_received").get<int>(), 0);

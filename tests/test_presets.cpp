@@ -26,6 +26,7 @@
 #include "sim/config.h"
 #include "sim/config_reader.h"
 #include "tests/command.h"
+#include "tests/config_error.h"
 
 namespace {
 
@@ -33,6 +34,7 @@ namespace fs = std::filesystem;
 using fabricsim::sim::ConfigError;
 using fabricsim::sim::FabricConfig;
 using fabricsim::sim::load_config;
+using fabricsim::testing::file_error_of;
 using ::testing::HasSubstr;
 
 const fs::path kPresets = fs::path(FABRICSIM_SOURCE_DIR) / "presets";
@@ -53,16 +55,6 @@ class IncludeTest : public ::testing::Test {
     fs::create_directories(p.parent_path());
     std::ofstream(p) << text;
     return p.string();
-  }
-  std::string error_of(const std::string& file, const std::vector<std::string>& overrides = {}) {
-    try {
-      load_config(file, overrides);
-    } catch (const ConfigError& e) {
-      return e.what();
-    } catch (const std::exception& e) {
-      return std::string("<not a ConfigError: ") + e.what() + ">";
-    }
-    return "<no error>";
   }
   fs::path dir_;
 };
@@ -128,7 +120,7 @@ TEST_F(IncludeTest, SetAppliesAfterTheIncludes) {
   write("base.yaml", "link: {lanes: 4}\n");
   const std::string main = write("main.yaml", "include: base.yaml\nlink: {lanes: 2}\n");
   EXPECT_EQ(load_config(main, {"link.lanes=1"}).link.phy.lanes, 1);
-  EXPECT_THAT(error_of(main, {"link.lanes=99"}), HasSubstr("--set link.lanes: link.lanes: must be an integer in 1..16"));
+  EXPECT_THAT(file_error_of(main, {"link.lanes=99"}), HasSubstr("--set link.lanes: link.lanes: must be an integer in 1..16"));
 }
 
 TEST_F(IncludeTest, ErrorInAnIncludedFileNamesThatFileAndLine) {
@@ -139,7 +131,7 @@ TEST_F(IncludeTest, ErrorInAnIncludedFileNamesThatFileAndLine) {
   const std::string main = write("main.yaml",
                                  "include: base.yaml\n"
                                  "link: {cable_length: 2m}\n");
-  EXPECT_THAT(error_of(main), HasSubstr(base + ":3:10: link.lanes: must be an integer in 1..16, got '99'"));
+  EXPECT_THAT(file_error_of(main), HasSubstr(base + ":3:10: link.lanes: must be an integer in 1..16, got '99'"));
 }
 
 TEST_F(IncludeTest, UnknownKeyInAnIncludedFileNamesThatFileAndLine) {
@@ -148,7 +140,7 @@ TEST_F(IncludeTest, UnknownKeyInAnIncludedFileNamesThatFileAndLine) {
                                  "  pfc:\n"
                                  "    xof: 1KiB\n");
   const std::string main = write("main.yaml", "include: deep/base.yaml\nswitch: {pfc: {xon: 1KiB}}\n");
-  const std::string e = error_of(main);
+  const std::string e = file_error_of(main);
   EXPECT_THAT(e, HasSubstr(base + ":3:5: switch.pfc.xof: unknown key"));
   EXPECT_THAT(e, HasSubstr("did you mean 'xoff'?"));
 }
@@ -156,8 +148,8 @@ TEST_F(IncludeTest, UnknownKeyInAnIncludedFileNamesThatFileAndLine) {
 TEST_F(IncludeTest, SyntaxErrorInAnIncludedFileNamesThatFile) {
   const std::string base = write("base.yaml", "link:\n  lanes: [4\n");
   const std::string main = write("main.yaml", "include: base.yaml\n");
-  EXPECT_THAT(error_of(main), HasSubstr(base + ":"));
-  EXPECT_THAT(error_of(main), HasSubstr("YAML syntax error"));
+  EXPECT_THAT(file_error_of(main), HasSubstr(base + ":"));
+  EXPECT_THAT(file_error_of(main), HasSubstr("YAML syntax error"));
 }
 
 TEST_F(IncludeTest, ErrorsInTheIncludingFileStillNameIt) {
@@ -166,27 +158,27 @@ TEST_F(IncludeTest, ErrorsInTheIncludingFileStillNameIt) {
                                  "include: base.yaml\n"
                                  "switch:\n"
                                  "  ports: 1\n");
-  EXPECT_THAT(error_of(main), HasSubstr(main + ":3:10: switch.ports: must be an integer in 2..256"));
+  EXPECT_THAT(file_error_of(main), HasSubstr(main + ":3:10: switch.ports: must be an integer in 2..256"));
 }
 
 TEST_F(IncludeTest, MissingIncludedFileIsReportedAtTheIncludeLine) {
   const std::string main = write("main.yaml",
                                  "simulation: {seed: 1}\n"
                                  "include: nowhere.yaml\n");
-  const std::string e = error_of(main);
+  const std::string e = file_error_of(main);
   EXPECT_THAT(e, HasSubstr(main + ":2:10: include: cannot open included file"));
   EXPECT_THAT(e, HasSubstr("nowhere.yaml"));
 }
 
 TEST_F(IncludeTest, IncludeMustBeAPathOrAListOfPaths) {
   const std::string main = write("main.yaml", "include: {file: a.yaml}\n");
-  EXPECT_THAT(error_of(main), HasSubstr(main + ":1:10: include: expected a file path or a non-empty list"));
+  EXPECT_THAT(file_error_of(main), HasSubstr(main + ":1:10: include: expected a file path or a non-empty list"));
 }
 
 TEST_F(IncludeTest, CycleIsAnError) {
   const std::string a = write("a.yaml", "include: b.yaml\nlink: {lanes: 4}\n");
   const std::string b = write("b.yaml", "link: {lanes: 2}\ninclude: a.yaml\n");
-  const std::string e = error_of(a);
+  const std::string e = file_error_of(a);
   EXPECT_THAT(e, HasSubstr(b + ":2:10: include: include cycle: "));
   EXPECT_THAT(e, HasSubstr("a.yaml -> "));
   EXPECT_THAT(e, HasSubstr("b.yaml -> "));
@@ -194,7 +186,7 @@ TEST_F(IncludeTest, CycleIsAnError) {
 
 TEST_F(IncludeTest, SelfIncludeIsACycle) {
   const std::string a = write("a.yaml", "include: ./a.yaml\n");
-  EXPECT_THAT(error_of(a), HasSubstr("include cycle"));
+  EXPECT_THAT(file_error_of(a), HasSubstr("include cycle"));
 }
 
 TEST_F(IncludeTest, DiamondIsNotACycle) {

@@ -10,26 +10,25 @@
 
 #include "sim/child_run.h"
 #include "sim/config.h"
+#include "tests/config_error.h"
+#include "tests/fabric_run.h"
+#include "tests/validation.h"
 #include "tlm/clock.h"
 
 namespace {
 
 using fabricsim::sim::load_config;
-using fabricsim::sim::run_in_child;
+using fabricsim::testing::expect_near;
+using fabricsim::testing::expect_within;
+using fabricsim::testing::run_checked;
+using fabricsim::testing::with;
 using nlohmann::json;
 
 const std::string kSingleSwitch = std::string(FABRICSIM_SOURCE_DIR) + "/examples/single_switch.yaml";
 
-json run(std::vector<std::string> overrides) {
-  overrides.push_back("output.sample_interval=0s");
-  const json r = run_in_child(load_config(kSingleSwitch, overrides));
-  EXPECT_FALSE(r.contains("error")) << r.dump();
-  // Packet conservation, counted independently: every injected packet is
-  // delivered, dropped (and counted) or still held somewhere.
-  const json& p = r.at("packets");
-  EXPECT_EQ(p.at("injected").get<long>(),
-            p.at("delivered").get<long>() + p.at("dropped").get<long>() + p.at("in_flight").get<long>());
-  return r;
+// Every run checks packet conservation (tests/fabric_run.h).
+json run(const std::vector<std::string>& overrides) {
+  return run_checked(load_config(kSingleSwitch, with(overrides, {"output.sample_interval=0s"})));
 }
 
 // Edge k of a core clock is k periods rounded to the kernel resolution, half away
@@ -53,31 +52,32 @@ double accepted(const json& r) { return r.at("throughput").at("accepted_load").g
 // fixed-size packets (one MTU each), offered load 1.0.
 const std::vector<std::string> kSaturated = {"traffic.load=1.0", "simulation.duration=80us"};
 
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 TEST(BufferOrganisation, InputFifoSaturatesAtKarolBound) {
   // Karol, Hluchyj, Morgan, "Input versus output queueing on a space-division
   // packet switch", IEEE Trans. Commun. 1987, Table I: HOL blocking limits a
   // 16x16 input-queued switch to 0.600 (2 - sqrt(2) = 0.586 as N grows).
   const json r = run(with(kSaturated, {"switch.buffer=input_fifo"}));
-  EXPECT_NEAR(accepted(r), 0.600, 0.03);
+  expect_near({"Switch", "input FIFO 16 x 16, uniform Bernoulli, saturation throughput (HOL blocking)",
+               "Karol, Hluchyj, Morgan, IEEE Trans. Commun. 1987, Table I: 0.600 for N = 16"},
+              accepted(r), 0.600, 0.03, "of line rate");
 }
 
 TEST(BufferOrganisation, VoqWithIslipRecoversThroughput) {
   // McKeown, IEEE/ACM ToN 1999: VOQ with iSLIP sustains close to 100% under
   // uniform i.i.d. Bernoulli traffic, even with one iteration.
   const json r = run(with(kSaturated, {"switch.buffer=voq", "switch.allocator=islip"}));
-  EXPECT_GT(accepted(r), 0.93);
+  expect_within({"Switch", "VOQ + iSLIP (1 iteration) 16 x 16, uniform Bernoulli, saturation throughput",
+                 "McKeown, IEEE/ACM ToN 7(2) 1999: ~100% under uniform i.i.d. traffic"},
+                accepted(r), 1.0, -0.07, 0.0, "of line rate", "-7% (finite window and buffers), never above 1");
 }
 
 TEST(BufferOrganisation, OutputQueuedReachesFullThroughput) {
   // Karol et al. 1987: output queueing achieves the maximum throughput; only
   // finite buffers and the measurement window keep it below 1.
   const json r = run(with(kSaturated, {"switch.buffer=output_queued", "switch.speedup=16"}));
-  EXPECT_GT(accepted(r), 0.96);
+  expect_within({"Switch", "output-queued 16 x 16 (speedup 16), uniform Bernoulli, saturation throughput",
+                 "Karol et al. 1987: output queueing reaches the maximum throughput"},
+                accepted(r), 1.0, -0.04, 0.0, "of line rate", "-4% (finite window and buffers), never above 1");
 }
 
 TEST(BufferOrganisation, OutputQueuedNeedsCrossbarSpeedup) {
@@ -119,7 +119,9 @@ TEST(Pfc, IncastWithEnoughHeadroomIsLossless) {
   // + one MTU frame in flight (802.1Qbb; DOMAIN.md headroom rule).
   const json r = run(with(kIncast, {"link.flow_control=pfc", "switch.pfc.xoff=32KiB", "switch.pfc.xon=16KiB",
                                     "switch.pfc.headroom=64KiB"}));
-  EXPECT_EQ(r.at("packets").at("dropped"), 0);
+  expect_near({"Nic", "PFC 8:1 incast, headroom above the pause round trip: dropped packets",
+               "IEEE 802.1Qbb; headroom rule of NVIDIA mlxsw (DOMAIN.md)"},
+              r.at("packets").at("dropped").get<double>(), 0, 0, "packets");
   EXPECT_GT(total(r, "pause_sent"), 0u);
   // The congested egress still runs at line rate.
   EXPECT_GT(r.at("endpoints").at(0).at("accepted_load").get<double>(), 0.97);
@@ -211,12 +213,7 @@ TEST(Forwarding, AdaptiveMatchesCutThroughAtZeroLoad) {
 namespace {
 
 std::string error_of(const std::vector<std::string>& overrides) {
-  try {
-    load_config(kSingleSwitch, overrides);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "no error";
+  return fabricsim::testing::file_error_of(kSingleSwitch, overrides);
 }
 
 TEST(SwitchConfig, ArchitecturalMistakesAreConfigErrors) {

@@ -13,6 +13,8 @@
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
 #include "sim/topology.h"
+#include "tests/config_error.h"
+#include "tests/fabric_run.h"
 #include "tests/fabrics.h"
 
 namespace {
@@ -20,7 +22,6 @@ namespace {
 using fabricsim::sim::build_graph;
 using fabricsim::sim::load_config_text;
 using fabricsim::sim::minimal_routes;
-using fabricsim::sim::run_in_child;
 using fabricsim::sim::TopologyKind;
 using fabricsim::sim::TopologyParams;
 using nlohmann::json;
@@ -226,15 +227,12 @@ TEST(Routing, PoliciesPickAmongCandidates) {
 }
 
 using fabricsim::testing::kLeafSpineRadix4;
+using fabricsim::testing::with;
+using fabricsim::testing::yaml_error_of;
 const char* const kLeafSpine = kLeafSpineRadix4;
 
 json run(const std::vector<std::string>& overrides, const char* yaml = kLeafSpine) {
-  const json r = run_in_child(load_config_text(yaml, "test.yaml", overrides));
-  EXPECT_FALSE(r.contains("error")) << r.dump();
-  const json& p = r.at("packets");
-  EXPECT_EQ(p.at("injected").get<long>(),
-            p.at("delivered").get<long>() + p.at("dropped").get<long>() + p.at("in_flight").get<long>());
-  return r;
+  return fabricsim::testing::run_checked(load_config_text(yaml, "test.yaml", overrides));
 }
 
 TEST(LeafSpine, ZeroLoadLatencyOverThreeSwitchHopsIsClosedForm) {
@@ -254,15 +252,10 @@ const std::vector<std::string> kFewLargeFlows = {
     "traffic.flows=null", "simulation.duration=60us", "simulation.warmup=10us", "switch.buffer=voq",
     "switch.allocator=islip"};
 
-std::vector<std::string> plus(std::vector<std::string> a, const std::string& b) {
-  a.push_back(b);
-  return a;
-}
-
 TEST(LeafSpine, EcmpCollisionsAreRecoveredBySprayingAndAdaptiveRouting) {
-  const json ecmp = run(plus(kFewLargeFlows, "routing.algorithm=ecmp"));
-  const json spray = run(plus(kFewLargeFlows, "routing.algorithm=spray"));
-  const json adaptive = run(plus(kFewLargeFlows, "routing.algorithm=adaptive"));
+  const json ecmp = run(with(kFewLargeFlows, {"routing.algorithm=ecmp"}));
+  const json spray = run(with(kFewLargeFlows, {"routing.algorithm=spray"}));
+  const json adaptive = run(with(kFewLargeFlows, {"routing.algorithm=adaptive"}));
   const auto accepted = [](const json& r) { return r.at("throughput").at("accepted_load").get<double>(); };
   const auto imbalance = [](const json& r) { return r.at("tiers").at("leaf-spine").at("imbalance").get<double>(); };
   EXPECT_LT(accepted(ecmp), 0.85);  // hash collisions leave bandwidth unused
@@ -285,28 +278,19 @@ TEST(FatTree, UniformTrafficIsDeliveredAtLowLoad) {
   EXPECT_NEAR(r.at("throughput").at("accepted_load").get<double>(), 0.3, 0.03);
 }
 
-// The message of the configuration error `yaml` raises, or "no error".
-std::string error_of(const std::string& yaml) {
-  try {
-    load_config_text(yaml, "bad.yaml");
-  } catch (const fabricsim::sim::ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(TopologyConfig, Errors) {
-  EXPECT_THAT(error_of("topology: {kind: leaf_spine, radix: 8}\nswitch: {ports: 8}\n"),
+  EXPECT_THAT(yaml_error_of("topology: {kind: leaf_spine, radix: 8}\nswitch: {ports: 8}\n"),
               HasSubstr("bad.yaml:2:17: switch.ports: is set by the topology"));
-  EXPECT_THAT(error_of("topology: {kind: fat_tree, k: 5}\n"), HasSubstr("topology.k: must be even"));
-  EXPECT_THAT(error_of("topology: {kind: kary_ntree, k: 16, n: 5}\n"), HasSubstr("topology.n: k^n must be at most 65536"));
-  EXPECT_THAT(error_of("topology: {kind: explicit, switches: 1, endpoints: 2, cables: [[ep0, sw0], [ep1, sw9]]}\n"),
+  EXPECT_THAT(yaml_error_of("topology: {kind: fat_tree, k: 5}\n"), HasSubstr("topology.k: must be even"));
+  EXPECT_THAT(yaml_error_of("topology: {kind: kary_ntree, k: 16, n: 5}\n"), HasSubstr("topology.n: k^n must be at most 65536"));
+  EXPECT_THAT(yaml_error_of("topology: {kind: explicit, switches: 1, endpoints: 2, cables: [[ep0, sw0], [ep1, sw9]]}\n"),
               HasSubstr("unknown node 'sw9'"));
-  EXPECT_THAT(error_of("topology: {kind: explicit, switches: 2, endpoints: 2, cables: [[ep0, sw0], [ep1, sw1]]}\n"),
+  EXPECT_THAT(yaml_error_of("topology: {kind: explicit, switches: 2, endpoints: 2, cables: [[ep0, sw0], [ep1, sw1]]}\n"),
               HasSubstr("unreachable"));
-  EXPECT_THAT(error_of("topology: {kind: leaf_spine, radix: 8, endpoints: 4}\n"),
+  EXPECT_THAT(yaml_error_of("topology: {kind: leaf_spine, radix: 8, endpoints: 4}\n"),
               HasSubstr("topology.endpoints: unknown key"));
-  EXPECT_THAT(error_of("routing: {algorithm: valiant}\n"), HasSubstr("allowed: d_mod_k, ecmp, flowlet, spray, adaptive"));
+  EXPECT_THAT(yaml_error_of("routing: {algorithm: valiant}\n"), HasSubstr("allowed: d_mod_k, ecmp, flowlet, spray, adaptive"));
 }
 
 // Rail-optimised cluster: 4 servers x 8 GPUs, rail leaves of radix 8 at 1:1 (4 servers
@@ -360,12 +344,12 @@ TEST(RailOptimized, RailGroupsOfSeveralLeaves) {
 TEST(RailOptimized, ConfigKeysAndErrors) {
   const auto c = load_config_text("topology: {kind: rail_optimized, servers: 2, gpus_per_server: 4, radix: 4}\n", "r.yaml");
   EXPECT_EQ(c.topology.endpoint_count(), 8);
-  EXPECT_THAT(error_of("topology: {kind: rail_optimized, radix: 2, oversubscription: 16}\n"),
+  EXPECT_THAT(yaml_error_of("topology: {kind: rail_optimized, radix: 2, oversubscription: 16}\n"),
               HasSubstr("topology.radix: rail_optimized radix 2 with oversubscription 16"));
-  EXPECT_THAT(error_of("topology: {kind: rail_optimized, servers: 4096, gpus_per_server: 64}\n"),
+  EXPECT_THAT(yaml_error_of("topology: {kind: rail_optimized, servers: 4096, gpus_per_server: 64}\n"),
               HasSubstr("more than a spine's 256 ports"));
-  EXPECT_THAT(error_of("topology: {kind: rail_optimized, k: 4}\n"), HasSubstr("topology.k: unknown key"));
-  EXPECT_THAT(error_of("topology: {kind: leaf_spine}\ncollective: {placement: rail}\n"),
+  EXPECT_THAT(yaml_error_of("topology: {kind: rail_optimized, k: 4}\n"), HasSubstr("topology.k: unknown key"));
+  EXPECT_THAT(yaml_error_of("topology: {kind: leaf_spine}\ncollective: {placement: rail}\n"),
               HasSubstr("bad.yaml:2:25: collective.placement: rail placement orders ranks rail by rail and needs "
                         "topology.kind rail_optimized, got leaf_spine"));
   // fabricsim routes: one block per rail leaf and spine.
