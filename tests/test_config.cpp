@@ -706,7 +706,7 @@ TEST(ConfigCli, UnknownSubcommandFails) {
 namespace {
 
 TEST(Config, TrailingDocumentMarkerIsNotASecondDocument) {
-  EXPECT_EQ(error_of("simulation:\n  seed: 3\n---\n"), "<no error>");
+  EXPECT_EQ(yaml_error_of("simulation:\n  seed: 3\n---\n"), "<no error>");
   EXPECT_EQ(load_config_text("---\nsimulation:\n  seed: 3\n---\n# nothing\n", "ok.yaml").simulation.seed, 3u);
 }
 
@@ -717,9 +717,9 @@ TEST(Config, QuotedValuesWithEscapedQuotesAreClosed) {
 }
 
 TEST(ConfigErrors, UnclosedSingleQuoteAndSecondDocumentInText) {
-  EXPECT_THAT(error_of("output:\n  directory: 'it''s\n"), HasSubstr("bad.yaml:2:14: output.directory: "));
-  EXPECT_THAT(error_of("output:\n  directory: 'it''s\n"), HasSubstr("never closed (missing ')"));
-  EXPECT_THAT(error_of("simulation:\n  seed: 3\n---\nswitch:\n  ports: 8\n"),
+  EXPECT_THAT(yaml_error_of("output:\n  directory: 'it''s\n"), HasSubstr("bad.yaml:2:14: output.directory: "));
+  EXPECT_THAT(yaml_error_of("output:\n  directory: 'it''s\n"), HasSubstr("never closed (missing ')"));
+  EXPECT_THAT(yaml_error_of("simulation:\n  seed: 3\n---\nswitch:\n  ports: 8\n"),
               HasSubstr("bad.yaml:4:1: a second YAML document starts here"));
 }
 
