@@ -89,6 +89,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
       forwarded_(stats.counter(std::string(this->name()) + ".forwarded_packets",
                                "packets granted to an egress port", "packets")) {
   params_.validate();
+  every_edge_ = params_.allocator == "oldest_first" || params_.allocator == "strict_priority";
   const int n = params_.ports, v = params_.vls;
   to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
@@ -218,6 +219,8 @@ tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase,
   auto& o = outputs_[port];
   if (phase == CREDIT_RETURN) {
     o.tx.credit_returned(at, p.vl, p.credit_blocks);
+    // A credit nothing waits for takes effect at the next wake (TxPort::update), not its own.
+    if (!edge_decides_) return tlm::TLM_ACCEPTED;
   } else if (phase == PFC_PAUSE) {
     o.tx.pause_received(at, p.vl, p.pause_quanta);
     stats_[port].pause_received[p.vl]->add();

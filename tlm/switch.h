@@ -208,6 +208,9 @@ class Switch : public sc_core::sc_module {
   std::vector<BufferBound> buffer_bounds() const;
   /// Ingress drops by cause; they add up to packets_dropped().
   const DropCounts& drop_counts() const { return drops_; }
+  /// Occupancy is read between edges (the occupancy sampler): credit returns and buffer
+  /// releases then keep their own edges (see every_edge_).
+  void keep_occupancy_current() { every_edge_ = true; }
   /// Test only: see AccountingFault.
   void inject_fault_for_test(AccountingFault f) { fault_ = f; }
 
@@ -300,6 +303,7 @@ class Switch : public sc_core::sc_module {
   void transmit(int q, const sc_core::sc_time& now);
   void head_changed(int q, int prev_in, int prev_out);
   void schedule_next(const sc_core::sc_time& now);
+  bool edge_decides(const sc_core::sc_time& now) const;
   void wake_at(const sc_core::sc_time& t);
   int queue_index(int in, int out, int vl) const;
   bool input_queued() const;
@@ -347,6 +351,13 @@ class Switch : public sc_core::sc_module {
   std::mt19937_64 rng_;
   WakeEvent wake_;
   bool pfc_inputs_ = false;     // some input link uses PFC (refresh and resume work)
+  bool edge_decides_ = false;   // an edge with only a credit return or a release due would change something (edge_decides())
+  // Every credit return and release keeps its own edge (edge_decides() always true) where
+  // results follow the kernel's order of same-time processes, which fewer notifications
+  // can change: an occupancy sample at an edge time reads the buffers before or after that
+  // edge; allocators that compare ages (oldest_first, strict_priority) compare packet ids,
+  // handed out in that order to packets created at the same time.
+  bool every_edge_ = false;
   std::uint64_t in_switch_ = 0;
   std::uint64_t received_ = 0, dropped_ = 0;
   DropCounts drops_;

@@ -175,6 +175,30 @@ std::vector<BlockedHead> Switch::blocked_heads() const {
   return heads;
 }
 
+// Whether an edge with nothing due but a credit return or a buffer release could change
+// what the switch does. Until the next wake (the earliest header, ready head, freeing wire
+// or read port, PAUSE change) no head becomes ready and no busy wire or read port frees,
+// so an edge in between finds the same heads as now. It decides something only for a
+// head that is ready with its output (and input) free: the head waits for credits, or it
+// lost allocation and is retried on any edge; or for an open credit stall, which closes
+// on the edge where its head is no longer blocked; or with a PFC input, whose refresh and
+// resume run on any edge. Otherwise credit returns wait for the next wake (TxPort::update
+// applies every return due by then), and so do releases (process_releases runs before
+// admission): the same state, fewer activations.
+bool Switch::edge_decides(const sc_time& now) const {
+  if (pfc_inputs_ || every_edge_) return true;
+  const sc_time horizon = now + grant_to_wire_ + clock_.period();
+  for (int op = 0; op < params_.ports; ++op) {
+    if (stalls_open_[op] > 0) return true;
+    if (out_queues_[op].empty() || outputs_[op].tx.busy_until() > horizon) continue;
+    for (int q : out_queues_[op]) {
+      const Entry& e = queues_[q].front();
+      if (e.ready <= now && (!input_queued() || inputs_[e.in].read_free <= horizon)) return true;
+    }
+  }
+  return false;
+}
+
 void Switch::schedule_next(const sc_time& now) {
   bool have = false;
   sc_time next;
@@ -202,10 +226,11 @@ void Switch::schedule_next(const sc_time& now) {
   }
   for (const auto& ip : inputs_)
     if (!ip.arrivals.empty()) consider(ip.arrivals.front().header_at);
-  if (!releases_.empty()) consider(releases_.top().at);
+  edge_decides_ = edge_decides(now);
+  if (!releases_.empty() && edge_decides_) consider(releases_.top().at);
   for (auto& o : outputs_) {
     sc_time at;
-    if (o.tx.attached() && o.tx.next_change(now, at)) consider(at);
+    if (o.tx.attached() && o.tx.next_change(now, at, edge_decides_)) consider(at);
   }
   for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
     const auto& ip = inputs_[p];
