@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "sim/stats.h"
 
@@ -64,7 +66,18 @@ constexpr std::array<Bucket, 4> kBuckets{{{"<=4KiB", 4096},
 nlohmann::json flow_results(const std::vector<tlm_fabric::FlowRecord>& flows, const IdealFct& ideal) {
   stats::Distribution fct, slowdown;
   std::array<stats::Distribution, kBuckets.size()> bucket_fct, bucket_slowdown;
-  for (const auto& f : flows) {
+  // Flows that end at the same time reach the list in the kernel's order of same-time
+  // processes, which any change in event notifications can permute; a canonical order
+  // keeps the summed means bit for bit.
+  std::vector<const tlm_fabric::FlowRecord*> order;
+  order.reserve(flows.size());
+  for (const auto& f : flows) order.push_back(&f);
+  std::sort(order.begin(), order.end(), [](const tlm_fabric::FlowRecord* a, const tlm_fabric::FlowRecord* b) {
+    return std::tie(a->end, a->start, a->src, a->dst, a->flow, a->bytes) <
+           std::tie(b->end, b->start, b->src, b->dst, b->flow, b->bytes);
+  });
+  for (const tlm_fabric::FlowRecord* fp : order) {
+    const auto& f = *fp;
     const double t = (f.end - f.start).to_seconds();
     const double s = t / ideal.seconds(f.src, f.dst, f.bytes);
     fct.add(t * 1e6);

@@ -89,6 +89,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
       forwarded_(stats.counter(std::string(this->name()) + ".forwarded_packets",
                                "packets granted to an egress port", "packets")) {
   params_.validate();
+  every_edge_ = params_.allocator == "oldest_first" || params_.allocator == "strict_priority";
   const int n = params_.ports, v = params_.vls;
   to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
@@ -98,13 +99,14 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   const std::size_t queues = params_.buffer == BufferOrganisation::voq ? static_cast<std::size_t>(n) * n * v
                                                                         : static_cast<std::size_t>(n) * v;
   queues_.resize(queues);
-  is_active_.assign(queues, false);
+  queue_seq_.assign(queues, 0);
+  out_queues_.assign(n, {});
+  in_queues_.assign(n, 0);
   heads_.assign(n, std::vector<std::uint32_t>(v, 0));
   has_head_.assign(n, 0);
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
   any_blocked_.assign(n, 0);
   stalls_open_.assign(n, 0);
-  waits_on_.assign(n, 0);
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
@@ -217,6 +219,8 @@ tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase,
   auto& o = outputs_[port];
   if (phase == CREDIT_RETURN) {
     o.tx.credit_returned(at, p.vl, p.credit_blocks);
+    // A credit nothing waits for takes effect at the next wake (TxPort::update), not its own.
+    if (!edge_decides_) return tlm::TLM_ACCEPTED;
   } else if (phase == PFC_PAUSE) {
     o.tx.pause_received(at, p.vl, p.pause_quanta);
     stats_[port].pause_received[p.vl]->add();
@@ -383,11 +387,37 @@ void Switch::enqueue(Entry e) {
   o.bytes += e.charged;
   o.high_water = std::max(o.high_water, o.bytes);
   egress_queued_[e.out] = o.bytes;
+  const Packet* prev_head = queue.empty() ? nullptr : queue.front().packet;
+  const int prev_in = prev_head ? queue.front().in : -1, prev_out = prev_head ? queue.front().out : -1;
   // Output-side queues take packets from many inputs: keep them in ready order.
   queue.insert_by_ready(e);
-  if (!is_active_[q]) {
-    is_active_[q] = true;
-    active_.push_back(q);
+  if (queue.front().packet != prev_head) head_changed(q, prev_in, prev_out);
+}
+
+void Switch::head_changed(int q, int prev_in, int prev_out) {
+  const auto& queue = queues_[q];
+  auto remove = [&](int op) {
+    auto& list = out_queues_[op];
+    list.erase(std::find(list.begin(), list.end(), q));
+  };
+  if (queue.empty()) {
+    remove(prev_out);
+    if (input_queued()) --in_queues_[prev_in];
+    return;
+  }
+  const Entry& head = queue.front();
+  head_ready_.push({head.ready, q});
+  if (prev_out < 0) {
+    queue_seq_[q] = next_seq_++;
+    out_queues_[head.out].push_back(q);
+    if (input_queued()) ++in_queues_[head.in];
+  } else if (head.out != prev_out) {
+    // An input FIFO's next head may leave on another output: it keeps its place in the order.
+    remove(prev_out);
+    auto& list = out_queues_[head.out];
+    list.insert(std::upper_bound(list.begin(), list.end(), queue_seq_[q],
+                                 [&](std::uint64_t seq, int other) { return seq < queue_seq_[other]; }),
+                q);
   }
 }
 

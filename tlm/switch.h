@@ -208,6 +208,9 @@ class Switch : public sc_core::sc_module {
   std::vector<BufferBound> buffer_bounds() const;
   /// Ingress drops by cause; they add up to packets_dropped().
   const DropCounts& drop_counts() const { return drops_; }
+  /// Occupancy is read between edges (the occupancy sampler): credit returns and buffer
+  /// releases then keep their own edges (see every_edge_).
+  void keep_occupancy_current() { every_edge_ = true; }
   /// Test only: see AccountingFault.
   void inject_fault_for_test(AccountingFault f) { fault_ = f; }
 
@@ -297,8 +300,10 @@ class Switch : public sc_core::sc_module {
   void choose_vls(const sc_core::sc_time& now);
   void allocate_input_queues(const sc_core::sc_time& now);
   void serve_output_queues(const sc_core::sc_time& now);
-  void transmit(EntryQueue& queue, const sc_core::sc_time& now);
+  void transmit(int q, const sc_core::sc_time& now);
+  void head_changed(int q, int prev_in, int prev_out);
   void schedule_next(const sc_core::sc_time& now);
+  bool edge_decides(const sc_core::sc_time& now) const;
   void wake_at(const sc_core::sc_time& t);
   int queue_index(int in, int out, int vl) const;
   bool input_queued() const;
@@ -313,8 +318,19 @@ class Switch : public sc_core::sc_module {
   std::vector<InputPort> inputs_;
   std::vector<OutputPort> outputs_;
   std::vector<EntryQueue> queues_;
-  std::vector<int> active_;                  // queue indices that may hold packets
-  std::vector<bool> is_active_;
+  // Ready lists: the non-empty queues, per output their head leaves on, in the order
+  // they last became non-empty (the order decisions have always walked them in).
+  struct HeadReady {
+    sc_core::sc_time at;
+    int queue;
+    bool operator>(const HeadReady& o) const { return at > o.at; }
+  };
+  std::vector<std::vector<int>> out_queues_;  // per output: queue indices
+  std::vector<std::uint64_t> queue_seq_;      // per queue: when it last became non-empty (order key)
+  std::uint64_t next_seq_ = 0;
+  std::vector<int> in_queues_;                // per input: non-empty input-side queues
+  // Heads not ready yet, earliest first (entries for heads that have left are skipped).
+  std::priority_queue<HeadReady, std::vector<HeadReady>, std::greater<>> head_ready_;
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
   std::priority_queue<Release, std::vector<Release>, std::greater<>> releases_;
@@ -330,12 +346,18 @@ class Switch : public sc_core::sc_module {
   std::vector<std::uint8_t> any_blocked_;          // per output: some VL blocked this edge
   std::vector<int> stalls_open_;                   // per output: VLs with an open credit stall
   bool any_chosen_ = false;                        // some output chose a VL this edge
-  std::vector<std::uint8_t> waits_on_;             // per port: a head waits on its input (1) / output (2)
   std::vector<Candidate> candidates_;
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;
   WakeEvent wake_;
   bool pfc_inputs_ = false;     // some input link uses PFC (refresh and resume work)
+  bool edge_decides_ = false;   // an edge with only a credit return or a release due would change something (edge_decides())
+  // Every credit return and release keeps its own edge (edge_decides() always true) where
+  // results follow the kernel's order of same-time processes, which fewer notifications
+  // can change: an occupancy sample at an edge time reads the buffers before or after that
+  // edge; allocators that compare ages (oldest_first, strict_priority) compare packet ids,
+  // handed out in that order to packets created at the same time.
+  bool every_edge_ = false;
   std::uint64_t in_switch_ = 0;
   std::uint64_t received_ = 0, dropped_ = 0;
   DropCounts drops_;

@@ -24,38 +24,36 @@ void Switch::choose_vls(const sc_time& now) {
   // at line rate: an output is free if its wire frees before the next edge.
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
   const int v = params_.vls;
-  for (int op = 0; op < params_.ports; ++op) {
-    if (has_head_[op]) std::fill(heads_[op].begin(), heads_[op].end(), 0u);
-    if (any_blocked_[op]) std::fill(blocked_.begin() + op * v, blocked_.begin() + (op + 1) * v, 0);
-  }
-  std::fill(has_head_.begin(), has_head_.end(), 0);
-  std::fill(any_blocked_.begin(), any_blocked_.end(), 0);
   any_chosen_ = false;
-  for (int q : active_) {
-    const auto& queue = queues_[q];
-    if (queue.empty()) continue;
-    const Entry& e = queue.front();
-    if (e.ready > now) continue;
-    if (input_queued() && inputs_[e.in].read_free > horizon) continue;
-    auto& o = outputs_[e.out];
-    if (o.tx.busy_until() > horizon) continue;
-    if (!o.tx.can_send(e.vl, e.packet->payload_bytes, now)) {
-      blocked_[e.out * v + e.vl] = 1;
-      any_blocked_[e.out] = 1;
-      continue;
-    }
-    if (heads_[e.out][e.vl] == 0) heads_[e.out][e.vl] = e.frame_bytes;
-    has_head_[e.out] = 1;
-  }
   for (int op = 0; op < params_.ports; ++op) {
     auto& o = outputs_[op];
+    auto& heads = heads_[op];
+    if (has_head_[op]) std::fill(heads.begin(), heads.end(), 0u);
+    if (any_blocked_[op]) std::fill(blocked_.begin() + op * v, blocked_.begin() + (op + 1) * v, 0);
+    has_head_[op] = 0;
+    any_blocked_[op] = 0;
+    // Only the heads that leave on this output, and none while its wire is busy.
+    if (o.tx.busy_until() <= horizon) {
+      for (int q : out_queues_[op]) {
+        const Entry& e = queues_[q].front();
+        if (e.ready > now) continue;
+        if (input_queued() && inputs_[e.in].read_free > horizon) continue;
+        if (!o.tx.can_send(e.vl, e.packet->payload_bytes, now)) {
+          blocked_[op * v + e.vl] = 1;
+          any_blocked_[op] = 1;
+          continue;
+        }
+        if (heads[e.vl] == 0) heads[e.vl] = e.frame_bytes;
+        has_head_[op] = 1;
+      }
+    }
     // No eligible head: the scheduler has nothing to choose and keeps its state.
-    o.chosen_vl = o.tx.attached() && has_head_[op] ? o.scheduler->select(heads_[op]) : -1;
+    o.chosen_vl = o.tx.attached() && has_head_[op] ? o.scheduler->select(heads) : -1;
     any_chosen_ = any_chosen_ || o.chosen_vl >= 0;
     // Credit stall: a VL with a packet ready and nothing it could send for lack of credits.
     if (!any_blocked_[op] && stalls_open_[op] == 0) continue;
     for (int vl = 0; vl < v; ++vl) {
-      const bool stalled = blocked_[op * v + vl] && heads_[op][vl] == 0 && o.tx.flow_control() == FlowControl::credit;
+      const bool stalled = blocked_[op * v + vl] && heads[vl] == 0 && o.tx.flow_control() == FlowControl::credit;
       if (stalled && o.stall_since[vl] == sc_core::SC_ZERO_TIME) {
         o.stall_since[vl] = now;
         ++stalls_open_[op];
@@ -75,16 +73,20 @@ void Switch::allocate_input_queues(const sc_time& now) {
   candidates.clear();
   std::fill(requests_per_output.begin(), requests_per_output.end(), 0);
   allocator_->clear();
-  for (int q : active_) {
-    const auto& queue = queues_[q];
-    if (queue.empty()) continue;
-    const Entry& e = queue.front();
-    if (e.ready > now || inputs_[e.in].read_free > horizon) continue;
-    if (outputs_[e.out].chosen_vl != e.vl) continue;
-    if (!outputs_[e.out].tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
-    candidates.push_back({q, e.in, e.out, e.vl});
-    allocator_->add_request({e.in, e.out, e.packet->id, e.packet->sl});
-    ++requests_per_output[e.out];
+  // Requests only to outputs that chose a VL (the allocator's result does not depend
+  // on the order of requests).
+  for (int op = 0; op < params_.ports; ++op) {
+    const auto& o = outputs_[op];
+    if (o.chosen_vl < 0) continue;
+    for (int q : out_queues_[op]) {
+      const Entry& e = queues_[q].front();
+      if (e.ready > now || inputs_[e.in].read_free > horizon) continue;
+      if (o.chosen_vl != e.vl) continue;
+      if (!o.tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
+      candidates.push_back({q, e.in, e.out, e.vl});
+      allocator_->add_request({e.in, e.out, e.packet->id, e.packet->sl});
+      ++requests_per_output[e.out];
+    }
   }
   if (candidates.empty()) return;
   const std::vector<hw::Grant> grants = allocator_->arbitrate();
@@ -98,7 +100,7 @@ void Switch::allocate_input_queues(const sc_time& now) {
         best = &c;
     stats_[g.output].conflicts->add(static_cast<std::uint64_t>(requests_per_output[g.output] - 1));
     requests_per_output[g.output] = 0;
-    transmit(queues_[best->queue], now);
+    transmit(best->queue, now);
   }
   for (int op = 0; op < params_.ports; ++op)
     if (requests_per_output[op] > 0) stats_[op].conflicts->add(static_cast<std::uint64_t>(requests_per_output[op]));
@@ -108,13 +110,14 @@ void Switch::serve_output_queues(const sc_time& now) {
   for (int op = 0; op < params_.ports; ++op) {
     const int vl = outputs_[op].chosen_vl;
     if (vl < 0) continue;
-    transmit(queues_[queue_index(0, op, vl)], now);
+    transmit(queue_index(0, op, vl), now);
   }
 }
 
-void Switch::transmit(EntryQueue& queue, const sc_time& now) {
-  const Entry e = queue.front();
-  queue.pop_front();
+void Switch::transmit(int q, const sc_time& now) {
+  const Entry e = queues_[q].front();
+  queues_[q].pop_front();
+  head_changed(q, e.in, e.out);
   Packet& p = *e.packet;
   auto& o = outputs_[e.out];
   auto& ip = inputs_[e.in];
@@ -158,8 +161,11 @@ void Switch::transmit(EntryQueue& queue, const sc_time& now) {
 std::vector<BlockedHead> Switch::blocked_heads() const {
   std::vector<BlockedHead> heads;
   const sc_time now = sc_core::sc_time_stamp();
-  for (int q : active_) {
-    if (queues_[q].empty()) continue;
+  // In the order the queues became non-empty.
+  std::vector<int> order;
+  for (const auto& list : out_queues_) order.insert(order.end(), list.begin(), list.end());
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return queue_seq_[a] < queue_seq_[b]; });
+  for (int q : order) {
     const Entry& e = queues_[q].front();
     const auto& tx = outputs_[e.out].tx;
     if (!tx.attached() || tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
@@ -167,6 +173,30 @@ std::vector<BlockedHead> Switch::blocked_heads() const {
                    tx.flow_control() == FlowControl::credit ? "no credits" : "paused by PFC"});
   }
   return heads;
+}
+
+// Whether an edge with nothing due but a credit return or a buffer release could change
+// what the switch does. Until the next wake (the earliest header, ready head, freeing wire
+// or read port, PAUSE change) no head becomes ready and no busy wire or read port frees,
+// so an edge in between finds the same heads as now. It decides something only for a
+// head that is ready with its output (and input) free: the head waits for credits, or it
+// lost allocation and is retried on any edge; or for an open credit stall, which closes
+// on the edge where its head is no longer blocked; or with a PFC input, whose refresh and
+// resume run on any edge. Otherwise credit returns wait for the next wake (TxPort::update
+// applies every return due by then), and so do releases (process_releases runs before
+// admission): the same state, fewer activations.
+bool Switch::edge_decides(const sc_time& now) const {
+  if (pfc_inputs_ || every_edge_) return true;
+  const sc_time horizon = now + grant_to_wire_ + clock_.period();
+  for (int op = 0; op < params_.ports; ++op) {
+    if (stalls_open_[op] > 0) return true;
+    if (out_queues_[op].empty() || outputs_[op].tx.busy_until() > horizon) continue;
+    for (int q : out_queues_[op]) {
+      const Entry& e = queues_[q].front();
+      if (e.ready <= now && (!input_queued() || inputs_[e.in].read_free <= horizon)) return true;
+    }
+  }
+  return false;
 }
 
 void Switch::schedule_next(const sc_time& now) {
@@ -182,33 +212,25 @@ void Switch::schedule_next(const sc_time& now) {
   auto consider_free = [&](const sc_time& busy_until) {
     if (busy_until > now + ahead) consider(busy_until - ahead);
   };
-  // Drop queues that emptied from the active list.
-  active_.erase(std::remove_if(active_.begin(), active_.end(),
-                               [&](int q) {
-                                 if (!queues_[q].empty()) return false;
-                                 is_active_[q] = false;
-                                 return true;
-                               }),
-                active_.end());
-  // Every head of one input (output) waits for the same read port (wire): consider each once.
-  for (int q : active_) {
-    const Entry& e = queues_[q].front();
-    consider(e.ready);
-    waits_on_[e.in] |= 1;
-    waits_on_[e.out] |= 2;
+  // The earliest head not ready yet (entries of heads that have left are stale).
+  while (!head_ready_.empty()) {
+    const HeadReady& h = head_ready_.top();
+    if (h.at > now && !queues_[h.queue].empty() && queues_[h.queue].front().ready == h.at) break;
+    head_ready_.pop();
   }
+  if (!head_ready_.empty()) consider(head_ready_.top().at);
+  // Every head of one input (output) waits for the same read port (wire): consider each once.
   for (int p = 0; p < params_.ports; ++p) {
-    if (!waits_on_[p]) continue;
-    if ((waits_on_[p] & 1) && input_queued()) consider_free(inputs_[p].read_free);
-    if (waits_on_[p] & 2) consider_free(outputs_[p].tx.busy_until());
-    waits_on_[p] = 0;
+    if (in_queues_[p] > 0) consider_free(inputs_[p].read_free);
+    if (!out_queues_[p].empty()) consider_free(outputs_[p].tx.busy_until());
   }
   for (const auto& ip : inputs_)
     if (!ip.arrivals.empty()) consider(ip.arrivals.front().header_at);
-  if (!releases_.empty()) consider(releases_.top().at);
+  edge_decides_ = edge_decides(now);
+  if (!releases_.empty() && edge_decides_) consider(releases_.top().at);
   for (auto& o : outputs_) {
     sc_time at;
-    if (o.tx.attached() && o.tx.next_change(now, at)) consider(at);
+    if (o.tx.attached() && o.tx.next_change(now, at, edge_decides_)) consider(at);
   }
   for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
     const auto& ip = inputs_[p];

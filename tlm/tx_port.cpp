@@ -68,14 +68,14 @@ void TxPort::update(const sc_time& now) {
   }
 }
 
-bool TxPort::next_change(const sc_time& now, sc_time& at) const {
+bool TxPort::next_change(const sc_time& now, sc_time& at, bool credit_returns) const {
   bool have = false;
   auto consider = [&](const sc_time& t) {
     if (t <= now) return;
     if (!have || t < at) at = t;
     have = true;
   };
-  if (!pending_.empty()) consider(pending_.top().at);
+  if (credit_returns && !pending_.empty()) consider(pending_.top().at);
   if (!paused_ever_) return have;
   for (const auto& s : vl_) {
     if (!s.incoming.empty()) consider(s.incoming.front().from);

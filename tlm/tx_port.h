@@ -46,7 +46,8 @@ class TxPort {
   /// Applies credit returns and pause changes due at or before `now`.
   void update(const sc_core::sc_time& now);
   /// Earliest future time at which update() could unblock something; false if none.
-  bool next_change(const sc_core::sc_time& now, sc_core::sc_time& at) const;
+  /// `credit_returns` false leaves pending credit returns out (pause changes only).
+  bool next_change(const sc_core::sc_time& now, sc_core::sc_time& at, bool credit_returns = true) const;
   /// Time `vl` spent paused up to `now` [s].
   double paused_seconds(int vl, const sc_core::sc_time& now) const;
   const hw::CreditCounter& credits(int vl) const { return vl_[vl].credits; }
