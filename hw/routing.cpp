@@ -42,7 +42,8 @@ int RoutePolicy::select(const RouteKey& key, const std::vector<int>& candidates,
   const std::size_t k = candidates.size();
   if (k == 1) return candidates[0];
   switch (params_.algorithm) {
-    case RoutingAlgorithm::d_mod_k: return candidates[static_cast<std::size_t>(key.dst) % k];
+    case RoutingAlgorithm::d_mod_k:
+      return candidates[static_cast<std::size_t>(static_cast<std::uint64_t>(key.dst) / params_.d_mod_k_divisor % k)];
     case RoutingAlgorithm::ecmp: return candidates[hash(key, 0) % k];
     case RoutingAlgorithm::flowlet: {
       const std::uint64_t id = hash(key, 0);

@@ -26,6 +26,10 @@ struct RoutingParams {
   std::uint64_t hash_seed = 0;                          ///< ECMP hash seed
   bool per_switch_hash = true;                          ///< salt the hash per switch; false: every switch hashes alike (polarisation)
   double flowlet_timeout_s = 1e-6;                      ///< idle gap that starts a new flowlet [s]
+  /// D-mod-k at tree level l picks up-port (dst / divisor) mod k, the divisor being the
+  /// product of the up-port counts of the levels below (1 at the leaves), so each level
+  /// reads the next digit of the destination (Zahavi et al.).
+  std::uint64_t d_mod_k_divisor = 1;
 };
 
 /// Header fields the hash reads.

@@ -2,10 +2,12 @@
 
 #include "hw/seed.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <tuple>
+#include <utility>
 #include <cstdio>
 #include <numeric>
 #include <random>
@@ -53,11 +55,13 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
           std::to_string(graph_.switches[s].radix) + ", more than 256 ports in all; use fewer collective.ranks or a "
           "smaller topology radix");
 
+  const std::vector<std::uint64_t> divisor = d_mod_k_divisors(graph_);
   for (std::size_t s = 0; s < graph_.switches.size(); ++s) {
     tlm_fabric::SwitchParams params = sp;
     params.ports = graph_.switches[s].radix + extra_port[s];
     params.speedup = std::min(params.speedup, params.ports);
     params.routing = config_.routing;
+    params.routing.d_mod_k_divisor = divisor[s];
     params.seed = hw::mix_seed(sp.seed, s);
     switches_.push_back(std::make_unique<tlm_fabric::Switch>(graph_.switches[s].name.c_str(), params, pool_, stats));
     port_links_.emplace_back(static_cast<std::size_t>(params.ports));

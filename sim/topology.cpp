@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 namespace fabricsim::sim {
 
@@ -313,6 +314,24 @@ SwitchTree reduction_tree(const TopologyGraph& g, const std::vector<int>& endpoi
   for (int s : tree.switches) tree.parent.push_back(s == root ? -1 : node.at(up[s]));
   for (int e : endpoints) tree.node_of.push_back(node.at(g.host_switch[e]));
   return tree;
+}
+
+std::vector<std::uint64_t> d_mod_k_divisors(const TopologyGraph& g) {
+  int levels = 0;
+  for (const auto& sw : g.switches) levels = std::max(levels, sw.level + 1);
+  std::vector<int> first_of_level(static_cast<std::size_t>(levels), -1);
+  for (std::size_t s = 0; s < g.switches.size(); ++s)
+    if (first_of_level[g.switches[s].level] < 0) first_of_level[g.switches[s].level] = static_cast<int>(s);
+  std::vector<std::uint64_t> up_ports(static_cast<std::size_t>(levels), 0);
+  for (const auto& c : g.cables)
+    for (const auto& [from, to] : {std::pair{c.a, c.b}, std::pair{c.b, c.a}})
+      if (from == first_of_level[g.switches[from].level] && g.switches[to].level == g.switches[from].level + 1)
+        ++up_ports[g.switches[from].level];
+  std::vector<std::uint64_t> of_level(static_cast<std::size_t>(levels), 1);
+  for (int l = 1; l < levels; ++l) of_level[l] = of_level[l - 1] * std::max<std::uint64_t>(1, up_ports[l - 1]);
+  std::vector<std::uint64_t> divisor;
+  for (const auto& sw : g.switches) divisor.push_back(of_level[sw.level]);
+  return divisor;
 }
 
 std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g) {

@@ -126,6 +126,11 @@ SwitchTree reduction_tree(const TopologyGraph& g, const std::vector<int>& endpoi
 /// Throws std::invalid_argument naming an unreachable endpoint.
 std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g);
 
+/// Per switch, the D-mod-k divisor (hw::RoutingParams::d_mod_k_divisor): the product of
+/// the up-port counts of the levels below its own (1 at level 0), up ports being the
+/// cables to the next level, counted on each level's first switch.
+std::vector<std::uint64_t> d_mod_k_divisors(const TopologyGraph& g);
+
 /// Forwarding tables of every switch, as minimal_routes returns them.
 using RouteTables = std::vector<std::vector<std::vector<int>>>;
 

@@ -1,5 +1,6 @@
 // Topology graphs, minimal-path routes and multi-switch runs.
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -117,6 +118,46 @@ TEST(Topology, KaryNtreeK4N3MatchesBookSimFattree) {
   EXPECT_EQ(hop_counts, (std::set<int>{1, 3, 5}));
   t.kary_ntree = {2, 1};  // one switch, two hosts
   EXPECT_EQ(build_graph(t).switches.size(), 1u);
+}
+
+TEST(Topology, DModKOnAKaryNtreeGivesEveryDestinationItsOwnRoot) {
+  // Zahavi et al.: on a k-ary n-tree, D-mod-k reads one base-k digit of the
+  // destination per level, so all traffic to a destination climbs to one top switch
+  // and the k^n destinations are spread evenly, k per top switch (4-ary 3-tree: 64
+  // destinations over 16 top switches). A level-blind dst mod k would use only 4.
+  TopologyParams t;
+  t.kind = TopologyKind::kary_ntree;
+  t.kary_ntree = {4, 3};
+  const auto g = build_graph(t);
+  const auto routes = minimal_routes(g);
+  const auto divisor = fabricsim::sim::d_mod_k_divisors(g);
+  std::vector<std::vector<int>> peer(g.switches.size(), std::vector<int>(8, -1));
+  for (const auto& c : g.cables) {
+    peer[c.a][c.a_port] = c.b;
+    peer[c.b][c.b_port] = c.a;
+  }
+  for (std::size_t s = 0; s < g.switches.size(); ++s)
+    EXPECT_EQ(divisor[s], g.switches[s].level == 0 ? 1u : g.switches[s].level == 1 ? 4u : 16u) << g.switches[s].name;
+  std::map<int, std::set<int>> destinations_of_root;
+  for (int dst = 0; dst < 64; ++dst) {
+    std::set<int> roots;
+    for (int src = 0; src < 64; ++src) {
+      int sw = g.host_switch[src];
+      for (int hops = 0; sw != g.host_switch[dst] && hops < 5; ++hops) {
+        fabricsim::hw::RoutingParams rp;
+        rp.algorithm = fabricsim::hw::RoutingAlgorithm::d_mod_k;
+        rp.d_mod_k_divisor = divisor[sw];
+        fabricsim::hw::RoutePolicy policy(rp, 1);
+        if (g.switches[sw].level == 2) roots.insert(sw);
+        sw = peer[sw][policy.select({src, dst, 0}, routes[sw][dst], std::vector<std::uint64_t>(8, 0), 0)];
+      }
+      ASSERT_EQ(sw, g.host_switch[dst]) << src << "->" << dst;
+    }
+    ASSERT_EQ(roots.size(), 1u) << "ep" << dst;
+    destinations_of_root[*roots.begin()].insert(dst);
+  }
+  EXPECT_EQ(destinations_of_root.size(), 16u);
+  for (const auto& [root, dsts] : destinations_of_root) EXPECT_EQ(dsts.size(), 4u) << g.switches[root].name;
 }
 
 TEST(Topology, LeafSpineRoutesSpreadOverEverySpine) {
