@@ -158,10 +158,11 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
       switches_[s]->out[p].bind(unused_.back()->from_egress);
       unused_.back()->to_ingress.bind(switches_[s]->in[p]);
     }
+  flows_ = std::make_unique<FlowStats>(ideal_fct());
   for (auto& nic : nics_)
     nic->set_flow_handler([this, measure_from, n](const tlm_fabric::FlowRecord& f) {
       if (collective_) collective_->on_flow(f);  // sharp: aggregation traffic lands here
-      if (f.start >= measure_from && f.src < n && f.dst < n) flows_.push_back(f);
+      if (f.start >= measure_from && f.src < n && f.dst < n) flows_->add(f);
     });
   const auto routes = minimal_routes(routed);
   for (std::size_t s = 0; s < switches_.size(); ++s)

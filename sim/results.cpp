@@ -262,7 +262,7 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
   r["endpoints"] = endpoints;
   r["ports"] = ports;
   r["tiers"] = tier_results(fabric, end_s);
-  r["flows"] = flow_results(fabric.flows(), fabric.ideal_fct());
+  r["flows"] = fabric.flows().to_json();
   r["stats"] = all_stats;
   r["scoreboard"] = scoreboard(fabric, r["packets"], endpoints, config);
   if (!fabric.stall_report().is_null()) r["stall"] = fabric.stall_report();
