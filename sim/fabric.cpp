@@ -162,10 +162,11 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
       switches_[s]->out[p].bind(unused_.back()->from_egress);
       unused_.back()->to_ingress.bind(switches_[s]->in[p]);
     }
+  flows_ = std::make_unique<FlowStats>(ideal_fct());
   for (auto& nic : nics_)
     nic->set_flow_handler([this, measure_from, n](const tlm_fabric::FlowRecord& f) {
       if (collective_) collective_->on_flow(f);  // sharp: aggregation traffic lands here
-      if (f.start >= measure_from && f.src < n && f.dst < n) flows_.push_back(f);
+      if (f.start >= measure_from && f.src < n && f.dst < n) flows_->add(f);
     });
   const auto routes = minimal_routes(routed);
   for (std::size_t s = 0; s < switches_.size(); ++s)
@@ -367,7 +368,7 @@ void Fabric::build_traffic() {
   for (const auto& s : t.message_sizes) sizes.push_back({s.size.in_bytes(), s.weight});
   if (sizes.empty()) sizes.push_back({t.message_size.in_bytes(), 1.0});
 
-  auto add = [&](int src, std::vector<testbench::Weighted> dsts, std::vector<testbench::Weighted> msg_sizes,
+  auto add = [&](int src, testbench::Destinations dsts, std::vector<testbench::Weighted> msg_sizes,
                  std::uint32_t flow, const std::vector<int>& sls, double load, std::uint64_t messages, hw::Time start) {
     testbench::GeneratorParams g;
     // Offered load is a fraction of the wire rate, framing included: 1.0 fills the link.
@@ -390,12 +391,13 @@ void Fabric::build_traffic() {
     g.max_messages = messages;
     g.seed = hw::mix_seed(config_.simulation.seed, sources_.size() + 1);
     if (t.rdma)
-      for (const auto& d : g.destinations)
+      for (std::size_t i = 0; i < g.destinations.size(); ++i)
         for (int sl : sls) {
           // One RC QP pair per (source, destination, service level) for this generator.
+          const int dst = g.destinations.endpoint(i);
           auto& a = nics_[src]->rdma();
-          auto& b = nics_[d.value]->rdma();
-          const int qa = a.create_qp(static_cast<int>(d.value), 0, sl);
+          auto& b = nics_[dst]->rdma();
+          const int qa = a.create_qp(dst, 0, sl);
           const int qb = b.create_qp(src, qa, sl);
           a.connect(qa, qb);
           g.qps.push_back(qa);
@@ -403,18 +405,13 @@ void Fabric::build_traffic() {
     const std::string name = "gen" + std::to_string(sources_.size()) + "_ep" + std::to_string(src);
     sources_.push_back(std::make_unique<testbench::TrafficSource>(name.c_str(), *nics_[src], g));
   };
-  auto others = [&](int s) {
-    std::vector<testbench::Weighted> d;
-    for (int x = 0; x < n; ++x)
-      if (x != s) d.push_back({static_cast<std::uint64_t>(x), 1.0});
-    return d;
-  };
+  auto one = [](int dst) { return testbench::Destinations({{static_cast<std::uint64_t>(dst), 1.0}}); };
   const hw::Time zero = hw::Time::seconds(0);
 
   switch (t.pattern) {
     case TrafficPattern::none: break;
     case TrafficPattern::uniform:
-      for (int s = 0; s < n; ++s) add(s, others(s), sizes, 0, t.sls, t.load, t.messages, zero);
+      for (int s = 0; s < n; ++s) add(s, testbench::Destinations::all_but(s, n), sizes, 0, t.sls, t.load, t.messages, zero);
       break;
     case TrafficPattern::permutation: {
       // A random derangement: every source sends to one other endpoint, each receives once.
@@ -427,24 +424,26 @@ void Fabric::build_traffic() {
         for (int i = 0; i < n; ++i) fixed_point = fixed_point || perm[i] == i;
       }
       for (int s = 0; s < n; ++s)
-        add(s, {{static_cast<std::uint64_t>(perm[s]), 1.0}}, sizes, 0, t.sls, t.load, t.messages, zero);
+        add(s, one(perm[s]), sizes, 0, t.sls, t.load, t.messages, zero);
       break;
     }
     case TrafficPattern::hotspot:
       // Each source sends hotspot_fraction of its messages to the hotspots, the rest uniformly.
       for (int s = 0; s < n; ++s) {
-        std::vector<testbench::Weighted> d = others(s);
         std::vector<testbench::Weighted> hot;
         for (int h : t.hotspots)
           if (h != s) hot.push_back({static_cast<std::uint64_t>(h), 0.0});
         if (hot.empty()) {
-          add(s, d, sizes, 0, t.sls, t.load, t.messages, zero);
+          add(s, testbench::Destinations::all_but(s, n), sizes, 0, t.sls, t.load, t.messages, zero);
           continue;
         }
-        for (auto& w : d) w.weight = (1.0 - t.hotspot_fraction) / static_cast<double>(d.size());
+        std::vector<testbench::Weighted> d;  // every other endpoint, then the hotspots again
+        const double rest = (1.0 - t.hotspot_fraction) / static_cast<double>(n - 1);
+        for (int x = 0; x < n; ++x)
+          if (x != s) d.push_back({static_cast<std::uint64_t>(x), rest});
         for (auto& w : hot) w.weight = t.hotspot_fraction / static_cast<double>(hot.size());
         d.insert(d.end(), hot.begin(), hot.end());
-        add(s, d, sizes, 0, t.sls, t.load, t.messages, zero);
+        add(s, testbench::Destinations(std::move(d)), sizes, 0, t.sls, t.load, t.messages, zero);
       }
       break;
     case TrafficPattern::incast: {
@@ -453,14 +452,13 @@ void Fabric::build_traffic() {
         for (int s = 0; s < n; ++s)
           if (s != t.incast_target) senders.push_back(s);
       for (int s : senders)
-        add(s, {{static_cast<std::uint64_t>(t.incast_target), 1.0}}, sizes, static_cast<std::uint32_t>(s), t.sls, t.load,
-            t.messages, zero);
+        add(s, one(t.incast_target), sizes, static_cast<std::uint32_t>(s), t.sls, t.load, t.messages, zero);
       break;
     }
     case TrafficPattern::explicit_flows:
       for (std::size_t f = 0; f < t.flows.size(); ++f) {
         const auto& fl = t.flows[f];
-        add(fl.src, {{static_cast<std::uint64_t>(fl.dst), 1.0}}, {{fl.message_size.in_bytes(), 1.0}},
+        add(fl.src, one(fl.dst), {{fl.message_size.in_bytes(), 1.0}},
             static_cast<std::uint32_t>(f), fl.sls, fl.load, fl.messages, fl.start);
       }
       break;

@@ -75,14 +75,14 @@ class Fabric : public sc_core::sc_module {
   void set_packet_log(std::ostream* log);
   /// Buffer occupancy sampled every output.sample_interval, as results.json "timeseries".
   nlohmann::json timeseries() const;
-  /// Every message delivered whose flow started after the warm-up (results.json "flows").
-  const std::vector<tlm_fabric::FlowRecord>& flows() const { return flows_; }
-  /// The zero-load closed form of a message on this fabric (ideal FCT).
-  IdealFct ideal_fct() const;
+  /// FCT and slowdown of every message delivered whose flow started after the warm-up (results.json "flows").
+  const FlowStats& flows() const { return *flows_; }
   /// The watchdog's finding when the fabric stopped making progress (null otherwise).
   const nlohmann::json& stall_report() const { return stall_; }
 
  private:
+  /// The zero-load closed form of a message on this fabric (ideal FCT).
+  IdealFct ideal_fct() const;
   tlm_fabric::Link& add_link(const std::string& name, const tlm_fabric::LinkParams& params);
   void build_traffic();
   void sample();
@@ -99,7 +99,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::vector<PortLinks>> port_links_;
   std::vector<std::unique_ptr<tlm_fabric::UnconnectedPort>> unused_;
   std::vector<std::unique_ptr<testbench::TrafficSource>> sources_;
-  std::vector<tlm_fabric::FlowRecord> flows_;
+  std::unique_ptr<FlowStats> flows_;
   std::unique_ptr<testbench::Perftest> perftest_;
   std::unique_ptr<testbench::CollectiveRunner> collective_;
   sc_core::sc_event sample_event_, watchdog_event_;

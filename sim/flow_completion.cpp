@@ -3,10 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <string>
-#include <tuple>
-#include <vector>
-
-#include "sim/stats.h"
 
 namespace fabricsim::sim {
 
@@ -63,38 +59,27 @@ constexpr std::array<Bucket, 4> kBuckets{{{"<=4KiB", 4096},
 
 }  // namespace
 
-nlohmann::json flow_results(const std::vector<tlm_fabric::FlowRecord>& flows, const IdealFct& ideal) {
-  stats::Distribution fct, slowdown;
-  std::array<stats::Distribution, kBuckets.size()> bucket_fct, bucket_slowdown;
-  // Flows that end at the same time reach the list in the kernel's order of same-time
-  // processes, which any change in event notifications can permute; a canonical order
-  // keeps the summed means bit for bit.
-  std::vector<const tlm_fabric::FlowRecord*> order;
-  order.reserve(flows.size());
-  for (const auto& f : flows) order.push_back(&f);
-  std::sort(order.begin(), order.end(), [](const tlm_fabric::FlowRecord* a, const tlm_fabric::FlowRecord* b) {
-    return std::tie(a->end, a->start, a->src, a->dst, a->flow, a->bytes) <
-           std::tie(b->end, b->start, b->src, b->dst, b->flow, b->bytes);
-  });
-  for (const tlm_fabric::FlowRecord* fp : order) {
-    const auto& f = *fp;
-    const double t = (f.end - f.start).to_seconds();
-    const double s = t / ideal.seconds(f.src, f.dst, f.bytes);
-    fct.add(t * 1e6);
-    slowdown.add(s);
-    std::size_t b = 0;
-    while (f.bytes > kBuckets[b].max_bytes) ++b;
-    bucket_fct[b].add(t * 1e6);
-    bucket_slowdown[b].add(s);
-  }
+void FlowStats::add(const tlm_fabric::FlowRecord& f) {
+  const double t = (f.end - f.start).to_seconds();
+  const double s = t / ideal_.seconds(f.src, f.dst, f.bytes);
+  fct_us_.add(t * 1e6);
+  slowdown_.add(s);
+  std::size_t b = 0;
+  while (f.bytes > kBuckets[b].max_bytes) ++b;
+  bucket_fct_us_[b].add(t * 1e6);
+  bucket_slowdown_[b].add(s);
+}
+
+nlohmann::json FlowStats::to_json() const {
+  static_assert(kBuckets.size() == kSizeBuckets);
   nlohmann::json by_size = nlohmann::json::array();
   for (std::size_t b = 0; b < kBuckets.size(); ++b)
-    if (bucket_fct[b].count() > 0)
+    if (bucket_fct_us_[b].count() > 0)
       by_size.push_back({{"bucket", kBuckets[b].name},
                          {"max_bytes", kBuckets[b].max_bytes},
-                         {"fct_us", bucket_fct[b].summary()},
-                         {"slowdown", bucket_slowdown[b].summary()}});
-  return {{"count", fct.count()}, {"fct_us", fct.summary()}, {"slowdown", slowdown.summary()}, {"by_size", by_size}};
+                         {"fct_us", bucket_fct_us_[b].summary()},
+                         {"slowdown", bucket_slowdown_[b].summary()}});
+  return {{"count", fct_us_.count()}, {"fct_us", fct_us_.summary()}, {"slowdown", slowdown_.summary()}, {"by_size", by_size}};
 }
 
 }  // namespace fabricsim::sim

@@ -7,10 +7,13 @@
 //
 // CODE FLOW
 //   Nic / RdmaEngine flow handler -> FlowRecord (src, dst, bytes, start, end)
-//   -> Fabric keeps the records that start after the warm-up
-//   -> flow_results(): IdealFct per record -> FCT, slowdown percentiles, per size bucket
+//   -> Fabric passes the records that start after the warm-up to FlowStats::add:
+//      IdealFct of the record -> FCT and slowdown into distributions, overall and
+//      per size bucket (no record is kept: memory does not grow with messages)
+//   -> FlowStats::to_json(): results.json "flows"
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -18,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/phy.h"
+#include "sim/stats.h"
 #include "sim/topology.h"
 #include "tlm/rdma_engine.h"
 #include "tlm/switch.h"
@@ -53,7 +57,20 @@ class IdealFct {
   mutable std::map<int, std::vector<int>> distances_;   // from a switch, in switch-switch hops
 };
 
-/// results.json "flows": count, FCT and slowdown percentiles, overall and per size bucket.
-nlohmann::json flow_results(const std::vector<tlm_fabric::FlowRecord>& flows, const IdealFct& ideal);
+/// FCT and slowdown of the flows as they complete, overall and per size bucket.
+class FlowStats {
+ public:
+  explicit FlowStats(IdealFct ideal) : ideal_(std::move(ideal)) {}
+  /// One completed flow.
+  void add(const tlm_fabric::FlowRecord& f);
+  /// results.json "flows": count, FCT and slowdown summaries, overall and per size bucket.
+  nlohmann::json to_json() const;
+
+ private:
+  static constexpr std::size_t kSizeBuckets = 4;
+  IdealFct ideal_;
+  stats::Distribution fct_us_, slowdown_;
+  std::array<stats::Distribution, kSizeBuckets> bucket_fct_us_, bucket_slowdown_;
+};
 
 }  // namespace fabricsim::sim

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -57,7 +58,7 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   if (config.output.packet_csv) csv = std::make_unique<std::ofstream>(dir / "packets.csv");
   Progress progress(verbosity);
   const nlohmann::json results = run_simulation(config, csv.get(), &progress);
-  std::ofstream(dir / "results.json") << results.dump(2) << "\n";
+  std::ofstream(dir / "results.json") << std::setw(2) << results << "\n";  // streamed: no string copy of the file
   if (verbosity != Verbosity::quiet) {
     std::cout << summary_table(results);
     std::cout << "results: " << (dir / "results.json").string();

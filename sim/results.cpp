@@ -213,7 +213,7 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
                    {"endpoints", fabric.graph().endpoints()},
                    {"aggregation_ports", fabric.nics().size() - static_cast<std::size_t>(fabric.graph().endpoints())}};
 
-  const nlohmann::json endpoints = endpoint_results(fabric, registry, window_s);
+  nlohmann::json endpoints = endpoint_results(fabric, registry, window_s);
   std::uint64_t injected = 0, delivered = 0, dropped = 0, activations = 0, hops = 0;
   double accepted_sum = 0, offered_sum = 0;
   for (const auto& e : endpoints) {
@@ -223,7 +223,7 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
     accepted_sum += e["accepted_load"].get<double>();
     offered_sum += e["injected_load"].get<double>();
   }
-  const nlohmann::json ports = port_results(fabric, registry, end_s, dropped);
+  nlohmann::json ports = port_results(fabric, registry, end_s, dropped);
   for (const auto& link : fabric.all_links()) hops += link->counters().packets;
   // Activations (how often a switch or NIC process woke) measure the simulator's
   // effort, not the modelled hardware: they go to "simulator", so a change that
@@ -259,12 +259,13 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
                      {"offered_load", config.traffic.pattern == TrafficPattern::none ? nlohmann::json(nullptr)
                                                                                       : nlohmann::json(config.traffic.load)}};
   r["latency"] = {{"network_latency_ns", network.summary()}, {"packet_latency_ns", packet.summary()}};
-  r["endpoints"] = endpoints;
-  r["ports"] = ports;
+  // The large sections move into the results (no second copy at the peak, which is here).
+  r["endpoints"] = std::move(endpoints);
+  r["ports"] = std::move(ports);
   r["tiers"] = tier_results(fabric, end_s);
-  r["flows"] = flow_results(fabric.flows(), fabric.ideal_fct());
-  r["stats"] = all_stats;
-  r["scoreboard"] = scoreboard(fabric, r["packets"], endpoints, config);
+  r["flows"] = fabric.flows().to_json();
+  r["stats"] = std::move(all_stats);
+  r["scoreboard"] = scoreboard(fabric, r["packets"], r["endpoints"], config);
   if (!fabric.stall_report().is_null()) r["stall"] = fabric.stall_report();
   r["timeseries"] = fabric.timeseries();
   if (const auto* co = fabric.collective()) {

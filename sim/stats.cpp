@@ -7,40 +7,88 @@
 namespace fabricsim::stats {
 
 void Distribution::add(double v) {
+  if (!(v >= 0)) throw std::invalid_argument("distribution sample " + std::to_string(v) + " is negative or NaN");
+  min_ = count_ == 0 ? v : std::min(min_, v);
+  max_ = count_ == 0 ? v : std::max(max_, v);
+  ++count_;
+  sum_ += v;
+  if (binned_) {
+    if (v == 0) ++zeros_;
+    else count_in(bucket_of(v), 1);
+    return;
+  }
   if (!samples_.empty() && v < samples_.back()) sorted_ = false;
   samples_.push_back(v);
-  sum_ += v;
+  if (samples_.size() > kExactSamples) bin_samples();
+}
+
+void Distribution::bin_samples() {
+  for (double v : samples_) {
+    if (v == 0) ++zeros_;
+    else count_in(bucket_of(v), 1);
+  }
+  std::vector<double>().swap(samples_);  // give the memory back
+  binned_ = true;
+}
+
+int Distribution::bucket_of(double v) {
+  int e = 0;
+  const double m = std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1); (m - 0.5) x 2 kSubBuckets is exact
+  return e * kSubBuckets + static_cast<int>((m - 0.5) * (2 * kSubBuckets));
+}
+
+double Distribution::bucket_middle(int bucket) {
+  const int e = bucket >= 0 ? bucket / kSubBuckets : -((kSubBuckets - 1 - bucket) / kSubBuckets);  // floor
+  const int sub = bucket - e * kSubBuckets;
+  return std::ldexp(0.5 + (sub + 0.5) / (2 * kSubBuckets), e);
+}
+
+void Distribution::count_in(int bucket, std::uint64_t n) {
+  if (counts_.empty()) {
+    first_ = bucket;
+  } else if (bucket < first_) {
+    counts_.insert(counts_.begin(), static_cast<std::size_t>(first_ - bucket), 0);
+    first_ = bucket;
+  }
+  const auto i = static_cast<std::size_t>(bucket - first_);
+  if (i >= counts_.size()) counts_.resize(i + 1, 0);
+  counts_[i] += n;
 }
 
 void Distribution::merge(const Distribution& other) {
-  for (double v : other.samples_) add(v);
-}
-
-void Distribution::sort() const {
-  if (!sorted_) {
-    std::sort(samples_.begin(), samples_.end());
-    sorted_ = true;
+  if (!other.binned_) {
+    for (double v : other.samples_) add(v);
+    return;
   }
-}
-
-double Distribution::mean() const { return samples_.empty() ? 0.0 : sum_ / samples_.size(); }
-
-double Distribution::min() const {
-  sort();
-  return samples_.empty() ? 0.0 : samples_.front();
-}
-
-double Distribution::max() const {
-  sort();
-  return samples_.empty() ? 0.0 : samples_.back();
+  if (other.count_ == 0) return;
+  if (!binned_) bin_samples();
+  min_ = count_ == 0 ? other.min_ : std::min(min_, other.min_);
+  max_ = count_ == 0 ? other.max_ : std::max(max_, other.max_);
+  count_ += other.count_;
+  sum_ += other.sum_;
+  zeros_ += other.zeros_;
+  for (std::size_t i = 0; i < other.counts_.size(); ++i)
+    if (other.counts_[i] != 0) count_in(other.first_ + static_cast<int>(i), other.counts_[i]);
 }
 
 double Distribution::percentile(double q) const {
-  if (samples_.empty()) return 0.0;
-  sort();
-  const double rank = std::ceil(q / 100.0 * static_cast<double>(samples_.size()));
-  const std::size_t idx = rank < 1 ? 0 : static_cast<std::size_t>(rank) - 1;
-  return samples_[std::min(idx, samples_.size() - 1)];
+  if (count_ == 0) return 0.0;
+  const double rank = std::ceil(q / 100.0 * static_cast<double>(count_));
+  const std::uint64_t idx = std::min<std::uint64_t>(rank < 1 ? 0 : static_cast<std::uint64_t>(rank) - 1, count_ - 1);
+  if (!binned_) {
+    if (!sorted_) {
+      std::sort(samples_.begin(), samples_.end());
+      sorted_ = true;
+    }
+    return samples_[idx];
+  }
+  if (idx < zeros_) return 0.0;
+  std::uint64_t below = zeros_;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    below += counts_[i];
+    if (idx < below) return std::clamp(bucket_middle(first_ + static_cast<int>(i)), min_, max_);
+  }
+  return max_;  // not reached: the counts add up to count_
 }
 
 nlohmann::json Distribution::summary() const {

@@ -30,26 +30,54 @@ class Counter {
   std::uint64_t value_ = 0;
 };
 
-/// All samples of a quantity, for exact percentiles (nearest-rank).
+/// A distribution of a non-negative quantity (latency, FCT, slowdown). Count,
+/// mean (the running sum over the count), min and max are always exact. Up to
+/// kExactSamples samples are kept and percentiles are exact (nearest rank); past
+/// that the samples move into a log-linear histogram (HdrHistogram's layout, Tene)
+/// that splits every octave [2^e, 2^(e+1)) into kSubBuckets equal buckets, and a
+/// percentile is the midpoint of the bucket holding the nearest-rank sample,
+/// clamped to [min, max]: within kRelativeError of the exact nearest-rank value.
+/// Memory: at most kExactSamples doubles, then one 8-byte count per bucket between
+/// the smallest and the largest sample (2 KiB per octave), whatever the count.
 class Distribution {
  public:
+  static constexpr std::size_t kExactSamples = 1024;  ///< samples kept before binning
+  static constexpr int kSubBuckets = 256;             ///< histogram buckets per octave (a power of two)
+  /// Bound on |reported - exact| / exact of a binned percentile: half a bucket over its low edge.
+  static constexpr double kRelativeError = 1.0 / (2 * kSubBuckets);
+
+  /// Adds one sample; a negative or NaN value is a bug in the caller (std::invalid_argument).
   void add(double v);
-  std::size_t count() const { return samples_.size(); }
-  double mean() const;
-  double min() const;
-  double max() const;
-  /// Nearest-rank percentile, q in [0, 100]; 0 when empty.
+  std::uint64_t count() const { return count_; }
+  double mean() const { return count_ == 0 ? 0.0 : sum_ / static_cast<double>(count_); }
+  double min() const { return count_ == 0 ? 0.0 : min_; }
+  double max() const { return count_ == 0 ? 0.0 : max_; }
+  /// Nearest-rank percentile, q in [0, 100]; 0 when empty. Exact while count() <=
+  /// kExactSamples, otherwise within kRelativeError.
   double percentile(double q) const;
-  /// Adds every sample of `other` (fabric-wide summaries from per-block ones).
+  /// Adds every sample of `other` (fabric-wide summaries from per-block ones): the
+  /// same figures as adding its samples one by one, except the mean's rounding once
+  /// `other` is binned (its sum is added as one term).
   void merge(const Distribution& other);
   /// count, mean, min, p50, p99, p99.9, max.
   nlohmann::json summary() const;
+  /// True once the samples are in the histogram (percentiles no longer exact).
+  bool binned() const { return binned_; }
 
  private:
-  void sort() const;
-  mutable std::vector<double> samples_;
+  static int bucket_of(double v);       // v > 0
+  static double bucket_middle(int bucket);
+  void count_in(int bucket, std::uint64_t n);
+  void bin_samples();
+
+  mutable std::vector<double> samples_;  // until binned
   mutable bool sorted_ = true;
-  double sum_ = 0;
+  bool binned_ = false;
+  std::vector<std::uint64_t> counts_;    // counts_[i]: samples in bucket first_ + i
+  int first_ = 0;
+  std::uint64_t zeros_ = 0;              // binned samples equal to 0
+  std::uint64_t count_ = 0;
+  double sum_ = 0, min_ = 0, max_ = 0;
 };
 
 /// The registry. Names are unique; registering a name twice is an error.

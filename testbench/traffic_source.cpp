@@ -1,5 +1,6 @@
 #include "testbench/traffic_source.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "hw/seed.h"
@@ -16,24 +17,47 @@ TrafficSource::TrafficSource(sc_core::sc_module_name name, tlm_fabric::Nic& nic,
   // Random processes start at a random phase so sources do not fire in lockstep.
   sc_time first = params_.start;
   if (params_.arrival != ArrivalProcess::periodic) first += draw_gap();
-  if (first < params_.stop && !params_.destinations.empty()) next_.notify(first);
+  if (first < params_.stop && params_.destinations.size() > 0) next_.notify(first);
 }
 
 double TrafficSource::uniform() { return hw::unit_interval(rng_()); }
 
-std::uint64_t TrafficSource::draw(const std::vector<Weighted>& choices) {
-  return choices.size() == 1 ? choices[0].value : choices[draw_index(choices)].value;
-}
-
-std::size_t TrafficSource::draw_index(const std::vector<Weighted>& choices) {
+std::size_t weighted_index(const std::vector<Weighted>& choices, double u) {
   double total = 0;
   for (const auto& c : choices) total += c.weight;
-  double x = uniform() * total;
+  double x = u * total;
   for (std::size_t i = 0; i < choices.size(); ++i) {
     if (x < choices[i].weight) return i;
     x -= choices[i].weight;
   }
   return choices.size() - 1;
+}
+
+Destinations Destinations::all_but(int source, int endpoints) {
+  Destinations d;
+  d.source_ = source;
+  d.endpoints_ = endpoints;
+  return d;
+}
+
+std::size_t Destinations::size() const {
+  return source_ < 0 ? weighted_.size() : static_cast<std::size_t>(endpoints_ - 1);
+}
+
+int Destinations::endpoint(std::size_t i) const {
+  if (source_ < 0) return static_cast<int>(weighted_[i].value);
+  const int e = static_cast<int>(i);
+  return e < source_ ? e : e + 1;
+}
+
+std::size_t Destinations::draw(double u) const {
+  if (source_ < 0) return weighted_index(weighted_, u);
+  const std::size_t n = size();
+  return std::min(static_cast<std::size_t>(u * static_cast<double>(n)), n - 1);
+}
+
+std::uint64_t TrafficSource::draw(const std::vector<Weighted>& choices) {
+  return choices.size() == 1 ? choices[0].value : choices[weighted_index(choices, uniform())].value;
 }
 
 sc_time TrafficSource::draw_gap() {
@@ -69,8 +93,8 @@ sc_time TrafficSource::draw_gap() {
 
 void TrafficSource::fire() {
   tlm_fabric::Message m;
-  const std::size_t pick = params_.destinations.size() == 1 ? 0 : draw_index(params_.destinations);
-  m.dst = static_cast<int>(params_.destinations[pick].value);
+  const std::size_t pick = params_.destinations.size() == 1 ? 0 : params_.destinations.draw(uniform());
+  m.dst = params_.destinations.endpoint(pick);
   m.bytes = draw(params_.sizes);
   m.flow = params_.flow;
   const std::size_t level = posted_ % params_.sls.size();

@@ -31,9 +31,36 @@ struct Weighted {
   double weight = 1.0;
 };
 
+/// Index drawn from weighted choices with u in [0, 1): the first choice whose running
+/// weight sum exceeds u x the total (the last one if rounding leaves none).
+std::size_t weighted_index(const std::vector<Weighted>& choices, double u);
+
+/// Where a generator's messages go: weighted endpoints, or (uniform traffic) each
+/// endpoint but the source, kept as that rule instead of a table of n - 1 entries.
+class Destinations {
+ public:
+  Destinations() = default;
+  /// Endpoint ids with weights (one: fixed).
+  explicit Destinations(std::vector<Weighted> weighted) : weighted_(std::move(weighted)) {}
+  /// Endpoints 0 .. endpoints - 1 except `source`, equally likely.
+  static Destinations all_but(int source, int endpoints);
+  /// Number of choices.
+  std::size_t size() const;
+  /// Endpoint of choice i < size() (all_but: ascending endpoint order).
+  int endpoint(std::size_t i) const;
+  /// A choice from u in [0, 1). all_but in O(1): floor(u (n - 1)), the same index as
+  /// weighted_index over n - 1 weights of 1 (its running subtractions of 1 are exact).
+  std::size_t draw(double u) const;
+
+ private:
+  std::vector<Weighted> weighted_;
+  int source_ = -1;   // all_but: the excluded endpoint (-1: weighted list)
+  int endpoints_ = 0;
+};
+
 /// One generator's behaviour, resolved by the fabric builder.
 struct GeneratorParams {
-  std::vector<Weighted> destinations;       ///< endpoint ids with weights (one: fixed)
+  Destinations destinations;                ///< where messages go (one choice: fixed)
   std::vector<Weighted> sizes;              ///< message bytes with weights (one: fixed)
   std::uint32_t flow = 0;                   ///< flow id carried by its packets
   std::vector<int> sls{0};                  ///< service levels: message i on sls[i mod size] (round robin)
@@ -58,7 +85,6 @@ class TrafficSource : public sc_core::sc_module {
   void fire();
   sc_core::sc_time draw_gap();
   std::uint64_t draw(const std::vector<Weighted>& choices);
-  std::size_t draw_index(const std::vector<Weighted>& choices);
   double uniform();
 
   tlm_fabric::Nic& nic_;

@@ -1,0 +1,114 @@
+// stats::Distribution: exact figures up to kExactSamples, then the log-linear
+// histogram's percentiles against the exact nearest-rank values of the same data.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/stats.h"
+
+namespace {
+
+using fabricsim::stats::Distribution;
+
+// Nearest-rank percentile of sorted data: the definition the exact mode implements.
+double nearest_rank(const std::vector<double>& sorted, double q) {
+  const double rank = std::ceil(q / 100.0 * static_cast<double>(sorted.size()));
+  const std::size_t idx = rank < 1 ? 0 : static_cast<std::size_t>(rank) - 1;
+  return sorted[std::min(idx, sorted.size() - 1)];
+}
+
+const std::vector<double> kQuantiles = {0, 0.1, 1, 10, 25, 50, 75, 90, 99, 99.9, 99.99, 100};
+
+// Latency-like data over several octaves (ns), a cluster of equal values, sub-unit values and zeros.
+std::vector<double> mixed_samples(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> latency(std::log(800.0), 1.2);
+  std::uniform_real_distribution<double> small(0.0, 1.0);
+  std::vector<double> v;
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (i % 10) {
+      case 0: v.push_back(250.125); break;  // zero-load latency: many identical samples
+      case 1: v.push_back(small(rng)); break;
+      case 2: v.push_back(i % 100 == 2 ? 0.0 : latency(rng)); break;
+      default: v.push_back(latency(rng));
+    }
+  }
+  return v;
+}
+
+TEST(Distribution, ExactUpToKExactSamples) {
+  std::vector<double> v = mixed_samples(Distribution::kExactSamples, 3);
+  Distribution d;
+  for (double x : v) d.add(x);
+  ASSERT_FALSE(d.binned());
+  std::sort(v.begin(), v.end());
+  for (double q : kQuantiles) EXPECT_EQ(d.percentile(q), nearest_rank(v, q)) << "p" << q;
+  EXPECT_EQ(d.min(), v.front());
+  EXPECT_EQ(d.max(), v.back());
+}
+
+TEST(Distribution, BinnedPercentilesWithinTheRelativeErrorBound) {
+  for (std::uint64_t seed : {1, 2, 7}) {
+    std::vector<double> v = mixed_samples(200000, seed);
+    Distribution d;
+    double sum = 0;
+    for (double x : v) {
+      d.add(x);
+      sum += x;
+    }
+    ASSERT_TRUE(d.binned());
+    std::sort(v.begin(), v.end());
+    EXPECT_EQ(d.count(), v.size());
+    EXPECT_EQ(d.min(), v.front());
+    EXPECT_EQ(d.max(), v.back());
+    EXPECT_EQ(d.mean(), sum / static_cast<double>(v.size()));  // same additions in the same order
+    double worst = 0;
+    for (double q : kQuantiles) {
+      const double exact = nearest_rank(v, q), got = d.percentile(q);
+      EXPECT_LE(std::abs(got - exact), exact * Distribution::kRelativeError) << "seed " << seed << " p" << q;
+      if (exact > 0) worst = std::max(worst, std::abs(got - exact) / exact);
+    }
+    // The bound is not slack by orders of magnitude: some percentile is off by more than a tenth of it.
+    EXPECT_GT(worst, Distribution::kRelativeError / 10) << "seed " << seed;
+  }
+}
+
+TEST(Distribution, EqualSamplesGiveTheExactValue) {
+  Distribution d;
+  for (int i = 0; i < 5000; ++i) d.add(743.8);
+  ASSERT_TRUE(d.binned());
+  for (double q : kQuantiles) EXPECT_EQ(d.percentile(q), 743.8);
+}
+
+TEST(Distribution, MergeEqualsAddingEverySample) {
+  const std::vector<double> a = mixed_samples(30000, 11), b = mixed_samples(500, 12), c = mixed_samples(9000, 13);
+  Distribution da, db, dc, all, merged;
+  for (double x : a) da.add(x), all.add(x);
+  for (double x : b) db.add(x), all.add(x);
+  for (double x : c) dc.add(x), all.add(x);
+  merged.merge(db);  // exact into empty, then binned into exact, then binned into binned
+  merged.merge(da);
+  merged.merge(dc);
+  EXPECT_EQ(merged.count(), all.count());
+  EXPECT_EQ(merged.min(), all.min());
+  EXPECT_EQ(merged.max(), all.max());
+  EXPECT_NEAR(merged.mean(), all.mean(), 1e-12 * all.mean());
+  for (double q : kQuantiles) EXPECT_EQ(merged.percentile(q), all.percentile(q)) << "p" << q;
+}
+
+TEST(Distribution, EmptyAndBadSamples) {
+  Distribution d;
+  EXPECT_EQ(d.count(), 0u);
+  EXPECT_EQ(d.percentile(50), 0.0);
+  EXPECT_EQ(d.min(), 0.0);
+  EXPECT_EQ(d.mean(), 0.0);
+  EXPECT_THROW(d.add(-1.0), std::invalid_argument);
+  EXPECT_THROW(d.add(std::nan("")), std::invalid_argument);
+  EXPECT_EQ(d.count(), 0u);
+}
+
+}  // namespace
