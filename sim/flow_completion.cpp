@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <numeric>
 #include <string>
+#include <tuple>
 
 #include "sim/stats.h"
 
@@ -64,7 +66,18 @@ constexpr std::array<Bucket, 4> kBuckets{{{"<=4KiB", 4096},
 nlohmann::json flow_results(const std::vector<tlm_fabric::FlowRecord>& flows, const IdealFct& ideal) {
   stats::Distribution fct, slowdown;
   std::array<stats::Distribution, kBuckets.size()> bucket_fct, bucket_slowdown;
-  for (const auto& f : flows) {
+  // Sums run in one canonical order (by completion, then start, endpoints, flow),
+  // not in the order the NICs happened to report same-time completions: that order
+  // is the kernel's, and a floating-point mean would depend on it.
+  std::vector<std::size_t> order(flows.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto& x = flows[a];
+    const auto& y = flows[b];
+    return std::tie(x.end, x.start, x.src, x.dst, x.flow, x.bytes) < std::tie(y.end, y.start, y.src, y.dst, y.flow, y.bytes);
+  });
+  for (std::size_t i : order) {
+    const auto& f = flows[i];
     const double t = (f.end - f.start).to_seconds();
     const double s = t / ideal.seconds(f.src, f.dst, f.bytes);
     fct.add(t * 1e6);
