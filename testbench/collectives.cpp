@@ -43,6 +43,8 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return std::max<std::
 
 // Ring: `steps` steps per channel; step s of rank r goes to r+1 after step s-1 of r-1 landed at r.
 void ring(Schedule& out, int n, int channels, std::uint64_t chunk, int steps, int reduce_from, int reduce_to) {
+  const auto per_channel = static_cast<std::size_t>(steps) * static_cast<std::size_t>(n);
+  out.reserve(channels * per_channel, channels * (per_channel - static_cast<std::size_t>(n)));
   for (int ch = 0; ch < channels; ++ch) {
     const int base = static_cast<int>(out.size());
     for (int s = 0; s < steps; ++s)
@@ -170,9 +172,15 @@ int Schedule::add(const Step& step, const int* deps, std::size_t count) {
       deps_.size() + count > std::numeric_limits<std::uint32_t>::max())
     throw std::length_error("collective schedule: more than 2^31 transfers or 2^32 dependencies");
   steps_.push_back(step);
-  deps_.insert(deps_.end(), deps, deps + count);
+  for (std::size_t k = 0; k < count; ++k) deps_.push_back(deps[k]);
   dep_begin_.push_back(static_cast<std::uint32_t>(deps_.size()));
   return static_cast<int>(steps_.size() - 1);
+}
+
+void Schedule::reserve(std::size_t transfers, std::size_t deps) {
+  steps_.reserve(steps_.size() + transfers);
+  dep_begin_.reserve(dep_begin_.size() + transfers);
+  deps_.reserve(deps_.size() + deps);
 }
 
 void Schedule::index_dependents() {

@@ -130,6 +130,8 @@ class Schedule {
   Indices dependents(std::size_t i) const {
     return {dependents_.data() + dependent_begin_[i], dependents_.data() + dependent_begin_[i + 1]};
   }
+  /// Room for `transfers` more transfers with `deps` more dependencies in all (no regrowth).
+  void reserve(std::size_t transfers, std::size_t deps);
   /// Builds the reverse lists; call once every transfer is added.
   void index_dependents();
   /// Transfer i with a copy of its dependency list (inspection and tests).
