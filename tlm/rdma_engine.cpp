@@ -482,8 +482,13 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
     case RdmaOp::raw: break;
   }
   // Data at the responder changes nothing the transmitter reads unless it queued an
-  // ACK, NAK or CNP; everything else (READ requests and responses, ACK, NAK, CNP) may.
-  return (p.op != RdmaOp::write && p.op != RdmaOp::send) || control_.size() != controls;
+  // ACK, NAK or CNP; an ACK only opens the window, which matters to a QP with segments
+  // still to send; the rest (READ requests and responses, NAK, CNP) may always.
+  if (control_.size() != controls) return true;
+  if (p.op == RdmaOp::write || p.op == RdmaOp::send) return false;
+  if (p.op == RdmaOp::ack)
+    return !q.resend.empty() || std::any_of(q.sq.begin(), q.sq.end(), [](const SendWqe& w) { return w.sent < w.packets; });
+  return true;
 }
 
 std::vector<QpReport> RdmaEngine::report(const sc_time& now) {

@@ -136,7 +136,8 @@ class RdmaEngine {
   bool next_wake(const sc_core::sc_time& now, sc_core::sc_time& at) const;
   /// Handles an arrived transport packet (not released here). Returns whether it may
   /// have given next_packet() something new to send (a control packet, a READ response,
-  /// an open window, a retransmission, a rate change); then the transmitter must look.
+  /// a window opened for segments waiting, a retransmission, a rate change); then the
+  /// transmitter must look.
   bool receive(const Packet& p, const sc_core::sc_time& now);
   bool has_work() const;
 
