@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -41,22 +42,25 @@ namespace {
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return std::max<std::uint64_t>(1, (a + b - 1) / b); }
 
 // Ring: `steps` steps per channel; step s of rank r goes to r+1 after step s-1 of r-1 landed at r.
-void ring(std::vector<Transfer>& out, int n, int channels, std::uint64_t chunk, int steps, int reduce_from,
-          int reduce_to) {
+void ring(Schedule& out, int n, int channels, std::uint64_t chunk, int steps, int reduce_from, int reduce_to) {
+  const auto per_channel = static_cast<std::size_t>(steps) * static_cast<std::size_t>(n);
+  out.reserve(channels * per_channel, channels * (per_channel - static_cast<std::size_t>(n)));
   for (int ch = 0; ch < channels; ++ch) {
     const int base = static_cast<int>(out.size());
     for (int s = 0; s < steps; ++s)
       for (int r = 0; r < n; ++r) {
-        Transfer t{r, (r + 1) % n, chunk, ch, {}, 0};
-        if (s > 0) t.deps.push_back(base + (s - 1) * n + (r - 1 + n) % n);
-        if (s >= reduce_from && s <= reduce_to) t.reduce_bytes = chunk;
-        out.push_back(t);
+        const Schedule::Step t{r, (r + 1) % n, ch, chunk, s >= reduce_from && s <= reduce_to ? chunk : 0};
+        if (s > 0) {
+          out.add(t, {base + (s - 1) * n + (r - 1 + n) % n});
+        } else {
+          out.add(t);
+        }
       }
   }
 }
 
 // Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling.
-void halving_doubling(std::vector<Transfer>& out, int n, std::uint64_t bytes) {
+void halving_doubling(Schedule& out, int n, std::uint64_t bytes) {
   int levels = 0;
   while ((1 << levels) < n) ++levels;
   if ((1 << levels) != n) throw std::invalid_argument("halving_doubling needs a power-of-two number of ranks");
@@ -67,10 +71,12 @@ void halving_doubling(std::vector<Transfer>& out, int n, std::uint64_t bytes) {
     for (int r = 0; r < n; ++r) {
       const std::uint64_t b = step < levels ? ceil_div(bytes, std::uint64_t{1} << (step + 1))
                                             : ceil_div(bytes, static_cast<std::uint64_t>(n)) << (step - levels);
-      Transfer t{r, partner(step, r), b, 0, {}, 0};
-      if (step > 0) t.deps.push_back((step - 1) * n + partner(step - 1, r));  // what landed at r last step
-      if (step > 0 && step <= levels) t.reduce_bytes = b;
-      out.push_back(t);
+      const Schedule::Step t{r, partner(step, r), 0, b, step > 0 && step <= levels ? b : 0};
+      if (step > 0) {
+        out.add(t, {(step - 1) * n + partner(step - 1, r)});  // what landed at r last step
+      } else {
+        out.add(t);
+      }
     }
 }
 
@@ -79,42 +85,41 @@ void halving_doubling(std::vector<Transfer>& out, int n, std::uint64_t bytes) {
 // edge is a pipe of `slots` chunk buffers at the receiver (NCCL_STEPS): chunk k goes
 // once chunk k - slots on the same edge has landed, so a leaf cannot flood its uplink
 // with its whole half ahead of the chunks the inner nodes forward.
-void double_binary_tree(std::vector<Transfer>& out, int n, std::uint64_t bytes, std::uint64_t chunk_size, int slots) {
+void double_binary_tree(Schedule& out, int n, std::uint64_t bytes, std::uint64_t chunk_size, int slots) {
   const std::uint64_t half = ceil_div(bytes, 2);
   const std::uint64_t chunks = ceil_div(half, chunk_size);
   for (int tree = 0; tree < 2; ++tree) {
     auto node = [&](int i) { return tree == 0 ? i : n - 1 - i; };  // heap index -> rank
     // The transfers of each edge so far, by child heap index: [i] child -> parent, [n + i] parent -> child.
     std::vector<std::vector<int>> edge(2 * static_cast<std::size_t>(n));
-    auto flow_control = [&](Transfer& t, std::size_t e) {
-      if (edge[e].size() >= static_cast<std::size_t>(slots)) t.deps.push_back(edge[e][edge[e].size() - slots]);
+    std::vector<int> deps;
+    auto flow_control = [&](std::size_t e) {
+      if (edge[e].size() >= static_cast<std::size_t>(slots)) deps.push_back(edge[e][edge[e].size() - slots]);
       edge[e].push_back(static_cast<int>(out.size()));
     };
     for (std::uint64_t k = 0; k < chunks; ++k) {
       const std::uint64_t b = std::min(chunk_size, half - k * chunk_size);
       std::vector<int> up(n, -1), down(n, -1);
       for (int i = n - 1; i >= 1; --i) {  // children before parents
-        Transfer t{node(i), node((i - 1) / 2), b, tree, {}, 0};
+        deps.clear();
         for (int c : {2 * i + 1, 2 * i + 2})
-          if (c < n) t.deps.push_back(up[c]);
-        if (!t.deps.empty()) t.reduce_bytes = b;
-        flow_control(t, i);
-        up[i] = static_cast<int>(out.size());
-        out.push_back(t);
+          if (c < n) deps.push_back(up[c]);
+        const Schedule::Step t{node(i), node((i - 1) / 2), tree, b, deps.empty() ? 0 : b};
+        flow_control(i);
+        up[i] = out.add(t, deps);
       }
       for (int i = 1; i < n; ++i) {  // parents before children
         const int p = (i - 1) / 2;
-        Transfer t{node(p), node(i), b, tree, {}, 0};
+        deps.clear();
         if (p == 0) {
           for (int c : {1, 2})
-            if (c < n) t.deps.push_back(up[c]);
-          t.reduce_bytes = b;
+            if (c < n) deps.push_back(up[c]);
         } else {
-          t.deps.push_back(down[p]);
+          deps.push_back(down[p]);
         }
-        flow_control(t, n + i);
-        down[i] = static_cast<int>(out.size());
-        out.push_back(t);
+        const Schedule::Step t{node(p), node(i), tree, b, p == 0 ? b : 0};
+        flow_control(n + i);
+        down[i] = out.add(t, deps);
       }
     }
   }
@@ -123,7 +128,7 @@ void double_binary_tree(std::vector<Transfer>& out, int n, std::uint64_t bytes, 
 // In-network reduction over the aggregation tree, per chunk: ranks -> their node; a node
 // sends the reduced chunk to its parent once every child's chunk is in; the root reduces
 // and multicasts down (one copy per child node and rank); inner nodes forward down.
-void in_network(std::vector<Transfer>& out, int n, const AggregationTree& tree, std::uint64_t bytes,
+void in_network(Schedule& out, int n, const AggregationTree& tree, std::uint64_t bytes,
                 std::uint64_t chunk_size) {
   const int nodes = static_cast<int>(tree.parent.size());
   std::vector<std::vector<int>> child_nodes(nodes), child_ranks(nodes);
@@ -143,32 +148,62 @@ void in_network(std::vector<Transfer>& out, int n, const AggregationTree& tree, 
     const std::uint64_t b = std::min(chunk_size, bytes - k * chunk_size);
     std::vector<std::vector<int>> arrived(nodes);  // transfers landing at each node on the way up
     for (int r = 0; r < n; ++r) {
-      arrived[tree.rank_node[r]].push_back(static_cast<int>(out.size()));
-      out.push_back({r, tree.rank_port[r], b, 0, {}, 0});
+      arrived[tree.rank_node[r]].push_back(out.add({r, tree.rank_port[r], 0, b, 0}));
     }
     for (auto it = top_down.rbegin(); it != top_down.rend(); ++it) {  // children before parents
       const int a = *it;
       if (a == root) continue;
-      arrived[tree.parent[a]].push_back(static_cast<int>(out.size()));
-      out.push_back({tree.up_port[a], tree.child_port[a], b, 0, arrived[a], b});
+      arrived[tree.parent[a]].push_back(out.add({tree.up_port[a], tree.child_port[a], 0, b, b}, arrived[a]));
     }
     std::vector<int> down(nodes, -1);  // the transfer bringing the result to each node
     for (int a : top_down) {
       const std::vector<int> deps = a == root ? arrived[a] : std::vector<int>{down[a]};
       const std::uint64_t reduce = a == root ? b : 0;
-      for (int c : child_nodes[a]) {
-        down[c] = static_cast<int>(out.size());
-        out.push_back({tree.child_port[c], tree.up_port[c], b, 0, deps, reduce});
-      }
-      for (int r : child_ranks[a]) out.push_back({tree.rank_port[r], r, b, 0, deps, reduce});
+      for (int c : child_nodes[a]) down[c] = out.add({tree.child_port[c], tree.up_port[c], 0, b, reduce}, deps);
+      for (int r : child_ranks[a]) out.add({tree.rank_port[r], r, 0, b, reduce}, deps);
     }
   }
 }
 
 }  // namespace
 
-std::vector<Transfer> build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes) {
-  std::vector<Transfer> out;
+int Schedule::add(const Step& step, const int* deps, std::size_t count) {
+  if (steps_.size() >= static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
+      deps_.size() + count > std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("collective schedule: more than 2^31 transfers or 2^32 dependencies");
+  steps_.push_back(step);
+  for (std::size_t k = 0; k < count; ++k) deps_.push_back(deps[k]);
+  dep_begin_.push_back(static_cast<std::uint32_t>(deps_.size()));
+  return static_cast<int>(steps_.size() - 1);
+}
+
+void Schedule::reserve(std::size_t transfers, std::size_t deps) {
+  steps_.reserve(steps_.size() + transfers);
+  dep_begin_.reserve(dep_begin_.size() + transfers);
+  deps_.reserve(deps_.size() + deps);
+}
+
+void Schedule::index_dependents() {
+  // Counting sort of the dependency edges by the transfer they wait for; each list
+  // stays in increasing order of the waiting transfer.
+  const std::size_t m = steps_.size();
+  dependent_begin_.assign(m + 1, 0);
+  for (int d : deps_) ++dependent_begin_[d + 1];
+  for (std::size_t i = 0; i < m; ++i) dependent_begin_[i + 1] += dependent_begin_[i];
+  dependents_.assign(deps_.size(), 0);
+  std::vector<std::uint32_t> fill(dependent_begin_.begin(), dependent_begin_.end() - 1);
+  for (std::size_t i = 0; i < m; ++i)
+    for (int d : deps(i)) dependents_[fill[d]++] = static_cast<int>(i);
+}
+
+Transfer Schedule::operator[](std::size_t i) const {
+  const Step& s = steps_.at(i);
+  const Indices d = deps(i);
+  return {s.src, s.dst, s.bytes, s.channel, std::vector<int>(d.begin(), d.end()), s.reduce_bytes};
+}
+
+Schedule build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes) {
+  Schedule out;
   if (n < 2) return out;
   const int c = std::max(1, p.channels);
   switch (p.op) {
@@ -189,9 +224,10 @@ std::vector<Transfer> build_schedule(const CollectiveParams& p, int n, std::uint
     case CollectiveOp::allgather: ring(out, n, c, ceil_div(bytes, static_cast<std::uint64_t>(c) * n), n - 1, 1, 0); break;
     case CollectiveOp::alltoall:
       for (int r = 0; r < n; ++r)
-        for (int k = 1; k < n; ++k) out.push_back({r, (r + k) % n, ceil_div(bytes, n), 0, {}, 0});
+        for (int k = 1; k < n; ++k) out.add({r, (r + k) % n, 0, ceil_div(bytes, n), 0});
       break;
   }
+  out.index_dependents();
   return out;
 }
 
@@ -228,16 +264,16 @@ void CollectiveRunner::start_iteration() {
   const sc_time now = sc_core::sc_time_stamp();
   wr_base_ += schedule_.size();
   const int n = static_cast<int>(params_.ranks.size());
+  schedule_ = Schedule();  // the last collective's graph goes before the next one is built
   schedule_ = build_schedule(params_, n, results_.back().bytes);
   const std::size_t m = schedule_.size();
+  transfers_ = m;
   missing_.assign(m, 0);
   ready_at_.assign(m, now + params_.step_latency);
   landed_.assign(m, false);
-  dependents_.assign(m, {});
   eligible_ = {};
   for (std::size_t i = 0; i < m; ++i) {
-    missing_[i] = static_cast<int>(schedule_[i].deps.size());
-    for (int d : schedule_[i].deps) dependents_[d].push_back(static_cast<int>(i));
+    missing_[i] = static_cast<std::uint32_t>(schedule_.deps(i).size());
     if (missing_[i] == 0) eligible_.push({ready_at_[i], i});
   }
   landed_count_ = 0;
@@ -258,7 +294,7 @@ void CollectiveRunner::post_ready(const sc_time& now) {
   }
   std::sort(batch_.begin(), batch_.end());
   for (std::size_t i : batch_) {
-    const Transfer& t = schedule_[i];
+    const Schedule::Step& t = schedule_.step(i);
     auto* nic = nics_[endpoint_of(t.src)];
     if (params_.algorithm == CollectiveAlgorithm::sharp) {
       // The switches' own protocol: a raw message tagged with the transfer's number.
@@ -274,7 +310,7 @@ void CollectiveRunner::post_ready(const sc_time& now) {
 void CollectiveRunner::on_completion(int endpoint, const tlm_fabric::Completion& c) {
   if (c.requester || c.wr_id < wr_base_ || c.wr_id - wr_base_ >= schedule_.size()) return;
   const std::size_t i = c.wr_id - wr_base_;
-  if (landed_[i] || params_.ranks[schedule_[i].dst] != endpoint) return;
+  if (landed_[i] || params_.ranks[schedule_.step(i).dst] != endpoint) return;
   land(i, c.visible);
 }
 
@@ -282,7 +318,7 @@ void CollectiveRunner::on_flow(const tlm_fabric::FlowRecord& f) {
   if (params_.algorithm != CollectiveAlgorithm::sharp) return;
   const std::size_t i = static_cast<std::uint32_t>(f.flow - static_cast<std::uint32_t>(wr_base_));
   if (i >= schedule_.size() || landed_[i]) return;
-  if (endpoint_of(schedule_[i].dst) != f.dst || endpoint_of(schedule_[i].src) != f.src) return;
+  if (endpoint_of(schedule_.step(i).dst) != f.dst || endpoint_of(schedule_.step(i).src) != f.src) return;
   land(i, f.end);
 }
 
@@ -290,14 +326,14 @@ void CollectiveRunner::land(std::size_t i, const sc_time& visible) {
   landed_[i] = true;
   ++landed_count_;
   const int n = static_cast<int>(params_.ranks.size());
-  for (int j : dependents_[i]) {
+  for (int j : schedule_.dependents(i)) {
     // Ranks pay the software step latency and reduce at reduce_bandwidth; aggregation
     // nodes their own latency and throughput.
-    const bool node = schedule_[j].src >= n;
+    const bool node = schedule_.step(j).src >= n;
     const double bps = node ? params_.aggregation_bandwidth_bps : params_.reduce_bandwidth_bps;
     ready_at_[j] = std::max(ready_at_[j], visible + (node ? params_.aggregation_latency : params_.step_latency));
     if (--missing_[j] == 0) {
-      if (bps > 0) ready_at_[j] += sc_time(static_cast<double>(schedule_[j].reduce_bytes) * 8.0 / bps, sc_core::SC_SEC);
+      if (bps > 0) ready_at_[j] += sc_time(static_cast<double>(schedule_.step(j).reduce_bytes) * 8.0 / bps, sc_core::SC_SEC);
       eligible_.push({ready_at_[j], static_cast<std::size_t>(j)});
     }
   }
@@ -306,9 +342,12 @@ void CollectiveRunner::land(std::size_t i, const sc_time& visible) {
     results_.back().times_us.push_back((visible - iteration_start_).to_seconds() * 1e6);
     last_job_end_ = visible;
     comm_s_ += (visible - iteration_start_).to_seconds();
-    ready_at_.assign(1, visible);  // next iteration starts then
-    schedule_.clear();
-    wr_base_ += dependents_.size();
+    // The graph and its per-transfer state go now, not when the next one is built.
+    schedule_ = Schedule();
+    missing_ = {};
+    landed_ = {};
+    ready_at_ = {visible};  // next iteration starts then
+    wr_base_ += transfers_;
   }
   const sc_time now = sc_core::sc_time_stamp();
   const sc_time at = schedule_.empty() ? ready_at_[0] : now;

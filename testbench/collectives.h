@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <queue>
 #include <string>
@@ -86,7 +87,7 @@ struct CollectiveParams {
 /// nccl-tests bus-bandwidth factor: AllReduce 2(n-1)/n, ReduceScatter/AllGather/AlltoAll (n-1)/n.
 double bus_factor(CollectiveOp op, int ranks);
 
-/// One transfer of the dependency graph.
+/// One transfer of the dependency graph, with its dependency list (Schedule::operator[]).
 struct Transfer {
   int src = 0, dst = 0;                ///< ranks
   std::uint64_t bytes = 0;
@@ -95,8 +96,58 @@ struct Transfer {
   std::uint64_t reduce_bytes = 0;      ///< reduced at `src` before sending
 };
 
+/// The transfer graph of one collective, stored compactly (a ring AllReduce on 2048 ranks
+/// has 8.4 million transfers): the transfers in one array, every dependency list in one
+/// flat array indexed by offsets (compressed sparse rows), and the reverse lists (who
+/// waits for transfer i) built once the graph is complete.
+class Schedule {
+ public:
+  /// A transfer without its dependency list.
+  struct Step {
+    int src = 0, dst = 0;              ///< ranks (or aggregation ports, sharp)
+    int channel = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t reduce_bytes = 0;    ///< reduced at `src` before sending
+  };
+  /// Read-only view of one index list.
+  struct Indices {
+    const int* first;
+    const int* last;
+    const int* begin() const { return first; }
+    const int* end() const { return last; }
+    std::size_t size() const { return static_cast<std::size_t>(last - first); }
+  };
+
+  /// Appends a transfer that waits for `deps` (indices of earlier transfers); returns its index.
+  int add(const Step& step, std::initializer_list<int> deps = {}) { return add(step, deps.begin(), deps.size()); }
+  int add(const Step& step, const std::vector<int>& deps) { return add(step, deps.data(), deps.size()); }
+
+  std::size_t size() const { return steps_.size(); }
+  bool empty() const { return steps_.empty(); }
+  const Step& step(std::size_t i) const { return steps_[i]; }
+  Indices deps(std::size_t i) const { return {deps_.data() + dep_begin_[i], deps_.data() + dep_begin_[i + 1]}; }
+  /// Transfers that wait for transfer i (after index_dependents()).
+  Indices dependents(std::size_t i) const {
+    return {dependents_.data() + dependent_begin_[i], dependents_.data() + dependent_begin_[i + 1]};
+  }
+  /// Room for `transfers` more transfers with `deps` more dependencies in all (no regrowth).
+  void reserve(std::size_t transfers, std::size_t deps);
+  /// Builds the reverse lists; call once every transfer is added.
+  void index_dependents();
+  /// Transfer i with a copy of its dependency list (inspection and tests).
+  Transfer operator[](std::size_t i) const;
+
+ private:
+  int add(const Step& step, const int* deps, std::size_t count);
+  std::vector<Step> steps_;
+  std::vector<std::uint32_t> dep_begin_{0};        // deps of i: deps_[dep_begin_[i] .. dep_begin_[i + 1])
+  std::vector<int> deps_;
+  std::vector<std::uint32_t> dependent_begin_;
+  std::vector<int> dependents_;
+};
+
 /// Builds the transfer graph of one collective of `bytes` per rank on `n` ranks.
-std::vector<Transfer> build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes);
+Schedule build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes);
 
 class CollectiveRunner : public sc_core::sc_module {
  public:
@@ -130,11 +181,11 @@ class CollectiveRunner : public sc_core::sc_module {
   std::vector<tlm_fabric::Nic*> nics_;
   CollectiveParams params_;
   std::map<std::tuple<int, int, int>, int> qps_;   // (src rank, dst rank, channel) -> src QP
-  std::vector<Transfer> schedule_;
-  std::vector<int> missing_;                       // deps not yet landed, per transfer
+  Schedule schedule_;
+  std::size_t transfers_ = 0;                      // transfers of the current (or last) collective
+  std::vector<std::uint32_t> missing_;             // deps not yet landed, per transfer
   std::vector<sc_core::sc_time> ready_at_;         // when its deps landed (+ reduce)
   std::vector<bool> landed_;
-  std::vector<std::vector<int>> dependents_;
   // Transfers whose deps have all landed and that are not posted yet, earliest ready
   // first: post_ready() touches only these, never the whole schedule.
   using ReadyEntry = std::pair<sc_core::sc_time, std::size_t>;

@@ -8,9 +8,15 @@ namespace fabricsim::tlm_fabric {
 
 using sc_core::sc_time;
 
-DmaEngine::DmaEngine(const hw::PcieParams& params) : timing_(params) {
-  for (int i = 0; i < params.read_tags; ++i) tags_.push(sc_core::SC_ZERO_TIME);
-}
+DmaEngine::DmaEngine(const hw::PcieParams& params)
+    : timing_(params),
+      request_wire_(to_sc(timing_.transfer(0, params.max_payload))),
+      full_read_wire_(to_sc(timing_.transfer(params.max_read_request, params.max_payload))),
+      host_read_latency_(to_sc(timing_.read_latency(hw::MemoryTarget::host))),
+      gpu_read_latency_(to_sc(timing_.read_latency(hw::MemoryTarget::gpu))),
+      request_wire_s_(request_wire_.to_seconds()),
+      full_read_wire_s_(full_read_wire_.to_seconds()),
+      tags_(static_cast<std::size_t>(params.read_tags), sc_core::SC_ZERO_TIME) {}
 
 sc_time DmaEngine::doorbell(const sc_time& now) {
   // An MMIO write of a few bytes: its wire time is negligible next to DMA
@@ -22,8 +28,7 @@ sc_time DmaEngine::doorbell(const sc_time& now) {
 sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t chunk, hw::MemoryTarget target,
                         std::vector<sc_time>* ready) {
   const auto& p = timing_.params();
-  const sc_time request_wire = to_sc(timing_.transfer(0, p.max_payload));
-  const sc_time latency = to_sc(timing_.read_latency(target));
+  const sc_time latency = read_latency(target);
   if (ready) ready->assign(chunk ? (bytes + chunk - 1) / chunk : 0, sc_core::SC_ZERO_TIME);
   sc_time done = now;
   std::uint64_t offset = 0;
@@ -31,18 +36,19 @@ sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t c
   // (MPS-sized TLPs) queue on the downstream wire after the memory latency.
   while (offset < bytes || (bytes == 0 && offset == 0)) {
     const std::uint64_t piece = std::min<std::uint64_t>(p.max_read_request, bytes - offset);
-    const sc_time tag = tags_.top();
-    tags_.pop();
+    sc_time& tag = tags_[next_tag_];
+    next_tag_ = next_tag_ + 1 == tags_.size() ? 0 : next_tag_ + 1;
     // Request TLPs are tiny: they count as upstream busy time but do not queue
     // behind (or reserve ahead of) posted writes, whose timeline runs separately.
     const sc_time issue = std::max(now, tag);
-    up_busy_s_ += request_wire.to_seconds();
-    const sc_time wire = to_sc(timing_.transfer(piece, p.max_payload));
+    up_busy_s_ += request_wire_s_;
+    const bool full = piece == p.max_read_request;
+    const sc_time wire = full ? full_read_wire_ : to_sc(timing_.transfer(piece, p.max_payload));
     const sc_time start = std::max(issue + latency, down_free_);
     down_free_ = start + wire;
-    down_busy_s_ += wire.to_seconds();
+    down_busy_s_ += full ? full_read_wire_s_ : wire.to_seconds();
     done = start + wire;
-    tags_.push(done);
+    tag = done;  // this tag is free again once the piece's completions are in
     offset += piece;
     if (ready && chunk)
       for (std::uint64_t c = (offset - piece) / chunk; c < ready->size() && c * chunk < offset; ++c)

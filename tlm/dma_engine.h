@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <queue>
 #include <vector>
 
 #include <systemc>
@@ -35,9 +34,22 @@ class DmaEngine {
   double downstream_busy_s() const { return down_busy_s_; }
 
  private:
+  sc_core::sc_time read_latency(hw::MemoryTarget target) const {
+    return target == hw::MemoryTarget::host ? host_read_latency_ : gpu_read_latency_;
+  }
+
   hw::PcieTiming timing_;
+  // Fixed per link, converted once: a read request TLP, a full MRRS read's completions,
+  // the memory read latencies.
+  sc_core::sc_time request_wire_, full_read_wire_, host_read_latency_, gpu_read_latency_;
+  double request_wire_s_ = 0, full_read_wire_s_ = 0;
   sc_core::sc_time up_free_, down_free_;
-  std::priority_queue<sc_core::sc_time, std::vector<sc_core::sc_time>, std::greater<>> tags_;  // tag free times
+  // Read tag free times, oldest first. A tag is given back when its read's last
+  // completion arrives, and completions arrive in issue order on the one downstream
+  // timeline, so tags come back in the order they were taken: the earliest free tag
+  // is always the one at `next_tag_` (a ring, no heap).
+  std::vector<sc_core::sc_time> tags_;
+  std::size_t next_tag_ = 0;
   double up_busy_s_ = 0, down_busy_s_ = 0;
 };
 

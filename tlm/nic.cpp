@@ -54,6 +54,7 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
       message_latency_(stats.distribution(std::string(this->name()) + ".message_latency",
                                           "message posted -> last packet tail received", "ns")) {
   params_.validate();
+  credit_return_delay_ = to_sc(params_.credit_return_latency);
   tx.register_bw(this, &Nic::egress_bw);
   rx.register_fw(this, &Nic::ingress);
   SC_METHOD(on_tx);
@@ -97,10 +98,19 @@ void Nic::post(const Message& m) {
 
 void Nic::wake_tx_at(const sc_time& t) { tx_wake_.notify_at(t); }
 
+bool Nic::can_send(int vl, std::uint32_t payload, const sc_time& now) {
+  const bool ok = port_.can_send(vl, payload, now);
+  credit_blocked_ |= !ok;
+  return ok;
+}
+
 tlm::tlm_sync_enum Nic::egress_bw(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
   const sc_time at = sc_core::sc_time_stamp() + delay;
   if (phase == CREDIT_RETURN) {
     port_.credit_returned(at, p.vl, p.credit_blocks);
+    // Returned credits only matter to a segment that credits held back; otherwise
+    // the next wake for other reasons finds them (TxPort::update).
+    if (!credit_blocked_) return tlm::TLM_ACCEPTED;
   } else if (phase == PFC_PAUSE) {
     port_.pause_received(at, p.vl, p.pause_quanta);
   }
@@ -117,9 +127,11 @@ void Nic::on_tx() {
     return;
   }
   // RDMA transport first (ACKs, retransmissions, READ responses, new segments),
-  // then synthetic raw traffic.
+  // then synthetic raw traffic. Note whether flow control held back a segment
+  // that could otherwise go: only then do credit returns need to wake us.
+  credit_blocked_ = false;
   Packet* p = rdma_.next_packet(
-      now, [&](int vl, std::uint32_t payload) { return port_.can_send(vl, payload, now); },
+      now, [&](int vl, std::uint32_t payload) { return can_send(vl, payload, now); },
       [&](int sl) { return vl_of(sl); });
   if (!p) p = next_raw_packet(now);
   if (p) {
@@ -133,10 +145,11 @@ void Nic::on_tx() {
     wake_tx_at(port_.busy_until());
     return;
   }
-  // Nothing can go now: wake when the transport or flow control changes.
+  // Nothing can go now: wake when the transport changes, or flow control if it
+  // held something back (PFC: always, so PAUSE windows are applied when they start).
   sc_time at;
   if (rdma_.next_wake(now, at)) wake_tx_at(at);
-  if (port_.next_change(now, at)) wake_tx_at(at);
+  if ((credit_blocked_ || port_.flow_control() != FlowControl::credit) && port_.next_change(now, at)) wake_tx_at(at);
   // else: every credit is lent downstream; its return wakes us (egress_bw).
 }
 
@@ -153,7 +166,7 @@ Packet* Nic::next_raw_packet(const sc_time& now) {
     if (send_queues_[vl].empty()) continue;
     Pending& m = send_queues_[vl].front();
     const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, params_.mtu.in_bytes()));
-    if (!port_.can_send(vl, payload, now)) continue;
+    if (!can_send(vl, payload, now)) continue;
     next_vl_ = (vl + 1) % vls;
     Packet& p = *pool_.acquire();
     p.src = id_;
@@ -200,8 +213,7 @@ void Nic::on_rx() {
     } else {
       record(*p, now);
       log_packet(*p, now);
-      rdma_.receive(*p, now);
-      transport = true;
+      transport |= rdma_.receive(*p, now);
     }
     return_credit(*p);
     pool_.release(p);
@@ -273,7 +285,7 @@ void Nic::return_credit(const Packet& p) {
   credit.credit_blocks = credit_blocks(p);
   credits_held_.give_back(p.vl, credit.credit_blocks);
   tlm::tlm_phase phase = CREDIT_RETURN;
-  sc_time delay = to_sc(params_.credit_return_latency);
+  sc_time delay = credit_return_delay_;
   rx->nb_transport_bw(credit, phase, delay);
 }
 

@@ -109,11 +109,14 @@ class Nic : public sc_core::sc_module {
   std::uint64_t credit_blocks(const Packet& p) const;
   Packet* next_raw_packet(const sc_core::sc_time& now);
   void wake_tx_at(const sc_core::sc_time& t);
+  /// The link's flow control lets a segment of `payload` bytes start on `vl` now (notes a refusal).
+  bool can_send(int vl, std::uint32_t payload, const sc_core::sc_time& now);
 
   int id_;
   NicParams params_;
   PacketPool& pool_;
   sc_core::sc_time measure_from_;
+  sc_core::sc_time credit_return_delay_;  // params_.credit_return_latency as a kernel time
   TxPort port_;
   const Link* ingress_link_ = nullptr;
   hw::CreditLedger credits_held_;                 // credit ingress: blocks lent to the upstream
@@ -128,6 +131,7 @@ class Nic : public sc_core::sc_module {
   std::function<void(const FlowRecord&)> on_flow_;
   std::deque<Packet*> arrivals_;
   WakeEvent tx_wake_;
+  bool credit_blocked_ = false;                   // the last transmit decision was held back by flow control
   sc_core::sc_event rx_wake_;
   std::ostream* packet_log_ = nullptr;
   std::uint64_t next_message_ = 0;

@@ -40,6 +40,10 @@ RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu,
       pool_(pool),
       measure_from_(measure_from),
       dma_(host.pcie),
+      processing_(to_sc(transport.processing_latency)),
+      retransmit_timeout_(to_sc(transport.retransmit_timeout)),
+      poll_latency_(to_sc(host.poll_latency)),
+      cnp_interval_(to_sc(cc.dcqcn.cnp_interval)),
       retransmits_(stats.counter(name + ".rdma.retransmitted_packets", "packets sent again after a NAK or timeout", "packets")),
       timeouts_(stats.counter(name + ".rdma.timeouts", "retransmission timeouts", "events")),
       acks_sent_(stats.counter(name + ".rdma.acks_sent", "ACK packets sent", "packets")),
@@ -82,7 +86,7 @@ void RdmaEngine::post(int qpn, const WorkRequest& wr, const sc_time& now) {
   // doorbell), then (WRITE/SEND) the payload unless it was inline in the WQE.
   const sc_time db = dma_.doorbell(now);
   w.wqe_ready = (host_.blueflame ? db : dma_.read(db, host_.wqe_bytes, 0, host_.memory)) +
-                to_sc(transport_.processing_latency);
+                processing_;
   w.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (wr.bytes + mtu_ - 1) / mtu_));
   if (wr.opcode != RdmaOpcode::read) {
     if (wr.bytes <= host_.inline_threshold) {
@@ -140,7 +144,7 @@ void RdmaEngine::send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const s
   c.packet.ack_psn = psn;
   c.packet.payload_bytes = op == RdmaOp::cnp ? 16 : 4;  // CNP reserved field / AETH
   c.packet.sl = static_cast<std::uint8_t>(q.sl);
-  c.ready = now + to_sc(transport_.processing_latency);
+  c.ready = now + processing_;
   if (op == RdmaOp::ack) acks_sent_.add();
   if (op == RdmaOp::nak) naks_sent_.add();
   if (op == RdmaOp::cnp) cnps_sent_.add();
@@ -271,7 +275,7 @@ bool RdmaEngine::next_wake(const sc_time& now, sc_time& at) const {
       consider(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent]);
       break;
     }
-    if (!q.outstanding.empty()) consider(q.last_progress + to_sc(transport_.retransmit_timeout));
+    if (!q.outstanding.empty()) consider(q.last_progress + retransmit_timeout_);
   }
   return have;
 }
@@ -285,7 +289,7 @@ bool RdmaEngine::has_work() const {
 
 void RdmaEngine::check_timeouts(Qp& q, const sc_time& now) {
   if (q.outstanding.empty() || !q.resend.empty()) return;
-  if (q.last_progress + to_sc(transport_.retransmit_timeout) > now) return;
+  if (q.last_progress + retransmit_timeout_ > now) return;
   timeouts_.add();
   ++q.timeouts;
   q.last_progress = now;
@@ -330,7 +334,7 @@ void RdmaEngine::complete_wqes(Qp& q, const sc_time& now) {
     // CQE write; for a READ after its data is in memory.
     const sc_time cqe = dma_.write(w.wr.opcode == RdmaOpcode::read ? std::max(now, q.read_landed) : now,
                                    host_.cqe_bytes, host_.memory);
-    Completion c{q.qpn, w.wr.wr_id, w.wr.opcode, w.wr.bytes, true, w.posted, cqe + to_sc(host_.poll_latency)};
+    Completion c{q.qpn, w.wr.wr_id, w.wr.opcode, w.wr.bytes, true, w.posted, cqe + poll_latency_};
     completions_.add();
     if (c.posted >= measure_from_) completion_latency_.add((c.visible - c.posted).to_seconds() * 1e9);
     q.sq.pop_front();
@@ -385,7 +389,7 @@ void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
     sc_time visible = landed;
     if (p.op == RdmaOp::send) visible = dma_.write(landed, host_.cqe_bytes, host_.memory);
     q.pending_last[psn] = Completion{q.qpn, p.wr_id, p.op == RdmaOp::send ? RdmaOpcode::send : RdmaOpcode::write,
-                                     p.read_bytes, false, p.message_start, visible + to_sc(host_.poll_latency)};
+                                     p.read_bytes, false, p.message_start, visible + poll_latency_};
   }
   if (!in_order) return;
   consume(q, psn, p.payload_bytes, now);
@@ -410,13 +414,14 @@ void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
   }
 }
 
-void RdmaEngine::receive(const Packet& p, const sc_time& now) {
+bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
   Qp& q = qp(static_cast<int>(p.qp));
+  const std::size_t controls = control_.size();
   // DCQCN notification point / IB CC: a marked data packet earns its sender a
   // CNP (BECN), at most one per QP per cnp_interval.
   // DCQCN paces CNPs per QP; IB CC returns a BECN for every FECN.
   const bool marked = p.ecn == Ecn::ce || p.fecn;
-  const sc_time interval = cc_params_.kind == hw::CcKind::dcqcn ? to_sc(cc_params_.dcqcn.cnp_interval) : sc_core::SC_ZERO_TIME;
+  const sc_time interval = cc_params_.kind == hw::CcKind::dcqcn ? cnp_interval_ : sc_core::SC_ZERO_TIME;
   if (marked && cc_params_.kind != hw::CcKind::none && (!q.cnp_ever || q.last_cnp + interval <= now)) {
     send_control(q, RdmaOp::cnp, 0, now);
     q.last_cnp = now;
@@ -439,8 +444,8 @@ void RdmaEngine::receive(const Packet& p, const sc_time& now) {
       q.expected = std::max(q.expected, p.psn + packets);
       q.nak_sent = false;
       std::vector<sc_time> ready;
-      dma_.read(now + to_sc(transport_.processing_latency), p.read_bytes, mtu_, host_.memory, &ready);
-      if (ready.empty()) ready.assign(1, now + to_sc(transport_.processing_latency));
+      dma_.read(now + processing_, p.read_bytes, mtu_, host_.memory, &ready);
+      if (ready.empty()) ready.assign(1, now + processing_);
       for (std::uint32_t s = 0; s < packets; ++s) {
         const std::uint64_t off = static_cast<std::uint64_t>(s) * mtu_;
         const auto bytes = static_cast<std::uint32_t>(p.read_bytes > off ? std::min<std::uint64_t>(mtu_, p.read_bytes - off) : 0);
@@ -476,6 +481,14 @@ void RdmaEngine::receive(const Packet& p, const sc_time& now) {
       break;
     case RdmaOp::raw: break;
   }
+  // Data at the responder changes nothing the transmitter reads unless it queued an
+  // ACK, NAK or CNP; an ACK only opens the window, which matters to a QP with segments
+  // still to send; the rest (READ requests and responses, NAK, CNP) may always.
+  if (control_.size() != controls) return true;
+  if (p.op == RdmaOp::write || p.op == RdmaOp::send) return false;
+  if (p.op == RdmaOp::ack)
+    return !q.resend.empty() || std::any_of(q.sq.begin(), q.sq.end(), [](const SendWqe& w) { return w.sent < w.packets; });
+  return true;
 }
 
 std::vector<QpReport> RdmaEngine::report(const sc_time& now) {

@@ -134,8 +134,11 @@ class RdmaEngine {
                       const std::function<int(int)>& vl_of);
   /// Earliest future time at which next_packet() could return something; false if none.
   bool next_wake(const sc_core::sc_time& now, sc_core::sc_time& at) const;
-  /// Handles an arrived transport packet (not released here).
-  void receive(const Packet& p, const sc_core::sc_time& now);
+  /// Handles an arrived transport packet (not released here). Returns whether it may
+  /// have given next_packet() something new to send (a control packet, a READ response,
+  /// a window opened for segments waiting, a retransmission, a rate change); then the
+  /// transmitter must look.
+  bool receive(const Packet& p, const sc_core::sc_time& now);
   bool has_work() const;
 
   std::vector<QpReport> report(const sc_core::sc_time& now);
@@ -224,6 +227,8 @@ class RdmaEngine {
   PacketPool& pool_;
   sc_core::sc_time measure_from_;  ///< warm-up ends: completions posted earlier and earlier ACKs stay out of the stats
   DmaEngine dma_;
+  // The parameters above as kernel times, converted once.
+  sc_core::sc_time processing_, retransmit_timeout_, poll_latency_, cnp_interval_;
   const hw::PhyTiming* link_ = nullptr;
   std::vector<Qp> qps_;
   std::deque<Control> control_;
