@@ -4,6 +4,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <cstdlib>
 #include <sstream>
 #include <tuple>
@@ -78,11 +79,22 @@ std::string ConfigMap::child_path(const std::string& key) const {
   return path_.empty() ? key : path_ + "." + key;
 }
 
-std::string ConfigMap::location_of(const std::string& key) const {
+std::optional<std::string> ConfigMap::override_origin(const std::string& key) const {
   const std::string full = child_path(key);
   for (const auto& [o, origin] : source_->overridden)
     if (full == o || full.rfind(o + ".", 0) == 0 || full.rfind(o + "[", 0) == 0 || o.rfind(full + ".", 0) == 0)
       return origin.empty() ? "--set " + o : origin;
+  return std::nullopt;
+}
+
+std::string ConfigMap::element_where(const std::string& key, const YAML::Node& element) const {
+  // A list given with --set has marks inside the option's text, not the file's.
+  if (auto origin = override_origin(key)) return *origin;
+  return where(element);
+}
+
+std::string ConfigMap::location_of(const std::string& key) const {
+  if (auto origin = override_origin(key)) return *origin;
   if (node_.IsMap() && !key.empty())
     for (auto it = node_.begin(); it != node_.end(); ++it)
       if (it->first.Scalar() == key)
@@ -139,7 +151,7 @@ std::vector<ConfigMap> ConfigMap::list_of_maps(const std::string& key) {
   if (v.IsNull()) return out;  // `key:` or `key: null` is an empty list
   if (!v.IsSequence()) fail(key, "expected a list");
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].IsMap()) throw ConfigError(where(v[i]), child_path(key) + "[" + std::to_string(i) + "]", "expected a mapping of keys to values");
+    if (!v[i].IsMap()) throw ConfigError(element_where(key, v[i]), child_path(key) + "[" + std::to_string(i) + "]", "expected a mapping of keys to values");
     out.emplace_back(v[i], child_path(key) + "[" + std::to_string(i) + "]", source_);
   }
   return out;
@@ -198,7 +210,7 @@ std::vector<std::int64_t> ConfigMap::integer_list(const std::string& key, const 
     std::int64_t x = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
     if (ec != std::errc() || end != text.data() + text.size() || x < min || x > max)
-      throw ConfigError(where(v[i]), child_path(key) + "[" + std::to_string(i) + "]",
+      throw ConfigError(element_where(key, v[i]), child_path(key) + "[" + std::to_string(i) + "]",
                         "must be an integer in " + std::to_string(min) + ".." + std::to_string(max) + ", got " + quote(text));
     out.push_back(x);
   }
@@ -213,7 +225,7 @@ std::vector<std::pair<std::string, std::string>> ConfigMap::name_pairs(const std
   if (!v.IsSequence()) fail(key, "expected a list of pairs such as [[ep0, sw0], [sw0, sw1]]");
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (!v[i].IsSequence() || v[i].size() != 2 || !v[i][0].IsScalar() || !v[i][1].IsScalar())
-      throw ConfigError(where(v[i]), child_path(key) + "[" + std::to_string(i) + "]",
+      throw ConfigError(element_where(key, v[i]), child_path(key) + "[" + std::to_string(i) + "]",
                         "expected a pair of node names such as [ep0, sw0]");
     out.emplace_back(v[i][0].Scalar(), v[i][1].Scalar());
   }
@@ -230,7 +242,7 @@ std::vector<hw::Size> ConfigMap::size_list(const std::string& key, hw::Size min,
   if (!v.IsSequence() || v.size() == 0)
     fail(key, "expected a non-empty list of sizes such as [2B, 4KiB] or '" + all_word + "'");
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::string loc = where(v[i]);
+    const std::string loc = element_where(key, v[i]);
     const std::string path = child_path(key) + "[" + std::to_string(i) + "]";
     if (!v[i].IsScalar()) throw ConfigError(loc, path, "expected a size such as '4KiB'");
     hw::Size s;
@@ -256,7 +268,7 @@ std::vector<bool> ConfigMap::boolean_list(const std::string& key, const std::vec
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string text = v[i].IsScalar() ? v[i].Scalar() : std::string("<not a scalar>");
     if (text != "true" && text != "false")
-      throw ConfigError(where(v[i]), child_path(key) + "[" + std::to_string(i) + "]",
+      throw ConfigError(element_where(key, v[i]), child_path(key) + "[" + std::to_string(i) + "]",
                         "expected true or false, got " + quote(text));
     out.push_back(text == "true");
   }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -105,6 +106,10 @@ class ConfigMap {
  private:
   std::string child_path(const std::string& key) const;
   std::string location_of(const std::string& key) const;
+  /// The --set option that gave `key` (or a part of it), if one did.
+  std::optional<std::string> override_origin(const std::string& key) const;
+  /// Where an element of the list `key` is: its file position, or the --set option.
+  std::string element_where(const std::string& key, const YAML::Node& element) const;
   /// file:line:column of a node, naming the included file it came from.
   std::string where(const YAML::Node& node) const;
   YAML::Node scalar(const std::string& key, const char* expected) const;

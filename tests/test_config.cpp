@@ -483,6 +483,13 @@ TEST(ConfigErrors, SetValueOverridesFileAndIsBlamedForIt) {
   EXPECT_THAT(e, HasSubstr("--set switch.ports: switch.ports: must be an integer in 2..256, got '1'"));
 }
 
+TEST(ConfigErrors, SetListElementIsBlamedOnTheOption) {
+  // The element's mark is inside the option's text ("[1, 9]"), not the file's line 1.
+  const std::string e = yaml_error_of(kSmall, {"traffic.pattern=hotspot", "traffic.hotspots=[1, 9]"});
+  EXPECT_THAT(e, HasSubstr("--set traffic.hotspots: traffic.hotspots[1]: must be an integer in 0.."));
+  EXPECT_THAT(e, Not(HasSubstr("bad.yaml")));
+}
+
 TEST(ConfigErrors, SetThroughAScalar) {
   const std::string e = yaml_error_of(kSmall, {"switch.ports.max=8"});
   EXPECT_THAT(e, HasSubstr("--set switch.ports.max=8: switch.ports.max: 'ports' is not a mapping"));
