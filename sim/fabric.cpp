@@ -189,7 +189,6 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     egress_samples_.resize(egress_samples_.size() + pl.size());
   }
   if (config_.output.sample_interval.in_seconds() > 0) {
-    for (auto& sw : switches_) sw->keep_occupancy_current();
     SC_METHOD(sample);
     sensitive << sample_event_;
   }

@@ -3,6 +3,7 @@
 #include "tlm/switch.h"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 namespace fabricsim::tlm_fabric {
@@ -167,7 +168,15 @@ void Switch::attach_ingress(int port, const Link* link) {
 }
 
 std::uint64_t Switch::packets_buffered() const { return in_switch_; }
-std::uint64_t Switch::ingress_occupancy(int port) const { return inputs_.at(port).bytes; }
+std::uint64_t Switch::ingress_occupancy(int port) const {
+  // Buffer releases due by now that no wake has applied yet (a release wakes the
+  // switch only where it can change a decision) have left the buffer all the same.
+  std::uint64_t bytes = inputs_.at(port).bytes;
+  const sc_time now = sc_core::sc_time_stamp();
+  for (const Release& r : releases_)
+    if (r.in == port && r.at <= now) bytes -= r.charged;
+  return bytes;
+}
 std::uint64_t Switch::egress_occupancy(int port) const { return outputs_.at(port).bytes; }
 
 double Switch::egress_paused_seconds(int port, int vl) const {
@@ -243,9 +252,10 @@ void Switch::on_edge() {
 }
 
 void Switch::process_releases(const sc_time& now) {
-  while (!releases_.empty() && releases_.top().at <= now) {
-    const Release r = releases_.top();
-    releases_.pop();
+  while (!releases_.empty() && releases_.front().at <= now) {
+    std::pop_heap(releases_.begin(), releases_.end(), std::greater<>());
+    const Release r = releases_.back();
+    releases_.pop_back();
     auto& ip = inputs_[r.in];
     ip.vl_bytes[r.vl] -= r.charged;
     ip.bytes -= r.charged;

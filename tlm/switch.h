@@ -208,9 +208,6 @@ class Switch : public sc_core::sc_module {
   std::vector<BufferBound> buffer_bounds() const;
   /// Ingress drops by cause; they add up to packets_dropped().
   const DropCounts& drop_counts() const { return drops_; }
-  /// Occupancy is read between edges (the occupancy sampler): credit returns and buffer
-  /// releases then keep their own edges (see every_edge_).
-  void keep_occupancy_current() { every_edge_ = true; }
   /// Test only: see AccountingFault.
   void inject_fault_for_test(AccountingFault f) { fault_ = f; }
 
@@ -333,7 +330,7 @@ class Switch : public sc_core::sc_module {
   std::priority_queue<HeadReady, std::vector<HeadReady>, std::greater<>> head_ready_;
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
-  std::priority_queue<Release, std::vector<Release>, std::greater<>> releases_;
+  std::vector<Release> releases_;  // a min-heap on `at` (std::push_heap / pop_heap with std::greater)
   std::vector<PortStats> stats_;
   // Scratch of one edge's egress decision, kept to spare the allocator on every edge.
   struct Candidate {
@@ -354,9 +351,10 @@ class Switch : public sc_core::sc_module {
   bool edge_decides_ = false;   // an edge with only a credit return or a release due would change something (edge_decides())
   // Every credit return and release keeps its own edge (edge_decides() always true) where
   // results follow the kernel's order of same-time processes, which fewer notifications
-  // can change: an occupancy sample at an edge time reads the buffers before or after that
-  // edge; allocators that compare ages (oldest_first, strict_priority) compare packet ids,
-  // handed out in that order to packets created at the same time.
+  // can change: allocators that compare ages (oldest_first, strict_priority) compare packet
+  // ids, handed out in that order to packets created at the same time. (The occupancy
+  // sampler reads ingress_occupancy(), which counts releases already due, so it needs no
+  // extra edges.)
   bool every_edge_ = false;
   std::uint64_t in_switch_ = 0;
   std::uint64_t received_ = 0, dropped_ = 0;

@@ -3,6 +3,7 @@
 // the switch allocator (one packet per input and per output), output-side
 // queues are served directly. transmit() applies the forwarding-mode timing.
 #include <algorithm>
+#include <functional>
 
 #include "tlm/switch.h"
 
@@ -154,7 +155,8 @@ void Switch::transmit(int q, const sc_time& now) {
   forwarded_.add();
   --in_switch_;
 
-  releases_.push({read_out, e.in, e.out, in_vl, e.charged});
+  releases_.push_back({read_out, e.in, e.out, in_vl, e.charged});
+  std::push_heap(releases_.begin(), releases_.end(), std::greater<>());
   return_credit(e.in, in_vl, e.frame_bytes, read_out - now);
 }
 
@@ -227,7 +229,7 @@ void Switch::schedule_next(const sc_time& now) {
   for (const auto& ip : inputs_)
     if (!ip.arrivals.empty()) consider(ip.arrivals.front().header_at);
   edge_decides_ = edge_decides(now);
-  if (!releases_.empty() && edge_decides_) consider(releases_.top().at);
+  if (!releases_.empty() && edge_decides_) consider(releases_.front().at);
   for (auto& o : outputs_) {
     sc_time at;
     if (o.tx.attached() && o.tx.next_change(now, at, edge_decides_)) consider(at);
