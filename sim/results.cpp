@@ -225,22 +225,17 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
   }
   nlohmann::json ports = port_results(fabric, registry, end_s, dropped);
   for (const auto& link : fabric.all_links()) hops += link->counters().packets;
+  nlohmann::json all_stats = registry.to_json();
   // Activations (how often a switch or NIC process woke) measure the simulator's
   // effort, not the modelled hardware: they go to "simulator", so a change that
-  // wakes less keeps every model figure, and `stats`, identical.
-  nlohmann::json all_stats = registry.to_json();
+  // wakes less keeps every model figure identical.
   nlohmann::json per_process = nlohmann::json::object();
-  for (auto it = all_stats.begin(); it != all_stats.end();) {
-    const std::string& name = it.key();
-    if (name.size() > 12 && name.compare(name.size() - 12, 12, ".activations") == 0) {
-      const auto n = (*it)["value"].get<std::uint64_t>();
-      activations += n;
-      per_process[name.substr(0, name.size() - 12)] = n;
-      it = all_stats.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  auto count = [&](const std::string& name, std::uint64_t n) {
+    activations += n;
+    per_process[name] = n;
+  };
+  for (const auto& sw : fabric.switches()) count(sw->name(), sw->activations());
+  for (const auto& nic : fabric.nics()) count(nic->name(), nic->activations());
 
   stats::Distribution network, packet;
   for (const auto& nic : fabric.nics()) {

@@ -13,8 +13,7 @@ void Distribution::add(double v) {
   ++count_;
   sum_ += v;
   if (binned_) {
-    if (v == 0) ++zeros_;
-    else count_in(bucket_of(v), 1);
+    bin(v);
     return;
   }
   if (!samples_.empty() && v < samples_.back()) sorted_ = false;
@@ -23,12 +22,14 @@ void Distribution::add(double v) {
 }
 
 void Distribution::bin_samples() {
-  for (double v : samples_) {
-    if (v == 0) ++zeros_;
-    else count_in(bucket_of(v), 1);
-  }
+  for (double v : samples_) bin(v);
   std::vector<double>().swap(samples_);  // give the memory back
   binned_ = true;
+}
+
+void Distribution::bin(double v) {
+  if (v == 0) ++zeros_;
+  else count_in(bucket_of(v), 1);
 }
 
 int Distribution::bucket_of(double v) {

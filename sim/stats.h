@@ -68,6 +68,7 @@ class Distribution {
   static int bucket_of(double v);       // v > 0
   static double bucket_middle(int bucket);
   void count_in(int bucket, std::uint64_t n);
+  void bin(double v);  // one sample into the histogram
   void bin_samples();
 
   mutable std::vector<double> samples_;  // until binned

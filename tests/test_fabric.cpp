@@ -82,6 +82,20 @@ TEST(ZeroLoad, CutThroughLatencyIsClosedForm) {
   EXPECT_EQ(r.at("packets").at("delivered"), 1);
 }
 
+// How often each switch and NIC woke is the simulator's effort, not the model's: it is
+// reported per process under "simulator", adds up to the total, and is not a statistic.
+TEST(ZeroLoad, ActivationsAreSimulatorFiguresPerProcess) {
+  const json r = run({"switch.forwarding=cut_through"});
+  const json& per_process = r.at("simulator").at("activations");
+  std::uint64_t sum = 0;
+  for (const auto& [name, n] : per_process.items()) sum += n.get<std::uint64_t>();
+  EXPECT_EQ(sum, r.at("simulator").at("process_activations").get<std::uint64_t>());
+  EXPECT_GT(per_process.at("fabric.sw0").get<std::uint64_t>(), 0u);  // the packet crossed it
+  EXPECT_GT(per_process.at("fabric.ep1").get<std::uint64_t>(), 0u);  // and was received
+  EXPECT_EQ(per_process.size(), r.at("endpoints").size() + 1);
+  for (const auto& [name, v] : r.at("stats").items()) EXPECT_EQ(name.find("activations"), std::string::npos) << name;
+}
+
 TEST(ZeroLoad, StoreAndForwardLatencyIsClosedForm) {
   const json r = run({"switch.forwarding=store_and_forward"});
   expect_near({"Fabric",

@@ -77,6 +77,8 @@ class Nic : public sc_core::sc_module {
 
   int id() const { return id_; }
   const NicParams& params() const { return params_; }
+  /// Times the NIC's processes woke: the simulator's effort, reported outside the model's statistics.
+  std::uint64_t activations() const { return activations_; }
   /// Messages posted but not fully transmitted.
   std::size_t send_queue_depth() const;
   /// Time the transmitter spent paused by PFC on `vl` [s].
@@ -137,7 +139,7 @@ class Nic : public sc_core::sc_module {
   std::uint64_t next_message_ = 0;
   RdmaEngine rdma_;
 
-  stats::Counter& activations_;
+  std::uint64_t activations_ = 0;
   stats::Counter& messages_posted_;
   stats::Counter& tx_packets_;
   stats::Counter& tx_bytes_;

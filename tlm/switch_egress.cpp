@@ -37,8 +37,7 @@ void Switch::choose_vls(const sc_time& now) {
     if (o.tx.busy_until() <= horizon) {
       for (int q : out_queues_[op]) {
         const Entry& e = queues_[q].front();
-        if (e.ready > now) continue;
-        if (input_queued() && inputs_[e.in].read_free > horizon) continue;
+        if (!can_leave(e, now, horizon)) continue;
         if (!o.tx.can_send(e.vl, e.packet->payload_bytes, now)) {
           blocked_[op * v + e.vl] = 1;
           any_blocked_[op] = 1;
@@ -81,8 +80,7 @@ void Switch::allocate_input_queues(const sc_time& now) {
     if (o.chosen_vl < 0) continue;
     for (int q : out_queues_[op]) {
       const Entry& e = queues_[q].front();
-      if (e.ready > now || inputs_[e.in].read_free > horizon) continue;
-      if (o.chosen_vl != e.vl) continue;
+      if (o.chosen_vl != e.vl || !can_leave(e, now, horizon)) continue;
       if (!o.tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
       candidates.push_back({q, e.in, e.out, e.vl});
       allocator_->add_request({e.in, e.out, e.packet->id, e.packet->sl});
@@ -187,16 +185,19 @@ std::vector<BlockedHead> Switch::blocked_heads() const {
 // resume run on any edge. Otherwise credit returns wait for the next wake (TxPort::update
 // applies every return due by then), and so do releases (process_releases runs before
 // admission): the same state, fewer activations.
+bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizon) const {
+  // Ready, and (input-side queues) its input's read port frees before the next edge.
+  return e.ready <= now && (!input_queued() || inputs_[e.in].read_free <= horizon);
+}
+
 bool Switch::edge_decides(const sc_time& now) const {
   if (pfc_inputs_ || every_edge_) return true;
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
   for (int op = 0; op < params_.ports; ++op) {
     if (stalls_open_[op] > 0) return true;
     if (out_queues_[op].empty() || outputs_[op].tx.busy_until() > horizon) continue;
-    for (int q : out_queues_[op]) {
-      const Entry& e = queues_[q].front();
-      if (e.ready <= now && (!input_queued() || inputs_[e.in].read_free <= horizon)) return true;
-    }
+    for (int q : out_queues_[op])
+      if (can_leave(queues_[q].front(), now, horizon)) return true;
   }
   return false;
 }
