@@ -95,61 +95,64 @@ class SeparableAllocator final : public AllocatorBase {
                      Choice choice, PointerUpdate update)
       : AllocatorBase(name, p), iterations_(iterations), choice_(choice), update_(update),
         grant_ptr_(p.outputs, 0), accept_ptr_(p.inputs, 0), rng_(p.seed),
-        requesters_(p.outputs), granters_(p.inputs) {}
+        requesters_(p.outputs), granters_(p.inputs), in_match_(p.inputs, kUnmatched),
+        out_match_(p.outputs, kUnmatched) {}
 
   std::vector<Grant> arbitrate() override {
-    for (auto& r : requesters_) r.clear();
-    for (const auto& r : requests_) requesters_[r.output].push_back(r.input);
-    for (auto& r : requesters_) std::sort(r.begin(), r.end());
-    auto& in_match = in_match_;
-    auto& out_match = out_match_;
-    in_match.assign(p_.inputs, kUnmatched);
-    out_match.assign(p_.outputs, kUnmatched);
-    next_grant_ptr_ = grant_ptr_;
-    next_accept_ptr_ = accept_ptr_;
-    next_rng_ = rng_;  // draws are committed by update_state(), so arbitrate() repeats
+    // Only the outputs that were requested and the inputs that received grants are
+    // visited, so a round costs what it decides, not the radix.
+    for (int o : requested_) requesters_[o].clear();
+    requested_.clear();
+    for (const auto& r : requests_) {
+      if (requesters_[r.output].empty()) requested_.push_back(r.output);
+      requesters_[r.output].push_back(r.input);
+    }
+    std::sort(requested_.begin(), requested_.end());
+    for (int o : requested_) std::sort(requesters_[o].begin(), requesters_[o].end());
+    pointer_moves_.clear();
+    if (choice_ == Choice::kRandom) next_rng_ = rng_;  // draws are committed by update_state(), so arbitrate() repeats
 
+    std::vector<Grant> result;
     for (int it = 0; it < iterations_; ++it) {
-      bool matched = false;
-      for (auto& g : granters_) g.clear();
       // Grant: every unmatched output picks one unmatched input that requested it.
-      for (int o = 0; o < p_.outputs; ++o) {
-        if (out_match[o] != kUnmatched) continue;
+      granted_.clear();
+      for (int o : requested_) {
+        if (out_match_[o] != kUnmatched) continue;
         candidates_.clear();
         for (int i : requesters_[o])
-          if (in_match[i] == kUnmatched) candidates_.push_back(i);
+          if (in_match_[i] == kUnmatched) candidates_.push_back(i);
         if (candidates_.empty()) continue;
         const int i = choose(candidates_, grant_ptr_[o]);
+        if (granters_[i].empty()) granted_.push_back(i);
         granters_[i].push_back(o);  // ascending o
-        if (update_ == PointerUpdate::kEveryGrant) next_grant_ptr_[o] = (i + 1) % p_.inputs;
+        if (update_ == PointerUpdate::kEveryGrant) pointer_moves_.push_back({&grant_ptr_[o], (i + 1) % p_.inputs});
       }
+      if (granted_.empty()) break;  // no grant was possible, later iterations cannot add any
       // Accept: every input that received grants takes one of them.
-      for (int i = 0; i < p_.inputs; ++i) {
-        const auto& grants = granters_[i];
-        if (grants.empty()) continue;
+      std::sort(granted_.begin(), granted_.end());
+      for (int i : granted_) {
+        auto& grants = granters_[i];
         const int o = choose(grants, accept_ptr_[i]);
-        in_match[i] = o;
-        out_match[o] = i;
-        matched = true;
+        grants.clear();
+        in_match_[i] = o;
+        out_match_[o] = i;
+        result.push_back(Grant{i, o});
         const bool islip_move = update_ == PointerUpdate::kFirstIterationAccept && it == 0;
-        if (islip_move) next_grant_ptr_[o] = (i + 1) % p_.inputs;
+        if (islip_move) pointer_moves_.push_back({&grant_ptr_[o], (i + 1) % p_.inputs});
         if (islip_move || update_ == PointerUpdate::kEveryGrant)
-          next_accept_ptr_[i] = (o + 1) % p_.outputs;
+          pointer_moves_.push_back({&accept_ptr_[i], (o + 1) % p_.outputs});
       }
-      if (!matched) break;  // no grant was possible, later iterations cannot add any
     }
     pending_ = true;
-    std::vector<Grant> result;
-    for (int i = 0; i < p_.inputs; ++i)
-      if (in_match[i] != kUnmatched) result.push_back(Grant{i, in_match[i]});
+    for (const Grant& g : result) in_match_[g.input] = out_match_[g.output] = kUnmatched;
+    std::sort(result.begin(), result.end(), [](const Grant& a, const Grant& b) { return a.input < b.input; });
     return result;
   }
 
   void update_state() override {
     if (!pending_) return;
-    grant_ptr_ = next_grant_ptr_;
-    accept_ptr_ = next_accept_ptr_;
-    rng_ = next_rng_;
+    for (const auto& [pointer, value] : pointer_moves_) *pointer = value;  // in decision order: the last move wins
+    if (choice_ == Choice::kRandom) rng_ = next_rng_;
     pending_ = false;
   }
 
@@ -168,14 +171,17 @@ class SeparableAllocator final : public AllocatorBase {
   int iterations_;
   Choice choice_;
   PointerUpdate update_;
-  std::vector<int> grant_ptr_, next_grant_ptr_;    ///< per output: highest-priority input
-  std::vector<int> accept_ptr_, next_accept_ptr_;  ///< per input: highest-priority output
+  std::vector<int> grant_ptr_;   ///< per output: highest-priority input
+  std::vector<int> accept_ptr_;  ///< per input: highest-priority output
+  std::vector<std::pair<int*, int>> pointer_moves_;  ///< the last arbitrate()'s pointer updates, for update_state()
   std::mt19937_64 rng_, next_rng_;
   bool pending_ = false;
   std::vector<std::vector<int>> requesters_;  ///< per output: requesting inputs, ascending
-  std::vector<std::vector<int>> granters_;    ///< per input: granting outputs, ascending
+  std::vector<int> requested_;                ///< outputs with requests, ascending
+  std::vector<std::vector<int>> granters_;    ///< per input: granting outputs, ascending (empty between rounds)
+  std::vector<int> granted_;                  ///< inputs granted in this iteration
   std::vector<int> candidates_;
-  std::vector<int> in_match_, out_match_;     ///< this round's matching (kept to spare the allocator)
+  std::vector<int> in_match_, out_match_;     ///< this round's matching; all kUnmatched between rounds
 };
 
 /// Greedy allocator over a total order of requests: walk the requests best first and
