@@ -106,6 +106,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
   any_blocked_.assign(n, 0);
   stalls_open_.assign(n, 0);
+  for (PortSet* set : {&out_heads_, &in_heads_, &arriving_, &stalling_, &tx_changing_}) set->resize(n);
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
@@ -213,6 +214,7 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   if (ip.link->params().flow_control == FlowControl::credit)
     ip.credits_held.hold(p.vl, (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
   ip.arrivals.push_back(e);
+  arriving_.insert(port);
   ++in_switch_;
   ++received_;
   // Admission happens on the first core edge after the header is in.
@@ -224,6 +226,7 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
 tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
   const sc_time at = sc_core::sc_time_stamp() + delay;
   auto& o = outputs_[port];
+  tx_changing_.insert(port);
   if (phase == CREDIT_RETURN) {
     o.tx.credit_returned(at, p.vl, p.credit_blocks);
     // A credit nothing waits for takes effect at the next wake (TxPort::update), not its own.
@@ -243,8 +246,11 @@ void Switch::on_edge() {
   const sc_time now = sc_core::sc_time_stamp();
   process_releases(now);
   admit_arrivals(now);
-  for (auto& o : outputs_)
-    if (o.tx.attached()) o.tx.update(now);
+  tx_changing_.for_each([&](int op) {
+    TxPort& tx = outputs_[op].tx;
+    tx.update(now);
+    if (tx.settled()) tx_changing_.erase(op);
+  });
   schedule_egress(now);
   schedule_next(now);
 }
@@ -274,7 +280,8 @@ void Switch::process_releases(const sc_time& now) {
 }
 
 void Switch::admit_arrivals(const sc_time& now) {
-  for (auto& ip : inputs_) {
+  arriving_.for_each([&](int port) {
+    auto& ip = inputs_[port];
     while (!ip.arrivals.empty() && ip.arrivals.front().header_at <= now) {
       Entry e = ip.arrivals.front();
       ip.arrivals.pop_front();
@@ -285,7 +292,8 @@ void Switch::admit_arrivals(const sc_time& now) {
         ++dropped_;
       }
     }
-  }
+    if (ip.arrivals.empty()) arriving_.erase(port);
+  });
 }
 
 bool Switch::admit(Entry& e, const sc_time& now) {
@@ -407,10 +415,11 @@ void Switch::head_changed(int q, int prev_in, int prev_out) {
   auto remove = [&](int op) {
     auto& list = out_queues_[op];
     list.erase(std::find(list.begin(), list.end(), q));
+    if (list.empty()) out_heads_.erase(op);
   };
   if (queue.empty()) {
     remove(prev_out);
-    if (input_queued()) --in_queues_[prev_in];
+    if (input_queued() && --in_queues_[prev_in] == 0) in_heads_.erase(prev_in);
     return;
   }
   const Entry& head = queue.front();
@@ -418,7 +427,8 @@ void Switch::head_changed(int q, int prev_in, int prev_out) {
   if (prev_out < 0) {
     queue_seq_[q] = next_seq_++;
     out_queues_[head.out].push_back(q);
-    if (input_queued()) ++in_queues_[head.in];
+    out_heads_.insert(head.out);
+    if (input_queued() && in_queues_[head.in]++ == 0) in_heads_.insert(head.in);
   } else if (head.out != prev_out) {
     // An input FIFO's next head may leave on another output: it keeps its place in the order.
     remove(prev_out);
@@ -426,6 +436,7 @@ void Switch::head_changed(int q, int prev_in, int prev_out) {
     list.insert(std::upper_bound(list.begin(), list.end(), queue_seq_[q],
                                  [&](std::uint64_t seq, int other) { return seq < queue_seq_[other]; }),
                 q);
+    out_heads_.insert(head.out);
   }
 }
 

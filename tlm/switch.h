@@ -19,6 +19,7 @@
 //                       release when the tail has left the buffer
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <iterator>
@@ -159,6 +160,45 @@ struct SwitchParams {
 
 std::string_view to_string(ForwardingMode m);
 std::string_view to_string(BufferOrganisation b);
+
+/// A set of port indices (radix <= 256), walked in ascending port order: the per-wake
+/// loops visit only the ports with work, in the order a walk over every port would.
+class PortSet {
+ public:
+  void resize(int ports) { words_used_ = static_cast<std::size_t>((ports + 63) / 64); }
+  void insert(int p) { words_[static_cast<std::size_t>(p >> 6)] |= bit(p); }
+  void erase(int p) { words_[static_cast<std::size_t>(p >> 6)] &= ~bit(p); }
+  bool empty() const {
+    for (std::size_t i = 0; i < words_used_; ++i)
+      if (words_[i]) return false;
+    return true;
+  }
+  /// Calls f(port) for each member, ascending; f may erase members as it goes.
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t i = 0; i < words_used_; ++i)
+      for (std::uint64_t w = words_[i]; w; w &= w - 1) f(static_cast<int>(i * 64) + __builtin_ctzll(w));
+  }
+  /// Whether pred(port) holds for some member (ascending, stops at the first).
+  template <class F>
+  bool any_of(F&& pred) const {
+    for (std::size_t i = 0; i < words_used_; ++i)
+      for (std::uint64_t w = words_[i]; w; w &= w - 1)
+        if (pred(static_cast<int>(i * 64) + __builtin_ctzll(w))) return true;
+    return false;
+  }
+  /// Members of either set.
+  PortSet operator|(const PortSet& o) const {
+    PortSet u = *this;
+    for (std::size_t i = 0; i < words_used_; ++i) u.words_[i] |= o.words_[i];
+    return u;
+  }
+
+ private:
+  static std::uint64_t bit(int p) { return std::uint64_t{1} << (p & 63); }
+  std::array<std::uint64_t, 4> words_{};  // 256 ports at most (SwitchParams::validate)
+  std::size_t words_used_ = 0;
+};
 
 class Switch : public sc_core::sc_module {
  public:
@@ -329,6 +369,12 @@ class Switch : public sc_core::sc_module {
   std::vector<std::uint64_t> queue_seq_;      // per queue: when it last became non-empty (order key)
   std::uint64_t next_seq_ = 0;
   std::vector<int> in_queues_;                // per input: non-empty input-side queues
+  // Work sets: the per-wake loops visit these ports only.
+  PortSet out_heads_;    // outputs with a non-empty ready list (out_queues_)
+  PortSet in_heads_;     // inputs with a non-empty input-side queue (in_queues_)
+  PortSet arriving_;     // inputs with arrivals not yet admitted
+  PortSet stalling_;     // outputs with an open credit stall (stalls_open_)
+  PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
   // Heads not ready yet, earliest first (entries for heads that have left are skipped).
   std::priority_queue<HeadReady, std::vector<HeadReady>, std::greater<>> head_ready_;
   std::unique_ptr<hw::SwitchAllocator> allocator_;
@@ -345,7 +391,7 @@ class Switch : public sc_core::sc_module {
   std::vector<std::uint8_t> blocked_;              // per output x VL: a head waits for credits
   std::vector<std::uint8_t> any_blocked_;          // per output: some VL blocked this edge
   std::vector<int> stalls_open_;                   // per output: VLs with an open credit stall
-  bool any_chosen_ = false;                        // some output chose a VL this edge
+  std::vector<int> chosen_;                        // outputs that chose a VL this edge, ascending
   std::vector<Candidate> candidates_;
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;

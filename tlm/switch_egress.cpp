@@ -14,7 +14,7 @@ using sc_core::sc_time;
 void Switch::schedule_egress(const sc_time& now) {
   choose_vls(now);
   if (input_queued()) {
-    if (any_chosen_) allocate_input_queues(now);  // no output chose a VL: no request
+    if (!chosen_.empty()) allocate_input_queues(now);  // no output chose a VL: no request
   } else {
     serve_output_queues(now);
   }
@@ -25,8 +25,10 @@ void Switch::choose_vls(const sc_time& now) {
   // at line rate: an output is free if its wire frees before the next edge.
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
   const int v = params_.vls;
-  any_chosen_ = false;
-  for (int op = 0; op < params_.ports; ++op) {
+  chosen_.clear();
+  // Outputs with no head and no open stall have nothing to choose or close (their
+  // chosen_vl is not read: allocation walks chosen_).
+  (out_heads_ | stalling_).for_each([&](int op) {
     auto& o = outputs_[op];
     auto& heads = heads_[op];
     if (has_head_[op]) std::fill(heads.begin(), heads.end(), 0u);
@@ -49,21 +51,21 @@ void Switch::choose_vls(const sc_time& now) {
     }
     // No eligible head: the scheduler has nothing to choose and keeps its state.
     o.chosen_vl = o.tx.attached() && has_head_[op] ? o.scheduler->select(heads) : -1;
-    any_chosen_ = any_chosen_ || o.chosen_vl >= 0;
+    if (o.chosen_vl >= 0) chosen_.push_back(op);
     // Credit stall: a VL with a packet ready and nothing it could send for lack of credits.
-    if (!any_blocked_[op] && stalls_open_[op] == 0) continue;
+    if (!any_blocked_[op] && stalls_open_[op] == 0) return;
     for (int vl = 0; vl < v; ++vl) {
       const bool stalled = blocked_[op * v + vl] && heads[vl] == 0 && o.tx.flow_control() == FlowControl::credit;
       if (stalled && o.stall_since[vl] == sc_core::SC_ZERO_TIME) {
         o.stall_since[vl] = now;
-        ++stalls_open_[op];
+        if (stalls_open_[op]++ == 0) stalling_.insert(op);
       } else if (!stalled && o.stall_since[vl] != sc_core::SC_ZERO_TIME) {
         o.stall_s[vl] += (now - o.stall_since[vl]).to_seconds();
         o.stall_since[vl] = sc_core::SC_ZERO_TIME;
-        --stalls_open_[op];
+        if (--stalls_open_[op] == 0) stalling_.erase(op);
       }
     }
-  }
+  });
 }
 
 void Switch::allocate_input_queues(const sc_time& now) {
@@ -75,9 +77,8 @@ void Switch::allocate_input_queues(const sc_time& now) {
   allocator_->clear();
   // Requests only to outputs that chose a VL (the allocator's result does not depend
   // on the order of requests).
-  for (int op = 0; op < params_.ports; ++op) {
+  for (int op : chosen_) {
     const auto& o = outputs_[op];
-    if (o.chosen_vl < 0) continue;
     for (int q : out_queues_[op]) {
       const Entry& e = queues_[q].front();
       if (o.chosen_vl != e.vl || !can_leave(e, now, horizon)) continue;
@@ -101,16 +102,12 @@ void Switch::allocate_input_queues(const sc_time& now) {
     requests_per_output[g.output] = 0;
     transmit(best->queue, now);
   }
-  for (int op = 0; op < params_.ports; ++op)
+  for (int op : chosen_)
     if (requests_per_output[op] > 0) stats_[op].conflicts->add(static_cast<std::uint64_t>(requests_per_output[op]));
 }
 
 void Switch::serve_output_queues(const sc_time& now) {
-  for (int op = 0; op < params_.ports; ++op) {
-    const int vl = outputs_[op].chosen_vl;
-    if (vl < 0) continue;
-    transmit(queue_index(0, op, vl), now);
-  }
+  for (int op : chosen_) transmit(queue_index(0, op, outputs_[op].chosen_vl), now);
 }
 
 void Switch::transmit(int q, const sc_time& now) {
@@ -191,15 +188,14 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
 }
 
 bool Switch::edge_decides(const sc_time& now) const {
-  if (pfc_inputs_ || every_edge_) return true;
+  if (pfc_inputs_ || every_edge_ || !stalling_.empty()) return true;
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
-  for (int op = 0; op < params_.ports; ++op) {
-    if (stalls_open_[op] > 0) return true;
-    if (out_queues_[op].empty() || outputs_[op].tx.busy_until() > horizon) continue;
+  return out_heads_.any_of([&](int op) {
+    if (outputs_[op].tx.busy_until() > horizon) return false;
     for (int q : out_queues_[op])
       if (can_leave(queues_[q].front(), now, horizon)) return true;
-  }
-  return false;
+    return false;
+  });
 }
 
 void Switch::schedule_next(const sc_time& now) {
@@ -223,18 +219,15 @@ void Switch::schedule_next(const sc_time& now) {
   }
   if (!head_ready_.empty()) consider(head_ready_.top().at);
   // Every head of one input (output) waits for the same read port (wire): consider each once.
-  for (int p = 0; p < params_.ports; ++p) {
-    if (in_queues_[p] > 0) consider_free(inputs_[p].read_free);
-    if (!out_queues_[p].empty()) consider_free(outputs_[p].tx.busy_until());
-  }
-  for (const auto& ip : inputs_)
-    if (!ip.arrivals.empty()) consider(ip.arrivals.front().header_at);
+  in_heads_.for_each([&](int p) { consider_free(inputs_[p].read_free); });
+  out_heads_.for_each([&](int p) { consider_free(outputs_[p].tx.busy_until()); });
+  arriving_.for_each([&](int p) { consider(inputs_[p].arrivals.front().header_at); });
   edge_decides_ = edge_decides(now);
   if (!releases_.empty() && edge_decides_) consider(releases_.front().at);
-  for (auto& o : outputs_) {
+  tx_changing_.for_each([&](int op) {
     sc_time at;
-    if (o.tx.attached() && o.tx.next_change(now, at, edge_decides_)) consider(at);
-  }
+    if (outputs_[op].tx.next_change(now, at, edge_decides_)) consider(at);
+  });
   for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
     const auto& ip = inputs_[p];
     if (!ip.link || ip.link->params().flow_control != FlowControl::pfc) continue;

@@ -45,6 +45,8 @@ class TxPort {
   void pause_received(const sc_core::sc_time& at, int vl, std::uint16_t quanta);
   /// Applies credit returns and pause changes due at or before `now`.
   void update(const sc_core::sc_time& now);
+  /// Nothing to apply, now or later: no credit return pending and never paused.
+  bool settled() const { return pending_.empty() && !paused_ever_; }
   /// Earliest future time at which update() could unblock something; false if none.
   /// `credit_returns` false leaves pending credit returns out (pause changes only).
   bool next_change(const sc_core::sc_time& now, sc_core::sc_time& at, bool credit_returns = true) const;
