@@ -110,12 +110,20 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::vector<std::vector<double>>> rate_samples_;  // [endpoint][sample][qp] CC rate [Gb/s]
 };
 
+/// What run_simulation does with the model once the results are built.
+enum class ModelTeardown {
+  destroy,  ///< destroy it (the default; a process may then only exit: SystemC elaborates once)
+  skip,     ///< leave it to the process exit: the caller exits right after the results are written.
+            ///< Destroying a large fabric is slow (SystemC's port registries remove each socket
+            ///< with a linear search: 2.2 G instructions for bench S3), and changes nothing.
+};
+
 /// Elaborates, simulates for simulation.duration and returns results.json content.
 /// `packet_log`, when given, receives packets.csv.
 /// With `progress`, the simulation runs in slices of 1/200 of the duration so the
 /// progress line can follow simulated time; slicing does not change the results.
 nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log = nullptr,
-                              Progress* progress = nullptr);
+                              Progress* progress = nullptr, ModelTeardown teardown = ModelTeardown::destroy);
 
 /// A short human-readable table of a results document.
 std::string summary_table(const nlohmann::json& results);

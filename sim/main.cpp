@@ -57,7 +57,8 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   std::unique_ptr<std::ofstream> csv;
   if (config.output.packet_csv) csv = std::make_unique<std::ofstream>(dir / "packets.csv");
   Progress progress(verbosity);
-  const nlohmann::json results = run_simulation(config, csv.get(), &progress);
+  // The process exits once the results are written: no need to take the model apart.
+  const nlohmann::json results = run_simulation(config, csv.get(), &progress, ModelTeardown::skip);
   std::ofstream(dir / "results.json") << std::setw(2) << results << "\n";  // streamed: no string copy of the file
   if (verbosity != Verbosity::quiet) {
     std::cout << summary_table(results);

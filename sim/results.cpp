@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "sim/fabric.h"
@@ -168,13 +169,25 @@ nlohmann::json scoreboard(const Fabric& fabric, const nlohmann::json& packets, c
   return {{"ok", ok}, {"checks", checks}};
 }
 
+// The statistics and the fabric that reports into them.
+struct Model {
+  explicit Model(const FabricConfig& config) : fabric("fabric", config, registry) {}
+  stats::Registry registry;
+  Fabric fabric;
+};
+
+// ModelTeardown::skip: the model stays reachable from here until the process exits.
+Model* left_to_exit = nullptr;
+
 }  // namespace
 
-nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log, Progress* progress) {
+nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log, Progress* progress,
+                              ModelTeardown teardown) {
   // A workload that ends the run itself (perftest) calls sc_stop: not news.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  stats::Registry registry;
-  Fabric fabric("fabric", config, registry);
+  auto model = std::make_unique<Model>(config);
+  const stats::Registry& registry = model->registry;
+  Fabric& fabric = model->fabric;
   if (packet_log) {
     *packet_log << tlm_fabric::Nic::packet_log_header();
     fabric.set_packet_log(packet_log);
@@ -303,6 +316,7 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
                     {"delta_cycles", sc_core::sc_delta_count()},
                     {"packet_hops", hops},
                     {"packet_hops_per_wall_second", wall > 0 ? hops / wall : 0.0}};
+  if (teardown == ModelTeardown::skip) left_to_exit = model.release();
   return r;
 }
 

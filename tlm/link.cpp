@@ -1,6 +1,7 @@
 #include "tlm/link.h"
 
 #include <cmath>
+#include <utility>
 #include <stdexcept>
 
 #include "hw/seed.h"
@@ -32,13 +33,27 @@ Link::Link(sc_core::sc_module_name name, const LinkParams& params)
   const hw::Time wire = timing_.propagation() + timing_.fec_latency();
   reverse_delay_ = to_sc(timing_.serialization(params_.flow_control_bytes) + wire);
   pause_delay_ = to_sc(timing_.serialization(params_.pause_frame_bytes) + wire + params_.pfc_response_delay);
+  recent_[0] = recent_[1] = compute_frame_times(0);
+}
+
+Link::FrameTimes Link::compute_frame_times(std::uint32_t payload) const {
+  return {payload, to_sc(timing_.header_delay(payload)), to_sc(timing_.tail_delay(payload)),
+          to_sc(timing_.occupancy(payload))};
+}
+
+const Link::FrameTimes& Link::frame_times(std::uint32_t payload) {
+  if (recent_[0].payload == payload) return recent_[0];
+  std::swap(recent_[0], recent_[1]);
+  if (recent_[0].payload != payload) recent_[0] = compute_frame_times(payload);
+  return recent_[0];
 }
 
 tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   // `delay` is when the first bit leaves the transmitter, relative to now.
   const sc_core::sc_time start = delay;
-  sc_core::sc_time header = start + to_sc(timing_.header_delay(p.payload_bytes));
-  sc_core::sc_time tail = start + to_sc(timing_.tail_delay(p.payload_bytes));
+  const FrameTimes& times = frame_times(p.payload_bytes);
+  sc_core::sc_time header = start + times.header;
+  sc_core::sc_time tail = start + times.tail;
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   p.header_at = now + header;
   p.tail_at = now + tail;
@@ -55,7 +70,7 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
   ph = END_TAIL;
   rx->nb_transport_fw(p, ph, tail);
 
-  const sc_core::sc_time busy = to_sc(timing_.occupancy(p.payload_bytes));
+  const sc_core::sc_time busy = times.busy;
   ++counters_.packets;
   counters_.payload_bytes += p.payload_bytes;
   counters_.busy += busy;
