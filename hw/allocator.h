@@ -16,7 +16,7 @@ namespace fabricsim::hw {
 struct AllocRequest {
   int input = 0;            ///< 0..inputs-1
   int output = 0;           ///< 0..outputs-1
-  std::uint64_t age = 0;    ///< smaller = older (arrival order), for oldest_first
+  std::uint64_t age = 0;    ///< smaller = older (the switch gives the time the packet left its source), for oldest_first
   int priority = 0;         ///< larger wins, for strict_priority
 };
 

@@ -88,7 +88,6 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
       forwarded_(stats.counter(std::string(this->name()) + ".forwarded_packets",
                                "packets granted to an egress port", "packets")) {
   params_.validate();
-  every_edge_ = params_.allocator == "oldest_first" || params_.allocator == "strict_priority";
   const int n = params_.ports, v = params_.vls;
   to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));

@@ -398,13 +398,6 @@ class Switch : public sc_core::sc_module {
   WakeEvent wake_;
   bool pfc_inputs_ = false;     // some input link uses PFC (refresh and resume work)
   bool edge_decides_ = false;   // an edge with only a credit return or a release due would change something (edge_decides())
-  // Every credit return and release keeps its own edge (edge_decides() always true) where
-  // results follow the kernel's order of same-time processes, which fewer notifications
-  // can change: allocators that compare ages (oldest_first, strict_priority) compare packet
-  // ids, handed out in that order to packets created at the same time. (The occupancy
-  // sampler reads ingress_occupancy(), which counts releases already due, so it needs no
-  // extra edges.)
-  bool every_edge_ = false;
   std::uint64_t in_switch_ = 0;
   std::uint64_t activations_ = 0;
   std::uint64_t received_ = 0, dropped_ = 0;

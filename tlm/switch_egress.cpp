@@ -84,7 +84,9 @@ void Switch::allocate_input_queues(const sc_time& now) {
       if (o.chosen_vl != e.vl || !can_leave(e, now, horizon)) continue;
       if (!o.tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
       candidates.push_back({q, e.in, e.out, e.vl});
-      allocator_->add_request({e.in, e.out, e.packet->id, e.packet->sl});
+      // A packet's age is when it left its source: its own time, not the order the
+      // kernel ran same-time sources in (equal ages go to the lower input).
+      allocator_->add_request({e.in, e.out, e.packet->injected.value(), e.packet->sl});
       ++requests_per_output[e.out];
     }
   }
@@ -92,15 +94,12 @@ void Switch::allocate_input_queues(const sc_time& now) {
   const std::vector<hw::Grant> grants = allocator_->arbitrate();
   allocator_->update_state();
   for (const hw::Grant& g : grants) {
-    // The allocator keeps the best request per (input, output): the oldest packet.
-    const Candidate* best = nullptr;
-    for (const Candidate& c : candidates)
-      if (c.in == g.input && c.out == g.output &&
-          (!best || queues_[c.queue].front().packet->id < queues_[best->queue].front().packet->id))
-        best = &c;
+    // One candidate per (input, output): the output's chosen VL picks the input's queue.
+    const auto granted = std::find_if(candidates.begin(), candidates.end(),
+                                      [&](const Candidate& c) { return c.in == g.input && c.out == g.output; });
     stats_[g.output].conflicts->add(static_cast<std::uint64_t>(requests_per_output[g.output] - 1));
     requests_per_output[g.output] = 0;
-    transmit(best->queue, now);
+    transmit(granted->queue, now);
   }
   for (int op : chosen_)
     if (requests_per_output[op] > 0) stats_[op].conflicts->add(static_cast<std::uint64_t>(requests_per_output[op]));
@@ -188,7 +187,7 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
 }
 
 bool Switch::edge_decides(const sc_time& now) const {
-  if (pfc_inputs_ || every_edge_ || !stalling_.empty()) return true;
+  if (pfc_inputs_ || !stalling_.empty()) return true;
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
   return out_heads_.any_of([&](int op) {
     if (outputs_[op].tx.busy_until() > horizon) return false;
