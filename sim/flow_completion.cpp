@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <tuple>
 
 namespace fabricsim::sim {
 
@@ -60,18 +61,30 @@ constexpr std::array<Bucket, 4> kBuckets{{{"<=4KiB", 4096},
 }  // namespace
 
 void FlowStats::add(const tlm_fabric::FlowRecord& f) {
-  const double t = (f.end - f.start).to_seconds();
-  const double s = t / ideal_.seconds(f.src, f.dst, f.bytes);
-  fct_us_.add(t * 1e6);
-  slowdown_.add(s);
-  std::size_t b = 0;
-  while (f.bytes > kBuckets[b].max_bytes) ++b;
-  bucket_fct_us_[b].add(t * 1e6);
-  bucket_slowdown_[b].add(s);
+  if (!instant_.empty() && instant_.front().end != f.end) add_instant();
+  instant_.push_back(f);
+}
+
+void FlowStats::add_instant() const {
+  std::sort(instant_.begin(), instant_.end(), [](const tlm_fabric::FlowRecord& a, const tlm_fabric::FlowRecord& b) {
+    return std::tie(a.src, a.dst, a.flow, a.start, a.bytes) < std::tie(b.src, b.dst, b.flow, b.start, b.bytes);
+  });
+  for (const tlm_fabric::FlowRecord& f : instant_) {
+    const double t = (f.end - f.start).to_seconds();
+    const double s = t / ideal_.seconds(f.src, f.dst, f.bytes);
+    fct_us_.add(t * 1e6);
+    slowdown_.add(s);
+    std::size_t b = 0;
+    while (f.bytes > kBuckets[b].max_bytes) ++b;
+    bucket_fct_us_[b].add(t * 1e6);
+    bucket_slowdown_[b].add(s);
+  }
+  instant_.clear();
 }
 
 nlohmann::json FlowStats::to_json() const {
   static_assert(kBuckets.size() == kSizeBuckets);
+  add_instant();
   nlohmann::json by_size = nlohmann::json::array();
   for (std::size_t b = 0; b < kBuckets.size(); ++b)
     if (bucket_fct_us_[b].count() > 0)

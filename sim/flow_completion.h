@@ -8,8 +8,11 @@
 // CODE FLOW
 //   Nic / RdmaEngine flow handler -> FlowRecord (src, dst, bytes, start, end)
 //   -> Fabric passes the records that start after the warm-up to FlowStats::add:
-//      IdealFct of the record -> FCT and slowdown into distributions, overall and
-//      per size bucket (no record is kept: memory does not grow with messages)
+//      flows that complete at the same instant wait for it to pass and go in the
+//      order of (src, dst, flow, start): the means are float sums, and the order of
+//      same-time completions on different NICs is the kernel's, not the model's
+//   -> IdealFct of the record -> FCT and slowdown into distributions, overall and
+//      per size bucket (no record is kept beyond the instant: memory does not grow)
 //   -> FlowStats::to_json(): results.json "flows"
 #pragma once
 
@@ -61,16 +64,20 @@ class IdealFct {
 class FlowStats {
  public:
   explicit FlowStats(IdealFct ideal) : ideal_(std::move(ideal)) {}
-  /// One completed flow.
+  /// One completed flow (completion times never decrease from one call to the next).
   void add(const tlm_fabric::FlowRecord& f);
   /// results.json "flows": count, FCT and slowdown summaries, overall and per size bucket.
   nlohmann::json to_json() const;
 
  private:
   static constexpr std::size_t kSizeBuckets = 4;
+  /// Adds the flows of the last completion instant, in (src, dst, flow, start) order.
+  void add_instant() const;
   IdealFct ideal_;
-  stats::Distribution fct_us_, slowdown_;
-  std::array<stats::Distribution, kSizeBuckets> bucket_fct_us_, bucket_slowdown_;
+  // The figures are complete once the last instant is added, which to_json does.
+  mutable std::vector<tlm_fabric::FlowRecord> instant_;  // completed at the same time, not yet added
+  mutable stats::Distribution fct_us_, slowdown_;
+  mutable std::array<stats::Distribution, kSizeBuckets> bucket_fct_us_, bucket_slowdown_;
 };
 
 }  // namespace fabricsim::sim

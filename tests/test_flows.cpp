@@ -1,4 +1,5 @@
 // Per-flow completion time and slowdown (sim/flow_completion.h) against closed forms.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -6,6 +7,8 @@
 
 #include "sim/child_run.h"
 #include "sim/config.h"
+#include "sim/flow_completion.h"
+#include "sim/topology.h"
 #include "tests/fabric_run.h"
 #include "tests/fabrics.h"
 
@@ -33,6 +36,35 @@ const json& bucket(const json& flows, const std::string& name) {
   for (const auto& b : flows.at("by_size"))
     if (b.at("bucket") == name) return b;
   throw std::runtime_error("no bucket " + name);
+}
+
+// The means are float sums: flows completing at one instant on different NICs reach
+// FlowStats in the kernel's order of same-time processes, which a change in wake-ups
+// may alter. They are added in one order whatever the order they came in.
+TEST(FlowCompletion, SameTimeCompletionsAddUpInOneOrder) {
+  using fabricsim::sim::FlowStats;
+  using fabricsim::sim::IdealFct;
+  using fabricsim::tlm_fabric::FlowRecord;
+  using sc_core::sc_time;
+  using sc_core::SC_NS;
+  const auto config = load_config_text(kLeafSpineRadix4, "flows.yaml", {});
+  const auto graph = fabricsim::sim::build_graph(config.topology);
+  const IdealFct ideal(graph, std::vector<fabricsim::hw::PhyTiming>(graph.endpoints(), fabricsim::hw::PhyTiming(config.link.phy)),
+                       fabricsim::hw::PhyTiming(config.topology.fabric_link.phy), config.switch_params,
+                       config.nic.mtu.in_bytes());
+  // FCTs whose float sum depends on the order (0.1 + 0.2 + 0.3 us next to 1 ms).
+  std::vector<FlowRecord> flows;
+  const double fct_ns[] = {100, 200, 300, 1e6, 7, 1e-3 * 333};
+  for (int i = 0; i < 6; ++i)
+    flows.push_back({i % 4, 4 + i % 4, 1000u + 97u * i, static_cast<std::uint32_t>(i), sc_time(2e6 - fct_ns[i], SC_NS),
+                     sc_time(2e6, SC_NS)});
+  flows.push_back({0, 7, 1 << 20, 9, sc_time(1, SC_NS), sc_time(2e6 + 1, SC_NS)});  // the next instant, another bucket
+  FlowStats in_order(ideal), reversed(ideal);
+  for (const FlowRecord& f : flows) in_order.add(f);
+  std::reverse(flows.begin(), flows.end() - 1);
+  for (const FlowRecord& f : flows) reversed.add(f);
+  EXPECT_EQ(in_order.to_json().dump(), reversed.to_json().dump());
+  EXPECT_EQ(in_order.to_json().at("count"), 7);
 }
 
 TEST(FlowCompletion, SingleFlowAtZeroLoadHasSlowdownOne) {

@@ -92,10 +92,16 @@ void Nic::post(const Message& m) {
   messages_posted_.add();
   const std::uint64_t message_id = (static_cast<std::uint64_t>(id_) << 40) | next_message_++;
   send_queues_[vl_of(m.sl)].push_back({m, message_id, m.bytes, sc_core::sc_time_stamp()});
-  kick();
+  wake_tx_at(sc_core::sc_time_stamp());
 }
 
-void Nic::wake_tx_at(const sc_time& t) { tx_wake_.notify_at(t); }
+void Nic::kick() {
+  // Before the engine's earliest ready time the transmitter would find nothing to send.
+  sc_time at;
+  if (rdma_.next_ready(sc_core::sc_time_stamp(), at)) wake_tx_at(at);
+}
+
+void Nic::wake_tx_at(const sc_time& t) { tx_wake_.notify_at(t > port_.busy_until() ? t : port_.busy_until()); }
 
 bool Nic::can_send(int vl, std::uint32_t payload, const sc_time& now) {
   const bool ok = port_.can_send(vl, payload, now);
@@ -141,7 +147,15 @@ void Nic::on_tx() {
     tx_packets_.add();
     tx_bytes_.add(p->payload_bytes);
     if (now >= measure_from_) tx_window_wire_bytes_.add(port_.link().wire_bytes(p->payload_bytes));
-    wake_tx_at(port_.busy_until());
+    // Look again when the wire is free; on credit links, not before the transport has
+    // something ready (a PAUSE must be applied when it starts, so PFC links look anyway).
+    sc_time at = port_.busy_until();
+    if (port_.flow_control() == FlowControl::credit && send_queue_depth() == 0) {
+      sc_time ready;
+      if (!rdma_.next_ready(now, ready)) return;  // nothing waits, no timeout armed: new work kicks
+      if (ready > at) at = ready;
+    }
+    wake_tx_at(at);
     return;
   }
   // Nothing can go now: wake when the transport changes, or flow control if it

@@ -85,8 +85,8 @@ class Nic : public sc_core::sc_module {
   double paused_seconds(int vl) const;
   /// The RDMA engine (queue pairs, verbs, transport, CC).
   RdmaEngine& rdma() { return rdma_; }
-  /// Wakes the transmitter (after posting work to the RDMA engine).
-  void kick() { wake_tx_at(sc_core::sc_time_stamp()); }
+  /// Wakes the transmitter when the RDMA engine's work can first go (after posting work to it).
+  void kick();
   /// Transmit side: credits per VL toward the switch (or peer NIC) buffer (invariants).
   const TxPort& egress_port() const { return port_; }
   /// Credit blocks of the receive buffer not yet returned upstream, per VL (invariants).
@@ -110,6 +110,8 @@ class Nic : public sc_core::sc_module {
   void return_credit(const Packet& p);
   std::uint64_t credit_blocks(const Packet& p) const;
   Packet* next_raw_packet(const sc_core::sc_time& now);
+  /// Wakes the transmitter at `t`, or when the wire is free if that is later (a wake
+  /// with the wire busy could only wait for it).
   void wake_tx_at(const sc_core::sc_time& t);
   /// The link's flow control lets a segment of `payload` bytes start on `vl` now (notes a refusal).
   bool can_send(int vl, std::uint32_t payload, const sc_core::sc_time& now);

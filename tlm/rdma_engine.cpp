@@ -255,14 +255,8 @@ Packet* RdmaEngine::next_packet(const sc_time& now, const std::function<bool(int
   return nullptr;
 }
 
-bool RdmaEngine::next_wake(const sc_time& now, sc_time& at) const {
-  bool have = false;
-  auto consider = [&](const sc_time& t) {
-    const sc_time v = t > now ? t : now;
-    if (t <= now) return;
-    if (!have || v < at) at = v;
-    have = true;
-  };
+template <class F>
+void RdmaEngine::wake_times(F&& consider) const {
   if (!control_.empty()) consider(control_.front().ready);
   for (const Qp& q : qps_) {
     const bool pending = !q.responses.empty() || !q.resend.empty() ||
@@ -277,6 +271,25 @@ bool RdmaEngine::next_wake(const sc_time& now, sc_time& at) const {
     }
     if (!q.outstanding.empty()) consider(q.last_progress + retransmit_timeout_);
   }
+}
+
+bool RdmaEngine::next_wake(const sc_time& now, sc_time& at) const {
+  bool have = false;
+  wake_times([&](const sc_time& t) {
+    if (t <= now) return;
+    if (!have || t < at) at = t;
+    have = true;
+  });
+  return have;
+}
+
+bool RdmaEngine::next_ready(const sc_time& now, sc_time& at) const {
+  bool have = false;
+  wake_times([&](const sc_time& t) {
+    const sc_time v = t > now ? t : now;
+    if (!have || v < at) at = v;
+    have = true;
+  });
   return have;
 }
 

@@ -134,6 +134,9 @@ class RdmaEngine {
                       const std::function<int(int)>& vl_of);
   /// Earliest future time at which next_packet() could return something; false if none.
   bool next_wake(const sc_core::sc_time& now, sc_core::sc_time& at) const;
+  /// Earliest time, `now` or later, at which next_packet() could return something (what is
+  /// ready already counts as `now`); false if nothing is waiting to go and no timeout is armed.
+  bool next_ready(const sc_core::sc_time& now, sc_core::sc_time& at) const;
   /// Handles an arrived transport packet (not released here). Returns whether it may
   /// have given next_packet() something new to send (a control packet, a READ response,
   /// a window opened for segments waiting, a retransmission, a rate change); then the
@@ -206,6 +209,11 @@ class RdmaEngine {
   };
 
   Qp& qp(int qpn);
+  /// Calls `consider(t)` for each time at which next_packet() could next return something:
+  /// a control packet, a QP's next READ response, resend or new segment, its rate limiter
+  /// (if it has something to send), its retransmission timeout.
+  template <class F>
+  void wake_times(F&& consider) const;
   void send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const sc_core::sc_time& now);
   void requester_ack(Qp& q, std::uint32_t ack_psn, const sc_core::sc_time& now);
   void go_back(Qp& q, std::uint32_t from, const sc_core::sc_time& now);
