@@ -91,6 +91,9 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   const int n = params_.ports, v = params_.vls;
   to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
+  const auto routing = params_.routing.algorithm;
+  fold_admission_ = input_queued() && !params_.ecn.enabled && to_allocator_ > sc_core::SC_ZERO_TIME &&
+                    (routing == hw::RoutingAlgorithm::d_mod_k || routing == hw::RoutingAlgorithm::ecmp);
   inputs_.resize(n);
   outputs_.resize(n);
   egress_queued_.assign(n, 0);
@@ -163,19 +166,37 @@ void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_
 void Switch::attach_ingress(int port, const Link* link) {
   inputs_.at(port).link = link;
   pfc_inputs_ = pfc_inputs_ || link->params().flow_control == FlowControl::pfc;
+  fold_admission_ = fold_admission_ && link->params().flow_control == FlowControl::credit;
 }
 
 std::uint64_t Switch::packets_buffered() const { return in_switch_; }
 std::uint64_t Switch::ingress_occupancy(int port) const {
   // Buffer releases due by now that no wake has applied yet (a release wakes the
   // switch only where it can change a decision) have left the buffer all the same.
-  std::uint64_t bytes = inputs_.at(port).bytes;
+  std::uint64_t bytes = inputs_.at(port).bytes + admissions_due(port, false);
   const sc_time now = sc_core::sc_time_stamp();
   for (const Release& r : releases_)
     if (r.in == port && r.at <= now) bytes -= r.charged;
   return bytes;
 }
-std::uint64_t Switch::egress_occupancy(int port) const { return outputs_.at(port).bytes; }
+std::uint64_t Switch::egress_occupancy(int port) const { return outputs_.at(port).bytes + admissions_due(port, true); }
+
+std::uint64_t Switch::admissions_due(int port, bool egress) const {
+  // Admissions whose header edge has come but that wait for the next wake
+  // (admission_wake()) have entered the buffers all the same.
+  if (!fold_admission_) return 0;
+  const sc_time now = sc_core::sc_time_stamp();
+  std::uint64_t bytes = 0;
+  auto add = [&](const InputPort& ip) {
+    for (const Entry& e : ip.arrivals) {
+      if (e.header_edge > now) break;
+      if (!e.packet->corrupted && (!egress || e.out == port)) bytes += e.charged;
+    }
+  };
+  if (!egress) add(inputs_.at(port));
+  else for (const auto& ip : inputs_) add(ip);
+  return bytes;
+}
 
 double Switch::egress_paused_seconds(int port, int vl) const {
   const auto& tx = outputs_.at(port).tx;
@@ -207,17 +228,30 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   if (p.dst < 0 || p.dst >= static_cast<int>(routes_.size()) || routes_[p.dst].empty())
     throw std::runtime_error(std::string(name()) + ": no route to endpoint " + std::to_string(p.dst));
   auto& ip = inputs_[port];
-  Entry e{&p, p.header_at, p.tail_at, p.header_at, port, -1, p.vl, 0, 0};
+  Entry e{&p, p.header_at, p.tail_at, p.header_at, port, -1, p.vl, 0, 0, clock_.edge_at_or_after(p.header_at)};
   e.frame_bytes = static_cast<std::uint32_t>(ip.link->timing().frame_bytes(p.payload_bytes));
   e.charged = (e.frame_bytes + params_.cell_bytes - 1) / params_.cell_bytes * params_.cell_bytes;
   if (ip.link->params().flow_control == FlowControl::credit)
     ip.credits_held.hold(p.vl, (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
+  if (fold_admission_) {
+    // The route and the ready time do not depend on when admission runs.
+    e.out = route_policy_.select({p.src, p.dst, p.flow}, routes_[p.dst], egress_queued_, e.header_edge.to_seconds());
+    e.ready = pipeline_ready(e);
+  }
   ip.arrivals.push_back(e);
   arriving_.insert(port);
   ++in_switch_;
   ++received_;
-  // Admission happens on the first core edge after the header is in.
-  if (ip.arrivals.size() == 1) wake_at(clock_.edge_at_or_after(e.header_at));
+  // Admission happens on the first core edge after the header is in, or (folded) on the
+  // first wake after it.
+  if (ip.arrivals.size() == 1) {
+    wake_at(admission_wake(port));
+  } else if (fold_admission_) {
+    // Earlier arrivals have their wake; this one may need its own edge before it.
+    std::uint64_t through = ip.bytes;
+    for (const Entry& a : ip.arrivals) through += a.charged;
+    if (own_edge(ip, e, through)) wake_at(e.header_edge);
+  }
   (void)delay;
   return tlm::TLM_ACCEPTED;
 }
@@ -279,20 +313,59 @@ void Switch::process_releases(const sc_time& now) {
 }
 
 void Switch::admit_arrivals(const sc_time& now) {
+  // Every arrival whose header is in, in the order edge-by-edge admission takes them: by
+  // header edge, then input, then arrival (folded admissions can span several edges).
+  due_.clear();
   arriving_.for_each([&](int port) {
-    auto& ip = inputs_[port];
-    while (!ip.arrivals.empty() && ip.arrivals.front().header_at <= now) {
-      Entry e = ip.arrivals.front();
-      ip.arrivals.pop_front();
-      if (admit(e, now)) {
-        enqueue(e);
-      } else {
-        --in_switch_;
-        ++dropped_;
-      }
-    }
-    if (ip.arrivals.empty()) arriving_.erase(port);
+    const auto& a = inputs_[port].arrivals;
+    for (std::size_t i = 0; i < a.size() && a[i].header_at <= now; ++i) due_.push_back({a[i].header_edge, port, i});
   });
+  if (fold_admission_) std::sort(due_.begin(), due_.end());
+  for (const DueArrival& d : due_) {
+    auto& ip = inputs_[d.in];
+    Entry e = ip.arrivals.front();
+    ip.arrivals.pop_front();
+    if (ip.arrivals.empty()) arriving_.erase(d.in);
+    if (admit(e, fold_admission_ ? d.edge : now)) {
+      enqueue(e);
+    } else {
+      --in_switch_;
+      ++dropped_;
+    }
+  }
+}
+
+// When input `port` next needs the switch awake for admission. Edge by edge, that is the
+// header edge of its first arrival. With admission folded (fold_admission_), an arrival
+// waits for the first wake at or after its header edge, at the latest its ready time,
+// unless its own edge can change something seen before then: a corrupted frame (credits
+// back, drop counted), a possible new ingress high-water mark (the buffer counted with
+// every earlier arrival and no release above the mark: the statistic could otherwise
+// miss the end of the run), or an edge that decides something anyway (edge_decides_:
+// an admission edge runs the egress decisions too).
+sc_time Switch::admission_wake(int port) const {
+  const auto& ip = inputs_[port];
+  const Entry& front = ip.arrivals.front();
+  if (!fold_admission_) return front.header_edge;
+  std::uint64_t bytes = ip.bytes;
+  for (const Entry& e : ip.arrivals) {
+    if (e.header_edge >= front.ready) break;
+    bytes += e.charged;
+    if (own_edge(ip, e, bytes)) return e.header_edge;
+  }
+  return front.ready;
+}
+
+// Whether arrival `e` of input `ip` needs its header edge (admission_wake()); `through` is
+// the input's buffer with every arrival up to and including `e` admitted.
+bool Switch::own_edge(const InputPort& ip, const Entry& e, std::uint64_t through) const {
+  return edge_decides_ || e.packet->corrupted || through > ip.high_water;
+}
+
+sc_time Switch::pipeline_ready(const Entry& e) const {
+  // Ingress pipeline: from the first edge after the header (CT) or tail (SAF).
+  const bool saf = params_.forwarding == ForwardingMode::store_and_forward;
+  return (saf ? clock_.edge_at_or_after(e.tail_at) : e.header_edge) + to_allocator_;
 }
 
 bool Switch::admit(Entry& e, const sc_time& now) {
@@ -307,7 +380,7 @@ bool Switch::admit(Entry& e, const sc_time& now) {
     return false;
   }
   // Route lookup: one of the equal-cost ports, chosen when the header is in.
-  e.out = route_policy_.select({p.src, p.dst, p.flow}, routes_[p.dst], egress_queued_, now.to_seconds());
+  if (e.out < 0) e.out = route_policy_.select({p.src, p.dst, p.flow}, routes_[p.dst], egress_queued_, now.to_seconds());
   auto& o = outputs_[e.out];
   const int in_vl = p.vl;
   e.vl = params_.vl_of(p.sl);
@@ -376,9 +449,7 @@ bool Switch::admit(Entry& e, const sc_time& now) {
       stats_[e.in].marks[in_vl]->add();
     }
   }
-  // Ingress pipeline: from the first edge after the header (CT) or tail (SAF).
-  const bool saf = params_.forwarding == ForwardingMode::store_and_forward;
-  e.ready = clock_.edge_at_or_after(saf ? e.tail_at : e.header_at) + to_allocator_;
+  e.ready = pipeline_ready(e);
   // Output queues are written through the crossbar at `speedup` x line
   // rate: one transfer at a time per output write port and per input read
   // port, so with speedup < ports a contended output holds its inputs back

@@ -260,6 +260,7 @@ class Switch : public sc_core::sc_module {
     int in, out, vl;
     std::uint32_t frame_bytes;   // as buffered (ingress framing)
     std::uint64_t charged;       // bytes charged to buffers (whole cells)
+    sc_core::sc_time header_edge;  // first core edge after the header: admission
   };
   // A switch queue (VOQ, input FIFO or output queue) in ready order. Allocates
   // nothing until its first packet: a 256-port VOQ switch has 65,536 of them.
@@ -329,6 +330,10 @@ class Switch : public sc_core::sc_module {
   // switch.cpp: admission side
   void process_releases(const sc_core::sc_time& now);
   void admit_arrivals(const sc_core::sc_time& now);
+  sc_core::sc_time admission_wake(int port) const;
+  bool own_edge(const InputPort& ip, const Entry& e, std::uint64_t through) const;
+  std::uint64_t admissions_due(int port, bool egress) const;
+  sc_core::sc_time pipeline_ready(const Entry& e) const;
   bool admit(Entry& e, const sc_core::sc_time& now);
   void enqueue(Entry e);
   void send_pause(int in_port, int vl, std::uint16_t quanta, const sc_core::sc_time& now);
@@ -392,11 +397,28 @@ class Switch : public sc_core::sc_module {
   std::vector<std::uint8_t> any_blocked_;          // per output: some VL blocked this edge
   std::vector<int> stalls_open_;                   // per output: VLs with an open credit stall
   std::vector<int> chosen_;                        // outputs that chose a VL this edge, ascending
+  struct DueArrival {
+    sc_core::sc_time edge;
+    int in;
+    std::size_t pos;
+    bool operator<(const DueArrival& o) const {
+      return edge != o.edge ? edge < o.edge : in != o.in ? in < o.in : pos < o.pos;
+    }
+  };
+  std::vector<DueArrival> due_;                    // this wake's admissions, in admission order
   std::vector<Candidate> candidates_;
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;
   WakeEvent wake_;
   bool pfc_inputs_ = false;     // some input link uses PFC (refresh and resume work)
+  // Admission without an edge of its own (admission_wake()): a packet is admitted at the
+  // first wake at or after its header edge, in the order edge-by-edge admission would
+  // take, where nothing admission does is seen before that wake: every input on credit
+  // flow control (no drop, no PAUSE), routing that reads neither queues nor the clock
+  // nor a counter (D-mod-k, ECMP: the port is chosen on arrival), no ECN/FECN marking,
+  // input-side queues, a packet never ready on its own header edge.
+  bool fold_admission_ = false;
+
   bool edge_decides_ = false;   // an edge with only a credit return or a release due would change something (edge_decides())
   std::uint64_t in_switch_ = 0;
   std::uint64_t activations_ = 0;

@@ -217,11 +217,11 @@ void Switch::schedule_next(const sc_time& now) {
     head_ready_.pop();
   }
   if (!head_ready_.empty()) consider(head_ready_.top().at);
+  edge_decides_ = edge_decides(now);
   // Every head of one input (output) waits for the same read port (wire): consider each once.
   in_heads_.for_each([&](int p) { consider_free(inputs_[p].read_free); });
   out_heads_.for_each([&](int p) { consider_free(outputs_[p].tx.busy_until()); });
-  arriving_.for_each([&](int p) { consider(inputs_[p].arrivals.front().header_at); });
-  edge_decides_ = edge_decides(now);
+  arriving_.for_each([&](int p) { consider(admission_wake(p)); });
   if (!releases_.empty() && edge_decides_) consider(releases_.front().at);
   tx_changing_.for_each([&](int op) {
     sc_time at;
