@@ -267,6 +267,7 @@ tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase,
     if (!edge_decides_) return tlm::TLM_ACCEPTED;
   } else if (phase == PFC_PAUSE) {
     o.tx.pause_received(at, p.vl, p.pause_quanta);
+    pause_received_ = true;
     stats_[port].pause_received[p.vl]->add();
   }
   wake_at(clock_.edge_at_or_after(at));
@@ -347,7 +348,7 @@ void Switch::admit_arrivals(const sc_time& now) {
 sc_time Switch::admission_wake(int port) const {
   const auto& ip = inputs_[port];
   const Entry& front = ip.arrivals.front();
-  if (!fold_admission_) return front.header_edge;
+  if (!fold_admission_ || edge_decides_) return front.header_edge;
   std::uint64_t bytes = ip.bytes;
   for (const Entry& e : ip.arrivals) {
     if (e.header_edge >= front.ready) break;
