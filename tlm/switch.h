@@ -361,7 +361,7 @@ class Switch : public sc_core::sc_module {
   SwitchParams params_;
   PacketPool& pool_;
   ClockDomain clock_;
-  sc_core::sc_time to_allocator_, grant_to_wire_;
+  sc_core::sc_time to_allocator_, grant_to_wire_, credit_return_latency_;
   std::vector<std::vector<int>> routes_;
   hw::RoutePolicy route_policy_;
   std::vector<std::uint64_t> egress_queued_;  // bytes queued per output (adaptive routing)
