@@ -91,6 +91,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   const int n = params_.ports, v = params_.vls;
   to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
+  credit_return_latency_ = to_sc(params_.credit_return_latency);
   const auto routing = params_.routing.algorithm;
   fold_admission_ = input_queued() && !params_.ecn.enabled && to_allocator_ > sc_core::SC_ZERO_TIME &&
                     (routing == hw::RoutingAlgorithm::d_mod_k || routing == hw::RoutingAlgorithm::ecmp);
@@ -266,6 +267,7 @@ tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase,
     if (!edge_decides_) return tlm::TLM_ACCEPTED;
   } else if (phase == PFC_PAUSE) {
     o.tx.pause_received(at, p.vl, p.pause_quanta);
+    pause_received_ = true;
     stats_[port].pause_received[p.vl]->add();
   }
   wake_at(clock_.edge_at_or_after(at));
@@ -346,7 +348,7 @@ void Switch::admit_arrivals(const sc_time& now) {
 sc_time Switch::admission_wake(int port) const {
   const auto& ip = inputs_[port];
   const Entry& front = ip.arrivals.front();
-  if (!fold_admission_) return front.header_edge;
+  if (!fold_admission_ || edge_decides_) return front.header_edge;
   std::uint64_t bytes = ip.bytes;
   for (const Entry& e : ip.arrivals) {
     if (e.header_edge >= front.ready) break;
@@ -520,7 +522,7 @@ void Switch::return_credit(int in_port, int vl, std::uint32_t frame_bytes, const
   ip.credits_held.give_back(vl, credit.credit_blocks);
   if (fault_ == AccountingFault::credit_return_short && credit.credit_blocks > 0) --credit.credit_blocks;
   tlm::tlm_phase phase = CREDIT_RETURN;
-  sc_time d = delay + to_sc(params_.credit_return_latency);
+  sc_time d = delay + credit_return_latency_;
   in[in_port]->nb_transport_bw(credit, phase, d);
 }
 

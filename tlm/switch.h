@@ -21,7 +21,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <iterator>
 #include <memory>
 #include <queue>
@@ -262,12 +261,18 @@ class Switch : public sc_core::sc_module {
     std::uint64_t charged;       // bytes charged to buffers (whole cells)
     sc_core::sc_time header_edge;  // first core edge after the header: admission
   };
-  // A switch queue (VOQ, input FIFO or output queue) in ready order. Allocates
-  // nothing until its first packet: a 256-port VOQ switch has 65,536 of them.
+  // A switch queue (VOQ, input FIFO or output queue) in ready order, or an input's
+  // arrivals in header order. Allocates nothing until its first packet: a 256-port VOQ
+  // switch has 65,536 of them.
   class EntryQueue {
    public:
     bool empty() const { return head_ == items_.size(); }
+    std::size_t size() const { return items_.size() - head_; }
     const Entry& front() const { return items_[head_]; }
+    const Entry& operator[](std::size_t i) const { return items_[head_ + i]; }
+    std::vector<Entry>::const_iterator begin() const { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+    std::vector<Entry>::const_iterator end() const { return items_.end(); }
+    void push_back(const Entry& e) { items_.push_back(e); }
     void pop_front() {
       if (++head_ == items_.size()) {
         items_.clear();
@@ -304,7 +309,7 @@ class Switch : public sc_core::sc_module {
     std::vector<stats::Counter*> drops, pause_sent, pause_received, marks;  // per VL
   };
   struct InputPort {
-    std::deque<Entry> arrivals;              // not yet through admission, by header time
+    EntryQueue arrivals;                     // not yet through admission, by header time
     std::vector<hw::PfcIngress> pfc;         // per VL (pfc links)
     std::vector<std::uint64_t> vl_bytes;     // ingress accounting per VL
     std::vector<sc_core::sc_time> pause_sent_at;
@@ -356,7 +361,7 @@ class Switch : public sc_core::sc_module {
   SwitchParams params_;
   PacketPool& pool_;
   ClockDomain clock_;
-  sc_core::sc_time to_allocator_, grant_to_wire_;
+  sc_core::sc_time to_allocator_, grant_to_wire_, credit_return_latency_;
   std::vector<std::vector<int>> routes_;
   hw::RoutePolicy route_policy_;
   std::vector<std::uint64_t> egress_queued_;  // bytes queued per output (adaptive routing)
@@ -411,6 +416,7 @@ class Switch : public sc_core::sc_module {
   std::mt19937_64 rng_;
   WakeEvent wake_;
   bool pfc_inputs_ = false;     // some input link uses PFC (refresh and resume work)
+  bool pause_received_ = false; // some output got a PAUSE frame (TxPort pause changes to wake for)
   // Admission without an edge of its own (admission_wake()): a packet is admitted at the
   // first wake at or after its header edge, in the order edge-by-edge admission would
   // take, where nothing admission does is seen before that wake: every input on credit

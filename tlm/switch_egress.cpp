@@ -223,10 +223,12 @@ void Switch::schedule_next(const sc_time& now) {
   out_heads_.for_each([&](int p) { consider_free(outputs_[p].tx.busy_until()); });
   arriving_.for_each([&](int p) { consider(admission_wake(p)); });
   if (!releases_.empty() && edge_decides_) consider(releases_.front().at);
-  tx_changing_.for_each([&](int op) {
-    sc_time at;
-    if (outputs_[op].tx.next_change(now, at, edge_decides_)) consider(at);
-  });
+  // Without edge_decides_ only PAUSE changes count (TxPort::next_change).
+  if (edge_decides_ || pause_received_)
+    tx_changing_.for_each([&](int op) {
+      sc_time at;
+      if (outputs_[op].tx.next_change(now, at, edge_decides_)) consider(at);
+    });
   for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
     const auto& ip = inputs_[p];
     if (!ip.link || ip.link->params().flow_control != FlowControl::pfc) continue;
