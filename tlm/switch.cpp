@@ -93,7 +93,8 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
   credit_return_latency_ = to_sc(params_.credit_return_latency);
   const auto routing = params_.routing.algorithm;
-  fold_admission_ = input_queued() && !params_.ecn.enabled && to_allocator_ > sc_core::SC_ZERO_TIME &&
+  every_edge_ = every_edge_for_test_;
+  fold_admission_ = !every_edge_ && input_queued() && !params_.ecn.enabled && to_allocator_ > sc_core::SC_ZERO_TIME &&
                     (routing == hw::RoutingAlgorithm::d_mod_k || routing == hw::RoutingAlgorithm::ecmp);
   inputs_.resize(n);
   outputs_.resize(n);

@@ -251,6 +251,10 @@ class Switch : public sc_core::sc_module {
   const DropCounts& drop_counts() const { return drops_; }
   /// Test only: see AccountingFault.
   void inject_fault_for_test(AccountingFault f) { fault_ = f; }
+  /// Test only: switches built after this wake on every core edge while they hold a
+  /// packet (the allocator runs every cycle, as in hardware), with no wake-up cut. The
+  /// reference the event-driven wake-ups must reproduce exactly.
+  static void wake_every_edge_for_test(bool on) { every_edge_for_test_ = on; }
 
  private:
   struct Entry {
@@ -425,12 +429,15 @@ class Switch : public sc_core::sc_module {
   // input-side queues, a packet never ready on its own header edge.
   bool fold_admission_ = false;
 
+  bool retry_next_edge_ = false;  // this edge's allocation left a requested output ungranted
   bool edge_decides_ = false;   // an edge with only a credit return or a release due would change something (edge_decides())
   std::uint64_t in_switch_ = 0;
   std::uint64_t activations_ = 0;
   std::uint64_t received_ = 0, dropped_ = 0;
   DropCounts drops_;
   AccountingFault fault_ = AccountingFault::none;
+  static inline bool every_edge_for_test_ = false;
+  bool every_edge_ = false;  // wake_every_edge_for_test() when built
   stats::Counter& forwarded_;
 };
 

@@ -101,8 +101,14 @@ void Switch::allocate_input_queues(const sc_time& now) {
     requests_per_output[g.output] = 0;
     transmit(granted->queue, now);
   }
+  // An output left without a grant although heads asked for it (the input it granted
+  // accepted another output) is free on the next edge, and so are the inputs that asked:
+  // the allocator runs again then, as it does every cycle in hardware.
   for (int op : chosen_)
-    if (requests_per_output[op] > 0) stats_[op].conflicts->add(static_cast<std::uint64_t>(requests_per_output[op]));
+    if (requests_per_output[op] > 0) {
+      stats_[op].conflicts->add(static_cast<std::uint64_t>(requests_per_output[op]));
+      retry_next_edge_ = true;
+    }
 }
 
 void Switch::serve_output_queues(const sc_time& now) {
@@ -187,7 +193,7 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
 }
 
 bool Switch::edge_decides(const sc_time& now) const {
-  if (pfc_inputs_ || !stalling_.empty()) return true;
+  if (every_edge_ || pfc_inputs_ || !stalling_.empty()) return true;
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
   return out_heads_.any_of([&](int op) {
     if (outputs_[op].tx.busy_until() > horizon) return false;
@@ -217,6 +223,8 @@ void Switch::schedule_next(const sc_time& now) {
     head_ready_.pop();
   }
   if (!head_ready_.empty()) consider(head_ready_.top().at);
+  if (retry_next_edge_ || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(now + clock_.period());
+  retry_next_edge_ = false;
   edge_decides_ = edge_decides(now);
   // Every head of one input (output) waits for the same read port (wire): consider each once.
   in_heads_.for_each([&](int p) { consider_free(inputs_[p].read_free); });
