@@ -131,14 +131,36 @@ const Distribution* Registry::find_distribution(const std::string& name) const {
   return it == distributions_.end() ? nullptr : it->second.second.get();
 }
 
+namespace {
+
+// {unit, description, `key`: value} of one statistic.
+nlohmann::json stat_json(const StatInfo& info, const char* key, nlohmann::json value) {
+  nlohmann::json stat = nlohmann::json::object();
+  auto& fields = stat.get_ref<nlohmann::json::object_t&>();
+  fields.emplace("unit", info.unit);
+  fields.emplace("description", info.description);
+  fields.emplace(key, std::move(value));
+  return stat;
+}
+
+}  // namespace
+
 nlohmann::json Registry::to_json() const {
+  // Both maps are sorted by name, as the JSON object is: merged in one pass, each
+  // statistic goes in at the end (S3: 190,000 statistics).
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& [name, entry] : counters_)
-    out[name] = {{"unit", entry.first.unit}, {"description", entry.first.description},
-                 {"value", entry.second->value()}};
-  for (const auto& [name, entry] : distributions_)
-    out[name] = {{"unit", entry.first.unit}, {"description", entry.first.description},
-                 {"summary", entry.second->summary()}};
+  auto& stats = out.get_ref<nlohmann::json::object_t&>();
+  auto c = counters_.begin();
+  auto d = distributions_.begin();
+  while (c != counters_.end() || d != distributions_.end()) {
+    if (d == distributions_.end() || (c != counters_.end() && c->first < d->first)) {
+      stats.emplace_hint(stats.end(), c->first, stat_json(c->second.first, "value", c->second.second->value()));
+      ++c;
+    } else {
+      stats.emplace_hint(stats.end(), d->first, stat_json(d->second.first, "summary", d->second.second->summary()));
+      ++d;
+    }
+  }
   return out;
 }
 

@@ -62,7 +62,7 @@ int run_point(const FabricConfig& config, const nlohmann::ordered_json& record) 
   try {
     std::unique_ptr<std::ofstream> csv;
     if (config.output.packet_csv) csv = std::make_unique<std::ofstream>(dir / "packets.csv.tmp");
-    r = run_simulation(config, csv.get());
+    r = run_simulation(config, csv.get(), nullptr, ModelTeardown::skip);  // the point's process exits next
     if (csv) {
       csv->close();
       fs::rename(dir / "packets.csv.tmp", dir / "packets.csv");

@@ -14,6 +14,9 @@ DmaEngine::DmaEngine(const hw::PcieParams& params)
       full_read_wire_(to_sc(timing_.transfer(params.max_read_request, params.max_payload))),
       host_read_latency_(to_sc(timing_.read_latency(hw::MemoryTarget::host))),
       gpu_read_latency_(to_sc(timing_.read_latency(hw::MemoryTarget::gpu))),
+      host_write_latency_(to_sc(timing_.write_latency(hw::MemoryTarget::host))),
+      gpu_write_latency_(to_sc(timing_.write_latency(hw::MemoryTarget::gpu))),
+      recent_writes_(0, write_wire(0)),
       request_wire_s_(request_wire_.to_seconds()),
       full_read_wire_s_(full_read_wire_.to_seconds()),
       tags_(static_cast<std::size_t>(params.read_tags), sc_core::SC_ZERO_TIME) {}
@@ -58,12 +61,17 @@ sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t c
   return done;
 }
 
+DmaEngine::Wire DmaEngine::write_wire(std::uint64_t bytes) const {
+  const sc_time wire = to_sc(timing_.transfer(bytes, timing_.params().max_payload));
+  return {wire, wire.to_seconds()};
+}
+
 sc_time DmaEngine::write(const sc_time& now, std::uint64_t bytes, hw::MemoryTarget target) {
   const sc_time start = std::max(now, up_free_);
-  const sc_time wire = to_sc(timing_.transfer(bytes, timing_.params().max_payload));
-  up_free_ = start + wire;
-  up_busy_s_ += wire.to_seconds();
-  return start + wire + to_sc(timing_.write_latency(target));
+  const Wire& wire = recent_writes_.get(bytes, [this](std::uint64_t b) { return write_wire(b); });
+  up_free_ = start + wire.time;
+  up_busy_s_ += wire.seconds;
+  return start + wire.time + write_latency(target);
 }
 
 }  // namespace fabricsim::tlm_fabric

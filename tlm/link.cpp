@@ -1,7 +1,6 @@
 #include "tlm/link.h"
 
 #include <cmath>
-#include <utility>
 #include <stdexcept>
 
 #include "hw/seed.h"
@@ -25,7 +24,13 @@ sc_core::sc_time to_sc(hw::Time t) {
 }
 
 Link::Link(sc_core::sc_module_name name, const LinkParams& params)
-    : sc_module(name), tx("tx"), rx("rx"), params_(params), timing_(params.phy), rng_(params.seed) {
+    : sc_module(name),
+      tx("tx"),
+      rx("rx"),
+      params_(params),
+      timing_(params.phy),
+      recent_frames_(0, frame_times(0)),
+      rng_(params.seed) {
   if (!(params.drop_rate >= 0 && params.drop_rate <= 1) || !(params.ber >= 0 && params.ber < 1))
     throw std::invalid_argument(std::string(this->name()) + ": drop_rate must be in 0..1 and ber in [0, 1)");
   tx.register_fw(this, &Link::forward);
@@ -33,25 +38,16 @@ Link::Link(sc_core::sc_module_name name, const LinkParams& params)
   const hw::Time wire = timing_.propagation() + timing_.fec_latency();
   reverse_delay_ = to_sc(timing_.serialization(params_.flow_control_bytes) + wire);
   pause_delay_ = to_sc(timing_.serialization(params_.pause_frame_bytes) + wire + params_.pfc_response_delay);
-  recent_[0] = recent_[1] = compute_frame_times(0);
 }
 
-Link::FrameTimes Link::compute_frame_times(std::uint32_t payload) const {
-  return {payload, to_sc(timing_.header_delay(payload)), to_sc(timing_.tail_delay(payload)),
-          to_sc(timing_.occupancy(payload))};
-}
-
-const Link::FrameTimes& Link::frame_times(std::uint32_t payload) {
-  if (recent_[0].payload == payload) return recent_[0];
-  std::swap(recent_[0], recent_[1]);
-  if (recent_[0].payload != payload) recent_[0] = compute_frame_times(payload);
-  return recent_[0];
+Link::FrameTimes Link::frame_times(std::uint32_t payload) const {
+  return {to_sc(timing_.header_delay(payload)), to_sc(timing_.tail_delay(payload)), to_sc(timing_.occupancy(payload))};
 }
 
 tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   // `delay` is when the first bit leaves the transmitter, relative to now.
   const sc_core::sc_time start = delay;
-  const FrameTimes& times = frame_times(p.payload_bytes);
+  const FrameTimes& times = recent_frames_.get(p.payload_bytes, [this](std::uint32_t b) { return frame_times(b); });
   sc_core::sc_time header = start + times.header;
   sc_core::sc_time tail = start + times.tail;
   const sc_core::sc_time now = sc_core::sc_time_stamp();

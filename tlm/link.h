@@ -14,6 +14,7 @@
 #include "hw/phy.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
+#include "tlm/recent.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -66,17 +67,13 @@ class Link : public sc_core::sc_module {
 
   /// A frame's times on this link as kernel times, for one payload size.
   struct FrameTimes {
-    std::uint32_t payload = 0;
     sc_core::sc_time header, tail, busy;  ///< first bit out -> header in, -> tail in; wire occupancy
   };
-  /// The times of a `payload`-byte frame: the same hw::PhyTiming arithmetic, done once per
-  /// payload size seen last (a link carries few sizes: MTU segments, ACKs, a message's tail).
-  const FrameTimes& frame_times(std::uint32_t payload);
-  FrameTimes compute_frame_times(std::uint32_t payload) const;
+  FrameTimes frame_times(std::uint32_t payload) const;
 
   LinkParams params_;
   hw::PhyTiming timing_;
-  FrameTimes recent_[2];  // the two payload sizes used last, most recent first
+  RecentTwo<std::uint32_t, FrameTimes> recent_frames_;  // frame_times of the payload sizes used last
   sc_core::sc_time reverse_delay_;
   sc_core::sc_time pause_delay_;
   LinkCounters counters_;

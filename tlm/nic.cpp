@@ -135,9 +135,14 @@ void Nic::on_tx() {
   // then synthetic raw traffic. Note whether flow control held back a segment
   // that could otherwise go: only then do credit returns need to wake us.
   credit_blocked_ = false;
-  Packet* p = rdma_.next_packet(
-      now, [&](int vl, std::uint32_t payload) { return can_send(vl, payload, now); },
-      [&](int sl) { return vl_of(sl); });
+  struct Gate final : TxGate {
+    Gate(Nic& n, const sc_time& t) : nic(n), now(t) {}
+    int vl_of(int sl) const override { return nic.vl_of(sl); }
+    bool can_send(int vl, std::uint32_t payload) override { return nic.can_send(vl, payload, now); }
+    Nic& nic;
+    const sc_time& now;
+  } gate(*this, now);
+  Packet* p = rdma_.next_packet(now, gate);
   if (!p) p = next_raw_packet(now);
   if (p) {
     p->vl = static_cast<std::uint8_t>(vl_of(p->sl));

@@ -151,10 +151,9 @@ void RdmaEngine::send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const s
   control_.push_back(c);
 }
 
-Packet* RdmaEngine::next_packet(const sc_time& now, const std::function<bool(int, std::uint32_t)>& can_send,
-                                const std::function<int(int)>& vl_of) {
+Packet* RdmaEngine::next_packet(const sc_time& now, TxGate& gate) {
   if (!control_.empty() && control_.front().ready <= now &&
-      can_send(vl_of(control_.front().packet.sl), control_.front().packet.payload_bytes)) {
+      gate.can_send(gate.vl_of(control_.front().packet.sl), control_.front().packet.payload_bytes)) {
     Packet& p = *pool_.acquire();
     const std::uint64_t id = p.id;
     p = control_.front().packet;
@@ -168,10 +167,10 @@ Packet* RdmaEngine::next_packet(const sc_time& now, const std::function<bool(int
     Qp& q = qps_[(rr_ + k) % n];
     check_timeouts(q, now);
     if (q.next_allowed > now) continue;
-    const int vl = vl_of(q.sl);
+    const int vl = gate.vl_of(q.sl);
     Packet* out = nullptr;
     // Responder: READ response segments whose data has been read from memory.
-    if (!q.responses.empty() && q.responses.front().ready <= now && can_send(vl, q.responses.front().bytes)) {
+    if (!q.responses.empty() && q.responses.front().ready <= now && gate.can_send(vl, q.responses.front().bytes)) {
       const ResponseSeg r = q.responses.front();
       q.responses.pop_front();
       out = emit(q, RdmaOp::read_response, r.psn, r.bytes, r.last, r.wr_id, now);
@@ -187,7 +186,7 @@ Packet* RdmaEngine::next_packet(const sc_time& now, const std::function<bool(int
       }
       if (w->wr.opcode == RdmaOpcode::read) {
         // One READ request covers the rest of the read from the missing PSN.
-        if (!can_send(vl, 16)) break;
+        if (!gate.can_send(vl, 16)) break;
         q.resend.pop_front();
         const std::uint64_t seq = it->wqe_seq;
         q.resend.erase(std::remove_if(q.resend.begin(), q.resend.end(),
@@ -202,7 +201,7 @@ Packet* RdmaEngine::next_packet(const sc_time& now, const std::function<bool(int
         q.read_expected = r.psn;
       } else {
         const std::uint32_t bytes = segment_bytes(*w, it->index);
-        if (!can_send(vl, bytes)) break;
+        if (!gate.can_send(vl, bytes)) break;
         q.resend.pop_front();
         out = emit(q, w->wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, r.psn, bytes,
                    it->index + 1 == w->packets, w->wr.wr_id, now);
@@ -220,7 +219,7 @@ Packet* RdmaEngine::next_packet(const sc_time& now, const std::function<bool(int
         if (q.next_psn + need - q.una > static_cast<std::uint32_t>(transport_.window) && !q.outstanding.empty()) break;
         const std::uint64_t seq = q.sq_base + i;
         if (w.wr.opcode == RdmaOpcode::read) {
-          if (w.wqe_ready > now || !can_send(vl, 16)) break;
+          if (w.wqe_ready > now || !gate.can_send(vl, 16)) break;
           w.first_psn = q.next_psn;
           w.started = true;
           for (std::uint32_t s = 0; s < w.packets; ++s) q.outstanding.push_back({q.next_psn + s, seq, s});
@@ -231,7 +230,7 @@ Packet* RdmaEngine::next_packet(const sc_time& now, const std::function<bool(int
           w.sent = w.packets;
         } else {
           const std::uint32_t bytes = segment_bytes(w, w.sent);
-          if (w.chunk_ready[w.sent] > now || !can_send(vl, bytes)) break;
+          if (w.chunk_ready[w.sent] > now || !gate.can_send(vl, bytes)) break;
           if (!w.started) {
             w.first_psn = q.next_psn;
             w.started = true;

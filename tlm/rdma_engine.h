@@ -41,6 +41,18 @@ namespace fabricsim::tlm_fabric {
 
 class TxPort;
 
+/// What the RDMA engine asks the transmit side while choosing a packet (RdmaEngine::next_packet).
+class TxGate {
+ public:
+  /// The link VL of service level `sl`.
+  virtual int vl_of(int sl) const = 0;
+  /// The link's flow control lets a segment of `payload` bytes start on `vl` now.
+  virtual bool can_send(int vl, std::uint32_t payload) = 0;
+
+ protected:
+  ~TxGate() = default;
+};
+
 /// Loss recovery of the reliable transport.
 enum class RetransmitMode {
   go_back_n,         ///< the receiver drops out-of-order packets; the sender resends from the gap
@@ -129,9 +141,8 @@ class RdmaEngine {
   /// Called when a WRITE or SEND has fully arrived here as the responder (flow completion time).
   void set_flow_handler(std::function<void(const FlowRecord&)> h) { on_flow_ = std::move(h); }
 
-  /// The next packet to transmit at `now`, or nullptr. `can_send(vl, payload)` is the link's flow control.
-  Packet* next_packet(const sc_core::sc_time& now, const std::function<bool(int, std::uint32_t)>& can_send,
-                      const std::function<int(int)>& vl_of);
+  /// The next packet to transmit at `now`, or nullptr; `gate` is the transmit side's flow control.
+  Packet* next_packet(const sc_core::sc_time& now, TxGate& gate);
   /// Earliest future time at which next_packet() could return something; false if none.
   bool next_wake(const sc_core::sc_time& now, sc_core::sc_time& at) const;
   /// Earliest time, `now` or later, at which next_packet() could return something (what is
