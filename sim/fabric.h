@@ -117,6 +117,7 @@ enum class ModelTeardown {
             ///< (`fabricsim run`, a sweep point's or a compare job's child process).
             ///< Destroying a large fabric is slow (SystemC's port registries remove each socket
             ///< with a linear search: 2.2 G instructions for bench S3), and changes nothing.
+            ///< Not with RTL waveforms (switch.rtl_trace): their files are finished on destruction.
 };
 
 /// Elaborates, simulates for simulation.duration and returns results.json content.
