@@ -241,6 +241,7 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
     e.ready = pipeline_ready(e);
   }
   ip.arrivals.push_back(e);
+  ip.stale();
   arriving_.insert(port);
   ++in_switch_;
   ++received_;
@@ -297,6 +298,7 @@ void Switch::process_releases(const sc_time& now) {
     const Release r = releases_.back();
     releases_.pop_back();
     auto& ip = inputs_[r.in];
+    ip.stale();
     ip.vl_bytes[r.vl] -= r.charged;
     ip.bytes -= r.charged;
     if (shared_) shared_->free(r.charged);
@@ -328,6 +330,7 @@ void Switch::admit_arrivals(const sc_time& now) {
     auto& ip = inputs_[d.in];
     Entry e = ip.arrivals.front();
     ip.arrivals.pop_front();
+    ip.stale();  // and admit() below changes the buffer
     if (ip.arrivals.empty()) arriving_.erase(d.in);
     if (admit(e, fold_admission_ ? d.edge : now)) {
       enqueue(e);
@@ -338,25 +341,29 @@ void Switch::admit_arrivals(const sc_time& now) {
   }
 }
 
-// When input `port` next needs the switch awake for admission. Edge by edge, that is the
+// admission_wake() (switch.h): when input `port` next needs the switch awake for
+// admission. Edge by edge, that is the
 // header edge of its first arrival. With admission folded (fold_admission_), an arrival
 // waits for the first wake at or after its header edge, at the latest its ready time,
 // unless its own edge can change something seen before then: a corrupted frame (credits
 // back, drop counted), a possible new ingress high-water mark (the buffer counted with
 // every earlier arrival and no release above the mark: the statistic could otherwise
 // miss the end of the run), or an edge that decides something anyway (edge_decides_:
-// an admission edge runs the egress decisions too).
-sc_time Switch::admission_wake(int port) const {
-  const auto& ip = inputs_[port];
+// an admission edge runs the egress decisions too). This computes the folded case
+// without edge_decides_ and keeps it in the input until InputPort::stale().
+void Switch::fold_admission_wake(InputPort& ip) const {
   const Entry& front = ip.arrivals.front();
-  if (!fold_admission_ || edge_decides_) return front.header_edge;
+  ip.folded_wake = front.ready;
   std::uint64_t bytes = ip.bytes;
   for (const Entry& e : ip.arrivals) {
     if (e.header_edge >= front.ready) break;
     bytes += e.charged;
-    if (own_edge(ip, e, bytes)) return e.header_edge;
+    if (own_edge(ip, e, bytes)) {
+      ip.folded_wake = e.header_edge;
+      break;
+    }
   }
-  return front.ready;
+  ip.folded_wake_valid = true;
 }
 
 // Whether arrival `e` of input `ip` needs its header edge (admission_wake()); `through` is

@@ -321,6 +321,11 @@ class Switch : public sc_core::sc_module {
     sc_core::sc_time read_free;              // input read port (input-queued organisations)
     const Link* link = nullptr;
     hw::CreditLedger credits_held;           // credit links: blocks not yet returned upstream
+    // admission_wake() with admission folded and no edge deciding, kept until the
+    // arrivals, the buffer or its high-water mark change (stale()).
+    sc_core::sc_time folded_wake;
+    bool folded_wake_valid = false;
+    void stale() { folded_wake_valid = false; }
   };
   struct OutputPort {
     TxPort tx;
@@ -339,7 +344,15 @@ class Switch : public sc_core::sc_module {
   // switch.cpp: admission side
   void process_releases(const sc_core::sc_time& now);
   void admit_arrivals(const sc_core::sc_time& now);
-  sc_core::sc_time admission_wake(int port) const;
+  /// When input `port` next needs the switch awake for admission (switch.cpp). Inline:
+  /// schedule_next asks for every input with arrivals on every wake.
+  const sc_core::sc_time& admission_wake(int port) {
+    InputPort& ip = inputs_[port];
+    if (!fold_admission_ || edge_decides_) return ip.arrivals.front().header_edge;
+    if (!ip.folded_wake_valid) fold_admission_wake(ip);
+    return ip.folded_wake;
+  }
+  void fold_admission_wake(InputPort& ip) const;
   bool own_edge(const InputPort& ip, const Entry& e, std::uint64_t through) const;
   std::uint64_t admissions_due(int port, bool egress) const;
   sc_core::sc_time pipeline_ready(const Entry& e) const;

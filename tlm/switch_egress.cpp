@@ -122,10 +122,7 @@ void Switch::transmit(int q, const sc_time& now) {
   Packet& p = *e.packet;
   auto& o = outputs_[e.out];
   auto& ip = inputs_[e.in];
-  const hw::PhyTiming& egress = o.tx.link();
-  const hw::PhyTiming& ingress = ip.link->timing();
-  const auto& fr = hw::framing_overhead(egress.params().framing);
-  const sc_time out_frame = to_sc(egress.serialization(fr.preamble_bytes + egress.frame_bytes(p.payload_bytes)));
+  const sc_time out_frame = o.tx.frame_time(p.payload_bytes);
 
   sc_time start = std::max(now + grant_to_wire_, o.tx.busy_until());
   if (input_queued()) start = std::max(start, ip.read_free);
@@ -133,7 +130,7 @@ void Switch::transmit(int q, const sc_time& now) {
   // mode stores and forwards when the egress is faster or the packet had to wait.
   bool store = params_.forwarding == ForwardingMode::store_and_forward;
   if (params_.forwarding == ForwardingMode::adaptive)
-    store = egress.data_rate() > ingress.data_rate() || now > e.ready;
+    store = o.tx.link().data_rate() > ip.link->timing().data_rate() || now > e.ready;
   if (store) {
     start = std::max(start, e.tail_at);
   } else if (e.tail_at > start + out_frame) {

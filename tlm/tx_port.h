@@ -16,6 +16,7 @@
 #include "hw/phy.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/link.h"
+#include "tlm/recent.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -32,6 +33,9 @@ class TxPort {
   const hw::PhyTiming& link() const { return *timing_; }
   FlowControl flow_control() const { return fc_; }
   int vls() const { return static_cast<int>(vl_.size()); }
+  /// Time a frame of this payload takes on the wire, preamble included, gap excluded
+  /// (first bit out -> last bit out).
+  const sc_core::sc_time& frame_time(std::uint32_t payload_bytes) const { return frame(payload_bytes).time; }
   /// When the transmitter may put the next first bit on the wire.
   const sc_core::sc_time& busy_until() const { return busy_until_; }
   /// Flow control lets a packet of this payload on `vl` start at `now`.
@@ -44,7 +48,10 @@ class TxPort {
   /// PFC: a PAUSE for priority `vl` arriving at `at` (quanta 0 = resume).
   void pause_received(const sc_core::sc_time& at, int vl, std::uint16_t quanta);
   /// Applies credit returns and pause changes due at or before `now`.
-  void update(const sc_core::sc_time& now);
+  void update(const sc_core::sc_time& now) {
+    // Inline: a switch asks on every wake, most often with nothing due yet.
+    if (paused_ever_ || (!pending_.empty() && pending_.top().at <= now)) apply(now);
+  }
   /// Nothing to apply, now or later: no credit return pending and never paused.
   bool settled() const { return pending_.empty() && !paused_ever_; }
   /// Earliest future time at which update() could unblock something; false if none.
@@ -73,12 +80,24 @@ class TxPort {
     double paused_s = 0;               // closed pause time
   };
   void close_window(VlState& s, const sc_core::sc_time& t);
+  /// A frame of one payload size on this link.
+  struct Frame {
+    std::uint64_t bytes = 0;  ///< header + payload + trailer (what credits count)
+    sc_core::sc_time time;    ///< frame_time()
+  };
+  Frame frame_of(std::uint32_t payload_bytes) const;
+  /// Per-packet arithmetic kept for the payload sizes asked last (a cache: const callers fill it).
+  const Frame& frame(std::uint32_t payload_bytes) const {
+    return frames_.get(payload_bytes, [this](std::uint32_t b) { return frame_of(b); });
+  }
+  void apply(const sc_core::sc_time& now);  // update() with something possibly due
 
   InitiatorSocket* socket_ = nullptr;
   const hw::PhyTiming* timing_ = nullptr;
   FlowControl fc_ = FlowControl::credit;
   double quantum_s_ = 0;  // 512 bit times at the link's data rate
   std::vector<VlState> vl_;
+  mutable RecentTwo<std::uint32_t, Frame> frames_{0, Frame{}};  // frame() of the payload sizes used last
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
   bool paused_ever_ = false;  // a PAUSE arrived once: only then are the per-VL windows scanned
   std::priority_queue<PendingCredit, std::vector<PendingCredit>, std::greater<>> pending_;
