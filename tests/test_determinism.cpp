@@ -92,6 +92,16 @@ RunOutput run_once(const std::string& args, const fs::path& out) {
   return run;
 }
 
+// packets.csv rows without the packet number (handed out in the kernel's order of
+// same-time processes), sorted: the delivered packets, whatever their order in the file.
+std::vector<std::string> sorted_rows(const std::string& csv) {
+  std::vector<std::string> rows;
+  std::istringstream in(csv);
+  for (std::string line; std::getline(in, line);) rows.push_back(line.substr(line.find(',') + 1));
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
 std::uint64_t delivered(const RunOutput& r) {
   const auto& p = r.results.is_object() ? r.results.value("packets", nlohmann::json::object()) : nlohmann::json::object();
   return p.value("delivered", std::uint64_t{0});
@@ -116,13 +126,7 @@ void expect_same_model(RunOutput a, RunOutput b, const std::string& what) {
     EXPECT_NEAR(x, op["value"].get<double>(), 1e-12 * std::abs(x)) << what << " " << path;
   }
   EXPECT_LE(differences, 10) << what << ": " << differences << " results differ in all";
-  std::vector<std::vector<std::string>> rows(2);
-  for (int i = 0; i < 2; ++i) {
-    std::istringstream in(i == 0 ? a.packets : b.packets);
-    for (std::string line; std::getline(in, line);) rows[i].push_back(line.substr(line.find(',') + 1));
-    std::sort(rows[i].begin(), rows[i].end());
-  }
-  EXPECT_TRUE(rows[0] == rows[1]) << what << ": packets.csv rows differ";
+  EXPECT_TRUE(sorted_rows(a.packets) == sorted_rows(b.packets)) << what << ": packets.csv rows differ";
 }
 
 class Determinism : public ::testing::TestWithParam<fs::path> {};
@@ -185,12 +189,7 @@ TEST(Determinism, OccupancySamplerDoesNotPerturbTheModel) {
     // The kernel's order of same-time processes, which the sampler's own activations can
     // change, orders the rows of packets delivered at one instant and numbers packets
     // created at one instant: same rows once the packet number is left out.
-    std::vector<std::vector<std::string>> rows(2);
-    for (int i = 0; i < 2; ++i) {
-      std::istringstream in(runs[i].packets);
-      for (std::string line; std::getline(in, line);) rows[i].push_back(line.substr(line.find(',') + 1));
-      std::sort(rows[i].begin(), rows[i].end());
-    }
+    const std::vector<std::string> rows[2] = {sorted_rows(runs[0].packets), sorted_rows(runs[1].packets)};
     EXPECT_GT(rows[0].size(), 1u) << example;
     EXPECT_TRUE(rows[0] == rows[1]) << example << ": packets.csv rows differ";
   }

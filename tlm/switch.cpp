@@ -246,15 +246,8 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   ++in_switch_;
   ++received_;
   // Admission happens on the first core edge after the header is in, or (folded) on the
-  // first wake after it.
-  if (ip.arrivals.size() == 1) {
-    wake_at(admission_wake(port));
-  } else if (fold_admission_) {
-    // Earlier arrivals have their wake; this one may need its own edge before it.
-    std::uint64_t through = ip.bytes;
-    for (const Entry& a : ip.arrivals) through += a.charged;
-    if (own_edge(ip, e, through)) wake_at(e.header_edge);
-  }
+  // first wake after it; this arrival may move that wake earlier (its own edge).
+  wake_at(admission_wake(port));
   (void)delay;
   return tlm::TLM_ACCEPTED;
 }
@@ -323,9 +316,9 @@ void Switch::admit_arrivals(const sc_time& now) {
   due_.clear();
   arriving_.for_each([&](int port) {
     const auto& a = inputs_[port].arrivals;
-    for (std::size_t i = 0; i < a.size() && a[i].header_at <= now; ++i) due_.push_back({a[i].header_edge, port, i});
+    for (std::size_t i = 0; i < a.size() && a[i].header_at <= now; ++i) due_.push_back({a[i].header_edge, port});
   });
-  if (fold_admission_) std::sort(due_.begin(), due_.end());
+  if (fold_admission_) std::stable_sort(due_.begin(), due_.end());  // filled by input, then arrival
   for (const DueArrival& d : due_) {
     auto& ip = inputs_[d.in];
     Entry e = ip.arrivals.front();

@@ -422,10 +422,7 @@ class Switch : public sc_core::sc_module {
   struct DueArrival {
     sc_core::sc_time edge;
     int in;
-    std::size_t pos;
-    bool operator<(const DueArrival& o) const {
-      return edge != o.edge ? edge < o.edge : in != o.in ? in < o.in : pos < o.pos;
-    }
+    bool operator<(const DueArrival& o) const { return edge != o.edge ? edge < o.edge : in < o.in; }
   };
   std::vector<DueArrival> due_;                    // this wake's admissions, in admission order
   std::vector<Candidate> candidates_;
