@@ -262,12 +262,9 @@ int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
 
 void CollectiveRunner::start_iteration() {
   const sc_time now = sc_core::sc_time_stamp();
-  wr_base_ += schedule_.size();
   const int n = static_cast<int>(params_.ranks.size());
-  schedule_ = Schedule();  // the last collective's graph goes before the next one is built
   schedule_ = build_schedule(params_, n, results_.back().bytes);
   const std::size_t m = schedule_.size();
-  transfers_ = m;
   missing_.assign(m, 0);
   ready_at_.assign(m, now + params_.step_latency);
   landed_.assign(m, false);
@@ -342,12 +339,13 @@ void CollectiveRunner::land(std::size_t i, const sc_time& visible) {
     results_.back().times_us.push_back((visible - iteration_start_).to_seconds() * 1e6);
     last_job_end_ = visible;
     comm_s_ += (visible - iteration_start_).to_seconds();
-    // The graph and its per-transfer state go now, not when the next one is built.
+    // The graph and its per-transfer state go now, not when the next one is built; the
+    // next collective's wr_ids follow this one's.
+    wr_base_ += schedule_.size();
     schedule_ = Schedule();
     missing_ = {};
     landed_ = {};
     ready_at_ = {visible};  // next iteration starts then
-    wr_base_ += transfers_;
   }
   const sc_time now = sc_core::sc_time_stamp();
   const sc_time at = schedule_.empty() ? ready_at_[0] : now;

@@ -182,7 +182,6 @@ class CollectiveRunner : public sc_core::sc_module {
   CollectiveParams params_;
   std::map<std::tuple<int, int, int>, int> qps_;   // (src rank, dst rank, channel) -> src QP
   Schedule schedule_;
-  std::size_t transfers_ = 0;                      // transfers of the current (or last) collective
   std::vector<std::uint32_t> missing_;             // deps not yet landed, per transfer
   std::vector<sc_core::sc_time> ready_at_;         // when its deps landed (+ reduce)
   std::vector<bool> landed_;

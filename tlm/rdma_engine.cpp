@@ -258,8 +258,7 @@ template <class F>
 void RdmaEngine::wake_times(F&& consider) const {
   if (!control_.empty()) consider(control_.front().ready);
   for (const Qp& q : qps_) {
-    const bool pending = !q.responses.empty() || !q.resend.empty() ||
-                         std::any_of(q.sq.begin(), q.sq.end(), [](const SendWqe& w) { return w.sent < w.packets; });
+    const bool pending = !q.responses.empty() || !q.resend.empty() || q.unsent();
     if (pending) consider(q.next_allowed);
     if (!q.responses.empty()) consider(q.responses.front().ready);
     if (!q.resend.empty()) consider(q.resend.front().ready);
@@ -499,7 +498,7 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
   if (control_.size() != controls) return true;
   if (p.op == RdmaOp::write || p.op == RdmaOp::send) return false;
   if (p.op == RdmaOp::ack)
-    return !q.resend.empty() || std::any_of(q.sq.begin(), q.sq.end(), [](const SendWqe& w) { return w.sent < w.packets; });
+    return !q.resend.empty() || q.unsent();
   return true;
 }
 

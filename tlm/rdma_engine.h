@@ -17,6 +17,7 @@
 //                     READ responses -> DMA write; completions -> CQE -> handler
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -213,6 +214,10 @@ class RdmaEngine {
     sc_core::sc_time last_cnp;
     bool cnp_ever = false;
     std::deque<ResponseSeg> responses;
+    /// Some posted request still has segments to send.
+    bool unsent() const {
+      return std::any_of(sq.begin(), sq.end(), [](const SendWqe& w) { return w.sent < w.packets; });
+    }
   };
   struct Control {
     Packet packet;
