@@ -246,19 +246,30 @@ TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
 
 // A switch wakes only on the edges where something can happen: a header or a ready
 // head, a wire or read port about to free, a credit or release that can change a
-// decision, and the edge after an allocation round that left a requested output
-// ungranted (the granted input took another output). The reference is the same fabric
+// decision, the edge after a wake that left a head able to leave (it lost allocation)
+// and the edge where an open credit stall ends. The reference is the same fabric
 // with every switch waking on every core edge while it holds a packet, as a hardware
 // allocator runs every cycle (Switch::wake_every_edge_for_test): both must deliver the
-// same packets at the same times with the same results. (Without the retry after an
-// ungranted round, a head waited for the next unrelated event: S1 delivered 1,469
-// instead of 1,475 packets in its first 3 us, one of them 501 ns late.)
+// same packets at the same times with the same results. Found by it: a head that lost
+// allocation waited for the next unrelated event (S1 delivered 1,469 instead of 1,475
+// packets in its first 3 us, one of them 501 ns late; on NDR an ACK, shorter than a
+// core cycle, took the wire and left it free by the next edge, so the losing head had
+// no wake: the IB AllReduce examples); credit stalls ended late (they end when their
+// head can no longer leave); and the NIC decided to transmit before or after a packet
+// received at the same instant in the kernel's order (it now receives first: the
+// double binary tree's NAKs).
 TEST(Determinism, WakeUpsMatchEveryEdgeReference) {
   const std::vector<std::pair<const char*, std::vector<std::string>>> cases{
       {"bench/s1_switch64.yaml", {"simulation.duration=3us", "simulation.warmup=0us"}},
       {"examples/single_switch.yaml", {"simulation.duration=10us", "simulation.warmup=0us"}},
       {"examples/single_switch.yaml", {"simulation.duration=10us", "simulation.warmup=0us", "switch.allocator=oldest_first"}},
       {"bench/s2_kary_ntree.yaml", {"simulation.duration=4us", "simulation.warmup=0us"}},
+      {"examples/allreduce_rail_ib.yaml", {}},
+      {"examples/allreduce_leafspine_ib.yaml", {}},
+      // Adaptive routing, FECN marking, selective-repeat NAKs, credit stalls.
+      {"examples/allreduce_leafspine_ib.yaml", {"collective.algorithm=double_binary_tree", "collective.sizes=[1MiB]"}},
+      {"examples/training_step_fattree.yaml", {}},
+      {"examples/quickstart.yaml", {}},
   };
   for (const auto& [file, overrides] : cases) {
     auto sets = overrides;

@@ -126,6 +126,7 @@ tlm::tlm_sync_enum Nic::egress_bw(int, Packet& p, tlm::tlm_phase& phase, sc_time
 void Nic::on_tx() {
   ++activations_;
   const sc_time now = sc_core::sc_time_stamp();
+  receive_due(now);
   port_.update(now);
   if (port_.busy_until() > now) {
     wake_tx_at(port_.busy_until());
@@ -218,7 +219,14 @@ tlm::tlm_sync_enum Nic::ingress(int, Packet& p, tlm::tlm_phase& phase, sc_time& 
 
 void Nic::on_rx() {
   ++activations_;
-  const sc_time now = sc_core::sc_time_stamp();
+  if (receive_due(sc_core::sc_time_stamp())) kick();
+}
+
+// Every packet whose tail is in by `now`, in arrival order; whether the transport
+// found something to send. Both processes call it first, so a packet received at
+// the instant the transmitter decides is seen by that decision whichever process
+// the kernel runs first.
+bool Nic::receive_due(const sc_time& now) {
   bool transport = false;
   while (!arrivals_.empty() && arrivals_.front()->tail_at <= now) {
     Packet* p = arrivals_.front();
@@ -237,7 +245,7 @@ void Nic::on_rx() {
     pool_.release(p);
   }
   if (!arrivals_.empty()) rx_wake_.notify(arrivals_.front()->tail_at - now);
-  if (transport) kick();
+  return transport;
 }
 
 void Nic::record(const Packet& p, const sc_time& now) {

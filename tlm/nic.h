@@ -104,6 +104,7 @@ class Nic : public sc_core::sc_module {
   tlm::tlm_sync_enum ingress(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void on_tx();
   void on_rx();
+  bool receive_due(const sc_core::sc_time& now);
   void deliver(Packet& p);
   void record(const Packet& p, const sc_core::sc_time& now);
   void log_packet(const Packet& p, const sc_core::sc_time& now);  ///< one packets.csv row

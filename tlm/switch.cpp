@@ -246,15 +246,8 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   ++in_switch_;
   ++received_;
   // Admission happens on the first core edge after the header is in, or (folded) on the
-  // first wake after it.
-  if (ip.arrivals.size() == 1) {
-    wake_at(admission_wake(port));
-  } else if (fold_admission_) {
-    // Earlier arrivals have their wake; this one may need its own edge before it.
-    std::uint64_t through = ip.bytes;
-    for (const Entry& a : ip.arrivals) through += a.charged;
-    if (own_edge(ip, e, through)) wake_at(e.header_edge);
-  }
+  // first wake after it; this arrival may move that wake earlier (its own edge).
+  wake_at(admission_wake(port));
   (void)delay;
   return tlm::TLM_ACCEPTED;
 }

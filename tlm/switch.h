@@ -334,6 +334,7 @@ class Switch : public sc_core::sc_module {
     std::uint64_t bytes = 0, high_water = 0;
     sc_core::sc_time write_free;             // output write port (output-queued organisations)
     std::vector<sc_core::sc_time> stall_since;  // per VL: blocked on credits since, or zero
+    std::uint32_t open_stalls = 0;           // VLs with stall_since set (bit per VL)
     std::vector<double> stall_s;
     int chosen_vl = -1;                      // this edge's egress scheduler choice
   };
@@ -369,7 +370,7 @@ class Switch : public sc_core::sc_module {
   void transmit(int q, const sc_core::sc_time& now);
   void head_changed(int q, int prev_in, int prev_out);
   void schedule_next(const sc_core::sc_time& now);
-  bool edge_decides(const sc_core::sc_time& now) const;
+  bool edge_decides(const sc_core::sc_time& now, bool& next_edge) const;
   bool can_leave(const Entry& e, const sc_core::sc_time& now, const sc_core::sc_time& horizon) const;
   void wake_at(const sc_core::sc_time& t);
   int queue_index(int in, int out, int vl) const;
@@ -439,7 +440,6 @@ class Switch : public sc_core::sc_module {
   // input-side queues, a packet never ready on its own header edge.
   bool fold_admission_ = false;
 
-  bool retry_next_edge_ = false;  // this edge's allocation left a requested output ungranted
   bool edge_decides_ = false;   // an edge with only a credit return or a release due would change something (edge_decides())
   std::uint64_t in_switch_ = 0;
   std::uint64_t activations_ = 0;

@@ -58,10 +58,12 @@ void Switch::choose_vls(const sc_time& now) {
       const bool stalled = blocked_[op * v + vl] && heads[vl] == 0 && o.tx.flow_control() == FlowControl::credit;
       if (stalled && o.stall_since[vl] == sc_core::SC_ZERO_TIME) {
         o.stall_since[vl] = now;
+        o.open_stalls |= 1u << vl;
         if (stalls_open_[op]++ == 0) stalling_.insert(op);
       } else if (!stalled && o.stall_since[vl] != sc_core::SC_ZERO_TIME) {
         o.stall_s[vl] += (now - o.stall_since[vl]).to_seconds();
         o.stall_since[vl] = sc_core::SC_ZERO_TIME;
+        o.open_stalls &= ~(1u << vl);
         if (--stalls_open_[op] == 0) stalling_.erase(op);
       }
     }
@@ -102,13 +104,10 @@ void Switch::allocate_input_queues(const sc_time& now) {
     transmit(granted->queue, now);
   }
   // An output left without a grant although heads asked for it (the input it granted
-  // accepted another output) is free on the next edge, and so are the inputs that asked:
-  // the allocator runs again then, as it does every cycle in hardware.
+  // accepted another output): every request lost. Its heads go again on the next edge
+  // (schedule_next), as the allocator runs every cycle in hardware.
   for (int op : chosen_)
-    if (requests_per_output[op] > 0) {
-      stats_[op].conflicts->add(static_cast<std::uint64_t>(requests_per_output[op]));
-      retry_next_edge_ = true;
-    }
+    if (requests_per_output[op] > 0) stats_[op].conflicts->add(static_cast<std::uint64_t>(requests_per_output[op]));
 }
 
 void Switch::serve_output_queues(const sc_time& now) {
@@ -189,15 +188,37 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
   return e.ready <= now && (!input_queued() || inputs_[e.in].read_free <= horizon);
 }
 
-bool Switch::edge_decides(const sc_time& now) const {
-  if (every_edge_ || pfc_inputs_ || !stalling_.empty()) return true;
+// `next_edge`: the next edge decides something by itself. Either a head is ready with
+// its wire and read port free and flow control would let it go, yet it is still here: it
+// lost this edge's allocation (its output went to nobody, or to a frame shorter than a
+// cycle that leaves the wire free again by the next edge, or to another VL) and goes on
+// the next edge, as every cycle in hardware. Or a credit stall opens or ends there: the
+// VLs with a head that could leave on the next edge but for credits are not the VLs
+// with an open stall (this wake sent the VL's only sendable head, or gave the wire or a
+// read port to another packet).
+bool Switch::edge_decides(const sc_time& now, bool& next_edge) const {
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
-  return out_heads_.any_of([&](int op) {
-    if (outputs_[op].tx.busy_until() > horizon) return false;
-    for (int q : out_queues_[op])
-      if (can_leave(queues_[q].front(), now, horizon)) return true;
-    return false;
+  const sc_time next = now + clock_.period(), next_horizon = horizon + clock_.period();
+  bool ready_with_wire = false;
+  next_edge = false;
+  (out_heads_ | stalling_).for_each([&](int op) {
+    const OutputPort& o = outputs_[op];
+    const sc_time& busy = o.tx.busy_until();
+    std::uint32_t blocked_next = 0;
+    if (busy <= next_horizon)
+      for (int q : out_queues_[op]) {
+        const Entry& e = queues_[q].front();
+        if (!can_leave(e, next, next_horizon)) continue;
+        const bool sendable = o.tx.can_send(e.vl, e.packet->payload_bytes, now);
+        if (busy <= horizon && can_leave(e, now, horizon)) {
+          ready_with_wire = true;
+          next_edge |= sendable;
+        }
+        if (!sendable && o.tx.flow_control() == FlowControl::credit) blocked_next |= 1u << e.vl;
+      }
+    next_edge |= blocked_next != o.open_stalls;
   });
+  return ready_with_wire || every_edge_ || pfc_inputs_ || !stalling_.empty();
 }
 
 void Switch::schedule_next(const sc_time& now) {
@@ -220,9 +241,9 @@ void Switch::schedule_next(const sc_time& now) {
     head_ready_.pop();
   }
   if (!head_ready_.empty()) consider(head_ready_.top().at);
-  if (retry_next_edge_ || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(now + clock_.period());
-  retry_next_edge_ = false;
-  edge_decides_ = edge_decides(now);
+  bool next_edge = false;
+  edge_decides_ = edge_decides(now, next_edge);
+  if (next_edge || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(now + clock_.period());
   // Every head of one input (output) waits for the same read port (wire): consider each once.
   in_heads_.for_each([&](int p) { consider_free(inputs_[p].read_free); });
   out_heads_.for_each([&](int p) { consider_free(outputs_[p].tx.busy_until()); });
