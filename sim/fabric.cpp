@@ -295,11 +295,14 @@ void Fabric::sample() {
   for (std::size_t e = 0; e < nics_.size(); ++e)
     rate_samples_[e].push_back(nics_[e]->rdma().qp_rates(sc_core::sc_time_stamp()));
   std::size_t i = 0;
-  for (const auto& sw : switches_)
+  std::vector<std::uint64_t> ingress, egress;
+  for (const auto& sw : switches_) {
+    sw->occupancy(ingress, egress);
     for (int p = 0; p < sw->params().ports; ++p, ++i) {
-      ingress_samples_[i].push_back(sw->ingress_occupancy(p));
-      egress_samples_[i].push_back(sw->egress_occupancy(p));
+      ingress_samples_[i].push_back(ingress[p]);
+      egress_samples_[i].push_back(egress[p]);
     }
+  }
   sample_event_.notify(to_sc(config_.output.sample_interval));
 }
 

@@ -170,7 +170,7 @@ TEST_P(Determinism, TwoRunsGiveIdenticalResults) {
 // The occupancy sampler only reads: a run with it gives the same model results as one
 // without (everything but the time series and the echoed configuration; packets.csv
 // has the same rows but for packet numbers), although the
-// switches wake on fewer edges than the sampler's instants (Switch::ingress_occupancy
+// switches wake on fewer edges than the sampler's instants (Switch::occupancy
 // counts the buffer releases already due).
 TEST(Determinism, OccupancySamplerDoesNotPerturbTheModel) {
   const fs::path out = fs::temp_directory_path() / ("fabricsim_sampler_" + std::to_string(getpid()));

@@ -29,7 +29,7 @@ Link::Link(sc_core::sc_module_name name, const LinkParams& params)
       rx("rx"),
       params_(params),
       timing_(params.phy),
-      recent_frames_(0, frame_times(0)),
+      recent_frames_(0, frame_of(0)),
       rng_(params.seed) {
   if (!(params.drop_rate >= 0 && params.drop_rate <= 1) || !(params.ber >= 0 && params.ber < 1))
     throw std::invalid_argument(std::string(this->name()) + ": drop_rate must be in 0..1 and ber in [0, 1)");
@@ -40,14 +40,17 @@ Link::Link(sc_core::sc_module_name name, const LinkParams& params)
   pause_delay_ = to_sc(timing_.serialization(params_.pause_frame_bytes) + wire + params_.pfc_response_delay);
 }
 
-Link::FrameTimes Link::frame_times(std::uint32_t payload) const {
-  return {to_sc(timing_.header_delay(payload)), to_sc(timing_.tail_delay(payload)), to_sc(timing_.occupancy(payload))};
+Link::Frame Link::frame_of(std::uint32_t payload) const {
+  const std::uint64_t bytes = timing_.frame_bytes(payload);
+  const hw::Time time = timing_.serialization(hw::framing_overhead(timing_.params().framing).preamble_bytes + bytes);
+  return {bytes, to_sc(time), to_sc(timing_.header_delay(payload)), to_sc(timing_.tail_delay(payload)),
+          to_sc(timing_.occupancy(payload))};
 }
 
 tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   // `delay` is when the first bit leaves the transmitter, relative to now.
   const sc_core::sc_time start = delay;
-  const FrameTimes& times = recent_frames_.get(p.payload_bytes, [this](std::uint32_t b) { return frame_times(b); });
+  const Frame times = frame(p.payload_bytes);  // a copy: the receiver asks this link too
   sc_core::sc_time header = start + times.header;
   sc_core::sc_time tail = start + times.tail;
   const sc_core::sc_time now = sc_core::sc_time_stamp();
@@ -56,7 +59,7 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
   // Bit errors: the receiver's CRC check will drop a corrupted frame.
   p.corrupted = false;
   if (params_.drop_rate > 0 || params_.ber > 0) {
-    const double bits = 8.0 * static_cast<double>(timing_.frame_bytes(p.payload_bytes));
+    const double bits = 8.0 * static_cast<double>(times.bytes);
     const double loss = params_.drop_rate + (1 - params_.drop_rate) * -std::expm1(bits * std::log1p(-params_.ber));
     p.corrupted = hw::unit_interval(rng_()) < loss;
     if (p.corrupted) ++counters_.corrupted;

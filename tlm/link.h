@@ -61,19 +61,27 @@ class Link : public sc_core::sc_module {
   const LinkParams& params() const { return params_; }
   const LinkCounters& counters() const { return counters_; }
 
+  /// A frame of one payload size on this link, as kernel times.
+  struct Frame {
+    std::uint64_t bytes = 0;  ///< header + payload + trailer (what credits count)
+    sc_core::sc_time time;    ///< first bit out -> last bit out, preamble included, gap excluded
+    sc_core::sc_time header, tail, busy;  ///< first bit out -> header in, -> tail in; wire occupancy
+  };
+  /// The frame of `payload` bytes (per-packet arithmetic kept for the sizes asked last:
+  /// the transmitter and the link ask for the same sizes in turn).
+  const Frame& frame(std::uint32_t payload) const {
+    return recent_frames_.get(payload, [this](std::uint32_t b) { return frame_of(b); });
+  }
+
  private:
   tlm::tlm_sync_enum forward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
-  /// A frame's times on this link as kernel times, for one payload size.
-  struct FrameTimes {
-    sc_core::sc_time header, tail, busy;  ///< first bit out -> header in, -> tail in; wire occupancy
-  };
-  FrameTimes frame_times(std::uint32_t payload) const;
+  Frame frame_of(std::uint32_t payload) const;
 
   LinkParams params_;
   hw::PhyTiming timing_;
-  RecentTwo<std::uint32_t, FrameTimes> recent_frames_;  // frame_times of the payload sizes used last
+  mutable RecentTwo<std::uint32_t, Frame> recent_frames_;  // frame() of the payload sizes used last
   sc_core::sc_time reverse_delay_;
   sc_core::sc_time pause_delay_;
   LinkCounters counters_;

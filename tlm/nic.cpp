@@ -316,7 +316,7 @@ void Nic::return_credit(const Packet& p) {
 }
 
 std::uint64_t Nic::credit_blocks(const Packet& p) const {
-  return (ingress_link_->timing().frame_bytes(p.payload_bytes) + params_.credit_block_bytes - 1) /
+  return (ingress_link_->frame(p.payload_bytes).bytes + params_.credit_block_bytes - 1) /
          params_.credit_block_bytes;
 }
 

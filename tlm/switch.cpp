@@ -172,32 +172,26 @@ void Switch::attach_ingress(int port, const Link* link) {
 }
 
 std::uint64_t Switch::packets_buffered() const { return in_switch_; }
-std::uint64_t Switch::ingress_occupancy(int port) const {
+void Switch::occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uint64_t>& egress) const {
+  const sc_time now = sc_core::sc_time_stamp();
+  ingress.resize(inputs_.size());
+  egress.resize(outputs_.size());
+  for (std::size_t p = 0; p < inputs_.size(); ++p) ingress[p] = inputs_[p].bytes;
+  for (std::size_t p = 0; p < outputs_.size(); ++p) egress[p] = outputs_[p].bytes;
   // Buffer releases due by now that no wake has applied yet (a release wakes the
   // switch only where it can change a decision) have left the buffer all the same.
-  std::uint64_t bytes = inputs_.at(port).bytes + admissions_due(port, false);
-  const sc_time now = sc_core::sc_time_stamp();
   for (const Release& r : releases_)
-    if (r.in == port && r.at <= now) bytes -= r.charged;
-  return bytes;
-}
-std::uint64_t Switch::egress_occupancy(int port) const { return outputs_.at(port).bytes + admissions_due(port, true); }
-
-std::uint64_t Switch::admissions_due(int port, bool egress) const {
+    if (r.at <= now) ingress[r.in] -= r.charged;
   // Admissions whose header edge has come but that wait for the next wake
   // (admission_wake()) have entered the buffers all the same.
-  if (!fold_admission_) return 0;
-  const sc_time now = sc_core::sc_time_stamp();
-  std::uint64_t bytes = 0;
-  auto add = [&](const InputPort& ip) {
-    for (const Entry& e : ip.arrivals) {
+  if (!fold_admission_) return;
+  for (std::size_t p = 0; p < inputs_.size(); ++p)
+    for (const Entry& e : inputs_[p].arrivals) {
       if (e.header_edge > now) break;
-      if (!e.packet->corrupted && (!egress || e.out == port)) bytes += e.charged;
+      if (e.packet->corrupted) continue;
+      ingress[p] += e.charged;
+      egress[e.out] += e.charged;
     }
-  };
-  if (!egress) add(inputs_.at(port));
-  else for (const auto& ip : inputs_) add(ip);
-  return bytes;
 }
 
 double Switch::egress_paused_seconds(int port, int vl) const {
@@ -231,7 +225,7 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
     throw std::runtime_error(std::string(name()) + ": no route to endpoint " + std::to_string(p.dst));
   auto& ip = inputs_[port];
   Entry e{&p, p.header_at, p.tail_at, p.header_at, port, -1, p.vl, 0, 0, clock_.edge_at_or_after(p.header_at)};
-  e.frame_bytes = static_cast<std::uint32_t>(ip.link->timing().frame_bytes(p.payload_bytes));
+  e.frame_bytes = static_cast<std::uint32_t>(ip.link->frame(p.payload_bytes).bytes);
   e.charged = (e.frame_bytes + params_.cell_bytes - 1) / params_.cell_bytes * params_.cell_bytes;
   if (ip.link->params().flow_control == FlowControl::credit)
     ip.credits_held.hold(p.vl, (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);

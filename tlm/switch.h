@@ -232,10 +232,9 @@ class Switch : public sc_core::sc_module {
   std::uint64_t packets_forwarded() const { return forwarded_.value(); }
   /// Packets dropped (admission, PFC headroom, bit errors) so far.
   std::uint64_t packets_dropped() const { return dropped_; }
-  /// Bytes accounted to input `port` now (all VLs).
-  std::uint64_t ingress_occupancy(int port) const;
-  /// Bytes queued for output `port` now (all VLs).
-  std::uint64_t egress_occupancy(int port) const;
+  /// Buffer occupancy now, per port (all VLs): bytes accounted to each input and bytes
+  /// queued for each output (`ports` entries each).
+  void occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uint64_t>& egress) const;
   /// Time output `port` spent paused on `vl` by its downstream [s].
   double egress_paused_seconds(int port, int vl) const;
   /// Time output `port` had a packet ready on `vl` but no credits [s].
@@ -355,7 +354,6 @@ class Switch : public sc_core::sc_module {
   }
   void fold_admission_wake(InputPort& ip) const;
   bool own_edge(const InputPort& ip, const Entry& e, std::uint64_t through) const;
-  std::uint64_t admissions_due(int port, bool egress) const;
   sc_core::sc_time pipeline_ready(const Entry& e) const;
   bool admit(Entry& e, const sc_core::sc_time& now);
   void enqueue(Entry e);

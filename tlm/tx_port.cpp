@@ -9,24 +9,19 @@ using sc_core::sc_time;
 void TxPort::attach(InitiatorSocket* socket, const Link* link, int vls, std::uint32_t credit_block_bytes,
                     std::uint64_t buffer_per_vl_bytes) {
   socket_ = socket;
+  link_ = link;
   timing_ = &link->timing();
   fc_ = link->params().flow_control;
   // IEEE 802.1Qbb: one pause quantum is 512 bit times at the port speed.
   quantum_s_ = 512.0 / timing_->data_rate().bps();
-  frames_ = RecentTwo<std::uint32_t, Frame>(0, frame_of(0));
   vl_.assign(vls, VlState{});
   for (auto& s : vl_) s.credits = hw::CreditCounter(credit_block_bytes, buffer_per_vl_bytes / credit_block_bytes);
-}
-
-TxPort::Frame TxPort::frame_of(std::uint32_t payload_bytes) const {
-  const std::uint64_t bytes = timing_->frame_bytes(payload_bytes);
-  return {bytes, to_sc(timing_->serialization(hw::framing_overhead(timing_->params().framing).preamble_bytes + bytes))};
 }
 
 bool TxPort::can_send(int vl, std::uint32_t payload_bytes, const sc_time& now) const {
   const VlState& s = vl_[vl];
   switch (fc_) {
-    case FlowControl::credit: return s.credits.can_send(frame(payload_bytes).bytes);
+    case FlowControl::credit: return s.credits.can_send(link_->frame(payload_bytes).bytes);
     case FlowControl::pfc: return !(s.pause.from <= now && now < s.pause.until);
     case FlowControl::none: return true;
   }
@@ -34,7 +29,7 @@ bool TxPort::can_send(int vl, std::uint32_t payload_bytes, const sc_time& now) c
 }
 
 void TxPort::send(Packet& p, const sc_time& start_delay) {
-  if (fc_ == FlowControl::credit) vl_[p.vl].credits.consume(frame(p.payload_bytes).bytes);
+  if (fc_ == FlowControl::credit) vl_[p.vl].credits.consume(link_->frame(p.payload_bytes).bytes);
   tlm::tlm_phase phase = BEGIN_HEADER;
   sc_time delay = start_delay;
   (*socket_)->nb_transport_fw(p, phase, delay);

@@ -16,7 +16,6 @@
 #include "hw/phy.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/link.h"
-#include "tlm/recent.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -35,7 +34,7 @@ class TxPort {
   int vls() const { return static_cast<int>(vl_.size()); }
   /// Time a frame of this payload takes on the wire, preamble included, gap excluded
   /// (first bit out -> last bit out).
-  const sc_core::sc_time& frame_time(std::uint32_t payload_bytes) const { return frame(payload_bytes).time; }
+  const sc_core::sc_time& frame_time(std::uint32_t payload_bytes) const { return link_->frame(payload_bytes).time; }
   /// When the transmitter may put the next first bit on the wire.
   const sc_core::sc_time& busy_until() const { return busy_until_; }
   /// Flow control lets a packet of this payload on `vl` start at `now`.
@@ -80,24 +79,14 @@ class TxPort {
     double paused_s = 0;               // closed pause time
   };
   void close_window(VlState& s, const sc_core::sc_time& t);
-  /// A frame of one payload size on this link.
-  struct Frame {
-    std::uint64_t bytes = 0;  ///< header + payload + trailer (what credits count)
-    sc_core::sc_time time;    ///< frame_time()
-  };
-  Frame frame_of(std::uint32_t payload_bytes) const;
-  /// Per-packet arithmetic kept for the payload sizes asked last (a cache: const callers fill it).
-  const Frame& frame(std::uint32_t payload_bytes) const {
-    return frames_.get(payload_bytes, [this](std::uint32_t b) { return frame_of(b); });
-  }
   void apply(const sc_core::sc_time& now);  // update() with something possibly due
 
   InitiatorSocket* socket_ = nullptr;
+  const Link* link_ = nullptr;
   const hw::PhyTiming* timing_ = nullptr;
   FlowControl fc_ = FlowControl::credit;
   double quantum_s_ = 0;  // 512 bit times at the link's data rate
   std::vector<VlState> vl_;
-  mutable RecentTwo<std::uint32_t, Frame> frames_{0, Frame{}};  // frame() of the payload sizes used last
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
   bool paused_ever_ = false;  // a PAUSE arrived once: only then are the per-VL windows scanned
   std::priority_queue<PendingCredit, std::vector<PendingCredit>, std::greater<>> pending_;
