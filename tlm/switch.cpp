@@ -312,7 +312,10 @@ void Switch::admit_arrivals(const sc_time& now) {
     const auto& a = inputs_[port].arrivals;
     for (std::size_t i = 0; i < a.size() && a[i].header_at <= now; ++i) due_.push_back({a[i].header_edge, port});
   });
-  if (fold_admission_) std::stable_sort(due_.begin(), due_.end());  // filled by input, then arrival
+  // Filled by input, then arrival: a stable insertion sort (a few per wake; std::stable_sort
+  // would allocate its buffer on every wake).
+  for (std::size_t i = 1; fold_admission_ && i < due_.size(); ++i)
+    for (std::size_t j = i; j > 0 && due_[j] < due_[j - 1]; --j) std::swap(due_[j], due_[j - 1]);
   for (const DueArrival& d : due_) {
     auto& ip = inputs_[d.in];
     Entry e = ip.arrivals.front();
