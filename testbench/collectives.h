@@ -190,6 +190,8 @@ class CollectiveRunner : public sc_core::sc_module {
   using ReadyEntry = std::pair<sc_core::sc_time, std::size_t>;
   std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>> eligible_;
   std::vector<std::size_t> batch_;
+  std::vector<int> kicked_;                        // post_ready: endpoints posted to, in first-post order
+  std::vector<bool> to_kick_;                      // per endpoint: in kicked_
   int landed_count_ = 0;
   std::uint64_t wr_base_ = 0;                      // wr_id of transfer 0 in this iteration
   std::size_t size_index_ = 0;

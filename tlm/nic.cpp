@@ -113,14 +113,18 @@ tlm::tlm_sync_enum Nic::egress_bw(int, Packet& p, tlm::tlm_phase& phase, sc_time
   const sc_time at = sc_core::sc_time_stamp() + delay;
   if (phase == CREDIT_RETURN) {
     port_.credit_returned(at, p.vl, p.credit_blocks);
-    // Returned credits only matter to a segment that credits held back; otherwise
-    // the next wake for other reasons finds them (TxPort::update).
-    if (!credit_blocked_) return tlm::TLM_ACCEPTED;
   } else if (phase == PFC_PAUSE) {
     port_.pause_received(at, p.vl, p.pause_quanta);
   }
-  wake_tx_at(at);
+  if (flow_control_may_wake()) wake_tx_at(at);
   return tlm::TLM_ACCEPTED;
+}
+
+bool Nic::flow_control_may_wake() const {
+  // Returned credits only matter to a segment that credits held back; otherwise the
+  // next wake for other reasons finds them (TxPort::update). A PAUSE window must be
+  // applied when it starts, so PFC links always look.
+  return credit_blocked_ || port_.flow_control() != FlowControl::credit;
 }
 
 void Nic::on_tx() {
@@ -164,11 +168,11 @@ void Nic::on_tx() {
     wake_tx_at(at);
     return;
   }
-  // Nothing can go now: wake when the transport changes, or flow control if it
-  // held something back (PFC: always, so PAUSE windows are applied when they start).
+  // Nothing can go now: wake when the transport changes, and when flow control does
+  // if that can matter (flow_control_may_wake).
   sc_time at;
   if (rdma_.next_wake(now, at)) wake_tx_at(at);
-  if ((credit_blocked_ || port_.flow_control() != FlowControl::credit) && port_.next_change(now, at)) wake_tx_at(at);
+  if (flow_control_may_wake() && port_.next_change(now, at)) wake_tx_at(at);
   // else: every credit is lent downstream; its return wakes us (egress_bw).
 }
 
