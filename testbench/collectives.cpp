@@ -250,7 +250,10 @@ int CollectiveRunner::endpoint_of(int participant) const {
 }
 
 int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
-  const auto key = std::make_tuple(src_rank, dst_rank, channel);
+  // Channels number below 64 (config), ranks below ranks.size().
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(src_rank) * params_.ranks.size() + static_cast<std::uint64_t>(dst_rank)) * 64 +
+      static_cast<std::uint64_t>(channel);
   auto it = qps_.find(key);
   if (it != qps_.end()) return it->second;
   const int a = params_.ranks[src_rank], b = params_.ranks[dst_rank];

@@ -231,6 +231,7 @@ void Nic::on_rx() {
 // the instant the transmitter decides is seen by that decision whichever process
 // the kernel runs first.
 bool Nic::receive_due(const sc_time& now) {
+  if (arrivals_.empty() || arrivals_.front()->tail_at > now) return false;  // its wake is pending
   bool transport = false;
   while (!arrivals_.empty() && arrivals_.front()->tail_at <= now) {
     Packet* p = arrivals_.front();

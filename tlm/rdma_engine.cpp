@@ -211,47 +211,50 @@ Packet* RdmaEngine::next_packet(const sc_time& now, TxGate& gate) {
       retransmits_.add();
       ++q.retransmitted;
     }
-    if (!out && q.resend.empty()) {
-      for (std::size_t i = 0; i < q.sq.size() && !out; ++i) {
-        SendWqe& w = q.sq[i];
-        if (w.sent == w.packets) continue;
-        const std::uint32_t need = w.wr.opcode == RdmaOpcode::read ? w.packets : 1;
-        if (q.next_psn + need - q.una > static_cast<std::uint32_t>(transport_.window) && !q.outstanding.empty()) break;
-        const std::uint64_t seq = q.sq_base + i;
-        if (w.wr.opcode == RdmaOpcode::read) {
-          if (w.wqe_ready > now || !gate.can_send(vl, 16)) break;
-          w.first_psn = q.next_psn;
-          w.started = true;
-          for (std::uint32_t s = 0; s < w.packets; ++s) q.outstanding.push_back({q.next_psn + s, seq, s});
-          out = emit(q, RdmaOp::read_request, q.next_psn, 16, true, w.wr.wr_id, now);
-          out->read_bytes = w.wr.bytes;
-          if (q.outstanding.size() == w.packets) q.read_expected = q.next_psn;
-          q.next_psn += w.packets;
-          w.sent = w.packets;
-        } else {
-          const std::uint32_t bytes = segment_bytes(w, w.sent);
-          if (w.chunk_ready[w.sent] > now || !gate.can_send(vl, bytes)) break;
-          if (!w.started) {
-            w.first_psn = q.next_psn;
-            w.started = true;
-          }
-          q.outstanding.push_back({q.next_psn, seq, w.sent});
-          out = emit(q, w.wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, q.next_psn, bytes,
-                     w.sent + 1 == w.packets, w.wr.wr_id, now);
-          out->read_bytes = w.wr.bytes;
-          out->message_start = w.chunk_ready.front();
-          ++q.next_psn;
-          ++w.sent;
-        }
-        if (q.outstanding.size() == 1 || q.last_progress == sc_core::SC_ZERO_TIME) q.last_progress = now;
-      }
-    }
+    if (!out && q.resend.empty() && q.unsent()) out = next_segment(q, vl, now, gate);
     if (out) {
       rr_ = (rr_ + k + 1) % n;
       return out;
     }
   }
   return nullptr;
+}
+
+Packet* RdmaEngine::next_segment(Qp& q, int vl, const sc_time& now, TxGate& gate) {
+  // Requests go out in posting order: only the first with segments still to send can send.
+  const std::uint64_t seq = q.unsent_seq;
+  SendWqe& w = q.sq[seq - q.sq_base];
+  const std::uint32_t need = w.wr.opcode == RdmaOpcode::read ? w.packets : 1;
+  if (q.next_psn + need - q.una > static_cast<std::uint32_t>(transport_.window) && !q.outstanding.empty()) return nullptr;
+  Packet* out;
+  if (w.wr.opcode == RdmaOpcode::read) {
+    if (w.wqe_ready > now || !gate.can_send(vl, 16)) return nullptr;
+    w.first_psn = q.next_psn;
+    w.started = true;
+    for (std::uint32_t s = 0; s < w.packets; ++s) q.outstanding.push_back({q.next_psn + s, seq, s});
+    out = emit(q, RdmaOp::read_request, q.next_psn, 16, true, w.wr.wr_id, now);
+    out->read_bytes = w.wr.bytes;
+    if (q.outstanding.size() == w.packets) q.read_expected = q.next_psn;
+    q.next_psn += w.packets;
+    w.sent = w.packets;
+  } else {
+    const std::uint32_t bytes = segment_bytes(w, w.sent);
+    if (w.chunk_ready[w.sent] > now || !gate.can_send(vl, bytes)) return nullptr;
+    if (!w.started) {
+      w.first_psn = q.next_psn;
+      w.started = true;
+    }
+    q.outstanding.push_back({q.next_psn, seq, w.sent});
+    out = emit(q, w.wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, q.next_psn, bytes,
+               w.sent + 1 == w.packets, w.wr.wr_id, now);
+    out->read_bytes = w.wr.bytes;
+    out->message_start = w.chunk_ready.front();
+    ++q.next_psn;
+    ++w.sent;
+  }
+  if (w.sent == w.packets) ++q.unsent_seq;
+  if (q.outstanding.size() == 1 || q.last_progress == sc_core::SC_ZERO_TIME) q.last_progress = now;
+  return out;
 }
 
 template <class F>
@@ -262,10 +265,9 @@ void RdmaEngine::wake_times(F&& consider) const {
     if (pending) consider(q.next_allowed);
     if (!q.responses.empty()) consider(q.responses.front().ready);
     if (!q.resend.empty()) consider(q.resend.front().ready);
-    for (const SendWqe& w : q.sq) {
-      if (w.sent == w.packets) continue;
+    if (q.unsent()) {
+      const SendWqe& w = q.sq[q.unsent_seq - q.sq_base];
       consider(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent]);
-      break;
     }
     if (!q.outstanding.empty()) consider(q.last_progress + retransmit_timeout_);
   }

@@ -196,6 +196,9 @@ class RdmaEngine {
     // requester
     std::deque<SendWqe> sq;
     std::uint64_t sq_base = 0;                 // sequence number of sq.front()
+    // Sequence number of the first request with segments still to send (sq_base + sq.size()
+    // if none): requests send in posting order, so every one before it has sent all.
+    std::uint64_t unsent_seq = 0;
     std::uint32_t next_psn = 0, una = 0;
     std::deque<Outstanding> outstanding;
     std::deque<Resend> resend;
@@ -215,9 +218,7 @@ class RdmaEngine {
     bool cnp_ever = false;
     std::deque<ResponseSeg> responses;
     /// Some posted request still has segments to send.
-    bool unsent() const {
-      return std::any_of(sq.begin(), sq.end(), [](const SendWqe& w) { return w.sent < w.packets; });
-    }
+    bool unsent() const { return unsent_seq < sq_base + sq.size(); }
   };
   struct Control {
     Packet packet;
@@ -237,6 +238,9 @@ class RdmaEngine {
   void responder_data(Qp& q, const Packet& p, const sc_core::sc_time& now);
   void consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_core::sc_time& now);
   void check_timeouts(Qp& q, const sc_core::sc_time& now);
+  /// The next new segment (or READ request) of `q`'s first request with segments to
+  /// send, if its payload is in, the window open and flow control lets it go on `vl`.
+  Packet* next_segment(Qp& q, int vl, const sc_core::sc_time& now, TxGate& gate);
   Packet* emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t bytes, bool last, std::uint64_t wr_id,
                const sc_core::sc_time& now);
   SendWqe* wqe_of(Qp& q, std::uint64_t seq);
