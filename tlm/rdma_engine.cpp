@@ -261,13 +261,14 @@ template <class F>
 void RdmaEngine::wake_times(F&& consider) const {
   if (!control_.empty()) consider(control_.front().ready);
   for (const Qp& q : qps_) {
-    const bool pending = !q.responses.empty() || !q.resend.empty() || q.unsent();
-    if (pending) consider(q.next_allowed);
-    if (!q.responses.empty()) consider(q.responses.front().ready);
-    if (!q.resend.empty()) consider(q.resend.front().ready);
+    // Each of a QP's next packets waits for its data (READ response read from memory, a
+    // resend's payload re-fetched, the next segment's payload) and for its rate limiter.
+    auto data = [&](const sc_core::sc_time& t) { consider(std::max(t, q.next_allowed)); };
+    if (!q.responses.empty()) data(q.responses.front().ready);
+    if (!q.resend.empty()) data(q.resend.front().ready);
     if (q.unsent()) {
       const SendWqe& w = q.sq[q.unsent_seq - q.sq_base];
-      consider(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent]);
+      data(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent]);
     }
     if (!q.outstanding.empty()) consider(q.last_progress + retransmit_timeout_);
   }

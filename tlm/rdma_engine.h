@@ -227,8 +227,8 @@ class RdmaEngine {
 
   Qp& qp(int qpn);
   /// Calls `consider(t)` for each time at which next_packet() could next return something:
-  /// a control packet, a QP's next READ response, resend or new segment, its rate limiter
-  /// (if it has something to send), its retransmission timeout.
+  /// a control packet; per QP, its next READ response, resend and new segment, each not
+  /// before its data is in and the QP's rate limiter allows; its retransmission timeout.
   template <class F>
   void wake_times(F&& consider) const;
   void send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const sc_core::sc_time& now);
