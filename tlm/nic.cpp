@@ -97,8 +97,10 @@ void Nic::post(const Message& m) {
 
 void Nic::kick() {
   // Before the engine's earliest ready time the transmitter would find nothing to send.
+  // Anything ready by the time the wire is free wakes it then (wake_tx_at).
+  const sc_time now = sc_core::sc_time_stamp();
   sc_time at;
-  if (rdma_.next_ready(sc_core::sc_time_stamp(), at)) wake_tx_at(at);
+  if (rdma_.next_ready(now, at, std::max(now, port_.busy_until()))) wake_tx_at(at);
 }
 
 void Nic::wake_tx_at(const sc_time& t) { tx_wake_.notify_at(t > port_.busy_until() ? t : port_.busy_until()); }
@@ -162,7 +164,7 @@ void Nic::on_tx() {
     sc_time at = port_.busy_until();
     if (port_.flow_control() == FlowControl::credit && send_queue_depth() == 0) {
       sc_time ready;
-      if (!rdma_.next_ready(now, ready)) return;  // nothing waits, no timeout armed: new work kicks
+      if (!rdma_.next_ready(now, ready, at)) return;  // nothing waits, no timeout armed: new work kicks
       if (ready > at) at = ready;
     }
     wake_tx_at(at);

@@ -259,37 +259,39 @@ Packet* RdmaEngine::next_segment(Qp& q, int vl, const sc_time& now, TxGate& gate
 
 template <class F>
 void RdmaEngine::wake_times(F&& consider) const {
-  if (!control_.empty()) consider(control_.front().ready);
+  if (!control_.empty() && consider(control_.front().ready)) return;
   for (const Qp& q : qps_) {
     // Each of a QP's next packets waits for its data (READ response read from memory, a
     // resend's payload re-fetched, the next segment's payload) and for its rate limiter.
-    auto data = [&](const sc_core::sc_time& t) { consider(std::max(t, q.next_allowed)); };
-    if (!q.responses.empty()) data(q.responses.front().ready);
-    if (!q.resend.empty()) data(q.resend.front().ready);
+    auto data = [&](const sc_core::sc_time& t) { return consider(std::max(t, q.next_allowed)); };
+    if (!q.responses.empty() && data(q.responses.front().ready)) return;
+    if (!q.resend.empty() && data(q.resend.front().ready)) return;
     if (q.unsent()) {
       const SendWqe& w = q.sq[q.unsent_seq - q.sq_base];
-      data(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent]);
+      if (data(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent])) return;
     }
-    if (!q.outstanding.empty()) consider(q.last_progress + retransmit_timeout_);
+    if (!q.outstanding.empty() && consider(q.last_progress + retransmit_timeout_)) return;
   }
 }
 
 bool RdmaEngine::next_wake(const sc_time& now, sc_time& at) const {
   bool have = false;
   wake_times([&](const sc_time& t) {
-    if (t <= now) return;
+    if (t <= now) return false;
     if (!have || t < at) at = t;
     have = true;
+    return false;
   });
   return have;
 }
 
-bool RdmaEngine::next_ready(const sc_time& now, sc_time& at) const {
+bool RdmaEngine::next_ready(const sc_time& now, sc_time& at, const sc_time& enough) const {
   bool have = false;
   wake_times([&](const sc_time& t) {
     const sc_time v = t > now ? t : now;
     if (!have || v < at) at = v;
     have = true;
+    return at <= enough;
   });
   return have;
 }

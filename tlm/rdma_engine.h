@@ -148,7 +148,9 @@ class RdmaEngine {
   bool next_wake(const sc_core::sc_time& now, sc_core::sc_time& at) const;
   /// Earliest time, `now` or later, at which next_packet() could return something (what is
   /// ready already counts as `now`); false if nothing is waiting to go and no timeout is armed.
-  bool next_ready(const sc_core::sc_time& now, sc_core::sc_time& at) const;
+  /// The search stops at the first time not after `enough`, returned then: for a caller that
+  /// waits until `enough` in any case, every such time is as good as the earliest.
+  bool next_ready(const sc_core::sc_time& now, sc_core::sc_time& at, const sc_core::sc_time& enough) const;
   /// Handles an arrived transport packet (not released here). Returns whether it may
   /// have given next_packet() something new to send (a control packet, a READ response,
   /// a window opened for segments waiting, a retransmission, a rate change); then the
@@ -226,9 +228,10 @@ class RdmaEngine {
   };
 
   Qp& qp(int qpn);
-  /// Calls `consider(t)` for each time at which next_packet() could next return something:
-  /// a control packet; per QP, its next READ response, resend and new segment, each not
-  /// before its data is in and the QP's rate limiter allows; its retransmission timeout.
+  /// Calls `consider(t)` for each time at which next_packet() could next return something,
+  /// until it returns true: a control packet; per QP, its next READ response, resend and
+  /// new segment, each not before its data is in and the QP's rate limiter allows; its
+  /// retransmission timeout.
   template <class F>
   void wake_times(F&& consider) const;
   void send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const sc_core::sc_time& now);
