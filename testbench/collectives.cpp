@@ -233,7 +233,7 @@ Schedule build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes) {
 
 CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics,
                                    const CollectiveParams& params)
-    : sc_module(name), nics_(std::move(nics)), params_(params) {
+    : sc_module(name), nics_(std::move(nics)), params_(params), to_kick_(nics_.size(), false) {
   for (int rank = 0; rank < static_cast<int>(params_.ranks.size()); ++rank) {
     const int e = params_.ranks[rank];
     nics_.at(e)->rdma().set_completion_handler([this, e](const tlm_fabric::Completion& c) { on_completion(e, c); });
@@ -250,7 +250,10 @@ int CollectiveRunner::endpoint_of(int participant) const {
 }
 
 int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
-  const auto key = std::make_tuple(src_rank, dst_rank, channel);
+  // Channels number below 64 (config), ranks below ranks.size().
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(src_rank) * params_.ranks.size() + static_cast<std::uint64_t>(dst_rank)) * 64 +
+      static_cast<std::uint64_t>(channel);
   auto it = qps_.find(key);
   if (it != qps_.end()) return it->second;
   const int a = params_.ranks[src_rank], b = params_.ranks[dst_rank];
@@ -292,15 +295,24 @@ void CollectiveRunner::post_ready(const sc_time& now) {
   std::sort(batch_.begin(), batch_.end());
   for (std::size_t i : batch_) {
     const Schedule::Step& t = schedule_.step(i);
-    auto* nic = nics_[endpoint_of(t.src)];
+    const int e = endpoint_of(t.src);
+    auto* nic = nics_[e];
     if (params_.algorithm == CollectiveAlgorithm::sharp) {
       // The switches' own protocol: a raw message tagged with the transfer's number.
       nic->post({endpoint_of(t.dst), static_cast<std::uint32_t>(wr_base_ + i), t.bytes, params_.sl});
     } else {
       nic->rdma().post(qp_for(t.src, t.dst, t.channel), {tlm_fabric::RdmaOpcode::write, t.bytes, wr_base_ + i}, now);
-      nic->kick();
+      if (!to_kick_[e]) kicked_.push_back(e);
+      to_kick_[e] = true;
     }
   }
+  // Each NIC posted to looks once, after all its posts (its earliest ready time
+  // covers them all).
+  for (int e : kicked_) {
+    nics_[e]->kick();
+    to_kick_[e] = false;
+  }
+  kicked_.clear();
   if (!eligible_.empty()) wake_.notify(eligible_.top().first - now);
 }
 

@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
-#include <map>
 #include <queue>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -180,7 +180,7 @@ class CollectiveRunner : public sc_core::sc_module {
 
   std::vector<tlm_fabric::Nic*> nics_;
   CollectiveParams params_;
-  std::map<std::tuple<int, int, int>, int> qps_;   // (src rank, dst rank, channel) -> src QP
+  std::unordered_map<std::uint64_t, int> qps_;     // (src rank, dst rank, channel) -> src QP (qp_for)
   Schedule schedule_;
   std::vector<std::uint32_t> missing_;             // deps not yet landed, per transfer
   std::vector<sc_core::sc_time> ready_at_;         // when its deps landed (+ reduce)
@@ -190,6 +190,8 @@ class CollectiveRunner : public sc_core::sc_module {
   using ReadyEntry = std::pair<sc_core::sc_time, std::size_t>;
   std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>> eligible_;
   std::vector<std::size_t> batch_;
+  std::vector<int> kicked_;                        // post_ready: endpoints posted to, in first-post order
+  std::vector<bool> to_kick_;                      // per endpoint: in kicked_
   int landed_count_ = 0;
   std::uint64_t wr_base_ = 0;                      // wr_id of transfer 0 in this iteration
   std::size_t size_index_ = 0;

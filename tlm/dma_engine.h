@@ -41,20 +41,20 @@ class DmaEngine {
   sc_core::sc_time write_latency(hw::MemoryTarget target) const {
     return target == hw::MemoryTarget::host ? host_write_latency_ : gpu_write_latency_;
   }
-  /// A posted write's wire time on the upstream link, as kernel time and in seconds.
+  /// A transfer's wire time (completions or posted writes in MPS-sized TLPs), as kernel
+  /// time and in seconds.
   struct Wire {
     sc_core::sc_time time;
     double seconds = 0;
   };
-  Wire write_wire(std::uint64_t bytes) const;
+  Wire wire(std::uint64_t bytes) const;
 
   hw::PcieTiming timing_;
-  // Fixed per link, converted once: a read request TLP, a full MRRS read's completions,
-  // the memory read and write latencies.
-  sc_core::sc_time request_wire_, full_read_wire_, host_read_latency_, gpu_read_latency_;
-  sc_core::sc_time host_write_latency_, gpu_write_latency_;
-  RecentTwo<std::uint64_t, Wire> recent_writes_;  // write_wire of the sizes written last (payloads, CQEs)
-  double request_wire_s_ = 0, full_read_wire_s_ = 0;
+  // Fixed per link, converted once: the memory read and write latencies.
+  sc_core::sc_time host_read_latency_, gpu_read_latency_, host_write_latency_, gpu_write_latency_;
+  double request_wire_s_ = 0;                     // a read request TLP on the upstream link [s]
+  RecentTwo<std::uint64_t, Wire> recent_reads_;   // wire() of the read pieces issued last (MRRS, a read's last piece)
+  RecentTwo<std::uint64_t, Wire> recent_writes_;  // wire() of the sizes written last (payloads, CQEs)
   sc_core::sc_time up_free_, down_free_;
   // Read tag free times, oldest first. A tag is given back when its read's last
   // completion arrives, and completions arrive in issue order on the one downstream

@@ -97,8 +97,10 @@ void Nic::post(const Message& m) {
 
 void Nic::kick() {
   // Before the engine's earliest ready time the transmitter would find nothing to send.
+  // Anything ready by the time the wire is free wakes it then (wake_tx_at).
+  const sc_time now = sc_core::sc_time_stamp();
   sc_time at;
-  if (rdma_.next_ready(sc_core::sc_time_stamp(), at)) wake_tx_at(at);
+  if (rdma_.next_ready(now, at, std::max(now, port_.busy_until()))) wake_tx_at(at);
 }
 
 void Nic::wake_tx_at(const sc_time& t) { tx_wake_.notify_at(t > port_.busy_until() ? t : port_.busy_until()); }
@@ -113,14 +115,18 @@ tlm::tlm_sync_enum Nic::egress_bw(int, Packet& p, tlm::tlm_phase& phase, sc_time
   const sc_time at = sc_core::sc_time_stamp() + delay;
   if (phase == CREDIT_RETURN) {
     port_.credit_returned(at, p.vl, p.credit_blocks);
-    // Returned credits only matter to a segment that credits held back; otherwise
-    // the next wake for other reasons finds them (TxPort::update).
-    if (!credit_blocked_) return tlm::TLM_ACCEPTED;
   } else if (phase == PFC_PAUSE) {
     port_.pause_received(at, p.vl, p.pause_quanta);
   }
-  wake_tx_at(at);
+  if (flow_control_may_wake()) wake_tx_at(at);
   return tlm::TLM_ACCEPTED;
+}
+
+bool Nic::flow_control_may_wake() const {
+  // Returned credits only matter to a segment that credits held back; otherwise the
+  // next wake for other reasons finds them (TxPort::update). A PAUSE window must be
+  // applied when it starts, so PFC links always look.
+  return credit_blocked_ || port_.flow_control() != FlowControl::credit;
 }
 
 void Nic::on_tx() {
@@ -158,17 +164,17 @@ void Nic::on_tx() {
     sc_time at = port_.busy_until();
     if (port_.flow_control() == FlowControl::credit && send_queue_depth() == 0) {
       sc_time ready;
-      if (!rdma_.next_ready(now, ready)) return;  // nothing waits, no timeout armed: new work kicks
+      if (!rdma_.next_ready(now, ready, at)) return;  // nothing waits, no timeout armed: new work kicks
       if (ready > at) at = ready;
     }
     wake_tx_at(at);
     return;
   }
-  // Nothing can go now: wake when the transport changes, or flow control if it
-  // held something back (PFC: always, so PAUSE windows are applied when they start).
+  // Nothing can go now: wake when the transport changes, and when flow control does
+  // if that can matter (flow_control_may_wake).
   sc_time at;
   if (rdma_.next_wake(now, at)) wake_tx_at(at);
-  if ((credit_blocked_ || port_.flow_control() != FlowControl::credit) && port_.next_change(now, at)) wake_tx_at(at);
+  if (flow_control_may_wake() && port_.next_change(now, at)) wake_tx_at(at);
   // else: every credit is lent downstream; its return wakes us (egress_bw).
 }
 
@@ -227,6 +233,7 @@ void Nic::on_rx() {
 // the instant the transmitter decides is seen by that decision whichever process
 // the kernel runs first.
 bool Nic::receive_due(const sc_time& now) {
+  if (arrivals_.empty() || arrivals_.front()->tail_at > now) return false;  // its wake is pending
   bool transport = false;
   while (!arrivals_.empty() && arrivals_.front()->tail_at <= now) {
     Packet* p = arrivals_.front();

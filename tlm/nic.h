@@ -116,6 +116,9 @@ class Nic : public sc_core::sc_module {
   void wake_tx_at(const sc_core::sc_time& t);
   /// The link's flow control lets a segment of `payload` bytes start on `vl` now (notes a refusal).
   bool can_send(int vl, std::uint32_t payload, const sc_core::sc_time& now);
+  /// A flow-control change (credit return, PAUSE window) can let the transmitter send
+  /// something it could not at its last look.
+  bool flow_control_may_wake() const;
 
   int id_;
   NicParams params_;

@@ -211,41 +211,7 @@ Packet* RdmaEngine::next_packet(const sc_time& now, TxGate& gate) {
       retransmits_.add();
       ++q.retransmitted;
     }
-    if (!out && q.resend.empty()) {
-      for (std::size_t i = 0; i < q.sq.size() && !out; ++i) {
-        SendWqe& w = q.sq[i];
-        if (w.sent == w.packets) continue;
-        const std::uint32_t need = w.wr.opcode == RdmaOpcode::read ? w.packets : 1;
-        if (q.next_psn + need - q.una > static_cast<std::uint32_t>(transport_.window) && !q.outstanding.empty()) break;
-        const std::uint64_t seq = q.sq_base + i;
-        if (w.wr.opcode == RdmaOpcode::read) {
-          if (w.wqe_ready > now || !gate.can_send(vl, 16)) break;
-          w.first_psn = q.next_psn;
-          w.started = true;
-          for (std::uint32_t s = 0; s < w.packets; ++s) q.outstanding.push_back({q.next_psn + s, seq, s});
-          out = emit(q, RdmaOp::read_request, q.next_psn, 16, true, w.wr.wr_id, now);
-          out->read_bytes = w.wr.bytes;
-          if (q.outstanding.size() == w.packets) q.read_expected = q.next_psn;
-          q.next_psn += w.packets;
-          w.sent = w.packets;
-        } else {
-          const std::uint32_t bytes = segment_bytes(w, w.sent);
-          if (w.chunk_ready[w.sent] > now || !gate.can_send(vl, bytes)) break;
-          if (!w.started) {
-            w.first_psn = q.next_psn;
-            w.started = true;
-          }
-          q.outstanding.push_back({q.next_psn, seq, w.sent});
-          out = emit(q, w.wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, q.next_psn, bytes,
-                     w.sent + 1 == w.packets, w.wr.wr_id, now);
-          out->read_bytes = w.wr.bytes;
-          out->message_start = w.chunk_ready.front();
-          ++q.next_psn;
-          ++w.sent;
-        }
-        if (q.outstanding.size() == 1 || q.last_progress == sc_core::SC_ZERO_TIME) q.last_progress = now;
-      }
-    }
+    if (!out && q.resend.empty() && q.unsent()) out = next_segment(q, vl, now, gate);
     if (out) {
       rr_ = (rr_ + k + 1) % n;
       return out;
@@ -254,39 +220,78 @@ Packet* RdmaEngine::next_packet(const sc_time& now, TxGate& gate) {
   return nullptr;
 }
 
+Packet* RdmaEngine::next_segment(Qp& q, int vl, const sc_time& now, TxGate& gate) {
+  // Requests go out in posting order: only the first with segments still to send can send.
+  const std::uint64_t seq = q.unsent_seq;
+  SendWqe& w = q.sq[seq - q.sq_base];
+  const std::uint32_t need = w.wr.opcode == RdmaOpcode::read ? w.packets : 1;
+  if (q.next_psn + need - q.una > static_cast<std::uint32_t>(transport_.window) && !q.outstanding.empty()) return nullptr;
+  Packet* out;
+  if (w.wr.opcode == RdmaOpcode::read) {
+    if (w.wqe_ready > now || !gate.can_send(vl, 16)) return nullptr;
+    w.first_psn = q.next_psn;
+    w.started = true;
+    for (std::uint32_t s = 0; s < w.packets; ++s) q.outstanding.push_back({q.next_psn + s, seq, s});
+    out = emit(q, RdmaOp::read_request, q.next_psn, 16, true, w.wr.wr_id, now);
+    out->read_bytes = w.wr.bytes;
+    if (q.outstanding.size() == w.packets) q.read_expected = q.next_psn;
+    q.next_psn += w.packets;
+    w.sent = w.packets;
+  } else {
+    const std::uint32_t bytes = segment_bytes(w, w.sent);
+    if (w.chunk_ready[w.sent] > now || !gate.can_send(vl, bytes)) return nullptr;
+    if (!w.started) {
+      w.first_psn = q.next_psn;
+      w.started = true;
+    }
+    q.outstanding.push_back({q.next_psn, seq, w.sent});
+    out = emit(q, w.wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, q.next_psn, bytes,
+               w.sent + 1 == w.packets, w.wr.wr_id, now);
+    out->read_bytes = w.wr.bytes;
+    out->message_start = w.chunk_ready.front();
+    ++q.next_psn;
+    ++w.sent;
+  }
+  if (w.sent == w.packets) ++q.unsent_seq;
+  if (q.outstanding.size() == 1 || q.last_progress == sc_core::SC_ZERO_TIME) q.last_progress = now;
+  return out;
+}
+
 template <class F>
 void RdmaEngine::wake_times(F&& consider) const {
-  if (!control_.empty()) consider(control_.front().ready);
+  if (!control_.empty() && consider(control_.front().ready)) return;
   for (const Qp& q : qps_) {
-    const bool pending = !q.responses.empty() || !q.resend.empty() || q.unsent();
-    if (pending) consider(q.next_allowed);
-    if (!q.responses.empty()) consider(q.responses.front().ready);
-    if (!q.resend.empty()) consider(q.resend.front().ready);
-    for (const SendWqe& w : q.sq) {
-      if (w.sent == w.packets) continue;
-      consider(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent]);
-      break;
+    // Each of a QP's next packets waits for its data (READ response read from memory, a
+    // resend's payload re-fetched, the next segment's payload) and for its rate limiter.
+    auto data = [&](const sc_core::sc_time& t) { return consider(std::max(t, q.next_allowed)); };
+    if (!q.responses.empty() && data(q.responses.front().ready)) return;
+    if (!q.resend.empty() && data(q.resend.front().ready)) return;
+    if (q.unsent()) {
+      const SendWqe& w = q.sq[q.unsent_seq - q.sq_base];
+      if (data(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent])) return;
     }
-    if (!q.outstanding.empty()) consider(q.last_progress + retransmit_timeout_);
+    if (!q.outstanding.empty() && consider(q.last_progress + retransmit_timeout_)) return;
   }
 }
 
 bool RdmaEngine::next_wake(const sc_time& now, sc_time& at) const {
   bool have = false;
   wake_times([&](const sc_time& t) {
-    if (t <= now) return;
+    if (t <= now) return false;
     if (!have || t < at) at = t;
     have = true;
+    return false;
   });
   return have;
 }
 
-bool RdmaEngine::next_ready(const sc_time& now, sc_time& at) const {
+bool RdmaEngine::next_ready(const sc_time& now, sc_time& at, const sc_time& enough) const {
   bool have = false;
   wake_times([&](const sc_time& t) {
     const sc_time v = t > now ? t : now;
     if (!have || v < at) at = v;
     have = true;
+    return at <= enough;
   });
   return have;
 }

@@ -148,7 +148,9 @@ class RdmaEngine {
   bool next_wake(const sc_core::sc_time& now, sc_core::sc_time& at) const;
   /// Earliest time, `now` or later, at which next_packet() could return something (what is
   /// ready already counts as `now`); false if nothing is waiting to go and no timeout is armed.
-  bool next_ready(const sc_core::sc_time& now, sc_core::sc_time& at) const;
+  /// The search stops at the first time not after `enough`, returned then: for a caller that
+  /// waits until `enough` in any case, every such time is as good as the earliest.
+  bool next_ready(const sc_core::sc_time& now, sc_core::sc_time& at, const sc_core::sc_time& enough) const;
   /// Handles an arrived transport packet (not released here). Returns whether it may
   /// have given next_packet() something new to send (a control packet, a READ response,
   /// a window opened for segments waiting, a retransmission, a rate change); then the
@@ -196,6 +198,9 @@ class RdmaEngine {
     // requester
     std::deque<SendWqe> sq;
     std::uint64_t sq_base = 0;                 // sequence number of sq.front()
+    // Sequence number of the first request with segments still to send (sq_base + sq.size()
+    // if none): requests send in posting order, so every one before it has sent all.
+    std::uint64_t unsent_seq = 0;
     std::uint32_t next_psn = 0, una = 0;
     std::deque<Outstanding> outstanding;
     std::deque<Resend> resend;
@@ -215,9 +220,7 @@ class RdmaEngine {
     bool cnp_ever = false;
     std::deque<ResponseSeg> responses;
     /// Some posted request still has segments to send.
-    bool unsent() const {
-      return std::any_of(sq.begin(), sq.end(), [](const SendWqe& w) { return w.sent < w.packets; });
-    }
+    bool unsent() const { return unsent_seq < sq_base + sq.size(); }
   };
   struct Control {
     Packet packet;
@@ -225,9 +228,10 @@ class RdmaEngine {
   };
 
   Qp& qp(int qpn);
-  /// Calls `consider(t)` for each time at which next_packet() could next return something:
-  /// a control packet, a QP's next READ response, resend or new segment, its rate limiter
-  /// (if it has something to send), its retransmission timeout.
+  /// Calls `consider(t)` for each time at which next_packet() could next return something,
+  /// until it returns true: a control packet; per QP, its next READ response, resend and
+  /// new segment, each not before its data is in and the QP's rate limiter allows; its
+  /// retransmission timeout.
   template <class F>
   void wake_times(F&& consider) const;
   void send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const sc_core::sc_time& now);
@@ -237,6 +241,9 @@ class RdmaEngine {
   void responder_data(Qp& q, const Packet& p, const sc_core::sc_time& now);
   void consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_core::sc_time& now);
   void check_timeouts(Qp& q, const sc_core::sc_time& now);
+  /// The next new segment (or READ request) of `q`'s first request with segments to
+  /// send, if its payload is in, the window open and flow control lets it go on `vl`.
+  Packet* next_segment(Qp& q, int vl, const sc_core::sc_time& now, TxGate& gate);
   Packet* emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t bytes, bool last, std::uint64_t wr_id,
                const sc_core::sc_time& now);
   SendWqe* wqe_of(Qp& q, std::uint64_t seq);
