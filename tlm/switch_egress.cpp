@@ -196,12 +196,13 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
 // VLs with a head that could leave on the next edge but for credits are not the VLs
 // with an open stall (this wake sent the VL's only sendable head, or gave the wire or a
 // read port to another packet).
+// With the next edge a wake, no edge comes before it: what an edge in between would
+// decide no longer matters, so the walk stops there.
 bool Switch::edge_decides(const sc_time& now, bool& next_edge) const {
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
   const sc_time next = now + clock_.period(), next_horizon = horizon + clock_.period();
   bool ready_with_wire = false;
-  next_edge = false;
-  (out_heads_ | stalling_).for_each([&](int op) {
+  next_edge = (out_heads_ | stalling_).any_of([&](int op) {
     const OutputPort& o = outputs_[op];
     const sc_time& busy = o.tx.busy_until();
     std::uint32_t blocked_next = 0;
@@ -211,14 +212,14 @@ bool Switch::edge_decides(const sc_time& now, bool& next_edge) const {
         if (!can_leave(e, next, next_horizon)) continue;
         const bool sendable = o.tx.can_send(e.vl, e.packet->payload_bytes, now);
         if (busy <= horizon && can_leave(e, now, horizon)) {
+          if (sendable) return true;
           ready_with_wire = true;
-          next_edge |= sendable;
         }
         if (!sendable && o.tx.flow_control() == FlowControl::credit) blocked_next |= 1u << e.vl;
       }
-    next_edge |= blocked_next != o.open_stalls;
+    return blocked_next != o.open_stalls;
   });
-  return ready_with_wire || every_edge_ || pfc_inputs_ || !stalling_.empty();
+  return next_edge || ready_with_wire || every_edge_ || pfc_inputs_ || !stalling_.empty();
 }
 
 void Switch::schedule_next(const sc_time& now) {
