@@ -198,7 +198,6 @@ Packet* RdmaEngine::next_packet(const sc_time& now, TxGate& gate) {
                        q.resend.end());
         out = emit(q, RdmaOp::read_request, r.psn, 16, true, w->wr.wr_id, now);
         out->read_bytes = w->wr.bytes - static_cast<std::uint64_t>(it->index) * mtu_;
-        q.read_expected = r.psn;
       } else {
         const std::uint32_t bytes = segment_bytes(*w, it->index);
         if (!gate.can_send(vl, bytes)) break;
@@ -234,7 +233,6 @@ Packet* RdmaEngine::next_segment(Qp& q, int vl, const sc_time& now, TxGate& gate
     for (std::uint32_t s = 0; s < w.packets; ++s) q.outstanding.push_back({q.next_psn + s, seq, s});
     out = emit(q, RdmaOp::read_request, q.next_psn, 16, true, w.wr.wr_id, now);
     out->read_bytes = w.wr.bytes;
-    if (q.outstanding.size() == w.packets) q.read_expected = q.next_psn;
     q.next_psn += w.packets;
     w.sent = w.packets;
   } else {
@@ -312,19 +310,26 @@ void RdmaEngine::check_timeouts(Qp& q, const sc_time& now) {
   if (transport_.mode == RetransmitMode::go_back_n) {
     go_back(q, q.una, now);
   } else {
-    q.resend.push_back({q.una, dma_.read(now, mtu_, 0, host_.memory)});
+    resend_one(q, q.una, now);
   }
 }
 
 void RdmaEngine::go_back(Qp& q, std::uint32_t from, const sc_time& now) {
   // The payload is read from memory again; the resends leave in PSN order.
   q.resend.clear();
-  for (const Outstanding& o : q.outstanding) {
-    if (o.psn < from) continue;
-    const SendWqe* w = wqe_of(q, o.wqe_seq);
-    const std::uint32_t bytes = w && w->wr.opcode != RdmaOpcode::read ? segment_bytes(*w, o.index) : 0;
-    q.resend.push_back({o.psn, bytes ? dma_.read(now, bytes, 0, host_.memory) : now});
-  }
+  for (const Outstanding& o : q.outstanding)
+    if (o.psn >= from) q.resend.push_back(resend_of(q, o, now));
+}
+
+void RdmaEngine::resend_one(Qp& q, std::uint32_t psn, const sc_time& now) {
+  const auto it = std::find_if(q.outstanding.begin(), q.outstanding.end(), [&](const Outstanding& o) { return o.psn == psn; });
+  q.resend.push_back(it != q.outstanding.end() ? resend_of(q, *it, now) : Resend{psn, now});  // else acknowledged: dropped when due
+}
+
+RdmaEngine::Resend RdmaEngine::resend_of(Qp& q, const Outstanding& o, const sc_time& now) {
+  const SendWqe* w = wqe_of(q, o.wqe_seq);
+  const std::uint32_t bytes = w && w->wr.opcode != RdmaOpcode::read ? segment_bytes(*w, o.index) : 0;
+  return {o.psn, bytes ? dma_.read(now, bytes, 0, host_.memory) : now};
 }
 
 void RdmaEngine::requester_ack(Qp& q, std::uint32_t ack_psn, const sc_time& now) {
@@ -472,8 +477,13 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
     case RdmaOp::read_response: {
       if (p.psn < q.una) break;  // duplicate
       if (p.psn != q.una) {
-        // A response went missing: ask again from the first missing PSN, once.
-        if (q.resend.empty()) go_back(q, q.una, now);
+        // A response went missing: ask again from the first missing PSN, once; the
+        // responses still in flight behind the gap are dropped (the new stream repeats
+        // them). A lost re-request is found by the timeout.
+        if (q.resend.empty() && q.read_asked_from != q.una) {
+          go_back(q, q.una, now);
+          q.read_asked_from = q.una;
+        }
         break;
       }
       // The completion waits for the data to land in memory (CQE after it).
@@ -487,7 +497,7 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
       if (transport_.mode == RetransmitMode::go_back_n) {
         go_back(q, p.ack_psn, now);
       } else if (std::none_of(q.resend.begin(), q.resend.end(), [&](const Resend& r) { return r.psn == p.ack_psn; })) {
-        q.resend.push_back({p.ack_psn, dma_.read(now, mtu_, 0, host_.memory)});
+        resend_one(q, p.ack_psn, now);
       }
       break;
     case RdmaOp::cnp:

@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -207,7 +208,9 @@ class RdmaEngine {
     sc_core::sc_time last_progress, next_allowed;
     std::unique_ptr<hw::CongestionControl> cc;
     std::uint64_t acked_bytes = 0, window_acked_bytes = 0, retransmitted = 0, timeouts = 0, cnps_received = 0;
-    std::uint32_t read_expected = 0;           // requester: next READ response PSN
+    // requester: a READ response went missing and the READ was asked again from this PSN;
+    // later responses are dropped until it arrives (IBTA: the responder's stream from there)
+    std::optional<std::uint32_t> read_asked_from;
     sc_core::sc_time read_landed;              // requester: last READ data written to memory
     // responder
     std::uint32_t expected = 0;
@@ -237,6 +240,11 @@ class RdmaEngine {
   void send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const sc_core::sc_time& now);
   void requester_ack(Qp& q, std::uint32_t ack_psn, const sc_core::sc_time& now);
   void go_back(Qp& q, std::uint32_t from, const sc_core::sc_time& now);
+  /// Selective repeat: `psn` goes again (its payload read from memory again).
+  void resend_one(Qp& q, std::uint32_t psn, const sc_core::sc_time& now);
+  /// A segment sent again, ready once its payload is read from memory again (a READ
+  /// request carries none).
+  Resend resend_of(Qp& q, const Outstanding& o, const sc_core::sc_time& now);
   void complete_wqes(Qp& q, const sc_core::sc_time& now);
   void responder_data(Qp& q, const Packet& p, const sc_core::sc_time& now);
   void consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_core::sc_time& now);
