@@ -109,7 +109,6 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   has_head_.assign(n, 0);
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
   any_blocked_.assign(n, 0);
-  stalls_open_.assign(n, 0);
   for (PortSet* set : {&out_heads_, &in_heads_, &arriving_, &stalling_, &tx_changing_}) set->resize(n);
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
@@ -202,7 +201,7 @@ double Switch::egress_paused_seconds(int port, int vl) const {
 double Switch::credit_stall_seconds(int port, int vl) const {
   const auto& o = outputs_.at(port);
   double s = o.stall_s.at(vl);
-  if (o.stall_since[vl] != sc_core::SC_ZERO_TIME) s += (sc_core::sc_time_stamp() - o.stall_since[vl]).to_seconds();
+  if (o.open_stalls & (1u << vl)) s += (sc_core::sc_time_stamp() - o.stall_since[vl]).to_seconds();
   return s;
 }
 
@@ -347,19 +346,13 @@ void Switch::fold_admission_wake(InputPort& ip) const {
   std::uint64_t bytes = ip.bytes;
   for (const Entry& e : ip.arrivals) {
     if (e.header_edge >= front.ready) break;
-    bytes += e.charged;
-    if (own_edge(ip, e, bytes)) {
+    bytes += e.charged;  // the input's buffer with every arrival up to this one admitted
+    if (e.packet->corrupted || bytes > ip.high_water) {
       ip.folded_wake = e.header_edge;
       break;
     }
   }
   ip.folded_wake_valid = true;
-}
-
-// Whether arrival `e` of input `ip` needs its header edge (admission_wake()); `through` is
-// the input's buffer with every arrival up to and including `e` admitted.
-bool Switch::own_edge(const InputPort& ip, const Entry& e, std::uint64_t through) const {
-  return edge_decides_ || e.packet->corrupted || through > ip.high_water;
 }
 
 sc_time Switch::pipeline_ready(const Entry& e) const {

@@ -332,8 +332,8 @@ class Switch : public sc_core::sc_module {
     std::vector<std::uint64_t> vl_bytes;     // queued for this output per VL
     std::uint64_t bytes = 0, high_water = 0;
     sc_core::sc_time write_free;             // output write port (output-queued organisations)
-    std::vector<sc_core::sc_time> stall_since;  // per VL: blocked on credits since, or zero
-    std::uint32_t open_stalls = 0;           // VLs with stall_since set (bit per VL)
+    std::uint32_t open_stalls = 0;           // VLs blocked on credits now (bit per VL)
+    std::vector<sc_core::sc_time> stall_since;  // per VL with an open stall: since when
     std::vector<double> stall_s;
     int chosen_vl = -1;                      // this edge's egress scheduler choice
   };
@@ -353,7 +353,6 @@ class Switch : public sc_core::sc_module {
     return ip.folded_wake;
   }
   void fold_admission_wake(InputPort& ip) const;
-  bool own_edge(const InputPort& ip, const Entry& e, std::uint64_t through) const;
   sc_core::sc_time pipeline_ready(const Entry& e) const;
   bool admit(Entry& e, const sc_core::sc_time& now);
   void enqueue(Entry e);
@@ -399,7 +398,7 @@ class Switch : public sc_core::sc_module {
   PortSet out_heads_;    // outputs with a non-empty ready list (out_queues_)
   PortSet in_heads_;     // inputs with a non-empty input-side queue (in_queues_)
   PortSet arriving_;     // inputs with arrivals not yet admitted
-  PortSet stalling_;     // outputs with an open credit stall (stalls_open_)
+  PortSet stalling_;     // outputs with an open credit stall (OutputPort::open_stalls)
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
   // Heads not ready yet, earliest first (entries for heads that have left are skipped).
   std::priority_queue<HeadReady, std::vector<HeadReady>, std::greater<>> head_ready_;
@@ -416,7 +415,6 @@ class Switch : public sc_core::sc_module {
   std::vector<std::uint8_t> has_head_;             // per output: some VL has an eligible head
   std::vector<std::uint8_t> blocked_;              // per output x VL: a head waits for credits
   std::vector<std::uint8_t> any_blocked_;          // per output: some VL blocked this edge
-  std::vector<int> stalls_open_;                   // per output: VLs with an open credit stall
   std::vector<int> chosen_;                        // outputs that chose a VL this edge, ascending
   struct DueArrival {
     sc_core::sc_time edge;

@@ -53,18 +53,18 @@ void Switch::choose_vls(const sc_time& now) {
     o.chosen_vl = o.tx.attached() && has_head_[op] ? o.scheduler->select(heads) : -1;
     if (o.chosen_vl >= 0) chosen_.push_back(op);
     // Credit stall: a VL with a packet ready and nothing it could send for lack of credits.
-    if (!any_blocked_[op] && stalls_open_[op] == 0) return;
+    if (!any_blocked_[op] && o.open_stalls == 0) return;
     for (int vl = 0; vl < v; ++vl) {
       const bool stalled = blocked_[op * v + vl] && heads[vl] == 0 && o.tx.flow_control() == FlowControl::credit;
-      if (stalled && o.stall_since[vl] == sc_core::SC_ZERO_TIME) {
+      const std::uint32_t bit = 1u << vl;
+      if (stalled && !(o.open_stalls & bit)) {
         o.stall_since[vl] = now;
-        o.open_stalls |= 1u << vl;
-        if (stalls_open_[op]++ == 0) stalling_.insert(op);
-      } else if (!stalled && o.stall_since[vl] != sc_core::SC_ZERO_TIME) {
+        if (o.open_stalls == 0) stalling_.insert(op);
+        o.open_stalls |= bit;
+      } else if (!stalled && (o.open_stalls & bit)) {
         o.stall_s[vl] += (now - o.stall_since[vl]).to_seconds();
-        o.stall_since[vl] = sc_core::SC_ZERO_TIME;
-        o.open_stalls &= ~(1u << vl);
-        if (--stalls_open_[op] == 0) stalling_.erase(op);
+        o.open_stalls &= ~bit;
+        if (o.open_stalls == 0) stalling_.erase(op);
       }
     }
   });
@@ -195,9 +195,8 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
 // the next edge, as every cycle in hardware. Or a credit stall opens or ends there: the
 // VLs with a head that could leave on the next edge but for credits are not the VLs
 // with an open stall (this wake sent the VL's only sendable head, or gave the wire or a
-// read port to another packet).
-// With the next edge a wake, no edge comes before it: what an edge in between would
-// decide no longer matters, so the walk stops there.
+// read port to another packet). Once the next edge is a wake no edge comes before it, so
+// what an edge in between would decide no longer matters and the walk stops there.
 bool Switch::edge_decides(const sc_time& now, bool& next_edge) const {
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
   const sc_time next = now + clock_.period(), next_horizon = horizon + clock_.period();
