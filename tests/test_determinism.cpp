@@ -247,7 +247,7 @@ TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
 // A switch wakes only on the edges where something can happen: a header or a ready
 // head, a wire or read port about to free, a credit or release that can change a
 // decision, the edge after a wake that left a head able to leave (it lost allocation)
-// and the edge where an open credit stall ends. The reference is the same fabric
+// and the edge where a credit stall opens or ends. The reference is the same fabric
 // with every switch waking on every core edge while it holds a packet, as a hardware
 // allocator runs every cycle (Switch::wake_every_edge_for_test): both must deliver the
 // same packets at the same times with the same results. Found by it: a head that lost
