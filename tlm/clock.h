@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include <systemc>
 
@@ -50,39 +52,59 @@ class ClockDomain {
   sc_core::sc_time period_;
 };
 
-/// The event a block wakes on, notified for the earliest time it has work. Mirrors
-/// the kernel's rule (an event keeps only its earliest notification; a pending delta
-/// notification wins over any timed one), so a notification the kernel would drop
-/// never reaches it: a replaced timed notification would otherwise stay in the
-/// kernel's queue until its time. Behaviour is exactly that of calling notify.
-class WakeEvent {
+/// Wakes the fabric's blocks (switches, NICs) at the times they ask for, from one
+/// SystemC method process and one kernel event: the TLM-2.0 payload-event-queue
+/// pattern (tlm_utils::peq_with_cb_and_phase) applied to wake-ups. A block's wake costs
+/// a heap entry here instead of a kernel timed notification and process switch, and
+/// the blocks due at one instant run in a fixed order (the order they registered in),
+/// not in the kernel's heap order, so which other blocks wake at that instant never
+/// changes the order of those that do.
+class WakeQueue {
  public:
-  sc_core::sc_event& event() { return event_; }
-  /// Wake at `t` (now if `t` has passed).
-  void notify_at(const sc_core::sc_time& t) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
-    // Forget a notification the kernel has already fired.
-    if (pending_ == Pending::timed && at_ <= now) pending_ = Pending::none;
-    if (pending_ == Pending::delta && delta_ != sc_core::sc_delta_count()) pending_ = Pending::none;
-    if (pending_ == Pending::delta) return;
-    if (t <= now) {
-      pending_ = Pending::delta;
-      delta_ = sc_core::sc_delta_count();
-      event_.notify(sc_core::SC_ZERO_TIME);
-      return;
-    }
-    if (pending_ == Pending::timed && at_ <= t) return;
-    pending_ = Pending::timed;
-    at_ = t;
-    event_.notify(t - now);
-  }
+  /// The process-wide queue (SystemC elaborates once per process).
+  static WakeQueue& instance();
+  /// Registers a block's wake-up; returns its handle.
+  int add(std::function<void()> on_wake);
+  /// Forgets block `client` (being destroyed): no more calls.
+  void remove(int client);
+  /// Calls block `client` at `t` (now if `t` has passed); a block has at most one
+  /// wake pending, the earliest asked for.
+  void notify_at(int client, const sc_core::sc_time& t);
 
  private:
-  enum class Pending { none, delta, timed };
+  WakeQueue();
+  void dispatch();
+  void arm(const sc_core::sc_time& t, const sc_core::sc_time& now);
+  struct Due {
+    sc_core::sc_time at;
+    int client;
+    bool operator>(const Due& o) const { return at != o.at ? at > o.at : client > o.client; }
+  };
+  struct Client {
+    std::function<void()> on_wake;
+    sc_core::sc_time at;   // pending wake, valid when `pending`
+    bool pending = false;
+  };
+  std::vector<Due> due_;  // min-heap on (at, client); entries replaced by an earlier wake are skipped
+  std::vector<Client> clients_;
   sc_core::sc_event event_;
-  Pending pending_ = Pending::none;
-  sc_core::sc_time at_;         // timed: when
-  std::uint64_t delta_ = 0;     // delta: the delta cycle it was made in
+  sc_core::sc_time armed_at_;  // the kernel event is notified for this time, when `armed_`
+  bool armed_ = false;
+  bool dispatching_ = false;
+};
+
+/// A block's wake-up: calls `on_wake` at each time notified (through the WakeQueue).
+class WakeEvent {
+ public:
+  explicit WakeEvent(std::function<void()> on_wake) : client_(WakeQueue::instance().add(std::move(on_wake))) {}
+  ~WakeEvent() { WakeQueue::instance().remove(client_); }
+  WakeEvent(const WakeEvent&) = delete;
+  WakeEvent& operator=(const WakeEvent&) = delete;
+  /// Wake at `t` (now if `t` has passed); an earlier pending wake stands.
+  void notify_at(const sc_core::sc_time& t) { WakeQueue::instance().notify_at(client_, t); }
+
+ private:
+  int client_;
 };
 
 }  // namespace fabricsim::tlm_fabric

@@ -56,12 +56,6 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
   credit_return_delay_ = to_sc(params_.credit_return_latency);
   tx.register_bw(this, &Nic::egress_bw);
   rx.register_fw(this, &Nic::ingress);
-  SC_METHOD(on_tx);
-  sensitive << tx_wake_.event();
-  dont_initialize();
-  SC_METHOD(on_rx);
-  sensitive << rx_wake_;
-  dont_initialize();
 }
 
 void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, std::uint64_t downstream_buffer_per_vl) {
@@ -219,7 +213,7 @@ tlm::tlm_sync_enum Nic::ingress(int, Packet& p, tlm::tlm_phase& phase, sc_time& 
   if (ingress_link_->params().flow_control == FlowControl::credit) credits_held_.hold(p.vl, credit_blocks(p));
   // Tails arrive in order on one link, so the queue stays sorted by tail time.
   arrivals_.push_back(&p);
-  if (arrivals_.size() == 1) rx_wake_.notify(delay);
+  if (arrivals_.size() == 1) rx_wake_.notify_at(sc_core::sc_time_stamp() + delay);
   return tlm::TLM_ACCEPTED;
 }
 
@@ -251,7 +245,7 @@ bool Nic::receive_due(const sc_time& now) {
     return_credit(*p);
     pool_.release(p);
   }
-  if (!arrivals_.empty()) rx_wake_.notify(arrivals_.front()->tail_at - now);
+  if (!arrivals_.empty()) rx_wake_.notify_at(arrivals_.front()->tail_at);
   return transport;
 }
 

@@ -59,7 +59,6 @@ class Nic : public sc_core::sc_module {
   FabricInitiatorSocket<Nic> tx;  ///< to the egress link
   FabricTargetSocket<Nic> rx;     ///< from the ingress link
 
-  SC_HAS_PROCESS(Nic);
   /// `measure_from`: packets created earlier are warm-up and stay out of latency/throughput stats.
   Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPool& pool,
       stats::Registry& stats, sc_core::sc_time measure_from);
@@ -138,9 +137,9 @@ class Nic : public sc_core::sc_module {
   std::unordered_map<std::uint64_t, std::uint64_t> rx_message_bytes_;  // raw message -> bytes in so far
   std::function<void(const FlowRecord&)> on_flow_;
   std::deque<Packet*> arrivals_;
-  WakeEvent tx_wake_;
+  WakeEvent tx_wake_{[this] { on_tx(); }};
   bool credit_blocked_ = false;                   // the last transmit decision was held back by flow control
-  sc_core::sc_event rx_wake_;
+  WakeEvent rx_wake_{[this] { on_rx(); }};
   std::ostream* packet_log_ = nullptr;
   std::uint64_t next_message_ = 0;
   RdmaEngine rdma_;

@@ -85,6 +85,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
       clock_(params.core_clock),
       route_policy_(params.routing, params.seed),
       rng_(params.seed),
+      wake_([this] { on_edge(); }),
       forwarded_(stats.counter(std::string(this->name()) + ".forwarded_packets",
                                "packets granted to an egress port", "packets")) {
   params_.validate();
@@ -146,9 +147,6 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     }
     stats_.push_back(s);
   }
-  SC_METHOD(on_edge);
-  sensitive << wake_.event();
-  dont_initialize();
 }
 
 void Switch::set_routes(int dst, std::vector<int> ports) {

@@ -207,7 +207,6 @@ class Switch : public sc_core::sc_module {
   sc_core::sc_vector<InSocket> in;    ///< ingress from links, one per port
   sc_core::sc_vector<OutSocket> out;  ///< egress to links, one per port
 
-  SC_HAS_PROCESS(Switch);
   Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketPool& pool, stats::Registry& stats);
 
   /// Forwarding table: packets for endpoint `dst` leave on one of `ports` (equal cost).
