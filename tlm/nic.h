@@ -23,12 +23,12 @@
 
 #include "hw/units.h"
 #include "sim/stats.h"
-#include "tlm/clock.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
 #include "tlm/packet_pool.h"
 #include "tlm/rdma_engine.h"
 #include "tlm/tx_port.h"
+#include "tlm/wake_queue.h"
 
 namespace fabricsim::tlm_fabric {
 

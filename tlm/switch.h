@@ -44,6 +44,7 @@
 #include "tlm/packet_pool.h"
 #include "tlm/rtl_allocator.h"
 #include "tlm/tx_port.h"
+#include "tlm/wake_queue.h"
 
 namespace fabricsim::tlm_fabric {
 

@@ -1,0 +1,136 @@
+// The wake queue (tlm/wake_queue.h) against the kernel: blocks woken through it run in
+// exactly the delta cycles where method processes on plain sc_events would.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <systemc>
+
+#include "sim/child_run.h"
+#include "tlm/wake_queue.h"
+
+namespace {
+
+using fabricsim::tlm_fabric::WakeEvent;
+using nlohmann::json;
+using sc_core::sc_time;
+
+sc_time now() { return sc_core::sc_time_stamp(); }
+
+// The reference: a method process statically sensitive to a plain sc_event.
+class KernelBlock : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(KernelBlock);
+  KernelBlock(sc_core::sc_module_name name, std::function<void()> body) : sc_module(name), body_(std::move(body)) {
+    SC_METHOD(run);
+    sensitive << event_;
+    dont_initialize();
+  }
+  void notify_at(const sc_time& t) {
+    if (t <= now()) event_.notify(sc_core::SC_ZERO_TIME);
+    else event_.notify(t - now());
+  }
+
+ private:
+  void run() { body_(); }
+  std::function<void()> body_;
+  sc_core::sc_event event_;
+};
+
+// Blocks that, each time they run, ask for wakes of themselves and the others at
+// random offsets (0: now, the next delta cycle) from their own random stream, so what
+// a block asks depends only on when it ran.
+struct Variant {
+  std::vector<std::function<void(const sc_time&)>> notify;  // per block
+  std::vector<std::mt19937> rng;
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> runs;  // per block: (time ps, delta cycle)
+
+  void ran(int k) {
+    runs[k].emplace_back(now().value(), sc_core::sc_delta_count());
+    std::mt19937& r = rng[k];
+    const int asks = static_cast<int>(r() % 3);  // 0..2: dies out without the driver
+    for (int i = 0; i < asks; ++i) {
+      const int to = static_cast<int>(r() % notify.size());
+      if (r() % 3 == 0) continue;
+      notify[to](now() + sc_time(static_cast<double>(r() % 4), sc_core::SC_NS));
+    }
+  }
+};
+
+// Asks both variants for the same wakes from outside any block, at random instants
+// and delta cycles (a process the kernel may run before or after the queue's).
+class Driver : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Driver);
+  Driver(sc_core::sc_module_name name, std::vector<Variant*> variants, int blocks)
+      : sc_module(name), variants_(std::move(variants)), blocks_(blocks) {
+    SC_METHOD(run);
+    sensitive << event_;
+  }
+
+ private:
+  void run() {
+    for (int i = 0, n = 1 + static_cast<int>(rng_() % 2); i < n; ++i) {
+      const int to = static_cast<int>(rng_() % static_cast<std::uint32_t>(blocks_));
+      const sc_time at = now() + sc_time(static_cast<double>(rng_() % 4), sc_core::SC_NS);
+      for (Variant* v : variants_) v->notify[to](at);
+    }
+    const auto gap = rng_() % 4;
+    if (gap == 0) event_.notify(sc_core::SC_ZERO_TIME);
+    else event_.notify(sc_time(static_cast<double>(gap), sc_core::SC_NS));
+  }
+  std::vector<Variant*> variants_;
+  int blocks_;
+  std::mt19937 rng_{7};
+  sc_core::sc_event event_;
+};
+
+std::string run_at(const json& runs, std::size_t i) { return i < runs.size() ? runs[i].dump() : "none"; }
+
+TEST(WakeQueue, RunsBlocksInTheKernelsDeltaCycles) {
+  const json r = fabricsim::sim::in_child([] {
+    constexpr int kBlocks = 6;
+    Variant kernel, queue;
+    std::vector<std::unique_ptr<KernelBlock>> kernel_blocks;
+    std::vector<std::unique_ptr<WakeEvent>> queue_blocks;
+    for (Variant* v : {&kernel, &queue}) {
+      v->runs.resize(kBlocks);
+      for (int k = 0; k < kBlocks; ++k) v->rng.emplace_back(100 + k);
+    }
+    for (int k = 0; k < kBlocks; ++k) {
+      kernel_blocks.push_back(std::make_unique<KernelBlock>(("block" + std::to_string(k)).c_str(), [&kernel, k] { kernel.ran(k); }));
+      kernel.notify.push_back([b = kernel_blocks.back().get()](const sc_time& t) { b->notify_at(t); });
+      queue_blocks.push_back(std::make_unique<WakeEvent>([&queue, k] { queue.ran(k); }));
+      queue.notify.push_back([w = queue_blocks.back().get()](const sc_time& t) { w->notify_at(t); });
+    }
+    Driver driver("driver", {&kernel, &queue}, kBlocks);
+    sc_core::sc_start(sc_time(20, sc_core::SC_US));
+    json out = json::array();
+    for (const Variant* v : {&kernel, &queue}) out.push_back(v->runs);
+    return out;
+  });
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  const auto& kernel = r.at(0);
+  const auto& queue = r.at(1);
+  std::size_t runs = 0, repeats = 0;  // runs; runs in the delta cycle after the block's previous run
+  for (std::size_t k = 0; k < kernel.size(); ++k) {
+    std::size_t same = 0;
+    while (same < kernel[k].size() && same < queue[k].size() && kernel[k][same] == queue[k][same]) ++same;
+    EXPECT_TRUE(same == kernel[k].size() && same == queue[k].size())
+        << "block " << k << ", run " << same << ": kernel " << run_at(kernel[k], same) << ", queue " << run_at(queue[k], same)
+        << " ([time ps, delta cycle])";
+    runs += kernel[k].size();
+    for (std::size_t i = 1; i < kernel[k].size(); ++i)
+      repeats += kernel[k][i][0] == kernel[k][i - 1][0];
+  }
+  // Enough traffic to meet every rule: delta and timed requests, replaced and fired ones.
+  EXPECT_GT(runs, 20000u);
+  EXPECT_GT(repeats, 1000u);
+}
+
+}  // namespace

@@ -1,0 +1,124 @@
+// The wake queue (tlm/wake_queue.h).
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "tlm/wake_queue.h"
+
+#include <algorithm>
+
+namespace fabricsim::tlm_fabric {
+
+void EarliestNotify::notify_at(const sc_core::sc_time& t) {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  // Forget a notification the kernel has already fired.
+  if (pending_ == Pending::timed && at_ <= now) pending_ = Pending::none;
+  if (pending_ == Pending::delta && delta_ != sc_core::sc_delta_count()) pending_ = Pending::none;
+  if (pending_ == Pending::delta) return;
+  if (t <= now) {
+    pending_ = Pending::delta;
+    delta_ = sc_core::sc_delta_count();
+    event_.notify(sc_core::SC_ZERO_TIME);
+    return;
+  }
+  if (pending_ == Pending::timed && at_ <= t) return;
+  pending_ = Pending::timed;
+  at_ = t;
+  event_.notify(t - now);
+}
+
+WakeQueue& WakeQueue::instance() {
+  // Never destroyed: its event and process belong to the kernel until the process exits.
+  static WakeQueue* queue = new WakeQueue;
+  return *queue;
+}
+
+WakeQueue::WakeQueue() {
+  sc_core::sc_spawn_options options;
+  options.spawn_method();
+  options.set_sensitivity(&wake_.event());
+  options.dont_initialize();
+  sc_core::sc_spawn([this] { dispatch(); }, sc_core::sc_gen_unique_name("fabricsim_wake_queue"), &options);
+}
+
+int WakeQueue::add(std::function<void()> on_wake) {
+  Client c;
+  c.on_wake = std::move(on_wake);
+  clients_.push_back(std::move(c));
+  return static_cast<int>(clients_.size()) - 1;
+}
+
+void WakeQueue::remove(int client) { clients_[client] = Client{}; }
+
+void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
+  Client& c = clients_[client];
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const std::uint64_t delta = sc_core::sc_delta_count();
+  // The kernel fired a timed request at its time, before any process ran: it runs in
+  // this pass whatever comes now.
+  if (c.timed && c.timed_at <= now) {
+    c.timed = false;
+    c.fired = true;
+    c.fired_at = c.timed_at;
+  }
+  if (c.delta_asked == delta) return;  // runs in the next delta cycle: nothing replaces that
+  if (t <= now) {
+    c.delta_asked = delta;
+    c.timed = false;  // a delta notification cancels a timed one
+    delta_.push_back({delta, client});
+    wake_.notify_at(now);
+    return;
+  }
+  if (c.timed && c.timed_at <= t) return;
+  c.timed = true;
+  c.timed_at = t;
+  timed_.push_back({t, client});
+  std::push_heap(timed_.begin(), timed_.end(), std::greater<>());
+  wake_.notify_at(t);
+}
+
+void WakeQueue::dispatch() {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const std::uint64_t delta = sc_core::sc_delta_count();
+  run_.clear();
+  // Timed requests for now, in (time, handle) order.
+  while (!timed_.empty() && timed_.front().at <= now) {
+    std::pop_heap(timed_.begin(), timed_.end(), std::greater<>());
+    const Due e = timed_.back();
+    timed_.pop_back();
+    Client& c = clients_[e.client];
+    if (c.fired && c.fired_at == e.at) {
+      c.fired = false;
+      run_.push_back(e.client);
+    } else if (c.timed && c.timed_at == e.at) {
+      c.timed = false;
+      run_.push_back(e.client);
+    }
+  }
+  // Requests for now made in an earlier delta cycle, in request order; those made in
+  // this one (by a process the kernel ran before this pass) wait for the next.
+  std::size_t kept = 0;
+  for (const DeltaDue& r : delta_) {
+    if (r.delta == delta) delta_[kept++] = r;
+    else run_.push_back(r.client);
+  }
+  delta_.resize(kept);
+  // A block is in run_ once: its timed run is due in the first delta cycle at its time,
+  // its requests for now in later ones, one per delta cycle. Blocks are registered at
+  // elaboration, so clients_ does not move during a call.
+  for (const int k : run_)
+    if (clients_[k].on_wake) clients_[k].on_wake();
+  arm();
+}
+
+void WakeQueue::arm() {
+  if (!delta_.empty()) wake_.notify_at(sc_core::sc_time_stamp());
+  // Drop requests replaced by earlier ones, so the kernel event waits for a live one.
+  while (!timed_.empty()) {
+    const Due& e = timed_.front();
+    const Client& c = clients_[e.client];
+    if ((c.timed && c.timed_at == e.at) || (c.fired && c.fired_at == e.at)) break;
+    std::pop_heap(timed_.begin(), timed_.end(), std::greater<>());
+    timed_.pop_back();
+  }
+  if (!timed_.empty()) wake_.notify_at(timed_.front().at);
+}
+
+}  // namespace fabricsim::tlm_fabric
