@@ -63,7 +63,7 @@ void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
     c.delta_asked = delta;
     c.timed = false;  // a delta notification cancels a timed one
     delta_.push_back({delta, client});
-    wake_.notify_at(now);
+    if (!dispatching_) wake_.notify_at(now);
     return;
   }
   if (c.timed && c.timed_at <= t) return;
@@ -71,7 +71,7 @@ void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
   c.timed_at = t;
   timed_.push_back({t, client});
   std::push_heap(timed_.begin(), timed_.end(), std::greater<>());
-  wake_.notify_at(t);
+  if (!dispatching_) wake_.notify_at(t);
 }
 
 void WakeQueue::dispatch() {
@@ -103,8 +103,12 @@ void WakeQueue::dispatch() {
   // A block is in run_ once: its timed run is due in the first delta cycle at its time,
   // its requests for now in later ones, one per delta cycle. Blocks are registered at
   // elaboration, so clients_ does not move during a call.
+  // What they ask for is armed once, after the last of them: re-arming the kernel
+  // event for each earlier time would leave a cancelled notification in its queue.
+  dispatching_ = true;
   for (const int k : run_)
     if (clients_[k].on_wake) clients_[k].on_wake();
+  dispatching_ = false;
   arm();
 }
 

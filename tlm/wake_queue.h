@@ -78,6 +78,7 @@ class WakeQueue {
   std::vector<DeltaDue> delta_;     // requests for the next delta cycle, in request order
   std::vector<int> run_;            // scratch: blocks this pass runs, in order
   EarliestNotify wake_;
+  bool dispatching_ = false;  // in a pass: arm() follows it
 };
 
 /// A block's wake-up: calls `on_wake` at the times notified, through the WakeQueue.
