@@ -94,7 +94,7 @@ std::string run_at(const json& runs, std::size_t i) { return i < runs.size() ? r
 
 TEST(WakeQueue, RunsBlocksInTheKernelsDeltaCycles) {
   const json r = fabricsim::sim::in_child([] {
-    constexpr int kBlocks = 6;
+    constexpr int kBlocks = 40;  // the heap of timed requests several levels deep
     Variant kernel, queue;
     std::vector<std::unique_ptr<KernelBlock>> kernel_blocks;
     std::vector<std::unique_ptr<WakeEvent>> queue_blocks;
@@ -130,7 +130,7 @@ TEST(WakeQueue, RunsBlocksInTheKernelsDeltaCycles) {
   }
   // Enough traffic to meet every rule: delta and timed requests, replaced and fired ones.
   EXPECT_GT(runs, 20000u);
-  EXPECT_GT(repeats, 1000u);
+  EXPECT_GT(repeats, 500u);
 }
 
 }  // namespace

@@ -38,6 +38,12 @@ Link::Link(sc_core::sc_module_name name, const LinkParams& params)
   const hw::Time wire = timing_.propagation() + timing_.fec_latency();
   reverse_delay_ = to_sc(timing_.serialization(params_.flow_control_bytes) + wire);
   pause_delay_ = to_sc(timing_.serialization(params_.pause_frame_bytes) + wire + params_.pfc_response_delay);
+  bit_errors_ = params_.drop_rate > 0 || params_.ber > 0;
+}
+
+void Link::end_of_elaboration() {
+  receiver_ = rx.operator->();
+  transmitter_ = tx.operator->();
 }
 
 Link::Frame Link::frame_of(std::uint32_t payload) const {
@@ -58,16 +64,16 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
   p.tail_at = now + tail;
   // Bit errors: the receiver's CRC check will drop a corrupted frame.
   p.corrupted = false;
-  if (params_.drop_rate > 0 || params_.ber > 0) {
+  if (bit_errors_) {
     const double bits = 8.0 * static_cast<double>(times.bytes);
     const double loss = params_.drop_rate + (1 - params_.drop_rate) * -std::expm1(bits * std::log1p(-params_.ber));
     p.corrupted = hw::unit_interval(rng_()) < loss;
     if (p.corrupted) ++counters_.corrupted;
   }
   tlm::tlm_phase ph = BEGIN_HEADER;
-  rx->nb_transport_fw(p, ph, header);
+  receiver_->nb_transport_fw(p, ph, header);
   ph = END_TAIL;
-  rx->nb_transport_fw(p, ph, tail);
+  receiver_->nb_transport_fw(p, ph, tail);
 
   const sc_core::sc_time busy = times.busy;
   ++counters_.packets;
@@ -81,7 +87,7 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
 tlm::tlm_sync_enum Link::backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   // A PAUSE acts once the frame is in and the transmitter has reacted.
   sc_core::sc_time d = delay + (phase == PFC_PAUSE ? pause_delay_ : reverse_delay_);
-  tx->nb_transport_bw(p, phase, d);
+  transmitter_->nb_transport_bw(p, phase, d);
   return tlm::TLM_ACCEPTED;
 }
 

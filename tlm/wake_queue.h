@@ -65,6 +65,8 @@ class WakeQueue {
     std::uint64_t delta;  // the delta cycle it was asked in: runs in the next one
     int client;
   };
+  void push_timed(const Due& e);
+  void pop_timed();  // the least entry
   struct Client {
     std::function<void()> on_wake;
     sc_core::sc_time timed_at;         // pending timed request, when `timed`
@@ -74,7 +76,7 @@ class WakeQueue {
     bool fired = false;
   };
   std::vector<Client> clients_;
-  std::vector<Due> timed_;          // min-heap on (at, client); entries no longer pending are skipped
+  std::vector<Due> timed_;          // 4-ary min-heap on (at, client); entries no longer pending are skipped
   std::vector<DeltaDue> delta_;     // requests for the next delta cycle, in request order
   std::vector<int> run_;            // scratch: blocks this pass runs, in order
   EarliestNotify wake_;
