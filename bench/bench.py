@@ -80,7 +80,7 @@ def bench(name, what, config, sets, fabricsim, out_dir):
         cpu_time_s=round(cpu, 3),                        # user + system: less sensitive to a loaded machine
         simulation_wall_time_s=round(s["wall_time_s"], 3),  # sc_start only
         simulated_time_ns=r["simulated_time_ns"],
-        events=s["process_activations"],                # SC_METHOD activations of switches and NICs
+        events=s["process_activations"],                # wake-ups of switches and NICs (tlm/wake_queue.h)
         delta_cycles=s.get("delta_cycles"),
         delivered_packets=delivered,
         packet_hops=hops,
