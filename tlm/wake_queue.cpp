@@ -45,65 +45,84 @@ int WakeQueue::add(std::function<void()> on_wake) {
   return static_cast<int>(clients_.size()) - 1;
 }
 
-void WakeQueue::remove(int client) { clients_[client] = Client{}; }
+void WakeQueue::remove(int client) {
+  if (clients_[client].pos != kNone) erase_timed(clients_[client].pos);
+  clients_[client] = Client{};
+}
 
 void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
   Client& c = clients_[client];
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   const std::uint64_t delta = sc_core::sc_delta_count();
   // The kernel fired a timed request at its time, before any process ran: it runs in
-  // this pass whatever comes now.
-  if (c.timed && c.timed_at <= now) {
-    c.timed = false;
-    c.fired = true;
-    c.fired_at = c.timed_at;
+  // this pass whatever comes now (its entry stays, no longer the pending one).
+  if (c.pos != kNone && c.timed_at <= now) {
+    timed_[c.pos].pending = false;
+    c.pos = kNone;
   }
   if (c.delta_asked == delta) return;  // runs in the next delta cycle: nothing replaces that
   if (t <= now) {
     c.delta_asked = delta;
-    c.timed = false;  // a delta notification cancels a timed one
+    if (c.pos != kNone) erase_timed(c.pos);  // a delta notification cancels a timed one
     delta_.push_back({delta, client});
     if (!dispatching_) wake_.notify_at(now);
     return;
   }
-  if (c.timed && c.timed_at <= t) return;
-  c.timed = true;
-  c.timed_at = t;
-  push_timed({t, client});
+  if (c.pos != kNone) {
+    if (c.timed_at <= t) return;
+    c.timed_at = t;
+    timed_[c.pos].at = t;
+    sift_up(c.pos);
+  } else {
+    c.timed_at = t;
+    timed_.push_back({t, client, true});
+    sift_up(timed_.size() - 1);
+  }
   if (!dispatching_) wake_.notify_at(t);
 }
 
 // A 4-ary heap: half the levels of a binary one, and a node's four children share a
-// cache line or two (a wake-up pushes and pops one entry among thousands at 2,048 NICs).
-void WakeQueue::push_timed(const Due& e) {
-  std::size_t i = timed_.size();
-  timed_.push_back(e);
+// cache line or two.
+void WakeQueue::place(std::size_t i, const Due& e) {
+  timed_[i] = e;
+  if (e.pending) clients_[e.client].pos = i;
+}
+
+void WakeQueue::sift_up(std::size_t i) {
+  const Due e = timed_[i];
   while (i > 0) {
     const std::size_t parent = (i - 1) / 4;
     if (!(timed_[parent] > e)) break;
-    timed_[i] = timed_[parent];
+    place(i, timed_[parent]);
     i = parent;
   }
-  timed_[i] = e;
+  place(i, e);
 }
 
-void WakeQueue::pop_timed() {
-  const Due last = timed_.back();
-  timed_.pop_back();
+void WakeQueue::sift_down(std::size_t i) {
+  const Due e = timed_[i];
   const std::size_t n = timed_.size();
-  if (n == 0) return;
-  std::size_t i = 0;
   for (;;) {
     const std::size_t first = 4 * i + 1;
     if (first >= n) break;
     std::size_t least = first;
     for (std::size_t c = first + 1; c < first + 4 && c < n; ++c)
       if (timed_[least] > timed_[c]) least = c;
-    if (!(last > timed_[least])) break;
-    timed_[i] = timed_[least];
+    if (!(e > timed_[least])) break;
+    place(i, timed_[least]);
     i = least;
   }
-  timed_[i] = last;
+  place(i, e);
+}
+
+void WakeQueue::erase_timed(std::size_t i) {
+  if (timed_[i].pending) clients_[timed_[i].client].pos = kNone;
+  const Due last = timed_.back();
+  timed_.pop_back();
+  if (i == timed_.size()) return;
+  place(i, last);
+  if (i > 0 && timed_[(i - 1) / 4] > last) sift_up(i);
+  else sift_down(i);
 }
 
 void WakeQueue::dispatch() {
@@ -112,16 +131,8 @@ void WakeQueue::dispatch() {
   run_.clear();
   // Timed requests for now, in (time, handle) order.
   while (!timed_.empty() && timed_.front().at <= now) {
-    const Due e = timed_.front();
-    pop_timed();
-    Client& c = clients_[e.client];
-    if (c.fired && c.fired_at == e.at) {
-      c.fired = false;
-      run_.push_back(e.client);
-    } else if (c.timed && c.timed_at == e.at) {
-      c.timed = false;
-      run_.push_back(e.client);
-    }
+    run_.push_back(timed_.front().client);
+    erase_timed(0);
   }
   // Requests for now made in an earlier delta cycle, in request order; those made in
   // this one (by a process the kernel ran before this pass) wait for the next.
@@ -145,13 +156,6 @@ void WakeQueue::dispatch() {
 
 void WakeQueue::arm() {
   if (!delta_.empty()) wake_.notify_at(sc_core::sc_time_stamp());
-  // Drop requests replaced by earlier ones, so the kernel event waits for a live one.
-  while (!timed_.empty()) {
-    const Due& e = timed_.front();
-    const Client& c = clients_[e.client];
-    if ((c.timed && c.timed_at == e.at) || (c.fired && c.fired_at == e.at)) break;
-    pop_timed();
-  }
   if (!timed_.empty()) wake_.notify_at(timed_.front().at);
 }
 

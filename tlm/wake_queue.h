@@ -56,27 +56,33 @@ class WakeQueue {
   WakeQueue();
   void dispatch();
   void arm();
+  static constexpr std::size_t kNone = ~std::size_t{0};
   struct Due {
     sc_core::sc_time at;
     int client;
+    bool pending;  // the client's pending request (Client::pos), not one the kernel has fired
     bool operator>(const Due& o) const { return at != o.at ? at > o.at : client > o.client; }
   };
   struct DeltaDue {
     std::uint64_t delta;  // the delta cycle it was asked in: runs in the next one
     int client;
   };
-  void push_timed(const Due& e);
-  void pop_timed();  // the least entry
   struct Client {
     std::function<void()> on_wake;
-    sc_core::sc_time timed_at;         // pending timed request, when `timed`
-    sc_core::sc_time fired_at;         // a timed request the kernel would have fired, not run yet, when `fired`
+    sc_core::sc_time timed_at;     // pending timed request, when pos != kNone
+    std::size_t pos = kNone;       // its entry in timed_
     std::uint64_t delta_asked = ~std::uint64_t{0};  // delta cycle of the last request for now
-    bool timed = false;
-    bool fired = false;
   };
+  // timed_: a 4-ary min-heap on (at, client) holding each client's pending timed
+  // request (moved up in place when an earlier one replaces it, taken out when a
+  // request for now cancels it) and the requests the kernel has fired at this instant,
+  // not run yet: nothing stale, so it holds at most two entries per block.
+  void place(std::size_t i, const Due& e);
+  void sift_up(std::size_t i);
+  void sift_down(std::size_t i);
+  void erase_timed(std::size_t i);
   std::vector<Client> clients_;
-  std::vector<Due> timed_;          // 4-ary min-heap on (at, client); entries no longer pending are skipped
+  std::vector<Due> timed_;
   std::vector<DeltaDue> delta_;     // requests for the next delta cycle, in request order
   std::vector<int> run_;            // scratch: blocks this pass runs, in order
   EarliestNotify wake_;
