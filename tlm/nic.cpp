@@ -223,9 +223,9 @@ void Nic::on_rx() {
 }
 
 // Every packet whose tail is in by `now`, in arrival order; whether the transport
-// found something to send. Both processes call it first, so a packet received at
-// the instant the transmitter decides is seen by that decision whichever process
-// the kernel runs first.
+// found something to send. Both wake-ups call it first, so a packet received at
+// the instant the transmitter decides is seen by that decision whichever of the two
+// runs first.
 bool Nic::receive_due(const sc_time& now) {
   if (arrivals_.empty() || arrivals_.front()->tail_at > now) return false;  // its wake is pending
   bool transport = false;

@@ -82,7 +82,6 @@ class TxPort {
   void apply(const sc_core::sc_time& now);  // update() with something possibly due
 
   InitiatorSocket* socket_ = nullptr;
-  tlm::tlm_fw_transport_if<fabric_protocol_types>* link_fw_ = nullptr;  // socket_'s target, resolved at the first send
   const Link* link_ = nullptr;
   const hw::PhyTiming* timing_ = nullptr;
   FlowControl fc_ = FlowControl::credit;

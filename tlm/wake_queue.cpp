@@ -144,9 +144,9 @@ void WakeQueue::dispatch() {
   delta_.resize(kept);
   // A block is in run_ once: its timed run is due in the first delta cycle at its time,
   // its requests for now in later ones, one per delta cycle. Blocks are registered at
-  // elaboration, so clients_ does not move during a call.
-  // What they ask for is armed once, after the last of them: re-arming the kernel
-  // event for each earlier time would leave a cancelled notification in its queue.
+  // elaboration, so clients_ does not move during a call. What they ask for is armed
+  // once, after the last of them (re-arming the kernel event for each earlier time
+  // would leave a cancelled notification in the kernel's queue each time).
   dispatching_ = true;
   for (const int k : run_)
     if (clients_[k].on_wake) clients_[k].on_wake();
