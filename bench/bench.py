@@ -90,6 +90,7 @@ def bench(name, what, config, sets, fabricsim, out_dir):
         delivered_packets_per_simulation_wall_s=round(delivered / s["wall_time_s"]) if s["wall_time_s"] > 0 else None,
         peak_memory_bytes=rss,
         peak_memory_mib=round(rss / 2**20, 1),
+        huge_page_mib=round(s.get("huge_page_bytes", 0) / 2**20),  # of it, backed by 2 MiB pages (sim/huge_pages.h)
         switches=r["topology"]["switches"],
         endpoints=r["topology"]["endpoints"],
     )

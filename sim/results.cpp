@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/fabric.h"
+#include "sim/huge_pages.h"
 #include "sim/invariants.h"
 
 namespace fabricsim::sim {
@@ -193,6 +194,8 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
     *packet_log << tlm_fabric::Nic::packet_log_header();
     fabric.set_packet_log(packet_log);
   }
+  // The model is built: back it with huge pages before the first packet moves.
+  const std::size_t huge_page_bytes = use_huge_pages();
   const auto wall_start = std::chrono::steady_clock::now();
   const sc_time duration = to_sc(config.simulation.duration);
   if (progress && progress->enabled()) {
@@ -316,7 +319,8 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
                     {"activations", per_process},
                     {"delta_cycles", sc_core::sc_delta_count()},
                     {"packet_hops", hops},
-                    {"packet_hops_per_wall_second", wall > 0 ? hops / wall : 0.0}};
+                    {"packet_hops_per_wall_second", wall > 0 ? hops / wall : 0.0},
+                    {"huge_page_bytes", huge_page_bytes}};
   // RTL waveforms (switch.rtl_trace) are finished by their blocks' destructors: an FST
   // left open has no end time in its header. So a traced model is always taken apart.
   if (teardown == ModelTeardown::skip && config.switch_params.rtl_trace_dir.empty()) left_to_exit = model.release();

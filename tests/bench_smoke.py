@@ -18,6 +18,8 @@ fields = ["wall_time_s", "simulated_time_ns", "events", "delivered_packets_per_w
 missing = [f for f in fields if not isinstance(r.get(f), (int, float)) or r[f] <= 0]
 if r.get("status") != "ok" or missing:
     sys.exit(f"bad record (status {r.get('status')}, missing or not positive: {missing}): {lines[0]}")
+if not isinstance(r.get("huge_page_mib"), int) or r["huge_page_mib"] < 0:
+    sys.exit(f"huge_page_mib must be a count of MiB, got {r.get('huge_page_mib')!r}")
 if abs(r["simulated_time_ns"] - 5000) > 1e-6:
     sys.exit(f"the tiny scenario simulates 5 us, got {r['simulated_time_ns']} ns")
 print("ok:", lines[0])
