@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,22 +43,35 @@ class KernelBlock : public sc_core::sc_module {
   sc_core::sc_event event_;
 };
 
+// Blocks below kBusy are asked for wakes a few nanoseconds ahead, in half nanoseconds (0:
+// now, the next delta cycle; several requests in one slot of the queue's wheel); the
+// others only microseconds ahead, a quarter nanosecond off any busy instant (beyond the
+// wheel, in its overflow heap until their time comes near).
+constexpr int kBusy = 32;
+sc_time offset(std::mt19937& r, int to) {
+  if (to >= kBusy) return sc_time(1000.25 + static_cast<double>(r() % 3000), sc_core::SC_NS);
+  if (r() % 3 == 0) return sc_core::SC_ZERO_TIME;
+  return sc_time(0.5 * static_cast<double>(1 + r() % 7), sc_core::SC_NS);
+}
+
 // Blocks that, each time they run, ask for wakes of themselves and the others at
-// random offsets (0: now, the next delta cycle) from their own random stream, so what
-// a block asks depends only on when it ran.
+// random offsets from their own random stream, so what a block asks depends only on
+// when it ran.
 struct Variant {
   std::vector<std::function<void(const sc_time&)>> notify;  // per block
   std::vector<std::mt19937> rng;
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> runs;  // per block: (time ps, delta cycle)
+  std::vector<std::vector<std::uint64_t>> sequence;  // every run in order: time ps, delta cycle, block
 
   void ran(int k) {
     runs[k].emplace_back(now().value(), sc_core::sc_delta_count());
+    sequence.push_back({now().value(), sc_core::sc_delta_count(), static_cast<std::uint64_t>(k)});
     std::mt19937& r = rng[k];
     const int asks = static_cast<int>(r() % 3);  // 0..2: dies out without the driver
     for (int i = 0; i < asks; ++i) {
       const int to = static_cast<int>(r() % notify.size());
       if (r() % 3 == 0) continue;
-      notify[to](now() + sc_time(static_cast<double>(r() % 4), sc_core::SC_NS));
+      notify[to](now() + offset(r, to));
     }
   }
 };
@@ -66,6 +80,7 @@ struct Variant {
 // and delta cycles (a process the kernel may run before or after the queue's).
 class Driver : public sc_core::sc_module {
  public:
+  std::vector<std::uint64_t> asked_now;  // instants [ps] it asked for a wake now
   SC_HAS_PROCESS(Driver);
   Driver(sc_core::sc_module_name name, std::vector<Variant*> variants, int blocks)
       : sc_module(name), variants_(std::move(variants)), blocks_(blocks) {
@@ -77,11 +92,15 @@ class Driver : public sc_core::sc_module {
   void run() {
     for (int i = 0, n = 1 + static_cast<int>(rng_() % 2); i < n; ++i) {
       const int to = static_cast<int>(rng_() % static_cast<std::uint32_t>(blocks_));
-      const sc_time at = now() + sc_time(static_cast<double>(rng_() % 4), sc_core::SC_NS);
+      const sc_time at = now() + offset(rng_, to);
+      if (at == now()) asked_now.push_back(at.value());
       for (Variant* v : variants_) v->notify[to](at);
     }
+    // Now and then a pause of microseconds, for the busy blocks' wakes to die out and
+    // the queue to hold only requests beyond its wheel.
     const auto gap = rng_() % 4;
-    if (gap == 0) event_.notify(sc_core::SC_ZERO_TIME);
+    if (rng_() % 512 == 0) event_.notify(sc_time(static_cast<double>(2 + rng_() % 4), sc_core::SC_US));
+    else if (gap == 0) event_.notify(sc_core::SC_ZERO_TIME);
     else event_.notify(sc_time(static_cast<double>(gap), sc_core::SC_NS));
   }
   std::vector<Variant*> variants_;
@@ -94,7 +113,7 @@ std::string run_at(const json& runs, std::size_t i) { return i < runs.size() ? r
 
 TEST(WakeQueue, RunsBlocksInTheKernelsDeltaCycles) {
   const json r = fabricsim::sim::in_child([] {
-    constexpr int kBlocks = 40;  // the heap of timed requests several levels deep
+    constexpr int kBlocks = 48;  // kBusy busy ones, 16 waiting microseconds
     Variant kernel, queue;
     std::vector<std::unique_ptr<KernelBlock>> kernel_blocks;
     std::vector<std::unique_ptr<WakeEvent>> queue_blocks;
@@ -109,15 +128,17 @@ TEST(WakeQueue, RunsBlocksInTheKernelsDeltaCycles) {
       queue.notify.push_back([w = queue_blocks.back().get()](const sc_time& t) { w->notify_at(t); });
     }
     Driver driver("driver", {&kernel, &queue}, kBlocks);
-    sc_core::sc_start(sc_time(20, sc_core::SC_US));
+    sc_core::sc_start(sc_time(500, sc_core::SC_US));
     json out = json::array();
     for (const Variant* v : {&kernel, &queue}) out.push_back(v->runs);
+    out.push_back(queue.sequence);
+    out.push_back(driver.asked_now);
     return out;
   });
   ASSERT_FALSE(r.contains("error")) << r.dump();
   const auto& kernel = r.at(0);
   const auto& queue = r.at(1);
-  std::size_t runs = 0, repeats = 0;  // runs; runs in the delta cycle after the block's previous run
+  std::size_t runs = 0, repeats = 0, waited = 0;  // runs; in the delta cycle after the block's previous run; of blocks kBusy..
   for (std::size_t k = 0; k < kernel.size(); ++k) {
     std::size_t same = 0;
     while (same < kernel[k].size() && same < queue[k].size() && kernel[k][same] == queue[k][same]) ++same;
@@ -125,12 +146,32 @@ TEST(WakeQueue, RunsBlocksInTheKernelsDeltaCycles) {
         << "block " << k << ", run " << same << ": kernel " << run_at(kernel[k], same) << ", queue " << run_at(queue[k], same)
         << " ([time ps, delta cycle])";
     runs += kernel[k].size();
+    if (k >= static_cast<std::size_t>(kBusy)) waited += kernel[k].size();
     for (std::size_t i = 1; i < kernel[k].size(); ++i)
       repeats += kernel[k][i][0] == kernel[k][i - 1][0];
   }
   // Enough traffic to meet every rule: delta and timed requests, replaced and fired ones.
-  EXPECT_GT(runs, 20000u);
+  EXPECT_GT(runs, 40000u);
   EXPECT_GT(repeats, 500u);
+  EXPECT_GT(waited, 1000u);
+  // The order within a delta cycle is the queue's own, and the model's results depend on
+  // it: the first delta cycle at an instant holds only timed runs, in handle order
+  // (unless the driver asked for a wake now at that instant, which may run first).
+  const auto& sequence = r.at(2);
+  const auto asked = r.at(3).get<std::vector<std::uint64_t>>();
+  const std::set<std::uint64_t> asked_now(asked.begin(), asked.end());
+  std::size_t ordered = 0;
+  std::uint64_t first_delta = 0;
+  for (std::size_t i = 1; i < sequence.size(); ++i) {
+    const auto &prev = sequence[i - 1], &cur = sequence[i];
+    if (cur[0] != prev[0]) {
+      first_delta = cur[1];
+    } else if (cur[1] == first_delta && prev[1] == first_delta && !asked_now.count(cur[0])) {
+      ASSERT_LT(prev[2], cur[2]) << "blocks at " << cur[0] << " ps ran out of handle order";
+      ++ordered;
+    }
+  }
+  EXPECT_GT(ordered, 5000u);
 }
 
 }  // namespace

@@ -30,7 +30,9 @@ WakeQueue& WakeQueue::instance() {
   return *queue;
 }
 
-WakeQueue::WakeQueue() {
+WakeQueue::WakeQueue()
+    : wheel_(kSlots), occupied_(kSlots / 64, 0), slot_width_(sc_core::sc_time(1, sc_core::SC_NS).value()) {
+  if (slot_width_ == 0) slot_width_ = 1;  // a resolution coarser than 1 ns
   sc_core::sc_spawn_options options;
   options.spawn_method();
   options.set_sensitivity(&wake_.event());
@@ -46,7 +48,7 @@ int WakeQueue::add(std::function<void()> on_wake) {
 }
 
 void WakeQueue::remove(int client) {
-  if (clients_[client].pos != kNone) erase_timed(clients_[client].pos);
+  erase_pending(clients_[client]);
   clients_[client] = Client{};
 }
 
@@ -56,84 +58,156 @@ void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
   const std::uint64_t delta = sc_core::sc_delta_count();
   // The kernel fired a timed request at its time, before any process ran: it runs in
   // this pass whatever comes now (its entry stays, no longer the pending one).
-  if (c.pos != kNone && c.timed_at <= now) {
-    timed_[c.pos].pending = false;
-    c.pos = kNone;
+  if (c.where != Where::none && c.timed_at <= now) {
+    (c.where == Where::wheel ? slot(slot_of(c.timed_at))[c.index] : overflow_[c.index]).pending = false;
+    c.where = Where::none;
   }
   if (c.delta_asked == delta) return;  // runs in the next delta cycle: nothing replaces that
   if (t <= now) {
     c.delta_asked = delta;
-    if (c.pos != kNone) erase_timed(c.pos);  // a delta notification cancels a timed one
+    erase_pending(c);  // a delta notification cancels a timed one
     delta_.push_back({delta, client});
     if (!dispatching_) wake_.notify_at(now);
     return;
   }
-  if (c.pos != kNone) {
+  if (c.where != Where::none) {
     if (c.timed_at <= t) return;
-    c.timed_at = t;
-    timed_[c.pos].at = t;
-    sift_up(c.pos);
-  } else {
-    c.timed_at = t;
-    timed_.push_back({t, client, true});
-    sift_up(timed_.size() - 1);
+    erase_pending(c);
   }
+  insert({t, client, true});
   if (!dispatching_) wake_.notify_at(t);
 }
 
-// A 4-ary heap: half the levels of a binary one, and a node's four children share a
-// cache line or two.
+void WakeQueue::insert(const Due& e) {
+  Client* c = e.pending ? &clients_[e.client] : nullptr;
+  if (c) c->timed_at = e.at;
+  const std::uint64_t s = slot_of(e.at);
+  if (s < base_ + kSlots) {
+    auto& entries = slot(s);
+    if (c) {
+      c->where = Where::wheel;
+      c->index = entries.size();
+    }
+    entries.push_back(e);
+    occupied_[(s & (kSlots - 1)) / 64] |= std::uint64_t{1} << (s & 63);
+    return;
+  }
+  if (c) c->where = Where::overflow;
+  overflow_.push_back(e);
+  sift_up(overflow_.size() - 1);
+}
+
+void WakeQueue::erase_pending(Client& c) {
+  if (c.where == Where::wheel) take_from_slot(slot_of(c.timed_at), c.index);
+  else if (c.where == Where::overflow) erase_overflow(c.index);
+  c.where = Where::none;
+}
+
+void WakeQueue::take_from_slot(std::uint64_t s, std::size_t i) {
+  auto& entries = slot(s);
+  if (entries[i].pending) clients_[entries[i].client].where = Where::none;
+  entries[i] = entries.back();
+  entries.pop_back();
+  if (i < entries.size() && entries[i].pending) clients_[entries[i].client].index = i;
+  if (entries.empty()) occupied_[(s & (kSlots - 1)) / 64] &= ~(std::uint64_t{1} << (s & 63));
+}
+
+void WakeQueue::advance(std::uint64_t to_slot) {
+  if (to_slot <= base_) return;
+  // Slots before to_slot are empty (their times have passed and ran), so the wheel
+  // moves on; overflow requests now within its span move in.
+  base_ = to_slot;
+  while (!overflow_.empty() && slot_of(overflow_.front().at) < base_ + kSlots) {
+    const Due e = overflow_.front();
+    erase_overflow(0);
+    insert(e);
+  }
+}
+
+bool WakeQueue::earliest(sc_core::sc_time& at) const {
+  bool have = !overflow_.empty();
+  if (have) at = overflow_.front().at;
+  // The first occupied slot from the base on (cyclically), and the earliest entry in it.
+  const std::size_t words = kSlots / 64, first = static_cast<std::size_t>(base_ & (kSlots - 1));
+  for (std::size_t k = 0; k <= words; ++k) {
+    const std::size_t w = (first / 64 + k) % words;
+    std::uint64_t bits = occupied_[w];
+    if (k == 0) bits &= ~std::uint64_t{0} << (first & 63);  // from the base on (k == words: the rest of that word)
+    if (!bits) continue;
+    for (const Due& e : wheel_[w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))])
+      if (!have || e.at < at) {
+        at = e.at;
+        have = true;
+      }
+    break;
+  }
+  return have;
+}
+
+// The overflow heap is 4-ary: half the levels of a binary one, and a node's four
+// children share a cache line or two.
 void WakeQueue::place(std::size_t i, const Due& e) {
-  timed_[i] = e;
-  if (e.pending) clients_[e.client].pos = i;
+  overflow_[i] = e;
+  if (e.pending) clients_[e.client].index = i;
 }
 
 void WakeQueue::sift_up(std::size_t i) {
-  const Due e = timed_[i];
+  const Due e = overflow_[i];
   while (i > 0) {
     const std::size_t parent = (i - 1) / 4;
-    if (!(timed_[parent] > e)) break;
-    place(i, timed_[parent]);
+    if (!(overflow_[parent] > e)) break;
+    place(i, overflow_[parent]);
     i = parent;
   }
   place(i, e);
 }
 
 void WakeQueue::sift_down(std::size_t i) {
-  const Due e = timed_[i];
-  const std::size_t n = timed_.size();
+  const Due e = overflow_[i];
+  const std::size_t n = overflow_.size();
   for (;;) {
     const std::size_t first = 4 * i + 1;
     if (first >= n) break;
     std::size_t least = first;
     for (std::size_t c = first + 1; c < first + 4 && c < n; ++c)
-      if (timed_[least] > timed_[c]) least = c;
-    if (!(e > timed_[least])) break;
-    place(i, timed_[least]);
+      if (overflow_[least] > overflow_[c]) least = c;
+    if (!(e > overflow_[least])) break;
+    place(i, overflow_[least]);
     i = least;
   }
   place(i, e);
 }
 
-void WakeQueue::erase_timed(std::size_t i) {
-  if (timed_[i].pending) clients_[timed_[i].client].pos = kNone;
-  const Due last = timed_.back();
-  timed_.pop_back();
-  if (i == timed_.size()) return;
+void WakeQueue::erase_overflow(std::size_t i) {
+  if (overflow_[i].pending) clients_[overflow_[i].client].where = Where::none;
+  const Due last = overflow_.back();
+  overflow_.pop_back();
+  if (i == overflow_.size()) return;
   place(i, last);
-  if (i > 0 && timed_[(i - 1) / 4] > last) sift_up(i);
+  if (i > 0 && overflow_[(i - 1) / 4] > last) sift_up(i);
   else sift_down(i);
 }
 
 void WakeQueue::dispatch() {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   const std::uint64_t delta = sc_core::sc_delta_count();
-  run_.clear();
-  // Timed requests for now, in (time, handle) order.
-  while (!timed_.empty() && timed_.front().at <= now) {
-    run_.push_back(timed_.front().client);
-    erase_timed(0);
+  // Timed requests for now, in (time, handle) order: the kernel woke the queue at the
+  // earliest, so they are all in now's slot once the wheel has moved up to it.
+  const std::uint64_t s = slot_of(now);
+  advance(s);
+  due_.clear();
+  auto& entries = slot(s);
+  for (std::size_t i = 0; i < entries.size();) {
+    if (entries[i].at <= now) {
+      due_.push_back(entries[i]);
+      take_from_slot(s, i);
+    } else {
+      ++i;
+    }
   }
+  std::sort(due_.begin(), due_.end(), [](const Due& a, const Due& b) { return b > a; });
+  run_.clear();
+  for (const Due& d : due_) run_.push_back(d.client);
   // Requests for now made in an earlier delta cycle, in request order; those made in
   // this one (by a process the kernel ran before this pass) wait for the next.
   std::size_t kept = 0;
@@ -156,7 +230,8 @@ void WakeQueue::dispatch() {
 
 void WakeQueue::arm() {
   if (!delta_.empty()) wake_.notify_at(sc_core::sc_time_stamp());
-  if (!timed_.empty()) wake_.notify_at(timed_.front().at);
+  sc_core::sc_time at;
+  if (earliest(at)) wake_.notify_at(at);
 }
 
 }  // namespace fabricsim::tlm_fabric

@@ -10,8 +10,8 @@
 //
 // What it saves: at 2,048 NICs the kernel's timed queue (a heap of pointers to
 // notifications allocated one by one) and its per-process bookkeeping miss the cache
-// on every wake; here a wake is a 16-byte entry in one contiguous heap and a direct
-// call, behind one kernel event and one method process for all blocks.
+// on every wake; here a wake is a 16-byte entry in a timing wheel (a heap for the far
+// future) and a direct call, behind one kernel event and one method process for all blocks.
 #pragma once
 
 #include <cstdint>
@@ -57,10 +57,16 @@ class WakeQueue {
   void dispatch();
   void arm();
   static constexpr std::size_t kNone = ~std::size_t{0};
+  // Timed requests within kSlots slot widths of the wheel's base go into the wheel (a
+  // slot per nanosecond: a fabric's wakes are mostly a few link and packet times
+  // ahead, and thousands of blocks often share an instant); later ones (timeouts) wait
+  // in the overflow heap and move into the wheel as time comes near.
+  static constexpr std::size_t kSlots = 1024;  // a power of two
+  enum class Where : std::uint8_t { none, wheel, overflow };
   struct Due {
     sc_core::sc_time at;
     int client;
-    bool pending;  // the client's pending request (Client::pos), not one the kernel has fired
+    bool pending;  // the client's pending request (Client::index), not one the kernel has fired
     bool operator>(const Due& o) const { return at != o.at ? at > o.at : client > o.client; }
   };
   struct DeltaDue {
@@ -69,21 +75,33 @@ class WakeQueue {
   };
   struct Client {
     std::function<void()> on_wake;
-    sc_core::sc_time timed_at;     // pending timed request, when pos != kNone
-    std::size_t pos = kNone;       // its entry in timed_
+    sc_core::sc_time timed_at;  // pending timed request, when where != none
+    Where where = Where::none;
+    std::size_t index = kNone;  // its entry: in its wheel slot, or in overflow_
     std::uint64_t delta_asked = ~std::uint64_t{0};  // delta cycle of the last request for now
   };
-  // timed_: a 4-ary min-heap on (at, client) holding each client's pending timed
-  // request (moved up in place when an earlier one replaces it, taken out when a
-  // request for now cancels it) and the requests the kernel has fired at this instant,
-  // not run yet: nothing stale, so it holds at most two entries per block.
+  std::uint64_t slot_of(const sc_core::sc_time& t) const { return t.value() / slot_width_; }
+  std::vector<Due>& slot(std::uint64_t s) { return wheel_[s & (kSlots - 1)]; }
+  void insert(const Due& e);                      // into the wheel or the overflow heap
+  void erase_pending(Client& c);                  // c's pending timed request
+  void take_from_slot(std::uint64_t s, std::size_t i);  // removes entry i of slot s
+  void advance(std::uint64_t to_slot);            // the wheel's base to `to_slot`
+  bool earliest(sc_core::sc_time& at) const;      // of the timed requests, if any
+  // overflow_: a 4-ary min-heap on (at, client), indexed like the wheel (no stale entries).
   void place(std::size_t i, const Due& e);
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
-  void erase_timed(std::size_t i);
+  void erase_overflow(std::size_t i);
   std::vector<Client> clients_;
-  std::vector<Due> timed_;
+  // Each slot holds every request of one slot width, unordered (the pass sorts what it
+  // runs); occupied_ has a bit per non-empty slot.
+  std::vector<std::vector<Due>> wheel_;
+  std::vector<std::uint64_t> occupied_;
+  std::uint64_t base_ = 0;         // slot number of the wheel's first slot: slots base_ .. base_ + kSlots - 1
+  std::uint64_t slot_width_ = 1;   // kernel time units per slot (1 ns)
+  std::vector<Due> overflow_;
   std::vector<DeltaDue> delta_;     // requests for the next delta cycle, in request order
+  std::vector<Due> due_;            // scratch: timed requests this pass runs
   std::vector<int> run_;            // scratch: blocks this pass runs, in order
   EarliestNotify wake_;
   bool dispatching_ = false;  // in a pass: arm() follows it
