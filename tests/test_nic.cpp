@@ -1,5 +1,7 @@
 // The RDMA NIC: perftest-style latency and bandwidth against the sum of the
 // modelled components, loss recovery, and congestion control.
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -7,6 +9,7 @@
 
 #include "sim/child_run.h"
 #include "sim/config.h"
+#include "tlm/psn_table.h"
 #include "tests/fabric_run.h"
 #include "tests/validation.h"
 
@@ -236,3 +239,19 @@ TEST(IbCc, BecnsSlowTheSendersDown) {
 }
 
 }  // namespace
+
+// The NIC's PSN table against std::map on random streams, including key 0 and keys
+// that share their low or high bits (collisions), through several growths.
+TEST(PsnTable, KeepsEveryStreamsPsnLikeAMap) {
+  fabricsim::tlm_fabric::PsnTable table;
+  std::map<std::uint64_t, std::uint32_t> reference;
+  std::mt19937_64 rng(5);
+  std::vector<std::uint64_t> keys{0, 1, std::uint64_t{1} << 63};
+  for (int i = 0; i < 3000; ++i) keys.push_back(i % 3 == 0 ? rng() : (rng() % 64) << (rng() % 40));
+  for (int step = 0; step < 200000; ++step) {
+    const std::uint64_t key = keys[rng() % keys.size()];
+    const std::uint32_t got = table[key]++;
+    ASSERT_EQ(got, reference[key]++) << "key " << key << " at step " << step;
+  }
+  EXPECT_EQ(table.size(), reference.size());
+}

@@ -26,6 +26,7 @@
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
 #include "tlm/packet_pool.h"
+#include "tlm/psn_table.h"
 #include "tlm/rdma_engine.h"
 #include "tlm/tx_port.h"
 #include "tlm/wake_queue.h"
@@ -130,8 +131,8 @@ class Nic : public sc_core::sc_module {
   std::vector<int> sl_to_vl_;
   std::vector<std::deque<Pending>> send_queues_;  // per VL
   int next_vl_ = 0;                               // round robin over VLs
-  std::unordered_map<std::uint64_t, std::uint32_t> next_psn_;      // per (destination, flow, SL), transmit
-  std::unordered_map<std::uint64_t, std::uint32_t> expected_psn_;  // per (src, flow, SL), receive
+  PsnTable next_psn_;      // per (destination, flow, SL), transmit
+  PsnTable expected_psn_;  // per (src, flow, SL), receive
   /// Key of a raw packet stream whose order the receiver checks: (peer endpoint, flow, SL).
   static std::uint64_t order_key(int endpoint, std::uint32_t flow, int sl);
   std::unordered_map<std::uint64_t, std::uint64_t> rx_message_bytes_;  // raw message -> bytes in so far
