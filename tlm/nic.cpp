@@ -25,22 +25,22 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
       tx("tx"),
       rx("rx"),
       id_(id),
-      credit_block_bytes_(params.credit_block_bytes),
+      params_(params),
       pool_(pool),
       measure_from_(measure_from),
+      rdma_(std::string(this->name()), id, static_cast<std::uint32_t>(params.mtu.in_bytes()), params.transport,
+            params.host, params.cc, pool, stats, measure_from),
+      messages_posted_(stats.counter(std::string(this->name()) + ".messages_posted", "messages posted by the host", "messages")),
       tx_packets_(stats.counter(std::string(this->name()) + ".tx_packets", "packets transmitted", "packets")),
       tx_bytes_(stats.counter(std::string(this->name()) + ".tx_payload_bytes", "payload bytes transmitted", "B")),
-      tx_window_wire_bytes_(stats.counter(std::string(this->name()) + ".tx_window_wire_bytes",
-                                          "wire bytes (framing incl.) sent inside the measurement window", "B")),
       rx_packets_(stats.counter(std::string(this->name()) + ".rx_packets", "packets received", "packets")),
       rx_bytes_(stats.counter(std::string(this->name()) + ".rx_payload_bytes", "payload bytes received", "B")),
       rx_window_bytes_(stats.counter(std::string(this->name()) + ".rx_window_payload_bytes",
                                      "payload bytes received inside the measurement window", "B")),
       rx_window_wire_bytes_(stats.counter(std::string(this->name()) + ".rx_window_wire_bytes",
                                           "wire bytes (framing incl.) received inside the measurement window", "B")),
-      network_latency_(stats.distribution(std::string(this->name()) + ".network_latency",
-                                          "first bit injected -> packet tail received", "ns")),
-      messages_posted_(stats.counter(std::string(this->name()) + ".messages_posted", "messages posted by the host", "messages")),
+      tx_window_wire_bytes_(stats.counter(std::string(this->name()) + ".tx_window_wire_bytes",
+                                          "wire bytes (framing incl.) sent inside the measurement window", "B")),
       rx_messages_(stats.counter(std::string(this->name()) + ".rx_messages", "messages fully received", "messages")),
       out_of_order_(stats.counter(std::string(this->name()) + ".rx_out_of_order",
                                   "packets received out of PSN order within their flow", "packets")),
@@ -48,11 +48,10 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
                                "packets dropped because a bit error corrupted them on the link", "packets")),
       packet_latency_(stats.distribution(std::string(this->name()) + ".packet_latency",
                                          "message posted -> packet tail received (incl. source queueing)", "ns")),
+      network_latency_(stats.distribution(std::string(this->name()) + ".network_latency",
+                                          "first bit injected -> packet tail received", "ns")),
       message_latency_(stats.distribution(std::string(this->name()) + ".message_latency",
-                                          "message posted -> last packet tail received", "ns")),
-      rdma_(std::string(this->name()), id, static_cast<std::uint32_t>(params.mtu.in_bytes()), params.transport,
-            params.host, params.cc, pool, stats, measure_from),
-      params_(params) {
+                                          "message posted -> last packet tail received", "ns")) {
   params_.validate();
   credit_return_delay_ = to_sc(params_.credit_return_latency);
   tx.register_bw(this, &Nic::egress_bw);
@@ -318,7 +317,8 @@ void Nic::return_credit(const Packet& p) {
 }
 
 std::uint64_t Nic::credit_blocks(const Packet& p) const {
-  return (ingress_link_->frame(p.payload_bytes).bytes + credit_block_bytes_ - 1) / credit_block_bytes_;
+  return (ingress_link_->frame(p.payload_bytes).bytes + params_.credit_block_bytes - 1) /
+         params_.credit_block_bytes;
 }
 
 const char* Nic::packet_log_header() {

@@ -120,49 +120,46 @@ class Nic : public sc_core::sc_module {
   /// something it could not at its last look.
   bool flow_control_may_wake() const;
 
-  // What a wake-up reads comes first, side by side (2,048 NICs do not stay in the cache:
-  // each line a wake touches is a miss); the parameters and the RDMA engine follow.
   int id_;
-  std::uint32_t credit_block_bytes_;  // params_.credit_block_bytes
+  NicParams params_;
   PacketPool& pool_;
   sc_core::sc_time measure_from_;
   sc_core::sc_time credit_return_delay_;  // params_.credit_return_latency as a kernel time
   TxPort port_;
   const Link* ingress_link_ = nullptr;
   hw::CreditLedger credits_held_;                 // credit ingress: blocks lent to the upstream
-  std::deque<Packet*> arrivals_;
-  WakeEvent tx_wake_{[this] { on_tx(); }};
-  bool credit_blocked_ = false;                   // the last transmit decision was held back by flow control
-  WakeEvent rx_wake_{[this] { on_rx(); }};
-  std::ostream* packet_log_ = nullptr;
   std::vector<int> sl_to_vl_;
   std::vector<std::deque<Pending>> send_queues_;  // per VL
   int next_vl_ = 0;                               // round robin over VLs
-  std::uint64_t activations_ = 0;
-  stats::Counter& tx_packets_;
-  stats::Counter& tx_bytes_;
-  stats::Counter& tx_window_wire_bytes_;
-  stats::Counter& rx_packets_;
-  stats::Counter& rx_bytes_;
-  stats::Counter& rx_window_bytes_;
-  stats::Counter& rx_window_wire_bytes_;
-  stats::Distribution& network_latency_;
-
-  stats::Counter& messages_posted_;
-  stats::Counter& rx_messages_;
-  stats::Counter& out_of_order_;
-  stats::Counter& crc_drops_;
-  stats::Distribution& packet_latency_;
-  stats::Distribution& message_latency_;
   PsnTable next_psn_;      // per (destination, flow, SL), transmit
   PsnTable expected_psn_;  // per (src, flow, SL), receive
   /// Key of a raw packet stream whose order the receiver checks: (peer endpoint, flow, SL).
   static std::uint64_t order_key(int endpoint, std::uint32_t flow, int sl);
   std::unordered_map<std::uint64_t, std::uint64_t> rx_message_bytes_;  // raw message -> bytes in so far
   std::function<void(const FlowRecord&)> on_flow_;
+  std::deque<Packet*> arrivals_;
+  WakeEvent tx_wake_{[this] { on_tx(); }};
+  bool credit_blocked_ = false;                   // the last transmit decision was held back by flow control
+  WakeEvent rx_wake_{[this] { on_rx(); }};
+  std::ostream* packet_log_ = nullptr;
   std::uint64_t next_message_ = 0;
   RdmaEngine rdma_;
-  NicParams params_;
+
+  std::uint64_t activations_ = 0;
+  stats::Counter& messages_posted_;
+  stats::Counter& tx_packets_;
+  stats::Counter& tx_bytes_;
+  stats::Counter& rx_packets_;
+  stats::Counter& rx_bytes_;
+  stats::Counter& rx_window_bytes_;
+  stats::Counter& rx_window_wire_bytes_;
+  stats::Counter& tx_window_wire_bytes_;
+  stats::Counter& rx_messages_;
+  stats::Counter& out_of_order_;
+  stats::Counter& crc_drops_;
+  stats::Distribution& packet_latency_;
+  stats::Distribution& network_latency_;
+  stats::Distribution& message_latency_;
 };
 
 }  // namespace fabricsim::tlm_fabric
