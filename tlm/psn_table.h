@@ -13,18 +13,16 @@ class PsnTable {
  public:
   /// The PSN of stream `key`, 0 for a stream not seen before.
   std::uint32_t& operator[](std::uint64_t key) {
-    if (slots_.empty()) rehash(16);
-    for (;;) {
-      for (std::size_t i = index(key);; i = (i + 1) & (slots_.size() - 1)) {
-        Slot& s = slots_[i];
-        if (s.used && s.key == key) return s.psn;
-        if (s.used) continue;
-        if (2 * (used_ + 1) > slots_.size()) break;  // keep it at most half full: grow, then look again
+    // At most half full after an insertion: a probe meets a free slot soon.
+    if (2 * (used_ + 1) > slots_.size()) rehash(slots_.empty() ? 16 : 2 * slots_.size());
+    for (std::size_t i = index(key);; i = (i + 1) & (slots_.size() - 1)) {
+      Slot& s = slots_[i];
+      if (s.used && s.key == key) return s.psn;
+      if (!s.used) {
         s = {key, 0, true};
         ++used_;
         return s.psn;
       }
-      rehash(2 * slots_.size());
     }
   }
   /// Streams seen.

@@ -98,9 +98,9 @@ void WakeQueue::insert(const Due& e) {
 }
 
 void WakeQueue::erase_pending(Client& c) {
+  // Both take the entry's client out of the queue (where = none).
   if (c.where == Where::wheel) take_from_slot(slot_of(c.timed_at), c.index);
   else if (c.where == Where::overflow) erase_overflow(c.index);
-  c.where = Where::none;
 }
 
 void WakeQueue::take_from_slot(std::uint64_t s, std::size_t i) {
