@@ -44,6 +44,7 @@ int WakeQueue::add(std::function<void()> on_wake) {
   Client c;
   c.on_wake = std::move(on_wake);
   clients_.push_back(std::move(c));
+  marks_.resize((clients_.size() + 63) / 64, 0);
   return static_cast<int>(clients_.size()) - 1;
 }
 
@@ -205,9 +206,8 @@ void WakeQueue::dispatch() {
       ++i;
     }
   }
-  std::sort(due_.begin(), due_.end(), [](const Due& a, const Due& b) { return b > a; });
   run_.clear();
-  for (const Due& d : due_) run_.push_back(d.client);
+  order_due();
   // Requests for now made in an earlier delta cycle, in request order; those made in
   // this one (by a process the kernel ran before this pass) wait for the next.
   std::size_t kept = 0;
@@ -226,6 +226,31 @@ void WakeQueue::dispatch() {
     if (clients_[k].on_wake) clients_[k].on_wake();
   dispatching_ = false;
   arm();
+}
+
+void WakeQueue::order_due() {
+  // The due requests are nearly always all for exactly now (the kernel wakes the queue
+  // at the earliest), one per block: then a bitmap over the handles puts them in order
+  // in one pass. Sorting S3's hundreds of blocks woken at one instant cost a twentieth
+  // of its run. Where the bitmap would be long for the few blocks due, sort.
+  bool by_bitmap = due_.size() >= 8 && marks_.size() <= 8 * due_.size();
+  for (std::size_t i = 1; by_bitmap && i < due_.size(); ++i) by_bitmap = due_[i].at == due_[0].at;
+  if (by_bitmap) {
+    for (const Due& d : due_) {
+      std::uint64_t& word = marks_[static_cast<std::size_t>(d.client) / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (d.client & 63);
+      by_bitmap = by_bitmap && !(word & bit);  // a block twice (never seen): sort instead
+      word |= bit;
+    }
+    for (std::size_t w = 0; w < marks_.size(); ++w) {
+      for (std::uint64_t bits = marks_[w]; bits; bits &= bits - 1)
+        if (by_bitmap) run_.push_back(static_cast<int>(w * 64) + __builtin_ctzll(bits));
+      marks_[w] = 0;
+    }
+    if (by_bitmap) return;
+  }
+  std::sort(due_.begin(), due_.end(), [](const Due& a, const Due& b) { return b > a; });
+  for (const Due& d : due_) run_.push_back(d.client);
 }
 
 void WakeQueue::arm() {

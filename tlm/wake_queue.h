@@ -87,6 +87,7 @@ class WakeQueue {
   void take_from_slot(std::uint64_t s, std::size_t i);  // removes entry i of slot s
   void advance(std::uint64_t to_slot);            // the wheel's base to `to_slot`
   bool earliest(sc_core::sc_time& at) const;      // of the timed requests, if any
+  void order_due();                               // due_'s blocks onto run_, in (time, handle) order
   // overflow_: a 4-ary min-heap on (at, client), indexed like the wheel (no stale entries).
   void place(std::size_t i, const Due& e);
   void sift_up(std::size_t i);
@@ -102,6 +103,7 @@ class WakeQueue {
   std::vector<Due> overflow_;
   std::vector<DeltaDue> delta_;     // requests for the next delta cycle, in request order
   std::vector<Due> due_;            // scratch: timed requests this pass runs
+  std::vector<std::uint64_t> marks_;  // scratch of order_due: a bit per block, all clear between passes
   std::vector<int> run_;            // scratch: blocks this pass runs, in order
   EarliestNotify wake_;
   bool dispatching_ = false;  // in a pass: arm() follows it
