@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -25,6 +24,7 @@
 #include "sim/stats.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
+#include "tlm/fifo.h"
 #include "tlm/packet_pool.h"
 #include "tlm/psn_table.h"
 #include "tlm/rdma_engine.h"
@@ -129,7 +129,7 @@ class Nic : public sc_core::sc_module {
   const Link* ingress_link_ = nullptr;
   hw::CreditLedger credits_held_;                 // credit ingress: blocks lent to the upstream
   std::vector<int> sl_to_vl_;
-  std::vector<std::deque<Pending>> send_queues_;  // per VL
+  std::vector<Fifo<Pending>> send_queues_;  // per VL
   int next_vl_ = 0;                               // round robin over VLs
   PsnTable next_psn_;      // per (destination, flow, SL), transmit
   PsnTable expected_psn_;  // per (src, flow, SL), receive
@@ -137,7 +137,7 @@ class Nic : public sc_core::sc_module {
   static std::uint64_t order_key(int endpoint, std::uint32_t flow, int sl);
   std::unordered_map<std::uint64_t, std::uint64_t> rx_message_bytes_;  // raw message -> bytes in so far
   std::function<void(const FlowRecord&)> on_flow_;
-  std::deque<Packet*> arrivals_;
+  Fifo<Packet*> arrivals_;
   WakeEvent tx_wake_{[this] { on_tx(); }};
   bool credit_blocked_ = false;                   // the last transmit decision was held back by flow control
   WakeEvent rx_wake_{[this] { on_rx(); }};

@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -37,6 +36,7 @@
 #include "sim/stats.h"
 #include "tlm/dma_engine.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/fifo.h"
 #include "tlm/packet_pool.h"
 
 namespace fabricsim::tlm_fabric {
@@ -197,14 +197,14 @@ class RdmaEngine {
   struct Qp {
     int qpn = 0, peer = 0, peer_qpn = 0, sl = 0;
     // requester
-    std::deque<SendWqe> sq;
+    Fifo<SendWqe> sq;
     std::uint64_t sq_base = 0;                 // sequence number of sq.front()
     // Sequence number of the first request with segments still to send (sq_base + sq.size()
     // if none): requests send in posting order, so every one before it has sent all.
     std::uint64_t unsent_seq = 0;
     std::uint32_t next_psn = 0, una = 0;
-    std::deque<Outstanding> outstanding;
-    std::deque<Resend> resend;
+    Fifo<Outstanding> outstanding;
+    Fifo<Resend> resend;
     sc_core::sc_time last_progress, next_allowed;
     std::unique_ptr<hw::CongestionControl> cc;
     std::uint64_t acked_bytes = 0, window_acked_bytes = 0, retransmitted = 0, timeouts = 0, cnps_received = 0;
@@ -221,7 +221,7 @@ class RdmaEngine {
     bool nak_sent = false;
     sc_core::sc_time last_cnp;
     bool cnp_ever = false;
-    std::deque<ResponseSeg> responses;
+    Fifo<ResponseSeg> responses;
     /// Some posted request still has segments to send.
     bool unsent() const { return unsent_seq < sq_base + sq.size(); }
   };
@@ -270,7 +270,7 @@ class RdmaEngine {
   sc_core::sc_time processing_, retransmit_timeout_, poll_latency_, cnp_interval_;
   const hw::PhyTiming* link_ = nullptr;
   std::vector<Qp> qps_;
-  std::deque<Control> control_;
+  Fifo<Control> control_;
   std::size_t rr_ = 0;
   std::function<void(const Completion&)> on_completion_;
   std::function<void(const FlowRecord&)> on_flow_;

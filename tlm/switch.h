@@ -40,6 +40,7 @@
 #include "tlm/clock.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
+#include "tlm/fifo.h"
 #include "tlm/link.h"
 #include "tlm/packet_pool.h"
 #include "tlm/rtl_allocator.h"
@@ -267,35 +268,14 @@ class Switch : public sc_core::sc_module {
   // A switch queue (VOQ, input FIFO or output queue) in ready order, or an input's
   // arrivals in header order. Allocates nothing until its first packet: a 256-port VOQ
   // switch has 65,536 of them.
-  class EntryQueue {
+  class EntryQueue : public Fifo<Entry> {
    public:
-    bool empty() const { return head_ == items_.size(); }
-    std::size_t size() const { return items_.size() - head_; }
-    const Entry& front() const { return items_[head_]; }
-    const Entry& operator[](std::size_t i) const { return items_[head_ + i]; }
-    std::vector<Entry>::const_iterator begin() const { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
-    std::vector<Entry>::const_iterator end() const { return items_.end(); }
-    void push_back(const Entry& e) { items_.push_back(e); }
-    void pop_front() {
-      if (++head_ == items_.size()) {
-        items_.clear();
-        head_ = 0;
-      } else if (head_ >= 32 && 2 * head_ >= items_.size()) {
-        items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
-        head_ = 0;
-      }
-    }
     /// Behind every packet that is ready no later than `e`.
     void insert_by_ready(const Entry& e) {
-      auto pos = items_.end();
-      const auto first = items_.begin() + static_cast<std::ptrdiff_t>(head_);
-      while (pos != first && std::prev(pos)->ready > e.ready) --pos;
-      items_.insert(pos, e);
+      auto pos = end();
+      while (pos != begin() && std::prev(pos)->ready > e.ready) --pos;
+      insert(pos, e);
     }
-
-   private:
-    std::vector<Entry> items_;
-    std::size_t head_ = 0;  // items_ before it have left
   };
   struct Release {
     sc_core::sc_time at;
