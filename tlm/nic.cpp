@@ -66,6 +66,8 @@ void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, st
   credits_held_ = hw::CreditLedger(vls);
 }
 
+void Nic::end_of_elaboration() { port_.resolve_receiver(); }
+
 void Nic::attach_ingress(const Link* link) { ingress_link_ = link; }
 
 int Nic::vl_of(int sl) const {

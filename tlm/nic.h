@@ -103,6 +103,7 @@ class Nic : public sc_core::sc_module {
   tlm::tlm_sync_enum egress_bw(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum ingress(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void on_tx();
+  void end_of_elaboration() override;
   void on_rx();
   bool receive_due(const sc_core::sc_time& now);
   void deliver(Packet& p);

@@ -168,6 +168,10 @@ void Switch::attach_ingress(int port, const Link* link) {
   fold_admission_ = fold_admission_ && link->params().flow_control == FlowControl::credit;
 }
 
+void Switch::end_of_elaboration() {
+  for (auto& o : outputs_) o.tx.resolve_receiver();
+}
+
 std::uint64_t Switch::packets_buffered() const { return in_switch_; }
 void Switch::occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uint64_t>& egress) const {
   const sc_time now = sc_core::sc_time_stamp();

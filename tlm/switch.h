@@ -321,6 +321,7 @@ class Switch : public sc_core::sc_module {
   tlm::tlm_sync_enum ingress(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum egress_bw(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void on_edge();
+  void end_of_elaboration() override;
   // switch.cpp: admission side
   void process_releases(const sc_core::sc_time& now);
   void admit_arrivals(const sc_core::sc_time& now);
