@@ -194,18 +194,22 @@ class RdmaEngine {
     std::uint64_t wr_id;
     sc_core::sc_time ready;
   };
-  struct Qp {
+  // What the transmitter's scans over the QPs read (next_packet, wake_times,
+  // check_timeouts) comes first, in the first three cache lines of a QP: at 2,048 NICs
+  // each scan finds them cold.
+  struct alignas(64) Qp {
     int qpn = 0, peer = 0, peer_qpn = 0, sl = 0;
+    sc_core::sc_time next_allowed, last_progress;
+    Fifo<ResponseSeg> responses;               // responder: READ response segments
     // requester
+    Fifo<Resend> resend;
+    Fifo<Outstanding> outstanding;
     Fifo<SendWqe> sq;
     std::uint64_t sq_base = 0;                 // sequence number of sq.front()
     // Sequence number of the first request with segments still to send (sq_base + sq.size()
     // if none): requests send in posting order, so every one before it has sent all.
     std::uint64_t unsent_seq = 0;
     std::uint32_t next_psn = 0, una = 0;
-    Fifo<Outstanding> outstanding;
-    Fifo<Resend> resend;
-    sc_core::sc_time last_progress, next_allowed;
     std::unique_ptr<hw::CongestionControl> cc;
     std::uint64_t acked_bytes = 0, window_acked_bytes = 0, retransmitted = 0, timeouts = 0, cnps_received = 0;
     // requester: a READ response went missing and the READ was asked again from this PSN;
@@ -221,7 +225,6 @@ class RdmaEngine {
     bool nak_sent = false;
     sc_core::sc_time last_cnp;
     bool cnp_ever = false;
-    Fifo<ResponseSeg> responses;
     /// Some posted request still has segments to send.
     bool unsent() const { return unsent_seq < sq_base + sq.size(); }
   };
