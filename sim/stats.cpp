@@ -108,7 +108,7 @@ Counter& Registry::counter(const std::string& name, const std::string& descripti
   claim(name);
   auto& slot = counters_[name];
   slot.first = {name, description, unit};
-  slot.second = std::make_unique<Counter>();
+  slot.second = &counter_store_.emplace_back();
   return *slot.second;
 }
 
@@ -117,18 +117,18 @@ Distribution& Registry::distribution(const std::string& name, const std::string&
   claim(name);
   auto& slot = distributions_[name];
   slot.first = {name, description, unit};
-  slot.second = std::make_unique<Distribution>();
+  slot.second = &distribution_store_.emplace_back();
   return *slot.second;
 }
 
 const Counter* Registry::find_counter(const std::string& name) const {
   auto it = counters_.find(name);
-  return it == counters_.end() ? nullptr : it->second.second.get();
+  return it == counters_.end() ? nullptr : it->second.second;
 }
 
 const Distribution* Registry::find_distribution(const std::string& name) const {
   auto it = distributions_.find(name);
-  return it == distributions_.end() ? nullptr : it->second.second.get();
+  return it == distributions_.end() ? nullptr : it->second.second;
 }
 
 namespace {

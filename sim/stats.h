@@ -4,8 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -84,6 +84,11 @@ class Distribution {
 /// The registry. Names are unique; registering a name twice is an error.
 class Registry {
  public:
+  Registry() = default;
+  Registry(const Registry&) = delete;  // its maps point into its own stores
+  Registry& operator=(const Registry&) = delete;
+  Registry(Registry&&) = default;      // a deque's elements stay where they are
+  Registry& operator=(Registry&&) = default;
   Counter& counter(const std::string& name, const std::string& description, const std::string& unit);
   Distribution& distribution(const std::string& name, const std::string& description,
                              const std::string& unit);
@@ -95,8 +100,13 @@ class Registry {
 
  private:
   void claim(const std::string& name);
-  std::map<std::string, std::pair<StatInfo, std::unique_ptr<Counter>>> counters_;
-  std::map<std::string, std::pair<StatInfo, std::unique_ptr<Distribution>>> distributions_;
+  // The statistics themselves, in registration order and side by side (a deque never
+  // moves what it holds): a block's counters share cache lines, where one allocation each
+  // put every counter a packet adds to on a line of its own.
+  std::deque<Counter> counter_store_;
+  std::deque<Distribution> distribution_store_;
+  std::map<std::string, std::pair<StatInfo, Counter*>> counters_;
+  std::map<std::string, std::pair<StatInfo, Distribution*>> distributions_;
 };
 
 }  // namespace fabricsim::stats
