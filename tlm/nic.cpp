@@ -66,7 +66,10 @@ void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, st
   credits_held_ = hw::CreditLedger(vls);
 }
 
-void Nic::end_of_elaboration() { port_.resolve_receiver(); }
+void Nic::end_of_elaboration() {
+  port_.resolve_receiver();
+  if (ingress_link_) upstream_ = rx.operator->();  // credits go upstream without reading the socket each time
+}
 
 void Nic::attach_ingress(const Link* link) { ingress_link_ = link; }
 
@@ -315,7 +318,7 @@ void Nic::return_credit(const Packet& p) {
   credits_held_.give_back(p.vl, credit.credit_blocks);
   tlm::tlm_phase phase = CREDIT_RETURN;
   sc_time delay = credit_return_delay_;
-  rx->nb_transport_bw(credit, phase, delay);
+  upstream_->nb_transport_bw(credit, phase, delay);
 }
 
 std::uint64_t Nic::credit_blocks(const Packet& p) const {
