@@ -71,7 +71,10 @@ void Nic::end_of_elaboration() {
   if (ingress_link_) upstream_ = rx.operator->();  // credits go upstream without reading the socket each time
 }
 
-void Nic::attach_ingress(const Link* link) { ingress_link_ = link; }
+void Nic::attach_ingress(const Link* link) {
+  ingress_link_ = link;
+  ingress_fc_ = link->params().flow_control;
+}
 
 int Nic::vl_of(int sl) const {
   if (sl >= 0 && sl < static_cast<int>(sl_to_vl_.size())) return sl_to_vl_[sl];
@@ -215,7 +218,7 @@ Packet* Nic::next_raw_packet(const sc_time& now) {
 
 tlm::tlm_sync_enum Nic::ingress(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != END_TAIL) return tlm::TLM_ACCEPTED;
-  if (ingress_link_->params().flow_control == FlowControl::credit) credits_held_.hold(p.vl, credit_blocks(p));
+  if (ingress_fc_ == FlowControl::credit) credits_held_.hold(p.vl, credit_blocks(p));
   // Tails arrive in order on one link, so the queue stays sorted by tail time.
   arrivals_.push_back(&p);
   if (arrivals_.size() == 1) rx_wake_.notify_at(sc_core::sc_time_stamp() + delay);
@@ -310,7 +313,7 @@ void Nic::set_flow_handler(const std::function<void(const FlowRecord&)>& h) {
 
 void Nic::return_credit(const Packet& p) {
   // The sink drains at line rate: the slot is free as soon as the tail is in.
-  if (ingress_link_->params().flow_control != FlowControl::credit) return;
+  if (ingress_fc_ != FlowControl::credit) return;
   Packet credit;
   credit.kind = PacketKind::credit_update;
   credit.vl = p.vl;

@@ -128,6 +128,7 @@ class Nic : public sc_core::sc_module {
   sc_core::sc_time credit_return_delay_;  // params_.credit_return_latency as a kernel time
   TxPort port_;
   const Link* ingress_link_ = nullptr;
+  FlowControl ingress_fc_ = FlowControl::credit;  // ingress_link_'s flow control, kept beside what each packet reads
   tlm::tlm_bw_transport_if<fabric_protocol_types>* upstream_ = nullptr;  // rx's backward interface, once bound
   hw::CreditLedger credits_held_;                 // credit ingress: blocks lent to the upstream
   std::vector<int> sl_to_vl_;

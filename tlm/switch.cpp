@@ -164,6 +164,7 @@ void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_
 
 void Switch::attach_ingress(int port, const Link* link) {
   inputs_.at(port).link = link;
+  inputs_.at(port).fc = link->params().flow_control;
   pfc_inputs_ = pfc_inputs_ || link->params().flow_control == FlowControl::pfc;
   fold_admission_ = fold_admission_ && link->params().flow_control == FlowControl::credit;
 }
@@ -231,7 +232,7 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   Entry e{&p, p.header_at, p.tail_at, p.header_at, port, -1, p.vl, 0, 0, clock_.edge_at_or_after(p.header_at)};
   e.frame_bytes = static_cast<std::uint32_t>(ip.link->frame(p.payload_bytes).bytes);
   e.charged = (e.frame_bytes + params_.cell_bytes - 1) / params_.cell_bytes * params_.cell_bytes;
-  if (ip.link->params().flow_control == FlowControl::credit)
+  if (ip.fc == FlowControl::credit)
     ip.credits_held.hold(p.vl, (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
   if (fold_admission_) {
     // The route and the ready time do not depend on when admission runs.
@@ -293,14 +294,14 @@ void Switch::process_releases(const sc_time& now) {
     ip.vl_bytes[r.vl] -= r.charged;
     ip.bytes -= r.charged;
     if (shared_) shared_->free(r.charged);
-    if (ip.link->params().flow_control == FlowControl::pfc &&
+    if (ip.fc == FlowControl::pfc &&
         ip.pfc[r.vl].release(r.charged) == hw::PfcAction::send_resume)
       send_pause(r.in, r.vl, 0, now);
   }
   // PFC refresh: a PAUSE still needed is re-sent before its quanta run out.
   for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
     auto& ip = inputs_[p];
-    if (!ip.link || ip.link->params().flow_control != FlowControl::pfc) continue;
+    if (!ip.link || ip.fc != FlowControl::pfc) continue;
     for (int vl = 0; vl < params_.vls; ++vl) {
       const sc_time half = sc_time(params_.pause_quanta * 256.0 / ip.link->timing().data_rate().bps(), sc_core::SC_SEC);
       if (ip.pfc[vl].pausing() && now >= ip.pause_sent_at[vl] + half) send_pause(p, vl, params_.pause_quanta, now);
@@ -382,8 +383,10 @@ bool Switch::admit(Entry& e, const sc_time& now) {
   auto& o = outputs_[e.out];
   const int in_vl = p.vl;
   e.vl = params_.vl_of(p.sl);
-  const FlowControl fc = ip.link->params().flow_control;
-  const std::uint64_t queued = o.vl_bytes[e.vl];
+  const FlowControl fc = ip.fc;
+  // Bytes queued for the packet's output and VL: only shared-memory thresholds, WRED and
+  // ECN read it (a cache line less per packet without them).
+  auto queued = [&] { return o.vl_bytes[e.vl]; };
   // Physical space where this organisation keeps the packet.
   bool fits = true;
   switch (params_.buffer) {
@@ -392,7 +395,7 @@ bool Switch::admit(Entry& e, const sc_time& now) {
     case BufferOrganisation::output_queued: fits = o.bytes + e.charged <= params_.output_buffer.in_bytes(); break;
     case BufferOrganisation::shared_memory:
       // Dynamic thresholds bound each queue in lossy mode (Choudhury-Hahne).
-      fits = fc != FlowControl::none || shared_->admit(queued, e.charged, params_.alpha);
+      fits = fc != FlowControl::none || shared_->admit(queued(), e.charged, params_.alpha);
       break;
   }
   if (fault_ == AccountingFault::overfill_buffer) fits = true;
@@ -415,7 +418,7 @@ bool Switch::admit(Entry& e, const sc_time& now) {
     }
   } else {
     std::uniform_real_distribution<double> u(0.0, 1.0);
-    if (fits && params_.wred.enabled && params_.wred.curve.decide(queued, u(rng_))) fits = false;
+    if (fits && params_.wred.enabled && params_.wred.curve.decide(queued(), u(rng_))) fits = false;
   }
   if (fits && shared_ && shared_->free_bytes() < e.charged) {
     if (fc == FlowControl::credit)
@@ -442,7 +445,7 @@ bool Switch::admit(Entry& e, const sc_time& now) {
   if (params_.ecn.enabled) {
     std::uniform_real_distribution<double> u(0.0, 1.0);
     const bool ib = ip.link->timing().params().framing == hw::Framing::infiniband;
-    if ((ib || p.ecn != Ecn::not_ect) && params_.ecn.curve.decide(queued, u(rng_))) {
+    if ((ib || p.ecn != Ecn::not_ect) && params_.ecn.curve.decide(queued(), u(rng_))) {
       if (ib) p.fecn = true; else p.ecn = Ecn::ce;
       stats_[e.in].marks[in_vl]->add();
     }
@@ -510,7 +513,7 @@ void Switch::head_changed(int q, int prev_in, int prev_out) {
 
 void Switch::return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_time& delay) {
   auto& ip = inputs_[in_port];
-  if (ip.link->params().flow_control != FlowControl::credit) return;
+  if (ip.fc != FlowControl::credit) return;
   Packet credit;
   credit.kind = PacketKind::credit_update;
   credit.vl = static_cast<std::uint8_t>(vl);
@@ -534,7 +537,7 @@ std::vector<BufferBound> Switch::buffer_bounds() const {
   const auto buffer = [](int p, const char* what) { return "port" + std::to_string(p) + " " + what; };
   for (int p = 0; p < params_.ports; ++p) {
     const auto& ip = inputs_[p];
-    const bool credit = ip.link && ip.link->params().flow_control == FlowControl::credit;
+    const bool credit = ip.link && ip.fc == FlowControl::credit;
     // On credit links the bound is the credit allotment (credit conservation checks
     // it); PFC and lossy admission bound the buffer the organisation writes to.
     if (credit || !ip.link) continue;

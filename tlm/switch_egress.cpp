@@ -257,7 +257,7 @@ void Switch::schedule_next(const sc_time& now) {
     });
   for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
     const auto& ip = inputs_[p];
-    if (!ip.link || ip.link->params().flow_control != FlowControl::pfc) continue;
+    if (!ip.link || ip.fc != FlowControl::pfc) continue;
     for (int vl = 0; vl < params_.vls; ++vl)
       if (ip.pfc[vl].pausing())
         consider(ip.pause_sent_at[vl] +
