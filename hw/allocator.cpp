@@ -103,6 +103,7 @@ class SeparableAllocator final : public AllocatorBase {
     // visited, so a round costs what it decides, not the radix.
     for (int o : requested_) requesters_[o].clear();
     requested_.clear();
+    if (std::vector<Grant> result; conflict_free(result)) return result;
     for (const auto& r : requests_) {
       if (requesters_[r.output].empty()) requested_.push_back(r.output);
       requesters_[r.output].push_back(r.input);
@@ -157,6 +158,40 @@ class SeparableAllocator final : public AllocatorBase {
   }
 
  private:
+  /// When no two requests share an input or an output (a switch forwarding disjoint
+  /// flows, S3's ring), every iteration-1 grant is accepted and nothing is chosen among
+  /// candidates: fills `result` (by input) and the pointer moves the rounds below would
+  /// make, without building their per-port lists. False (nothing changed) otherwise.
+  bool conflict_free(std::vector<Grant>& result) {
+    // in_match_ / out_match_ are all kUnmatched between rounds: marks here.
+    bool disjoint = true;
+    std::size_t marked = 0;
+    for (; marked < requests_.size(); ++marked) {
+      const AllocRequest& r = requests_[marked];
+      if (in_match_[r.input] != kUnmatched || out_match_[r.output] != kUnmatched) {
+        disjoint = false;
+        break;
+      }
+      in_match_[r.input] = r.output;
+      out_match_[r.output] = r.input;
+    }
+    for (std::size_t k = 0; k < marked; ++k) in_match_[requests_[k].input] = out_match_[requests_[k].output] = kUnmatched;
+    if (!disjoint) return false;
+    pointer_moves_.clear();
+    if (choice_ == Choice::kRandom) next_rng_ = rng_;  // no draw: each choice has one candidate
+    for (const AllocRequest& r : requests_) {
+      result.push_back(Grant{r.input, r.output});
+      // Each pointer moves at most once, so the order of the moves does not matter.
+      if (update_ != PointerUpdate::kNever) {
+        pointer_moves_.push_back({&grant_ptr_[r.output], (r.input + 1) % p_.inputs});
+        pointer_moves_.push_back({&accept_ptr_[r.input], (r.output + 1) % p_.outputs});
+      }
+    }
+    pending_ = true;
+    std::sort(result.begin(), result.end(), [](const Grant& a, const Grant& b) { return a.input < b.input; });
+    return true;
+  }
+
   /// Picks from ascending `candidates`: the first at or after `pointer` (wrapping), or a
   /// uniform draw `rng() % n` when there is a choice (deterministic across platforms).
   int choose(const std::vector<int>& candidates, int pointer) {

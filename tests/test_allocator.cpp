@@ -237,6 +237,26 @@ TEST(IslipAllocator, OnlyFirstIterationAcceptsMovePointers) {
   EXPECT_EQ(round(*a, m), (std::vector<Grant>{{0, 1}}));
 }
 
+// A round whose requests share no input and no output (the allocator's shortcut: every
+// grant accepted, no choice made) moves the pointers as any first-iteration accept does:
+// grant pointer past the input, accept pointer past the output.
+TEST(AllocatorPointers, ConflictFreeRoundMovesThemLikeAnyOther) {
+  for (const char* policy : {"round_robin", "islip"}) {
+    Matrix alone(3, std::vector<bool>(3, false));
+    alone[0][1] = true;  // 0->1 only
+    auto grant_side = make_allocator(policy, params(3, 3, 1));
+    EXPECT_EQ(round(*grant_side, alone), (std::vector<Grant>{{0, 1}})) << policy;
+    Matrix contend(3, std::vector<bool>(3, false));
+    contend[0][1] = contend[1][1] = contend[2][1] = true;  // output 1's pointer now at input 1
+    EXPECT_EQ(round(*grant_side, contend), (std::vector<Grant>{{1, 1}})) << policy;
+    auto accept_side = make_allocator(policy, params(3, 3, 1));
+    round(*accept_side, alone);
+    Matrix offers(3, std::vector<bool>(3, true));
+    offers[1] = offers[2] = std::vector<bool>(3, false);  // input 0 alone, granted by all; its pointer at output 2
+    EXPECT_EQ(round(*accept_side, offers), (std::vector<Grant>{{0, 2}})) << policy;
+  }
+}
+
 // McKeown 1999 §III.C / Fig. 13: more iSLIP iterations fill in unmatched ports, so the
 // average match size grows with k on random request matrices.
 TEST(IslipAllocator, MoreIterationsMatchMore) {
