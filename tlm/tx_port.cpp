@@ -37,7 +37,10 @@ void TxPort::send(Packet& p, const sc_time& start_delay) {
   busy_until_ = sc_core::sc_time_stamp() + delay;
 }
 
-void TxPort::credit_returned(const sc_time& at, int vl, std::uint64_t blocks) { pending_.push({at, vl, blocks}); }
+void TxPort::credit_returned(const sc_time& at, int vl, std::uint64_t blocks) {
+  pending_.push({at, vl, blocks});
+  next_credit_at_ = pending_.top().at;
+}
 
 void TxPort::pause_received(const sc_time& at, int vl, std::uint16_t quanta) {
   const sc_time until = at + sc_time(quanta * quantum_s_, sc_core::SC_SEC);
@@ -58,6 +61,7 @@ void TxPort::apply(const sc_time& now) {
     vl_[pending_.top().vl].credits.restore(pending_.top().blocks);
     pending_.pop();
   }
+  next_credit_at_ = pending_.empty() ? sc_core::sc_max_time() : pending_.top().at;
   if (!paused_ever_) return;
   for (auto& s : vl_) {
     while (!s.incoming.empty() && s.incoming.front().from <= now) {

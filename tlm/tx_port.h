@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <queue>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "hw/credit.h"
 #include "hw/phy.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/fifo.h"
 #include "tlm/link.h"
 
 namespace fabricsim::tlm_fabric {
@@ -54,7 +54,7 @@ class TxPort {
   /// Applies credit returns and pause changes due at or before `now`.
   void update(const sc_core::sc_time& now) {
     // Inline: a switch asks on every wake, most often with nothing due yet.
-    if (paused_ever_ || (!pending_.empty() && pending_.top().at <= now)) apply(now);
+    if (paused_ever_ || next_credit_at_ <= now) apply(now);
   }
   /// Nothing to apply, now or later: no credit return pending and never paused.
   bool settled() const { return pending_.empty() && !paused_ever_; }
@@ -80,7 +80,7 @@ class TxPort {
   struct VlState {
     hw::CreditCounter credits{64, 0};
     PauseWindow pause;                 // current window; empty when from == until
-    std::deque<PauseWindow> incoming;  // received, not yet in effect (monotone)
+    Fifo<PauseWindow> incoming;        // received, not yet in effect (monotone)
     double paused_s = 0;               // closed pause time
   };
   void close_window(VlState& s, const sc_core::sc_time& t);
@@ -96,6 +96,9 @@ class TxPort {
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
   bool paused_ever_ = false;  // a PAUSE arrived once: only then are the per-VL windows scanned
   std::priority_queue<PendingCredit, std::vector<PendingCredit>, std::greater<>> pending_;
+  // pending_.top().at, or the end of time when none: update() reads it beside busy_until_
+  // instead of the heap's own allocation.
+  sc_core::sc_time next_credit_at_ = sc_core::sc_max_time();
 };
 
 }  // namespace fabricsim::tlm_fabric
