@@ -42,8 +42,8 @@ Link::Link(sc_core::sc_module_name name, const LinkParams& params)
 }
 
 void Link::end_of_elaboration() {
-  receiver_ = rx.operator->();
-  transmitter_ = tx.operator->();
+  receiver_ = FabricCall::forward(rx.operator->());
+  transmitter_ = FabricCall::backward(tx.operator->());
 }
 
 Link::Frame Link::frame_of(std::uint32_t payload) const {
@@ -71,9 +71,9 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
     if (p.corrupted) ++counters_.corrupted;
   }
   tlm::tlm_phase ph = BEGIN_HEADER;
-  receiver_->nb_transport_fw(p, ph, header);
+  receiver_(p, ph, header);
   ph = END_TAIL;
-  receiver_->nb_transport_fw(p, ph, tail);
+  receiver_(p, ph, tail);
 
   const sc_core::sc_time busy = times.busy;
   ++counters_.packets;
@@ -87,7 +87,7 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
 tlm::tlm_sync_enum Link::backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   // A PAUSE acts once the frame is in and the transmitter has reacted.
   sc_core::sc_time d = delay + (phase == PFC_PAUSE ? pause_delay_ : reverse_delay_);
-  transmitter_->nb_transport_bw(p, phase, d);
+  transmitter_(p, phase, d);
   return tlm::TLM_ACCEPTED;
 }
 

@@ -85,8 +85,8 @@ class Link : public sc_core::sc_module {
   // What every packet and credit uses, side by side (a fabric of thousands of links
   // misses the cache on each line a packet touches).
   mutable RecentTwo<std::uint32_t, Frame> recent_frames_;  // frame() of the payload sizes used last
-  tlm::tlm_fw_transport_if<fabric_protocol_types>* receiver_ = nullptr;    // rx's target, once bound
-  tlm::tlm_bw_transport_if<fabric_protocol_types>* transmitter_ = nullptr; // tx's initiator, once bound
+  FabricCall receiver_;     // rx's target, once bound
+  FabricCall transmitter_;  // tx's initiator, once bound
   bool bit_errors_ = false;  // drop_rate or ber set
   sc_core::sc_time reverse_delay_;
   sc_core::sc_time pause_delay_;

@@ -68,7 +68,7 @@ void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, st
 
 void Nic::end_of_elaboration() {
   port_.resolve_receiver();
-  if (ingress_link_) upstream_ = rx.operator->();  // credits go upstream without reading the socket each time
+  if (ingress_link_) upstream_ = FabricCall::backward(rx.operator->());  // credits go upstream without reading the socket each time
 }
 
 void Nic::attach_ingress(const Link* link) {
@@ -321,7 +321,7 @@ void Nic::return_credit(const Packet& p) {
   credits_held_.give_back(p.vl, credit.credit_blocks);
   tlm::tlm_phase phase = CREDIT_RETURN;
   sc_time delay = credit_return_delay_;
-  upstream_->nb_transport_bw(credit, phase, delay);
+  upstream_(credit, phase, delay);
 }
 
 std::uint64_t Nic::credit_blocks(const Packet& p) const {

@@ -129,10 +129,10 @@ class Nic : public sc_core::sc_module {
   TxPort port_;
   const Link* ingress_link_ = nullptr;
   FlowControl ingress_fc_ = FlowControl::credit;  // ingress_link_'s flow control, kept beside what each packet reads
-  tlm::tlm_bw_transport_if<fabric_protocol_types>* upstream_ = nullptr;  // rx's backward interface, once bound
+  FabricCall upstream_;                           // rx's transmitter, once bound
   hw::CreditLedger credits_held_;                 // credit ingress: blocks lent to the upstream
   std::vector<int> sl_to_vl_;
-  std::vector<Fifo<Pending>> send_queues_;  // per VL
+  std::vector<Fifo<Pending>> send_queues_;       // per VL
   int next_vl_ = 0;                               // round robin over VLs
   PsnTable next_psn_;      // per (destination, flow, SL), transmit
   PsnTable expected_psn_;  // per (src, flow, SL), receive

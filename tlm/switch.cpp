@@ -173,7 +173,7 @@ void Switch::end_of_elaboration() {
   for (auto& o : outputs_) o.tx.resolve_receiver();
   // Credits and PAUSE frames go upstream without reading the socket each time.
   for (int p = 0; p < params_.ports; ++p)
-    if (inputs_[p].link) inputs_[p].upstream = in[p].operator->();
+    if (inputs_[p].link) inputs_[p].upstream = FabricCall::backward(in[p].operator->());
 }
 
 std::uint64_t Switch::packets_buffered() const { return in_switch_; }
@@ -522,7 +522,7 @@ void Switch::return_credit(int in_port, int vl, std::uint32_t frame_bytes, const
   if (fault_ == AccountingFault::credit_return_short && credit.credit_blocks > 0) --credit.credit_blocks;
   tlm::tlm_phase phase = CREDIT_RETURN;
   sc_time d = delay + credit_return_latency_;
-  inputs_[in_port].upstream->nb_transport_bw(credit, phase, d);
+  inputs_[in_port].upstream(credit, phase, d);
 }
 
 void Switch::count_drop(FlowControl fc, bool headroom_exceeded) {
@@ -557,7 +557,7 @@ void Switch::send_pause(int in_port, int vl, std::uint16_t quanta, const sc_time
   sc_time delay = sc_core::SC_ZERO_TIME;
   inputs_[in_port].pause_sent_at[vl] = now;
   stats_[in_port].pause_sent[vl]->add();
-  inputs_[in_port].upstream->nb_transport_bw(frame, phase, delay);
+  inputs_[in_port].upstream(frame, phase, delay);
 }
 
 }  // namespace fabricsim::tlm_fabric

@@ -300,7 +300,7 @@ class Switch : public sc_core::sc_module {
     sc_core::sc_time read_free;              // input read port (input-queued organisations)
     const Link* link = nullptr;
     FlowControl fc = FlowControl::credit;    // link->params().flow_control, kept beside what each packet reads
-    tlm::tlm_bw_transport_if<fabric_protocol_types>* upstream = nullptr;  // in[port]'s backward interface, once bound
+    FabricCall upstream;                     // in[port]'s transmitter, once bound
     hw::CreditLedger credits_held;           // credit links: blocks not yet returned upstream
     // admission_wake() with admission folded and no edge deciding, kept until the
     // arrivals, the buffer or its high-water mark change (stale()).

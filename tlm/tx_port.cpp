@@ -32,7 +32,7 @@ void TxPort::send(Packet& p, const sc_time& start_delay) {
   if (fc_ == FlowControl::credit) vl_[p.vl].credits.consume(link_->frame(p.payload_bytes).bytes);
   tlm::tlm_phase phase = BEGIN_HEADER;
   sc_time delay = start_delay;
-  receiver_->nb_transport_fw(p, phase, delay);
+  receiver_(p, phase, delay);
   // The link answers END_REQ with the time the wire is free again.
   busy_until_ = sc_core::sc_time_stamp() + delay;
 }

@@ -29,9 +29,9 @@ class TxPort {
               std::uint64_t buffer_per_vl_bytes);
   bool attached() const { return socket_ != nullptr; }
   /// Once the sockets are bound (the owner's end_of_elaboration): the receiver's interface,
-  /// so each send calls it without reading the socket (one cache line less per packet).
+  /// so each send calls it without reading the socket (tlm/fabric_socket.h FabricCall).
   void resolve_receiver() {
-    if (socket_) receiver_ = socket_->operator->();
+    if (socket_) receiver_ = FabricCall::forward(socket_->operator->());
   }
 
   const hw::PhyTiming& link() const { return *timing_; }
@@ -87,7 +87,7 @@ class TxPort {
   void apply(const sc_core::sc_time& now);  // update() with something possibly due
 
   InitiatorSocket* socket_ = nullptr;
-  tlm::tlm_fw_transport_if<fabric_protocol_types>* receiver_ = nullptr;  // socket_'s target, once resolved
+  FabricCall receiver_;  // socket_'s target, once resolved
   const Link* link_ = nullptr;
   const hw::PhyTiming* timing_ = nullptr;
   FlowControl fc_ = FlowControl::credit;
