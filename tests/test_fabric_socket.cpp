@@ -55,12 +55,12 @@ TEST(FabricCall, ReachesTheCallbackDirectlyOrThroughTheInterface) {
     p.id = 42;
     tlm::tlm_phase phase = tlm::BEGIN_REQ;
     sc_core::sc_time t(5, sc_core::SC_NS);
-    const FabricCall fw = FabricCall::forward(&block.in.get_base_interface());
+    const FabricCall fw = FabricCall::to_other_end(&block.in.get_base_interface());
     const auto fw_status = fw(p, phase, t);
-    const FabricCall bw = FabricCall::backward(&block.out.get_base_interface());
+    const FabricCall bw = FabricCall::to_other_end(&block.out.get_base_interface());
     bw(p, phase, t);
     PlainTarget plain;
-    const FabricCall through = FabricCall::forward(&plain);
+    const FabricCall through = FabricCall::to_other_end(&plain);
     const auto through_status = through(p, phase, t);
     json out = {{"calls", block.calls}, {"fw_status", static_cast<int>(fw_status)}, {"t_ps", t.value()},
                 {"plain_calls", plain.calls}, {"through_status", static_cast<int>(through_status)}};

@@ -38,10 +38,10 @@ class FabricCall {
     };
     return c;
   }
-  /// The forward path into `receiver` (resolved directly where it is a fabric socket).
-  static FabricCall forward(tlm::tlm_fw_transport_if<fabric_protocol_types>* receiver);
-  /// The backward path into `transmitter` (resolved directly where it is a fabric socket).
-  static FabricCall backward(tlm::tlm_bw_transport_if<fabric_protocol_types>* transmitter);
+  /// The path into `other`, a forward (receiver) or backward (transmitter) interface:
+  /// its callback directly where it is a fabric socket's, else through the interface.
+  template <class If>
+  static FabricCall to_other_end(If* other);
 
   explicit operator bool() const { return thunk_ != nullptr; }
   tlm::tlm_sync_enum operator()(Packet& p, tlm::tlm_phase& ph, sc_core::sc_time& t) const {
@@ -50,6 +50,14 @@ class FabricCall {
 
  private:
   using Thunk = tlm::tlm_sync_enum (*)(const FabricCall&, Packet&, tlm::tlm_phase&, sc_core::sc_time&);
+  static tlm::tlm_sync_enum transport(tlm::tlm_fw_transport_if<fabric_protocol_types>* i, Packet& p,
+                                      tlm::tlm_phase& ph, sc_core::sc_time& t) {
+    return i->nb_transport_fw(p, ph, t);
+  }
+  static tlm::tlm_sync_enum transport(tlm::tlm_bw_transport_if<fabric_protocol_types>* i, Packet& p,
+                                      tlm::tlm_phase& ph, sc_core::sc_time& t) {
+    return i->nb_transport_bw(p, ph, t);
+  }
   Thunk thunk_ = nullptr;
   void* target_ = nullptr;  // the owner, or the interface called through
   int tag_ = 0;
@@ -66,24 +74,14 @@ class FabricCallSource {
   ~FabricCallSource() = default;
 };
 
-inline FabricCall FabricCall::forward(tlm::tlm_fw_transport_if<fabric_protocol_types>* receiver) {
-  if (const auto* source = dynamic_cast<const FabricCallSource*>(receiver))
+template <class If>
+FabricCall FabricCall::to_other_end(If* other) {
+  if (const auto* source = dynamic_cast<const FabricCallSource*>(other))
     if (FabricCall c = source->direct()) return c;
   FabricCall c;
-  c.target_ = receiver;
+  c.target_ = other;
   c.thunk_ = [](const FabricCall& self, Packet& p, tlm::tlm_phase& ph, sc_core::sc_time& t) {
-    return static_cast<tlm::tlm_fw_transport_if<fabric_protocol_types>*>(self.target_)->nb_transport_fw(p, ph, t);
-  };
-  return c;
-}
-
-inline FabricCall FabricCall::backward(tlm::tlm_bw_transport_if<fabric_protocol_types>* transmitter) {
-  if (const auto* source = dynamic_cast<const FabricCallSource*>(transmitter))
-    if (FabricCall c = source->direct()) return c;
-  FabricCall c;
-  c.target_ = transmitter;
-  c.thunk_ = [](const FabricCall& self, Packet& p, tlm::tlm_phase& ph, sc_core::sc_time& t) {
-    return static_cast<tlm::tlm_bw_transport_if<fabric_protocol_types>*>(self.target_)->nb_transport_bw(p, ph, t);
+    return transport(static_cast<If*>(self.target_), p, ph, t);
   };
   return c;
 }

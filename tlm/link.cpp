@@ -42,8 +42,8 @@ Link::Link(sc_core::sc_module_name name, const LinkParams& params)
 }
 
 void Link::end_of_elaboration() {
-  receiver_ = FabricCall::forward(rx.operator->());
-  transmitter_ = FabricCall::backward(tx.operator->());
+  receiver_ = FabricCall::to_other_end(rx.operator->());
+  transmitter_ = FabricCall::to_other_end(tx.operator->());
 }
 
 Link::Frame Link::frame_of(std::uint32_t payload) const {

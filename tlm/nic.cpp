@@ -68,7 +68,7 @@ void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, st
 
 void Nic::end_of_elaboration() {
   port_.resolve_receiver();
-  if (ingress_link_) upstream_ = FabricCall::backward(rx.operator->());  // credits go upstream without reading the socket each time
+  if (ingress_link_) upstream_ = FabricCall::to_other_end(rx.operator->());  // credits go upstream without reading the socket each time
 }
 
 void Nic::attach_ingress(const Link* link) {

@@ -163,17 +163,18 @@ void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_
 }
 
 void Switch::attach_ingress(int port, const Link* link) {
-  inputs_.at(port).link = link;
-  inputs_.at(port).fc = link->params().flow_control;
-  pfc_inputs_ = pfc_inputs_ || link->params().flow_control == FlowControl::pfc;
-  fold_admission_ = fold_admission_ && link->params().flow_control == FlowControl::credit;
+  InputPort& ip = inputs_.at(port);
+  ip.link = link;
+  ip.fc = link->params().flow_control;
+  pfc_inputs_ = pfc_inputs_ || ip.fc == FlowControl::pfc;
+  fold_admission_ = fold_admission_ && ip.fc == FlowControl::credit;
 }
 
 void Switch::end_of_elaboration() {
   for (auto& o : outputs_) o.tx.resolve_receiver();
   // Credits and PAUSE frames go upstream without reading the socket each time.
   for (int p = 0; p < params_.ports; ++p)
-    if (inputs_[p].link) inputs_[p].upstream = FabricCall::backward(in[p].operator->());
+    if (inputs_[p].link) inputs_[p].upstream = FabricCall::to_other_end(in[p].operator->());
 }
 
 std::uint64_t Switch::packets_buffered() const { return in_switch_; }

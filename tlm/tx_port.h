@@ -31,7 +31,7 @@ class TxPort {
   /// Once the sockets are bound (the owner's end_of_elaboration): the receiver's interface,
   /// so each send calls it without reading the socket (tlm/fabric_socket.h FabricCall).
   void resolve_receiver() {
-    if (socket_) receiver_ = FabricCall::forward(socket_->operator->());
+    if (socket_) receiver_ = FabricCall::to_other_end(socket_->operator->());
   }
 
   const hw::PhyTiming& link() const { return *timing_; }
