@@ -232,7 +232,7 @@ void WakeQueue::order_due() {
   // The due requests are nearly always all for exactly now (the kernel wakes the queue
   // at the earliest), one per block: then a bitmap over the handles puts them in order
   // in one pass. Sorting S3's hundreds of blocks woken at one instant cost a twentieth
-  // of its run. Where the bitmap would be long for the few blocks due, sort.
+  // of its instructions. Where the bitmap would be long for the few blocks due, sort.
   bool by_bitmap = due_.size() >= 8 && marks_.size() <= 8 * due_.size();
   for (std::size_t i = 1; by_bitmap && i < due_.size(); ++i) by_bitmap = due_[i].at == due_[0].at;
   if (by_bitmap) {
