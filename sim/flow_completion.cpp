@@ -24,6 +24,14 @@ int IdealFct::switch_hops(int src, int dst) const {
 }
 
 double IdealFct::seconds(int src, int dst, std::uint64_t bytes) const {
+  const std::uint64_t key = (static_cast<std::uint64_t>(src) * 0x9E3779B97F4A7C15ull) ^
+                            (static_cast<std::uint64_t>(dst) * 0xC2B2AE3D27D4EB4Full) ^ (bytes * 0x165667B19E3779F9ull);
+  Memo& m = memo_[(key >> 32) & (kMemoSlots - 1)];
+  if (m.src != src || m.dst != dst || m.bytes != bytes) m = {src, dst, bytes, compute_seconds(src, dst, bytes)};
+  return m.seconds;
+}
+
+double IdealFct::compute_seconds(int src, int dst, std::uint64_t bytes) const {
   const int hops = switch_hops(src, dst);
   // Links in path order: the source's cable, hops - 1 switch-switch cables, the destination's cable.
   std::vector<const hw::PhyTiming*> path{&host_links_[src]};

@@ -58,6 +58,16 @@ class IdealFct {
   tlm_fabric::SwitchParams switch_;
   std::uint64_t mtu_;
   mutable std::map<int, std::vector<int>> distances_;   // from a switch, in switch-switch hops
+  /// The answers of `seconds` last asked, direct mapped by (src, dst, bytes): a fabric
+  /// completes flows between the same pairs with the same sizes over and over.
+  struct Memo {
+    int src = -1, dst = -1;
+    std::uint64_t bytes = 0;
+    double seconds = 0;
+  };
+  static constexpr std::size_t kMemoSlots = 4096;  // a power of two
+  mutable std::vector<Memo> memo_ = std::vector<Memo>(kMemoSlots);
+  double compute_seconds(int src, int dst, std::uint64_t bytes) const;
 };
 
 /// FCT and slowdown of the flows as they complete, overall and per size bucket.

@@ -67,6 +67,38 @@ TEST(FlowCompletion, SameTimeCompletionsAddUpInOneOrder) {
   EXPECT_EQ(in_order.to_json().at("count"), 7);
 }
 
+// IdealFct remembers its answers in a direct-mapped memo: more (src, dst, size) triples
+// than slots, asked in two orders, must each get the answer a fresh IdealFct gives.
+TEST(FlowCompletion, IdealFctMemoNeverMixesAnswersUp) {
+  using fabricsim::sim::IdealFct;
+  const auto config = load_config_text(kLeafSpineRadix4, "flows.yaml", {});
+  const auto graph = fabricsim::sim::build_graph(config.topology);
+  const auto make = [&] {
+    return IdealFct(graph, std::vector<fabricsim::hw::PhyTiming>(graph.endpoints(), fabricsim::hw::PhyTiming(config.link.phy)),
+                    fabricsim::hw::PhyTiming(config.topology.fabric_link.phy), config.switch_params,
+                    config.nic.mtu.in_bytes());
+  };
+  struct Query {
+    int src, dst;
+    std::uint64_t bytes;
+  };
+  std::vector<Query> queries;
+  for (int src = 0; src < graph.endpoints(); ++src)
+    for (int dst = 0; dst < graph.endpoints(); ++dst)
+      for (std::uint64_t bytes = 1; bytes <= 300 * 997; bytes += 997) queries.push_back({src, dst, bytes});
+  ASSERT_GT(queries.size(), 3 * 4096u);
+  const IdealFct forward = make(), backward = make();
+  std::vector<double> first;
+  for (const Query& q : queries) first.push_back(forward.seconds(q.src, q.dst, q.bytes));
+  for (std::size_t i = queries.size(); i-- > 0;) {
+    const Query& q = queries[i];
+    ASSERT_EQ(backward.seconds(q.src, q.dst, q.bytes), first[i]) << q.src << " -> " << q.dst << ", " << q.bytes << " B";
+    ASSERT_EQ(forward.seconds(q.src, q.dst, q.bytes), first[i]) << q.src << " -> " << q.dst << ", " << q.bytes << " B";
+  }
+  // Sizes differ in their answers (a memo keyed on the pair alone would fail above).
+  EXPECT_LT(first[0], first[1]);
+}
+
 TEST(FlowCompletion, SingleFlowAtZeroLoadHasSlowdownOne) {
   for (const std::string transport : {"raw", "rdma"}) {
     const json f = flows_of(kLeafSpineRadix4, with(kTwoFlows, {"traffic.transport=" + transport}));
