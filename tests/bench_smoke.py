@@ -20,6 +20,8 @@ if r.get("status") != "ok" or missing:
     sys.exit(f"bad record (status {r.get('status')}, missing or not positive: {missing}): {lines[0]}")
 if not isinstance(r.get("huge_page_mib"), int) or r["huge_page_mib"] < 0:
     sys.exit(f"huge_page_mib must be a count of MiB, got {r.get('huge_page_mib')!r}")
+if not isinstance(r.get("build"), str) or not r["build"].startswith(("Release", "Debug", "RelWithDebInfo", "MinSizeRel")):
+    sys.exit(f"build must name the CMake build type, got {r.get('build')!r}")
 if abs(r["simulated_time_ns"] - 5000) > 1e-6:
     sys.exit(f"the tiny scenario simulates 5 us, got {r['simulated_time_ns']} ns")
 print("ok:", lines[0])
