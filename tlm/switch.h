@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <queue>
 #include <random>
@@ -213,8 +214,6 @@ class Switch : public sc_core::sc_module {
 
   /// Forwarding table: packets for endpoint `dst` leave on one of `ports` (equal cost).
   void set_routes(int dst, std::vector<int> ports);
-  /// The forwarding table (for `fabricsim routes`).
-  const std::vector<std::vector<int>>& routes() const { return routes_; }
   /// Binds output `port` to its link and the downstream receive buffer per VL it fills.
   void attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl);
   /// Binds input `port` to its incoming link.
@@ -360,7 +359,17 @@ class Switch : public sc_core::sc_module {
   PacketPool& pool_;
   ClockDomain clock_;
   sc_core::sc_time to_allocator_, grant_to_wire_, credit_return_latency_;
-  std::vector<std::vector<int>> routes_;
+  // Forwarding table: per destination endpoint, its candidate ports as an index into
+  // route_groups_, the distinct lists (a leaf's 2,000 remote destinations share one list
+  // of uplinks: a table entry is 4 bytes, not a vector of its own). kNoRoute: none.
+  static constexpr std::uint32_t kNoRoute = ~std::uint32_t{0};
+  std::vector<std::uint32_t> route_group_;
+  std::vector<std::vector<int>> route_groups_;
+  std::map<std::vector<int>, std::uint32_t> route_group_index_;  // set_routes only
+  const std::vector<int>* routes_to(int dst) const {
+    if (dst < 0 || dst >= static_cast<int>(route_group_.size()) || route_group_[dst] == kNoRoute) return nullptr;
+    return &route_groups_[route_group_[dst]];
+  }
   hw::RoutePolicy route_policy_;
   std::vector<std::uint64_t> egress_queued_;  // bytes queued per output (adaptive routing)
   std::vector<InputPort> inputs_;
