@@ -3,12 +3,15 @@
 // when the transmitter holds enough blocks for the whole packet.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 namespace fabricsim::hw {
+
+/// Data virtual lanes a port can have (IBTA: VL0..VL14; VL15 is management).
+constexpr int kMaxDataVls = 15;
 
 /// Credits held by a transmitter for one receive buffer (one VL).
 class CreditCounter {
@@ -41,20 +44,30 @@ class CreditCounter {
 /// available + returning (on the reverse wire) + held = capacity.
 class CreditLedger {
  public:
-  explicit CreditLedger(int vls = 0) : held_(static_cast<std::size_t>(vls), 0) {}
+  explicit CreditLedger(int vls = 0) : vls_(vls) {
+    if (vls < 0 || vls > kMaxDataVls)
+      throw std::invalid_argument("credit ledger for " + std::to_string(vls) + " VLs (at most " +
+                                  std::to_string(kMaxDataVls) + ")");
+  }
   /// A packet of `blocks` arrived on `vl` (its tail is on the way in).
-  void hold(int vl, std::uint64_t blocks) { held_.at(static_cast<std::size_t>(vl)) += blocks; }
+  void hold(int vl, std::uint64_t blocks) { held_[index(vl)] += blocks; }
   /// Its credits go back to the transmitter; throws std::logic_error when more than held.
   void give_back(int vl, std::uint64_t blocks) {
-    std::uint64_t& h = held_.at(static_cast<std::size_t>(vl));
+    std::uint64_t& h = held_[index(vl)];
     if (blocks > h) throw std::logic_error("credit return exceeds the blocks held on VL " + std::to_string(vl));
     h -= blocks;
   }
-  std::uint64_t held(int vl) const { return held_.at(static_cast<std::size_t>(vl)); }
-  int vls() const { return static_cast<int>(held_.size()); }
+  std::uint64_t held(int vl) const { return held_[index(vl)]; }
+  int vls() const { return vls_; }
 
  private:
-  std::vector<std::uint64_t> held_;
+  std::size_t index(int vl) const {
+    if (vl < 0 || vl >= vls_) throw std::out_of_range("credit ledger: VL " + std::to_string(vl) + " of " + std::to_string(vls_));
+    return static_cast<std::size_t>(vl);
+  }
+  // In place, not on the heap: a receiver touches it for every packet and credit.
+  std::array<std::uint64_t, kMaxDataVls> held_{};
+  int vls_;
 };
 
 }  // namespace fabricsim::hw

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "hw/allocator.h"
+#include "hw/credit.h"
 #include "hw/seed.h"
 #include "sim/config_reader.h"
 
@@ -205,7 +206,7 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
                                        std::string(hw::to_string(framing)) + " (RoCE / Ethernet switches do not reduce)");
   inr.latency = m.time("reduction_latency", inr.latency, Time::seconds(0), Time::us(100));
   inr.bandwidth = m.bandwidth("reduction_bandwidth", inr.bandwidth, Bandwidth::gbps(0), Bandwidth::gbps(1e6));
-  s.vls = static_cast<int>(m.integer("vls", s.vls, 1, 15));
+  s.vls = static_cast<int>(m.integer("vls", s.vls, 1, hw::kMaxDataVls));
   const auto sl2vl = m.integer_list("sl_to_vl", {}, 0, s.vls - 1, 16);
   s.sl_to_vl.assign(sl2vl.begin(), sl2vl.end());
   s.egress_scheduler = framing == hw::Framing::infiniband ? tlm_fabric::EgressSchedulerKind::ib_vl_arb

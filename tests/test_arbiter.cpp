@@ -88,6 +88,11 @@ TEST(CreditLedger, HoldsPerVlUntilGivenBack) {
   EXPECT_THROW(held.give_back(1, 4), std::logic_error);
   EXPECT_THROW(held.give_back(0, 1), std::logic_error);
   EXPECT_THROW(held.hold(2, 1), std::out_of_range);
+  EXPECT_THROW(held.hold(-1, 1), std::out_of_range);
+  EXPECT_THROW(fabricsim::hw::CreditLedger(fabricsim::hw::kMaxDataVls + 1), std::invalid_argument);
+  fabricsim::hw::CreditLedger all(fabricsim::hw::kMaxDataVls);
+  all.hold(fabricsim::hw::kMaxDataVls - 1, 7);
+  EXPECT_EQ(all.held(fabricsim::hw::kMaxDataVls - 1), 7u);
 }
 
 }  // namespace

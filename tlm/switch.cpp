@@ -154,14 +154,14 @@ void Switch::set_routes(int dst, std::vector<int> ports) {
     if (port < 0 || port >= params_.ports)
       throw std::invalid_argument(std::string(name()) + ": route to port " + std::to_string(port) + " outside 0.." +
                                   std::to_string(params_.ports - 1));
-  if (dst >= static_cast<int>(route_group_.size())) route_group_.resize(dst + 1, kNoRoute);
-  if (ports.empty()) {
-    route_group_[dst] = kNoRoute;
+  if (dst >= static_cast<int>(route_entry_.size())) route_entry_.resize(dst + 1, kNoRoute);
+  if (ports.size() <= 1) {
+    route_entry_[dst] = ports.empty() ? kNoRoute : ports[0];
     return;
   }
-  const auto [it, added] = route_group_index_.try_emplace(ports, static_cast<std::uint32_t>(route_groups_.size()));
+  const auto [it, added] = route_group_index_.try_emplace(ports, static_cast<std::int32_t>(route_groups_.size()));
   if (added) route_groups_.push_back(std::move(ports));
-  route_group_[dst] = it->second;
+  route_entry_[dst] = -2 - it->second;
 }
 
 void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl) {
@@ -233,8 +233,7 @@ int Switch::queue_index(int in_port, int out_port, int vl) const {
 
 tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != END_TAIL) return tlm::TLM_ACCEPTED;
-  const std::vector<int>* routes = routes_to(p.dst);
-  if (!routes) throw std::runtime_error(std::string(name()) + ": no route to endpoint " + std::to_string(p.dst));
+  if (!has_route(p.dst)) throw std::runtime_error(std::string(name()) + ": no route to endpoint " + std::to_string(p.dst));
   auto& ip = inputs_[port];
   Entry e{&p, p.header_at, p.tail_at, p.header_at, port, -1, p.vl, 0, 0, clock_.edge_at_or_after(p.header_at)};
   e.frame_bytes = static_cast<std::uint32_t>(ip.link->frame(p.payload_bytes).bytes);
@@ -243,7 +242,7 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
     ip.credits_held.hold(p.vl, (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
   if (fold_admission_) {
     // The route and the ready time do not depend on when admission runs.
-    e.out = route_policy_.select({p.src, p.dst, p.flow}, *routes, egress_queued_, e.header_edge.to_seconds());
+    e.out = route(p, e.header_edge);
     e.ready = pipeline_ready(e);
   }
   ip.arrivals.push_back(e);
@@ -386,7 +385,7 @@ bool Switch::admit(Entry& e, const sc_time& now) {
     return false;
   }
   // Route lookup: one of the equal-cost ports, chosen when the header is in.
-  if (e.out < 0) e.out = route_policy_.select({p.src, p.dst, p.flow}, *routes_to(p.dst), egress_queued_, now.to_seconds());
+  if (e.out < 0) e.out = route(p, now);
   auto& o = outputs_[e.out];
   const int in_vl = p.vl;
   e.vl = params_.vl_of(p.sl);

@@ -359,16 +359,22 @@ class Switch : public sc_core::sc_module {
   PacketPool& pool_;
   ClockDomain clock_;
   sc_core::sc_time to_allocator_, grant_to_wire_, credit_return_latency_;
-  // Forwarding table: per destination endpoint, its candidate ports as an index into
-  // route_groups_, the distinct lists (a leaf's 2,000 remote destinations share one list
-  // of uplinks: a table entry is 4 bytes, not a vector of its own). kNoRoute: none.
-  static constexpr std::uint32_t kNoRoute = ~std::uint32_t{0};
-  std::vector<std::uint32_t> route_group_;
+  // Forwarding table, per destination endpoint: its one port (>= 0), kNoRoute, or for
+  // equal-cost ports -2 - the index of their list in route_groups_ (the distinct lists:
+  // a leaf's 2,000 remote destinations share one list of uplinks). An entry is 4 bytes,
+  // and a single-port route reads nothing else.
+  static constexpr std::int32_t kNoRoute = -1;
+  std::vector<std::int32_t> route_entry_;
   std::vector<std::vector<int>> route_groups_;
-  std::map<std::vector<int>, std::uint32_t> route_group_index_;  // set_routes only
-  const std::vector<int>* routes_to(int dst) const {
-    if (dst < 0 || dst >= static_cast<int>(route_group_.size()) || route_group_[dst] == kNoRoute) return nullptr;
-    return &route_groups_[route_group_[dst]];
+  std::map<std::vector<int>, std::int32_t> route_group_index_;  // set_routes only
+  bool has_route(int dst) const {
+    return dst >= 0 && dst < static_cast<int>(route_entry_.size()) && route_entry_[dst] != kNoRoute;
+  }
+  /// The output port of `p` (its destination has a route), arriving at `at`.
+  int route(const Packet& p, const sc_core::sc_time& at) {
+    const std::int32_t r = route_entry_[p.dst];
+    if (r >= 0) return r;  // what the route policy picks from one candidate
+    return route_policy_.select({p.src, p.dst, p.flow}, route_groups_[-2 - r], egress_queued_, at.to_seconds());
   }
   hw::RoutePolicy route_policy_;
   std::vector<std::uint64_t> egress_queued_;  // bytes queued per output (adaptive routing)
