@@ -61,7 +61,16 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
 void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, std::uint64_t downstream_buffer_per_vl) {
   port_.attach(&tx, link, vls, params_.credit_block_bytes, downstream_buffer_per_vl);
   rdma_.attach(&link->timing());
-  sl_to_vl_ = std::move(sl_to_vl);
+  if (sl_to_vl.size() > sl_to_vl_.size())
+    throw std::invalid_argument(std::string(name()) + ": SL -> VL map of " + std::to_string(sl_to_vl.size()) +
+                                " entries (SL 0.." + std::to_string(sl_to_vl_.size() - 1) + ")");
+  for (std::size_t sl = 0; sl < sl_to_vl.size(); ++sl) {
+    if (sl_to_vl[sl] < 0 || sl_to_vl[sl] >= vls)
+      throw std::invalid_argument(std::string(name()) + ": SL " + std::to_string(sl) + " maps to VL " +
+                                  std::to_string(sl_to_vl[sl]) + " of " + std::to_string(vls));
+    sl_to_vl_[sl] = static_cast<std::uint8_t>(sl_to_vl[sl]);
+  }
+  sls_mapped_ = static_cast<int>(sl_to_vl.size());
   send_queues_.assign(vls, {});
   credits_held_ = hw::CreditLedger(vls);
 }
@@ -77,7 +86,7 @@ void Nic::attach_ingress(const Link* link) {
 }
 
 int Nic::vl_of(int sl) const {
-  if (sl >= 0 && sl < static_cast<int>(sl_to_vl_.size())) return sl_to_vl_[sl];
+  if (sl >= 0 && sl < sls_mapped_) return sl_to_vl_[sl];
   return sl % static_cast<int>(send_queues_.size());
 }
 

@@ -11,6 +11,7 @@
 //   rx END_TAIL     -> arrival queue; wake at tail -> stats, credit return, release
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <ostream>
@@ -131,7 +132,8 @@ class Nic : public sc_core::sc_module {
   FlowControl ingress_fc_ = FlowControl::credit;  // ingress_link_'s flow control, kept beside what each packet reads
   FabricCall upstream_;                           // rx's transmitter, once bound
   hw::CreditLedger credits_held_;                 // credit ingress: blocks lent to the upstream
-  std::vector<int> sl_to_vl_;
+  std::array<std::uint8_t, 16> sl_to_vl_{};        // SL 0..15 -> VL, in place (read for every packet sent)
+  int sls_mapped_ = 0;                              // SLs in sl_to_vl_; others go to SL mod VLs
   std::vector<Fifo<Pending>> send_queues_;       // per VL
   int next_vl_ = 0;                               // round robin over VLs
   PsnTable next_psn_;      // per (destination, flow, SL), transmit
