@@ -46,6 +46,24 @@ TEST(ClockDomain, EdgesRoundLikeLlround) {
   }
 }
 
+// The edge after a time is the next edge of the rounded sequence, also where the edges are
+// unevenly spaced (1.5 GHz at 1 ps: 667, 666, 667 ps apart), so a switch that retries a
+// head "on the next edge", and the every-edge wake-up reference, skip no edge. Before,
+// both used t + period(), which jumped over every third edge at 1.5 GHz.
+TEST(ClockDomain, EdgeAfterIsTheNextRoundedEdge) {
+  const sc_core::sc_time tick = sc_core::sc_get_time_resolution();
+  for (double ghz : {1.0, 1.5, 1.25, 1.3, 2.7, 0.3}) {
+    const fabricsim::tlm_fabric::ClockDomain clock(fabricsim::hw::Frequency::ghz(ghz));
+    for (std::uint64_t k : {0ull, 1ull, 2ull, 3ull, 4ull, 5ull, 1000ull, 1001ull, 123457ull, 3000000001ull}) {
+      EXPECT_EQ(clock.edge_after(clock.at(k)), clock.at(k + 1)) << ghz << " GHz, edge " << k;
+      // From between two edges, the later one.
+      if (clock.at(k + 1) - clock.at(k) > tick) {
+        EXPECT_EQ(clock.edge_after(clock.at(k) + tick), clock.at(k + 1)) << ghz << " GHz, edge " << k;
+      }
+    }
+  }
+}
+
 double accepted(const json& r) { return r.at("throughput").at("accepted_load").get<double>(); }
 
 // Saturation throughput of a 16x16 switch under uniform Bernoulli traffic with

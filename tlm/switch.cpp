@@ -105,12 +105,11 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   queues_.resize(queues);
   queue_seq_.assign(queues, 0);
   out_queues_.assign(n, {});
-  in_queues_.assign(n, 0);
   heads_.assign(n, std::vector<std::uint32_t>(v, 0));
   has_head_.assign(n, 0);
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
   any_blocked_.assign(n, 0);
-  for (PortSet* set : {&out_heads_, &in_heads_, &arriving_, &stalling_, &tx_changing_}) set->resize(n);
+  for (PortSet* set : {&out_heads_, &arriving_, &stalling_, &tx_changing_}) set->resize(n);
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
@@ -251,8 +250,13 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   ++in_switch_;
   ++received_;
   // Admission happens on the first core edge after the header is in, or (folded) on the
-  // first wake after it; this arrival may move that wake earlier (its own edge).
-  wake_at(admission_wake(port));
+  // first wake after it; this arrival may move that wake earlier (its own edge, which is
+  // ahead: the link delays the header). A wake that is due already is an earlier
+  // arrival's: asked for when it came and not run yet, so it runs at this instant anyway.
+  // Asking again would run the switch twice on one edge (a second allocation round the
+  // hardware does not have), after any block that sends to it at the same instant.
+  const sc_time& wake = admission_wake(port);
+  if (wake > sc_core::sc_time_stamp()) wake_at(wake);
   (void)delay;
   return tlm::TLM_ACCEPTED;
 }
@@ -481,13 +485,13 @@ void Switch::enqueue(Entry e) {
   o.high_water = std::max(o.high_water, o.bytes);
   egress_queued_[e.out] = o.bytes;
   const Packet* prev_head = queue.empty() ? nullptr : queue.front().packet;
-  const int prev_in = prev_head ? queue.front().in : -1, prev_out = prev_head ? queue.front().out : -1;
+  const int prev_out = prev_head ? queue.front().out : -1;
   // Output-side queues take packets from many inputs: keep them in ready order.
   queue.insert_by_ready(e);
-  if (queue.front().packet != prev_head) head_changed(q, prev_in, prev_out);
+  if (queue.front().packet != prev_head) head_changed(q, prev_out);
 }
 
-void Switch::head_changed(int q, int prev_in, int prev_out) {
+void Switch::head_changed(int q, int prev_out) {
   const auto& queue = queues_[q];
   auto remove = [&](int op) {
     auto& list = out_queues_[op];
@@ -496,16 +500,13 @@ void Switch::head_changed(int q, int prev_in, int prev_out) {
   };
   if (queue.empty()) {
     remove(prev_out);
-    if (input_queued() && --in_queues_[prev_in] == 0) in_heads_.erase(prev_in);
     return;
   }
   const Entry& head = queue.front();
-  head_ready_.push({head.ready, q});
   if (prev_out < 0) {
     queue_seq_[q] = next_seq_++;
     out_queues_[head.out].push_back(q);
     out_heads_.insert(head.out);
-    if (input_queued() && in_queues_[head.in]++ == 0) in_heads_.insert(head.in);
   } else if (head.out != prev_out) {
     // An input FIFO's next head may leave on another output: it keeps its place in the order.
     remove(prev_out);

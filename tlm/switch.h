@@ -347,7 +347,7 @@ class Switch : public sc_core::sc_module {
   void allocate_input_queues(const sc_core::sc_time& now);
   void serve_output_queues(const sc_core::sc_time& now);
   void transmit(int q, const sc_core::sc_time& now);
-  void head_changed(int q, int prev_in, int prev_out);
+  void head_changed(int q, int prev_out);
   void schedule_next(const sc_core::sc_time& now);
   bool edge_decides(const sc_core::sc_time& now, bool& next_edge) const;
   bool can_leave(const Entry& e, const sc_core::sc_time& now, const sc_core::sc_time& horizon) const;
@@ -383,23 +383,14 @@ class Switch : public sc_core::sc_module {
   std::vector<EntryQueue> queues_;
   // Ready lists: the non-empty queues, per output their head leaves on, in the order
   // they last became non-empty (the order decisions have always walked them in).
-  struct HeadReady {
-    sc_core::sc_time at;
-    int queue;
-    bool operator>(const HeadReady& o) const { return at > o.at; }
-  };
   std::vector<std::vector<int>> out_queues_;  // per output: queue indices
   std::vector<std::uint64_t> queue_seq_;      // per queue: when it last became non-empty (order key)
   std::uint64_t next_seq_ = 0;
-  std::vector<int> in_queues_;                // per input: non-empty input-side queues
   // Work sets: the per-wake loops visit these ports only.
   PortSet out_heads_;    // outputs with a non-empty ready list (out_queues_)
-  PortSet in_heads_;     // inputs with a non-empty input-side queue (in_queues_)
   PortSet arriving_;     // inputs with arrivals not yet admitted
   PortSet stalling_;     // outputs with an open credit stall (OutputPort::open_stalls)
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
-  // Heads not ready yet, earliest first (entries for heads that have left are skipped).
-  std::priority_queue<HeadReady, std::vector<HeadReady>, std::greater<>> head_ready_;
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
   std::vector<Release> releases_;  // a min-heap on `at` (std::push_heap / pop_heap with std::greater)

@@ -117,7 +117,7 @@ void Switch::serve_output_queues(const sc_time& now) {
 void Switch::transmit(int q, const sc_time& now) {
   const Entry e = queues_[q].front();
   queues_[q].pop_front();
-  head_changed(q, e.in, e.out);
+  head_changed(q, e.out);
   Packet& p = *e.packet;
   auto& o = outputs_[e.out];
   auto& ip = inputs_[e.in];
@@ -199,7 +199,7 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
 // what an edge in between would decide no longer matters and the walk stops there.
 bool Switch::edge_decides(const sc_time& now, bool& next_edge) const {
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
-  const sc_time next = now + clock_.period(), next_horizon = horizon + clock_.period();
+  const sc_time next = clock_.edge_after(now), next_horizon = next + grant_to_wire_ + clock_.period();
   bool ready_with_wire = false;
   next_edge = (out_heads_ | stalling_).any_of([&](int op) {
     const OutputPort& o = outputs_[op];
@@ -229,24 +229,27 @@ void Switch::schedule_next(const sc_time& now) {
     if (!have || t < next) next = t;
     have = true;
   };
-  // A resource busy until t may be granted on an earlier edge (decision ahead of the wire).
+  // The first edge each head could leave on: it is ready, its output's wire (and for
+  // input-side queues its input's read port) frees before that edge's grant reaches the
+  // wire (a decision ahead of the wire). No head can leave on an edge before the earliest
+  // of these, so such an edge decides nothing; the heads that could leave now but did not
+  // (credits, lost allocation) are edge_decides()'s.
   const sc_time ahead = grant_to_wire_ + clock_.period();
-  auto consider_free = [&](const sc_time& busy_until) {
-    if (busy_until > now + ahead) consider(busy_until - ahead);
-  };
-  // The earliest head not ready yet (entries of heads that have left are stale).
-  while (!head_ready_.empty()) {
-    const HeadReady& h = head_ready_.top();
-    if (h.at > now && !queues_[h.queue].empty() && queues_[h.queue].front().ready == h.at) break;
-    head_ready_.pop();
-  }
-  if (!head_ready_.empty()) consider(head_ready_.top().at);
+  auto free_edge = [&](const sc_time& busy_until) { return busy_until > ahead ? busy_until - ahead : sc_core::SC_ZERO_TIME; };
+  out_heads_.for_each([&](int op) {
+    const sc_time wire = free_edge(outputs_[op].tx.busy_until());
+    if (have && wire >= next) return;  // none of its heads can leave before `next`
+    for (int q : out_queues_[op]) {
+      const Entry& e = queues_[q].front();
+      sc_time earliest = std::max(e.ready, wire);
+      if (input_queued()) earliest = std::max(earliest, free_edge(inputs_[e.in].read_free));
+      consider(earliest);
+      if (earliest == wire && wire > now) return;  // no head of this output can leave earlier
+    }
+  });
   bool next_edge = false;
   edge_decides_ = edge_decides(now, next_edge);
-  if (next_edge || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(now + clock_.period());
-  // Every head of one input (output) waits for the same read port (wire): consider each once.
-  in_heads_.for_each([&](int p) { consider_free(inputs_[p].read_free); });
-  out_heads_.for_each([&](int p) { consider_free(outputs_[p].tx.busy_until()); });
+  if (next_edge || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(clock_.edge_after(now));
   arriving_.for_each([&](int p) { consider(admission_wake(p)); });
   if (!releases_.empty() && edge_decides_) consider(releases_.front().at);
   // Without edge_decides_ only PAUSE changes count (TxPort::next_change).
