@@ -349,7 +349,7 @@ class Switch : public sc_core::sc_module {
   void transmit(int q, const sc_core::sc_time& now);
   void head_changed(int q, int prev_out);
   void schedule_next(const sc_core::sc_time& now);
-  bool edge_decides(const sc_core::sc_time& now, bool& next_edge) const;
+  bool edge_decides(const sc_core::sc_time& now, bool& next_edge, sc_core::sc_time& leave, bool& have_leave) const;
   bool can_leave(const Entry& e, const sc_core::sc_time& now, const sc_core::sc_time& horizon) const;
   void wake_at(const sc_core::sc_time& t);
   int queue_index(int in, int out, int vl) const;

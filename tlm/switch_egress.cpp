@@ -188,6 +188,15 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
   return e.ready <= now && (!input_queued() || inputs_[e.in].read_free <= horizon);
 }
 
+// One walk over the heads of every output with heads or an open stall answers two
+// questions for schedule_next.
+//
+// `leave`: the first edge after now that some head could leave on (`have_leave` false if
+// none): it is ready, its output's wire (and for input-side queues its input's read
+// port) frees before that edge's grant reaches the wire (a decision ahead of the wire).
+// No head can leave on an edge before the earliest of these, so such an edge decides
+// nothing. An output whose wire frees after the best time so far is not walked for it.
+//
 // `next_edge`: the next edge decides something by itself. Either a head is ready with
 // its wire and read port free and flow control would let it go, yet it is still here: it
 // lost this edge's allocation (its output went to nobody, or to a frame shorter than a
@@ -196,27 +205,51 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
 // VLs with a head that could leave on the next edge but for credits are not the VLs
 // with an open stall (this wake sent the VL's only sendable head, or gave the wire or a
 // read port to another packet). Once the next edge is a wake no edge comes before it, so
-// what an edge in between would decide no longer matters and the walk stops there.
-bool Switch::edge_decides(const sc_time& now, bool& next_edge) const {
-  const sc_time horizon = now + grant_to_wire_ + clock_.period();
-  const sc_time next = clock_.edge_after(now), next_horizon = next + grant_to_wire_ + clock_.period();
+// what an edge in between would decide no longer matters and that question is dropped.
+//
+// Returns whether an edge with only a credit return or a release due could decide
+// something (edge_decides_, above).
+bool Switch::edge_decides(const sc_time& now, bool& next_edge, sc_time& leave, bool& have_leave) const {
+  const sc_time ahead = grant_to_wire_ + clock_.period();
+  const sc_time horizon = now + ahead;
+  const sc_time next = clock_.edge_after(now), next_horizon = next + ahead;
+  auto free_edge = [&](const sc_time& busy_until) { return busy_until > ahead ? busy_until - ahead : sc_core::SC_ZERO_TIME; };
   bool ready_with_wire = false;
-  next_edge = (out_heads_ | stalling_).any_of([&](int op) {
+  next_edge = false;
+  have_leave = false;
+  (out_heads_ | stalling_).for_each([&](int op) {
     const OutputPort& o = outputs_[op];
     const sc_time& busy = o.tx.busy_until();
+    const sc_time wire = free_edge(busy);
+    bool find_leave = !have_leave || wire < leave;
+    const bool decide = !next_edge;
+    bool walk_decide = decide && busy <= next_horizon;
     std::uint32_t blocked_next = 0;
-    if (busy <= next_horizon)
-      for (int q : out_queues_[op]) {
-        const Entry& e = queues_[q].front();
-        if (!can_leave(e, next, next_horizon)) continue;
-        const bool sendable = o.tx.can_send(e.vl, e.packet->payload_bytes, now);
-        if (busy <= horizon && can_leave(e, now, horizon)) {
-          if (sendable) return true;
-          ready_with_wire = true;
+    for (int q : out_queues_[op]) {
+      if (!find_leave && !walk_decide) break;
+      const Entry& e = queues_[q].front();
+      if (find_leave) {
+        sc_time earliest = std::max(e.ready, wire);
+        if (input_queued()) earliest = std::max(earliest, free_edge(inputs_[e.in].read_free));
+        if (earliest > now && (!have_leave || earliest < leave)) {
+          leave = earliest;
+          have_leave = true;
         }
-        if (!sendable && o.tx.flow_control() == FlowControl::credit) blocked_next |= 1u << e.vl;
+        if (earliest == wire && wire > now) find_leave = false;  // no head of this output leaves earlier
       }
-    return blocked_next != o.open_stalls;
+      if (!walk_decide || !can_leave(e, next, next_horizon)) continue;
+      const bool sendable = o.tx.can_send(e.vl, e.packet->payload_bytes, now);
+      if (busy <= horizon && can_leave(e, now, horizon)) {
+        if (sendable) {
+          next_edge = true;
+          walk_decide = false;
+          continue;
+        }
+        ready_with_wire = true;
+      }
+      if (!sendable && o.tx.flow_control() == FlowControl::credit) blocked_next |= 1u << e.vl;
+    }
+    if (decide && !next_edge && blocked_next != o.open_stalls) next_edge = true;
   });
   return next_edge || ready_with_wire || every_edge_ || pfc_inputs_ || !stalling_.empty();
 }
@@ -229,26 +262,10 @@ void Switch::schedule_next(const sc_time& now) {
     if (!have || t < next) next = t;
     have = true;
   };
-  // The first edge each head could leave on: it is ready, its output's wire (and for
-  // input-side queues its input's read port) frees before that edge's grant reaches the
-  // wire (a decision ahead of the wire). No head can leave on an edge before the earliest
-  // of these, so such an edge decides nothing; the heads that could leave now but did not
-  // (credits, lost allocation) are edge_decides()'s.
-  const sc_time ahead = grant_to_wire_ + clock_.period();
-  auto free_edge = [&](const sc_time& busy_until) { return busy_until > ahead ? busy_until - ahead : sc_core::SC_ZERO_TIME; };
-  out_heads_.for_each([&](int op) {
-    const sc_time wire = free_edge(outputs_[op].tx.busy_until());
-    if (have && wire >= next) return;  // none of its heads can leave before `next`
-    for (int q : out_queues_[op]) {
-      const Entry& e = queues_[q].front();
-      sc_time earliest = std::max(e.ready, wire);
-      if (input_queued()) earliest = std::max(earliest, free_edge(inputs_[e.in].read_free));
-      consider(earliest);
-      if (earliest == wire && wire > now) return;  // no head of this output can leave earlier
-    }
-  });
-  bool next_edge = false;
-  edge_decides_ = edge_decides(now, next_edge);
+  bool next_edge = false, have_leave = false;
+  sc_time leave;
+  edge_decides_ = edge_decides(now, next_edge, leave, have_leave);
+  if (have_leave) consider(leave);
   if (next_edge || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(clock_.edge_after(now));
   arriving_.for_each([&](int p) { consider(admission_wake(p)); });
   if (!releases_.empty() && edge_decides_) consider(releases_.front().at);
