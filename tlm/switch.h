@@ -24,7 +24,6 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <queue>
 #include <random>
 #include <string>
 #include <vector>
@@ -349,7 +348,13 @@ class Switch : public sc_core::sc_module {
   void transmit(int q, const sc_core::sc_time& now);
   void head_changed(int q, int prev_out);
   void schedule_next(const sc_core::sc_time& now);
-  bool edge_decides(const sc_core::sc_time& now, bool& next_edge, sc_core::sc_time& leave, bool& have_leave) const;
+  /// What the heads waiting now ask of the next wake-ups (switch_egress.cpp).
+  struct EdgeOutlook {
+    bool decides;             ///< an edge with only a credit return or release due could decide something
+    bool next_edge;           ///< the next edge decides something by itself
+    sc_core::sc_time leave;   ///< first edge after now a head could leave on; sc_max_time() if none
+  };
+  EdgeOutlook edge_decides(const sc_core::sc_time& now, const sc_core::sc_time& next) const;
   bool can_leave(const Entry& e, const sc_core::sc_time& now, const sc_core::sc_time& horizon) const;
   void wake_at(const sc_core::sc_time& t);
   int queue_index(int in, int out, int vl) const;

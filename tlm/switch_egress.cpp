@@ -191,7 +191,7 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
 // One walk over the heads of every output with heads or an open stall answers two
 // questions for schedule_next.
 //
-// `leave`: the first edge after now that some head could leave on (`have_leave` false if
+// `leave`: the first edge after now that some head could leave on (the end of time if
 // none): it is ready, its output's wire (and for input-side queues its input's read
 // port) frees before that edge's grant reaches the wire (a decision ahead of the wire).
 // No head can leave on an edge before the earliest of these, so such an edge decides
@@ -207,21 +207,19 @@ bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizo
 // read port to another packet). Once the next edge is a wake no edge comes before it, so
 // what an edge in between would decide no longer matters and that question is dropped.
 //
-// Returns whether an edge with only a credit return or a release due could decide
-// something (edge_decides_, above).
-bool Switch::edge_decides(const sc_time& now, bool& next_edge, sc_time& leave, bool& have_leave) const {
+// `decides`: whether an edge with only a credit return or a release due could decide
+// something (edge_decides_, above). `next` is the edge after now.
+Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next) const {
   const sc_time ahead = grant_to_wire_ + clock_.period();
-  const sc_time horizon = now + ahead;
-  const sc_time next = clock_.edge_after(now), next_horizon = next + ahead;
+  const sc_time horizon = now + ahead, next_horizon = next + ahead;
   auto free_edge = [&](const sc_time& busy_until) { return busy_until > ahead ? busy_until - ahead : sc_core::SC_ZERO_TIME; };
-  bool ready_with_wire = false;
-  next_edge = false;
-  have_leave = false;
+  bool ready_with_wire = false, next_edge = false;
+  sc_time leave = sc_core::sc_max_time();
   (out_heads_ | stalling_).for_each([&](int op) {
     const OutputPort& o = outputs_[op];
     const sc_time& busy = o.tx.busy_until();
     const sc_time wire = free_edge(busy);
-    bool find_leave = !have_leave || wire < leave;
+    bool find_leave = wire < leave;
     const bool decide = !next_edge;
     bool walk_decide = decide && busy <= next_horizon;
     std::uint32_t blocked_next = 0;
@@ -231,10 +229,7 @@ bool Switch::edge_decides(const sc_time& now, bool& next_edge, sc_time& leave, b
       if (find_leave) {
         sc_time earliest = std::max(e.ready, wire);
         if (input_queued()) earliest = std::max(earliest, free_edge(inputs_[e.in].read_free));
-        if (earliest > now && (!have_leave || earliest < leave)) {
-          leave = earliest;
-          have_leave = true;
-        }
+        if (earliest > now && earliest < leave) leave = earliest;
         if (earliest == wire && wire > now) find_leave = false;  // no head of this output leaves earlier
       }
       if (!walk_decide || !can_leave(e, next, next_horizon)) continue;
@@ -251,7 +246,7 @@ bool Switch::edge_decides(const sc_time& now, bool& next_edge, sc_time& leave, b
     }
     if (decide && !next_edge && blocked_next != o.open_stalls) next_edge = true;
   });
-  return next_edge || ready_with_wire || every_edge_ || pfc_inputs_ || !stalling_.empty();
+  return {next_edge || ready_with_wire || every_edge_ || pfc_inputs_ || !stalling_.empty(), next_edge, leave};
 }
 
 void Switch::schedule_next(const sc_time& now) {
@@ -262,11 +257,11 @@ void Switch::schedule_next(const sc_time& now) {
     if (!have || t < next) next = t;
     have = true;
   };
-  bool next_edge = false, have_leave = false;
-  sc_time leave;
-  edge_decides_ = edge_decides(now, next_edge, leave, have_leave);
-  if (have_leave) consider(leave);
-  if (next_edge || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(clock_.edge_after(now));
+  const sc_time next_edge = clock_.edge_after(now);
+  const EdgeOutlook outlook = edge_decides(now, next_edge);
+  edge_decides_ = outlook.decides;
+  if (outlook.leave != sc_core::sc_max_time()) consider(outlook.leave);
+  if (outlook.next_edge || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(next_edge);
   arriving_.for_each([&](int p) { consider(admission_wake(p)); });
   if (!releases_.empty() && edge_decides_) consider(releases_.front().at);
   // Without edge_decides_ only PAUSE changes count (TxPort::next_change).
