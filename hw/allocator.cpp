@@ -53,6 +53,7 @@ class AllocatorBase : public SwitchAllocator {
   void clear() override {
     for (const auto& r : requests_) slot_[index(r)] = kUnmatched;
     requests_.clear();
+    grants_.clear();
   }
 
   std::string_view name() const override { return name_; }
@@ -65,6 +66,7 @@ class AllocatorBase : public SwitchAllocator {
   std::string name_;
   AllocatorParams p_;
   std::vector<AllocRequest> requests_;
+  std::vector<Grant> grants_;  ///< the last arbitrate()'s matching, by input
 
  private:
   std::vector<int> slot_;  ///< (input, output) -> index in requests_, or kUnmatched
@@ -98,12 +100,14 @@ class SeparableAllocator final : public AllocatorBase {
         requesters_(p.outputs), granters_(p.inputs), in_match_(p.inputs, kUnmatched),
         out_match_(p.outputs, kUnmatched) {}
 
-  std::vector<Grant> arbitrate() override {
+  const std::vector<Grant>& arbitrate() override {
     // Only the outputs that were requested and the inputs that received grants are
     // visited, so a round costs what it decides, not the radix.
     for (int o : requested_) requesters_[o].clear();
     requested_.clear();
-    if (std::vector<Grant> result; conflict_free(result)) return result;
+    std::vector<Grant>& result = grants_;
+    result.clear();
+    if (conflict_free(result)) return result;
     for (const auto& r : requests_) {
       if (requesters_[r.output].empty()) requested_.push_back(r.output);
       requesters_[r.output].push_back(r.input);
@@ -113,7 +117,6 @@ class SeparableAllocator final : public AllocatorBase {
     pointer_moves_.clear();
     if (choice_ == Choice::kRandom) next_rng_ = rng_;  // draws are committed by update_state(), so arbitrate() repeats
 
-    std::vector<Grant> result;
     for (int it = 0; it < iterations_; ++it) {
       // Grant: every unmatched output picks one unmatched input that requested it.
       granted_.clear();
@@ -232,7 +235,7 @@ class GreedyAllocator final : public AllocatorBase {
   GreedyAllocator(std::string_view name, const AllocatorParams& p, bool by_priority)
       : AllocatorBase(name, p), by_priority_(by_priority), rr_ptr_(p.outputs, 0) {}
 
-  std::vector<Grant> arbitrate() override {
+  const std::vector<Grant>& arbitrate() override {
     std::vector<AllocRequest> order = requests_;
     std::sort(order.begin(), order.end(), [this](const AllocRequest& a, const AllocRequest& b) {
       if (by_priority_ && a.priority != b.priority) return a.priority > b.priority;
@@ -245,22 +248,22 @@ class GreedyAllocator final : public AllocatorBase {
     });
     std::vector<bool> in_busy(p_.inputs, false);
     std::vector<bool> out_busy(p_.outputs, false);
-    std::vector<Grant> result;
+    grants_.clear();
     for (const auto& r : order) {
       if (in_busy[r.input] || out_busy[r.output]) continue;
       in_busy[r.input] = out_busy[r.output] = true;
-      result.push_back(Grant{r.input, r.output});
+      grants_.push_back(Grant{r.input, r.output});
     }
-    std::sort(result.begin(), result.end(),
+    std::sort(grants_.begin(), grants_.end(),
               [](const Grant& a, const Grant& b) { return a.input < b.input; });
-    last_ = result;
-    return result;
+    pending_ = true;
+    return grants_;
   }
 
   void update_state() override {
-    if (by_priority_)
-      for (const auto& g : last_) rr_ptr_[g.output] = (g.input + 1) % p_.inputs;
-    last_.clear();
+    if (by_priority_ && pending_)
+      for (const auto& g : grants_) rr_ptr_[g.output] = (g.input + 1) % p_.inputs;
+    pending_ = false;
   }
 
  private:
@@ -271,7 +274,7 @@ class GreedyAllocator final : public AllocatorBase {
 
   bool by_priority_;
   std::vector<int> rr_ptr_;  ///< per output: input preferred among equal priority and age
-  std::vector<Grant> last_;  ///< grants of the last arbitrate(), committed by update_state()
+  bool pending_ = false;     ///< grants_ not yet committed by update_state()
 };
 
 }  // namespace

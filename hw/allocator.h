@@ -44,8 +44,9 @@ class SwitchAllocator {
   virtual void add_request(const AllocRequest& r) = 0;
   /// Computes this round's matching (each input and each output at most once), sorted by input.
   /// Does not clear requests; the state changes it implies (pointer moves) are held until
-  /// update_state().
-  virtual std::vector<Grant> arbitrate() = 0;
+  /// update_state(). The matching is the allocator's own (nothing is allocated per round):
+  /// it stays valid until the next arbitrate() or clear().
+  virtual const std::vector<Grant>& arbitrate() = 0;
   /// Commits the pointer/priority updates of the last arbitrate() (the switch calls it for
   /// every round it uses).
   virtual void update_state() = 0;

@@ -2,7 +2,6 @@
 // only on the edges where it has work, never every cycle.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 
 #include <systemc>
@@ -18,6 +17,7 @@ class ClockDomain {
       : period_s_(f.period().in_seconds()),
         tick_(sc_core::sc_get_time_resolution()),
         tick_s_(tick_.to_seconds()),
+        edges_per_tick_(tick_s_ / period_s_),
         period_(at(1)) {}
   /// Period as sc_time (rounded to the kernel resolution).
   const sc_core::sc_time& period() const { return period_; }
@@ -25,10 +25,16 @@ class ClockDomain {
   sc_core::sc_time edge_at_or_after(const sc_core::sc_time& t) const {
     // Edges are rounded to the kernel resolution, so compare against the
     // rounded edge times, not the exact ones.
-    auto k = static_cast<std::uint64_t>(std::floor(t.to_double() * tick_s_ / period_s_));  // estimate, corrected below
-    if (k > 0 && at(k - 1) >= t) --k;
-    while (at(k) < t) ++k;
-    return at(k);
+    auto k = static_cast<std::uint64_t>(t.to_double() * edges_per_tick_);  // estimate, corrected below
+    sc_core::sc_time edge = at(k);
+    while (k > 0) {
+      const sc_core::sc_time before = at(k - 1);
+      if (before < t) break;
+      --k;
+      edge = before;
+    }
+    while (edge < t) edge = at(++k);
+    return edge;
   }
   /// First edge after t. Not t + period(): rounded to the kernel resolution the edges
   /// are not evenly spaced (1.5 GHz at 1 ps: 667, 666, 667 ps apart).
@@ -50,6 +56,7 @@ class ClockDomain {
   double period_s_;
   sc_core::sc_time tick_;  // the kernel's time resolution (fixed once elaboration starts)
   double tick_s_;
+  double edges_per_tick_;  // only for a first guess at an edge's index
   sc_core::sc_time period_;
 };
 

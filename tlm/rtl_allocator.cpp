@@ -362,10 +362,10 @@ class RtlAllocator final : public hw::SwitchAllocator {
     req_.set(r.input, r.output);
   }
 
-  std::vector<hw::Grant> arbitrate() override {
-    std::vector<hw::Grant> g = evaluate();
-    check_legal(g);
-    return g;
+  const std::vector<hw::Grant>& arbitrate() override {
+    grants_ = evaluate();
+    check_legal(grants_);
+    return grants_;
   }
 
   void update_state() override {
@@ -379,7 +379,10 @@ class RtlAllocator final : public hw::SwitchAllocator {
     }
   }
 
-  void clear() override { req_.reset(); }
+  void clear() override {
+    req_.reset();
+    grants_.clear();
+  }
 
   std::string_view name() const override { return spec_.policy; }
 
@@ -431,6 +434,8 @@ class RtlAllocator final : public hw::SwitchAllocator {
   }
 
  private:
+  std::vector<hw::Grant> grants_;  // the last arbitrate()'s matching
+
   /// A round arbitrated but never committed: in the waveform, a clock edge with update_i
   /// low (no state change); nothing to do without one.
   void close_round() {
@@ -481,8 +486,8 @@ class LockstepAllocator final : public hw::SwitchAllocator {
     rtl_->add_request(r);
   }
 
-  std::vector<hw::Grant> arbitrate() override {
-    std::vector<hw::Grant> core = core_->arbitrate();
+  const std::vector<hw::Grant>& arbitrate() override {
+    const std::vector<hw::Grant>& core = core_->arbitrate();
     const std::vector<hw::Grant> rtl = rtl_->evaluate();
     if (core != rtl) fail(core, rtl);
     return core;

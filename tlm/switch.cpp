@@ -95,6 +95,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   credit_return_latency_ = to_sc(params_.credit_return_latency);
   const auto routing = params_.routing.algorithm;
   every_edge_ = every_edge_for_test_;
+  input_queued_ = params_.buffer == BufferOrganisation::input_fifo || params_.buffer == BufferOrganisation::voq;
   fold_admission_ = !every_edge_ && input_queued() && !params_.ecn.enabled && to_allocator_ > sc_core::SC_ZERO_TIME &&
                     (routing == hw::RoutingAlgorithm::d_mod_k || routing == hw::RoutingAlgorithm::ecmp);
   inputs_.resize(n);
@@ -215,10 +216,6 @@ double Switch::credit_stall_seconds(int port, int vl) const {
   double s = o.stall_s.at(vl);
   if (o.open_stalls & (1u << vl)) s += (sc_core::sc_time_stamp() - o.stall_since[vl]).to_seconds();
   return s;
-}
-
-bool Switch::input_queued() const {
-  return params_.buffer == BufferOrganisation::input_fifo || params_.buffer == BufferOrganisation::voq;
 }
 
 int Switch::queue_index(int in_port, int out_port, int vl) const {

@@ -352,13 +352,14 @@ class Switch : public sc_core::sc_module {
   struct EdgeOutlook {
     bool decides;             ///< an edge with only a credit return or release due could decide something
     bool next_edge;           ///< the next edge decides something by itself
-    sc_core::sc_time leave;   ///< first edge after now a head could leave on; sc_max_time() if none
+    sc_core::sc_time leave;   ///< first edge after now a head could leave on; end_of_time_ if none
   };
   EdgeOutlook edge_decides(const sc_core::sc_time& now, const sc_core::sc_time& next) const;
   bool can_leave(const Entry& e, const sc_core::sc_time& now, const sc_core::sc_time& horizon) const;
   void wake_at(const sc_core::sc_time& t);
   int queue_index(int in, int out, int vl) const;
-  bool input_queued() const;
+  /// Input FIFO or VOQ: packets wait at their input (read port) and go through the allocator.
+  bool input_queued() const { return input_queued_; }
 
   SwitchParams params_;
   PacketPool& pool_;
@@ -416,7 +417,8 @@ class Switch : public sc_core::sc_module {
     bool operator<(const DueArrival& o) const { return edge != o.edge ? edge < o.edge : in < o.in; }
   };
   std::vector<DueArrival> due_;                    // this wake's admissions, in admission order
-  std::vector<Candidate> candidates_;
+  std::vector<Candidate> eligible_;    // this edge's heads that could leave (choose_vls), by output
+  std::vector<Candidate> candidates_;  // those on their output's chosen VL: the allocator's requests
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;
   WakeEvent wake_;
@@ -429,6 +431,8 @@ class Switch : public sc_core::sc_module {
   // nor a counter (D-mod-k, ECMP: the port is chosen on arrival), no ECN/FECN marking,
   // input-side queues, a packet never ready on its own header edge.
   bool fold_admission_ = false;
+  bool input_queued_ = false;   // buffer is input_fifo or voq
+  const sc_core::sc_time end_of_time_ = sc_core::sc_max_time();  // EdgeOutlook::leave when no head can leave
 
   bool edge_decides_ = false;   // an edge with only a credit return or a release due would change something (edge_decides())
   std::uint64_t in_switch_ = 0;

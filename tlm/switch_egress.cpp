@@ -26,6 +26,7 @@ void Switch::choose_vls(const sc_time& now) {
   const sc_time horizon = now + grant_to_wire_ + clock_.period();
   const int v = params_.vls;
   chosen_.clear();
+  eligible_.clear();
   // Outputs with no head and no open stall have nothing to choose or close (their
   // chosen_vl is not read: allocation walks chosen_).
   (out_heads_ | stalling_).for_each([&](int op) {
@@ -47,6 +48,7 @@ void Switch::choose_vls(const sc_time& now) {
         }
         if (heads[e.vl] == 0) heads[e.vl] = e.frame_bytes;
         has_head_[op] = 1;
+        eligible_.push_back({q, e.in, op, e.vl});
       }
     }
     // No eligible head: the scheduler has nothing to choose and keeps its state.
@@ -71,29 +73,24 @@ void Switch::choose_vls(const sc_time& now) {
 }
 
 void Switch::allocate_input_queues(const sc_time& now) {
-  const sc_time horizon = now + grant_to_wire_ + clock_.period();
   auto& candidates = candidates_;
   auto& requests_per_output = requests_per_output_;
   candidates.clear();
   std::fill(requests_per_output.begin(), requests_per_output.end(), 0);
   allocator_->clear();
-  // Requests only to outputs that chose a VL (the allocator's result does not depend
-  // on the order of requests).
-  for (int op : chosen_) {
-    const auto& o = outputs_[op];
-    for (int q : out_queues_[op]) {
-      const Entry& e = queues_[q].front();
-      if (o.chosen_vl != e.vl || !can_leave(e, now, horizon)) continue;
-      if (!o.tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
-      candidates.push_back({q, e.in, e.out, e.vl});
-      // A packet's age is when it left its source: its own time, not the order the
-      // kernel ran same-time sources in (equal ages go to the lower input).
-      allocator_->add_request({e.in, e.out, e.packet->injected.value(), e.packet->sl});
-      ++requests_per_output[e.out];
-    }
+  // Requests: the heads choose_vls found eligible, on their output's chosen VL (the
+  // allocator's result does not depend on the order of requests).
+  for (const Candidate& c : eligible_) {
+    if (outputs_[c.out].chosen_vl != c.vl) continue;
+    candidates.push_back(c);
+    // A packet's age is when it left its source: its own time, not the order the
+    // kernel ran same-time sources in (equal ages go to the lower input).
+    const Packet& p = *queues_[c.queue].front().packet;
+    allocator_->add_request({c.in, c.out, p.injected.value(), p.sl});
+    ++requests_per_output[c.out];
   }
   if (candidates.empty()) return;
-  const std::vector<hw::Grant> grants = allocator_->arbitrate();
+  const std::vector<hw::Grant>& grants = allocator_->arbitrate();
   allocator_->update_state();
   for (const hw::Grant& g : grants) {
     // One candidate per (input, output): the output's chosen VL picks the input's queue.
@@ -214,7 +211,7 @@ Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next
   const sc_time horizon = now + ahead, next_horizon = next + ahead;
   auto free_edge = [&](const sc_time& busy_until) { return busy_until > ahead ? busy_until - ahead : sc_core::SC_ZERO_TIME; };
   bool ready_with_wire = false, next_edge = false;
-  sc_time leave = sc_core::sc_max_time();
+  sc_time leave = end_of_time_;
   (out_heads_ | stalling_).for_each([&](int op) {
     const OutputPort& o = outputs_[op];
     const sc_time& busy = o.tx.busy_until();
@@ -260,7 +257,7 @@ void Switch::schedule_next(const sc_time& now) {
   const sc_time next_edge = clock_.edge_after(now);
   const EdgeOutlook outlook = edge_decides(now, next_edge);
   edge_decides_ = outlook.decides;
-  if (outlook.leave != sc_core::sc_max_time()) consider(outlook.leave);
+  if (outlook.leave != end_of_time_) consider(outlook.leave);
   if (outlook.next_edge || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(next_edge);
   arriving_.for_each([&](int p) { consider(admission_wake(p)); });
   if (!releases_.empty() && edge_decides_) consider(releases_.front().at);
