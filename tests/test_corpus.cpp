@@ -34,6 +34,7 @@
 
 #include "sim/config.h"
 #include "sim/config_reader.h"
+#include "tests/sanitizer.h"
 
 namespace {
 
@@ -51,17 +52,7 @@ constexpr std::size_t kMinBadCases = 25;
 // bombs) must fail inside this, not take the machine's memory with it.
 constexpr unsigned long kMemoryLimitMiB = 4096;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using fabricsim::test::kAddressSanitizer;
 
 // How one run of the binary ended.
 struct Outcome {

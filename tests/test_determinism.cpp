@@ -24,6 +24,7 @@
 #include "sim/fabric.h"
 #include "tlm/switch.h"
 #include "tests/command.h"
+#include "tests/sanitizer.h"
 
 namespace {
 
@@ -262,48 +263,75 @@ TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
 // allocation round on one edge (S2 from 67 us). Not found by this test, as the reference
 // made the same mistake: "the next edge" was t + period, which skips every third edge of
 // a 1.5 GHz clock at 1 ps (ClockDomain.EdgeAfterIsTheNextRoundedEdge).
-TEST(Determinism, WakeUpsMatchEveryEdgeReference) {
-  const std::vector<std::pair<const char*, std::vector<std::string>>> cases{
-      {"bench/s1_switch64.yaml", {"simulation.duration=60us", "simulation.warmup=5us"}},
-      {"examples/single_switch.yaml", {"simulation.duration=10us", "simulation.warmup=0us"}},
-      {"examples/single_switch.yaml", {"simulation.duration=10us", "simulation.warmup=0us", "switch.allocator=oldest_first"}},
-      {"bench/s2_kary_ntree.yaml", {"simulation.duration=100us", "simulation.warmup=5us"}},
-      {"examples/allreduce_rail_ib.yaml", {}},
-      {"examples/allreduce_leafspine_ib.yaml", {}},
+struct ReferenceCase {
+  const char* name;  // the test's name
+  const char* file;
+  std::vector<std::string> overrides;
+};
+
+// The sanitizer build runs several times slower: there S1 and S2 stop earlier (the
+// Release pass runs them to the lengths that found the bugs above), and each case is a
+// test of its own so that none comes near ctest's time limit on a 2-core machine.
+std::vector<ReferenceCase> reference_cases() {
+  const bool asan = fabricsim::test::kAddressSanitizer;
+  const std::string s1 = asan ? "20us" : "60us", s2 = asan ? "30us" : "100us";
+  return {
+      {"S1", "bench/s1_switch64.yaml", {"simulation.duration=" + s1, "simulation.warmup=5us"}},
+      {"SingleSwitch", "examples/single_switch.yaml", {"simulation.duration=10us", "simulation.warmup=0us"}},
+      {"SingleSwitchOldestFirst", "examples/single_switch.yaml",
+       {"simulation.duration=10us", "simulation.warmup=0us", "switch.allocator=oldest_first"}},
+      {"S2", "bench/s2_kary_ntree.yaml", {"simulation.duration=" + s2, "simulation.warmup=5us"}},
+      {"AllreduceRailIb", "examples/allreduce_rail_ib.yaml", {}},
+      {"AllreduceLeafspineIb", "examples/allreduce_leafspine_ib.yaml", {}},
       // Adaptive routing, FECN marking, selective-repeat NAKs, credit stalls.
-      {"examples/allreduce_leafspine_ib.yaml", {"collective.algorithm=double_binary_tree", "collective.sizes=[1MiB]"}},
-      {"examples/training_step_fattree.yaml", {}},
-      {"examples/quickstart.yaml", {}},
+      {"DoubleBinaryTree", "examples/allreduce_leafspine_ib.yaml",
+       {"collective.algorithm=double_binary_tree", "collective.sizes=[1MiB]"}},
+      {"TrainingStepFattree", "examples/training_step_fattree.yaml", {}},
+      {"Quickstart", "examples/quickstart.yaml", {}},
   };
-  for (const auto& [file, overrides] : cases) {
-    auto sets = overrides;
-    sets.push_back("output.sample_interval=0s");
-    const auto config = fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/" + file, sets);
-    std::vector<RunOutput> runs;
-    for (bool every_edge : {false, true}) {
-      nlohmann::json r = fabricsim::sim::in_child([&] {
-        fabricsim::tlm_fabric::Switch::wake_every_edge_for_test(every_edge);
-        std::ostringstream log;
-        nlohmann::json results = fabricsim::sim::run_simulation(config, &log);
-        results["packets_csv"] = log.str();
-        return results;
-      });
-      ASSERT_FALSE(r.contains("error")) << r.dump().substr(0, 400);
-      RunOutput run;
-      run.activations = r["simulator"]["process_activations"].get<std::uint64_t>();
-      run.packets = r["packets_csv"].get<std::string>();
-      r.erase("simulator");
-      r.erase("packets_csv");
-      run.results = std::move(r);
-      runs.push_back(std::move(run));
-    }
-    std::string what = file;
-    for (const auto& o : overrides) what += " " + o;
-    ASSERT_GT(delivered(runs[0]), 0u) << what;
-    EXPECT_LT(runs[0].activations, runs[1].activations) << what << ": the event-driven switch wakes less";
-    expect_same_model(runs[0], runs[1], what);
-  }
 }
+
+void PrintTo(const ReferenceCase& c, std::ostream* os) {
+  *os << c.file;
+  for (const auto& o : c.overrides) *os << " " << o;
+}
+
+class WakeUpsMatchEveryEdgeReference : public ::testing::TestWithParam<ReferenceCase> {};
+
+TEST_P(WakeUpsMatchEveryEdgeReference, SameModel) {
+  const ReferenceCase& c = GetParam();
+  auto sets = c.overrides;
+  sets.push_back("output.sample_interval=0s");
+  const auto config = fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/" + c.file, sets);
+  std::vector<RunOutput> runs;
+  for (bool every_edge : {false, true}) {
+    nlohmann::json r = fabricsim::sim::in_child([&] {
+      fabricsim::tlm_fabric::Switch::wake_every_edge_for_test(every_edge);
+      std::ostringstream log;
+      nlohmann::json results = fabricsim::sim::run_simulation(config, &log);
+      results["packets_csv"] = log.str();
+      return results;
+    });
+    ASSERT_FALSE(r.contains("error")) << r.dump().substr(0, 400);
+    RunOutput run;
+    run.activations = r["simulator"]["process_activations"].get<std::uint64_t>();
+    run.packets = r["packets_csv"].get<std::string>();
+    r.erase("simulator");
+    r.erase("packets_csv");
+    run.results = std::move(r);
+    runs.push_back(std::move(run));
+  }
+  std::string what = c.file;
+  for (const auto& o : c.overrides) what += " " + o;
+  ASSERT_GT(delivered(runs[0]), 0u) << what;
+  EXPECT_LT(runs[0].activations, runs[1].activations) << what << ": the event-driven switch wakes less";
+  expect_same_model(runs[0], runs[1], what);
+}
+
+std::string reference_name(const ::testing::TestParamInfo<ReferenceCase>& param) { return param.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing::ValuesIn(reference_cases()),
+                         reference_name);
 
 std::string test_name(const ::testing::TestParamInfo<fs::path>& info) {
   std::string name = info.param.stem().string();
