@@ -417,8 +417,9 @@ class Switch : public sc_core::sc_module {
     bool operator<(const DueArrival& o) const { return edge != o.edge ? edge < o.edge : in < o.in; }
   };
   std::vector<DueArrival> due_;                    // this wake's admissions, in admission order
-  std::vector<Candidate> eligible_;    // this edge's heads that could leave (choose_vls), by output
-  std::vector<Candidate> candidates_;  // those on their output's chosen VL: the allocator's requests
+  // Input-side queues: this edge's heads that could leave (choose_vls), by output; then
+  // those on their output's chosen VL, the allocator's requests (allocate_input_queues).
+  std::vector<Candidate> eligible_;
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;
   WakeEvent wake_;

@@ -48,7 +48,7 @@ void Switch::choose_vls(const sc_time& now) {
         }
         if (heads[e.vl] == 0) heads[e.vl] = e.frame_bytes;
         has_head_[op] = 1;
-        eligible_.push_back({q, e.in, op, e.vl});
+        if (input_queued()) eligible_.push_back({q, e.in, op, e.vl});
       }
     }
     // No eligible head: the scheduler has nothing to choose and keeps its state.
@@ -73,28 +73,28 @@ void Switch::choose_vls(const sc_time& now) {
 }
 
 void Switch::allocate_input_queues(const sc_time& now) {
-  auto& candidates = candidates_;
   auto& requests_per_output = requests_per_output_;
-  candidates.clear();
   std::fill(requests_per_output.begin(), requests_per_output.end(), 0);
   allocator_->clear();
   // Requests: the heads choose_vls found eligible, on their output's chosen VL (the
   // allocator's result does not depend on the order of requests).
-  for (const Candidate& c : eligible_) {
-    if (outputs_[c.out].chosen_vl != c.vl) continue;
-    candidates.push_back(c);
+  auto& requests = eligible_;
+  requests.erase(std::remove_if(requests.begin(), requests.end(),
+                                [&](const Candidate& c) { return outputs_[c.out].chosen_vl != c.vl; }),
+                 requests.end());
+  for (const Candidate& c : requests) {
     // A packet's age is when it left its source: its own time, not the order the
     // kernel ran same-time sources in (equal ages go to the lower input).
     const Packet& p = *queues_[c.queue].front().packet;
     allocator_->add_request({c.in, c.out, p.injected.value(), p.sl});
     ++requests_per_output[c.out];
   }
-  if (candidates.empty()) return;
+  if (requests.empty()) return;
   const std::vector<hw::Grant>& grants = allocator_->arbitrate();
   allocator_->update_state();
   for (const hw::Grant& g : grants) {
     // One candidate per (input, output): the output's chosen VL picks the input's queue.
-    const auto granted = std::find_if(candidates.begin(), candidates.end(),
+    const auto granted = std::find_if(requests.begin(), requests.end(),
                                       [&](const Candidate& c) { return c.in == g.input && c.out == g.output; });
     stats_[g.output].conflicts->add(static_cast<std::uint64_t>(requests_per_output[g.output] - 1));
     requests_per_output[g.output] = 0;
