@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The fast `fabricsim` for long runs and the benchmark figures (docs/performance.md):
 # Release with profile-guided and link-time optimisation, in build-fast/ (the command
-# only, no tests). Results are the same bit for bit as build/fabricsim's (test.sh checks).
+# only, no tests). Its results must be the same bit for bit as the Release build's: the
+# script checks that before it says the build is done.
 #   1. instrumented build (FABRICSIM_PGO=generate)
 #   2. training runs, each a few seconds: S1, S2, S3 of bench/ and every example, short,
 #      so InfiniBand and RoCE, credits and PFC, raw traffic and RDMA are all profiled
 #   3. optimised build from that profile (FABRICSIM_PGO=use, LTO)
+#   4. check: build/fabricsim (scripts/build.sh fabricsim) and the fast build give the
+#      same results.json on every example and S1-S3 at 30 us (bench/same_results.py);
+#      any difference fails the script
 #   FABRICSIM_FAST_BUILD_DIR   where (default build-fast/)
+#   FABRICSIM_BUILD_DIR        the Release build checked against (default build/)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FABRICSIM_FAST_BUILD_DIR:-$ROOT/build-fast}"
@@ -31,4 +36,7 @@ rm -rf "$BUILD/training"
 
 configure -DFABRICSIM_PGO=use -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=ON
 cmake --build "$BUILD" --parallel "$(nproc)" --target fabricsim
+"$ROOT/scripts/build.sh" fabricsim
+python3 "$ROOT/bench/same_results.py" "${FABRICSIM_BUILD_DIR:-$ROOT/build}/fabricsim" "$BUILD/fabricsim" \
+  --set simulation.duration=30us --set simulation.warmup=5us "$ROOT"/examples/*.yaml "$ROOT"/bench/s[123]_*.yaml
 echo "build_fast: $BUILD/fabricsim"
