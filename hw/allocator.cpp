@@ -67,6 +67,7 @@ class AllocatorBase : public SwitchAllocator {
   AllocatorParams p_;
   std::vector<AllocRequest> requests_;
   std::vector<Grant> grants_;  ///< the last arbitrate()'s matching, by input
+  bool pending_ = false;       ///< the last arbitrate()'s state changes, not yet committed by update_state()
 
  private:
   std::vector<int> slot_;  ///< (input, output) -> index in requests_, or kUnmatched
@@ -213,7 +214,6 @@ class SeparableAllocator final : public AllocatorBase {
   std::vector<int> accept_ptr_;  ///< per input: highest-priority output
   std::vector<std::pair<int*, int>> pointer_moves_;  ///< the last arbitrate()'s pointer updates, for update_state()
   std::mt19937_64 rng_, next_rng_;
-  bool pending_ = false;
   std::vector<std::vector<int>> requesters_;  ///< per output: requesting inputs, ascending
   std::vector<int> requested_;                ///< outputs with requests, ascending
   std::vector<std::vector<int>> granters_;    ///< per input: granting outputs, ascending (empty between rounds)
@@ -233,11 +233,12 @@ class SeparableAllocator final : public AllocatorBase {
 class GreedyAllocator final : public AllocatorBase {
  public:
   GreedyAllocator(std::string_view name, const AllocatorParams& p, bool by_priority)
-      : AllocatorBase(name, p), by_priority_(by_priority), rr_ptr_(p.outputs, 0) {}
+      : AllocatorBase(name, p), by_priority_(by_priority), rr_ptr_(p.outputs, 0),
+        in_busy_(p.inputs, 0), out_busy_(p.outputs, 0) {}
 
   const std::vector<Grant>& arbitrate() override {
-    std::vector<AllocRequest> order = requests_;
-    std::sort(order.begin(), order.end(), [this](const AllocRequest& a, const AllocRequest& b) {
+    order_ = requests_;
+    std::sort(order_.begin(), order_.end(), [this](const AllocRequest& a, const AllocRequest& b) {
       if (by_priority_ && a.priority != b.priority) return a.priority > b.priority;
       if (a.age != b.age) return a.age < b.age;
       if (by_priority_) {
@@ -246,14 +247,13 @@ class GreedyAllocator final : public AllocatorBase {
       }
       return a.input != b.input ? a.input < b.input : a.output < b.output;
     });
-    std::vector<bool> in_busy(p_.inputs, false);
-    std::vector<bool> out_busy(p_.outputs, false);
     grants_.clear();
-    for (const auto& r : order) {
-      if (in_busy[r.input] || out_busy[r.output]) continue;
-      in_busy[r.input] = out_busy[r.output] = true;
+    for (const auto& r : order_) {
+      if (in_busy_[r.input] || out_busy_[r.output]) continue;
+      in_busy_[r.input] = out_busy_[r.output] = 1;
       grants_.push_back(Grant{r.input, r.output});
     }
+    for (const Grant& g : grants_) in_busy_[g.input] = out_busy_[g.output] = 0;
     std::sort(grants_.begin(), grants_.end(),
               [](const Grant& a, const Grant& b) { return a.input < b.input; });
     pending_ = true;
@@ -274,7 +274,8 @@ class GreedyAllocator final : public AllocatorBase {
 
   bool by_priority_;
   std::vector<int> rr_ptr_;  ///< per output: input preferred among equal priority and age
-  bool pending_ = false;     ///< grants_ not yet committed by update_state()
+  std::vector<AllocRequest> order_;            ///< scratch: this round's requests, best first
+  std::vector<std::uint8_t> in_busy_, out_busy_;  ///< scratch: matched in this round; all 0 between rounds
 };
 
 }  // namespace

@@ -69,15 +69,14 @@ class BitMatrix {
   std::vector<std::uint32_t>& words() { return words_; }
   bool operator==(const BitMatrix& o) const { return words_ == o.words_; }
 
-  /// Set bits as connections, by input then output (bit order).
-  std::vector<hw::Grant> connections() const {
-    std::vector<hw::Grant> out;
+  /// Set bits as connections, by input then output (bit order), into `out`.
+  void connections(std::vector<hw::Grant>& out) const {
+    out.clear();
     for (std::size_t w = 0; w < words_.size(); ++w)
       for (std::uint32_t bits = words_[w]; bits != 0; bits &= bits - 1) {
         const int b = static_cast<int>(w * 32) + __builtin_ctz(bits);
         out.push_back(hw::Grant{b / n_, b % n_});
       }
-    return out;
   }
 
  private:
@@ -363,8 +362,7 @@ class RtlAllocator final : public hw::SwitchAllocator {
   }
 
   const std::vector<hw::Grant>& arbitrate() override {
-    grants_ = evaluate();
-    check_legal(grants_);
+    check_legal(evaluate());
     return grants_;
   }
 
@@ -387,8 +385,8 @@ class RtlAllocator final : public hw::SwitchAllocator {
   std::string_view name() const override { return spec_.policy; }
 
   /// This round's matching as the block drives it (every set gnt_o bit, by input then
-  /// output), not checked for legality.
-  std::vector<hw::Grant> evaluate() {
+  /// output), not checked for legality; valid until the next evaluate() or clear().
+  const std::vector<hw::Grant>& evaluate() {
     close_round();
     ++rounds_;
     round_at_ = sc_core::sc_time_stamp();
@@ -396,7 +394,8 @@ class RtlAllocator final : public hw::SwitchAllocator {
     pins_->grants(gnt_);
     open_ = true;
     if (window_) window_->push(req_, round_at_);
-    return gnt_.connections();
+    gnt_.connections(grants_);
+    return grants_;
   }
 
   const BitMatrix& requests() const { return req_; }
@@ -417,10 +416,13 @@ class RtlAllocator final : public hw::SwitchAllocator {
     BitMatrix replayed(n_);
     window_->write(path, period_ps_, replayed);
     // The replay must reach the state the run had: else the waveform would show something else.
-    if (!(replayed == gnt_))
+    if (!(replayed == gnt_)) {
+      std::vector<hw::Grant> grants;
+      replayed.connections(grants);
       throw std::runtime_error("replaying the window did not reproduce the mismatch (grants " +
-                               describe_grants(replayed.connections()) + "); the block's state depends on more "
+                               describe_grants(grants) + "); the block's state depends on more "
                                "than reset and its inputs; " + path + " is not faithful");
+    }
     return path;
   }
 
@@ -434,7 +436,7 @@ class RtlAllocator final : public hw::SwitchAllocator {
   }
 
  private:
-  std::vector<hw::Grant> grants_;  // the last arbitrate()'s matching
+  std::vector<hw::Grant> grants_;  // the last evaluate()'s matching
 
   /// A round arbitrated but never committed: in the waveform, a clock edge with update_i
   /// low (no state change); nothing to do without one.
@@ -488,7 +490,7 @@ class LockstepAllocator final : public hw::SwitchAllocator {
 
   const std::vector<hw::Grant>& arbitrate() override {
     const std::vector<hw::Grant>& core = core_->arbitrate();
-    const std::vector<hw::Grant> rtl = rtl_->evaluate();
+    const std::vector<hw::Grant>& rtl = rtl_->evaluate();
     if (core != rtl) fail(core, rtl);
     return core;
   }
