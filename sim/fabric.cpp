@@ -33,6 +33,10 @@ hw::Time message_wire_time(const hw::PhyTiming& link, std::uint64_t bytes, std::
 
 Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::Registry& stats)
     : sc_module(name), config_(config), graph_(build_graph(config.topology)) {
+  if (config_.output.sample_interval.in_seconds() > 0) {
+    sampler_ = std::make_unique<tlm_fabric::WakeEvent>([this] { sample(); });
+    sampler_->notify_at(sc_core::SC_ZERO_TIME);
+  }
   const auto& sp = config_.switch_params;
   const int n = graph_.endpoints();
   const sc_time measure_from = to_sc(config_.simulation.warmup);
@@ -188,10 +192,6 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     ingress_samples_.resize(ingress_samples_.size() + pl.size());
     egress_samples_.resize(egress_samples_.size() + pl.size());
   }
-  if (config_.output.sample_interval.in_seconds() > 0) {
-    SC_METHOD(sample);
-    sensitive << sample_event_;
-  }
   if (config_.simulation.watchdog.in_seconds() > 0) {
     SC_METHOD(watchdog);
     sensitive << watchdog_event_;
@@ -303,7 +303,7 @@ void Fabric::sample() {
       egress_samples_[i].push_back(egress[p]);
     }
   }
-  sample_event_.notify(to_sc(config_.output.sample_interval));
+  sampler_->notify_at(sc_core::sc_time_stamp() + to_sc(config_.output.sample_interval));
 }
 
 nlohmann::json Fabric::timeseries() const {

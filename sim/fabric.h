@@ -31,6 +31,7 @@
 #include "tlm/packet_pool.h"
 #include "tlm/switch.h"
 #include "tlm/unconnected_port.h"
+#include "tlm/wake_queue.h"
 
 namespace fabricsim::sim {
 
@@ -102,7 +103,10 @@ class Fabric : public sc_core::sc_module {
   std::unique_ptr<FlowStats> flows_;
   std::unique_ptr<testbench::Perftest> perftest_;
   std::unique_ptr<testbench::CollectiveRunner> collective_;
-  sc_core::sc_event sample_event_, watchdog_event_;
+  // The occupancy sampler, a wake-up made before any block's: a sample at t runs before
+  // every block woken at t, whatever order the kernel gives events due at one instant.
+  std::unique_ptr<tlm_fabric::WakeEvent> sampler_;
+  sc_core::sc_event watchdog_event_;
   std::uint64_t last_progress_ = 0;
   nlohmann::json stall_;
   std::vector<double> sample_times_ns_;

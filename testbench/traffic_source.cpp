@@ -10,14 +10,11 @@ namespace fabricsim::testbench {
 using sc_core::sc_time;
 
 TrafficSource::TrafficSource(sc_core::sc_module_name name, tlm_fabric::Nic& nic, const GeneratorParams& params)
-    : sc_module(name), nic_(nic), params_(params), rng_(params.seed) {
-  SC_METHOD(fire);
-  sensitive << next_;
-  dont_initialize();
+    : sc_module(name), nic_(nic), params_(params), rng_(params.seed), next_([this] { fire(); }) {
   // Random processes start at a random phase so sources do not fire in lockstep.
   sc_time first = params_.start;
   if (params_.arrival != ArrivalProcess::periodic) first += draw_gap();
-  if (first < params_.stop && params_.destinations.size() > 0) next_.notify(first);
+  if (first < params_.stop && params_.destinations.size() > 0) next_.notify_at(sc_core::sc_time_stamp() + first);
 }
 
 double TrafficSource::uniform() { return hw::unit_interval(rng_()); }
@@ -108,8 +105,8 @@ void TrafficSource::fire() {
   }
   ++posted_;
   if (params_.max_messages != 0 && posted_ >= params_.max_messages) return;
-  const sc_time gap = draw_gap();
-  if (sc_core::sc_time_stamp() + gap < params_.stop) next_.notify(gap);
+  const sc_time next = sc_core::sc_time_stamp() + draw_gap();
+  if (next < params_.stop) next_.notify_at(next);
 }
 
 }  // namespace fabricsim::testbench

@@ -14,6 +14,7 @@
 
 #include "hw/units.h"
 #include "tlm/nic.h"
+#include "tlm/wake_queue.h"
 
 namespace fabricsim::testbench {
 
@@ -77,7 +78,6 @@ struct GeneratorParams {
 
 class TrafficSource : public sc_core::sc_module {
  public:
-  SC_HAS_PROCESS(TrafficSource);
   TrafficSource(sc_core::sc_module_name name, tlm_fabric::Nic& nic, const GeneratorParams& params);
   std::uint64_t messages_posted() const { return posted_; }
 
@@ -90,7 +90,7 @@ class TrafficSource : public sc_core::sc_module {
   tlm_fabric::Nic& nic_;
   GeneratorParams params_;
   std::mt19937_64 rng_;
-  sc_core::sc_event next_;
+  tlm_fabric::WakeEvent next_;  // the next message (through the WakeQueue: no kernel event per source)
   std::uint64_t posted_ = 0;
   bool in_burst_ = false;
 };

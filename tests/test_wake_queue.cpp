@@ -1,5 +1,6 @@
 // The wake queue (tlm/wake_queue.h) against the kernel: blocks woken through it run in
 // exactly the delta cycles where method processes on plain sc_events would.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -179,6 +180,37 @@ TEST(WakeQueue, RunsBlocksInTheKernelsDeltaCycles) {
     }
   }
   EXPECT_GT(ordered, 5000u);
+}
+
+// Requests made during elaboration (a traffic source's first message at t = 0, or
+// later), before the kernel has run a delta cycle: each block runs once, where a method
+// process on an sc_event notified the same way would.
+TEST(WakeQueue, RequestsMadeDuringElaborationRunAsTheKernels) {
+  const json r = fabricsim::sim::in_child([] {
+    const std::vector<sc_time> asked{sc_core::SC_ZERO_TIME, sc_core::SC_ZERO_TIME, sc_time(2, sc_core::SC_NS),
+                                     sc_time(5, sc_core::SC_US)};
+    json kernel_runs = json::array(), queue_runs = json::array();
+    std::vector<std::unique_ptr<KernelBlock>> kernel_blocks;
+    std::vector<std::unique_ptr<WakeEvent>> queue_blocks;
+    for (std::size_t k = 0; k < asked.size(); ++k) {
+      auto ran = [k](json& runs) { runs.push_back({k, now().value(), sc_core::sc_delta_count()}); };
+      kernel_blocks.push_back(std::make_unique<KernelBlock>(("elab" + std::to_string(k)).c_str(),
+                                                            [&kernel_runs, ran] { ran(kernel_runs); }));
+      queue_blocks.push_back(std::make_unique<WakeEvent>([&queue_runs, ran] { ran(queue_runs); }));
+      kernel_blocks.back()->notify_at(asked[k]);
+      queue_blocks.back()->notify_at(asked[k]);
+    }
+    sc_core::sc_start(sc_time(10, sc_core::SC_US));
+    return json{{"kernel", kernel_runs}, {"queue", queue_runs}};
+  });
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  auto sorted = [](json runs) {
+    std::vector<json> v(runs.begin(), runs.end());
+    std::sort(v.begin(), v.end());
+    return json(v);
+  };
+  ASSERT_EQ(r["kernel"].size(), 4u) << r.dump();
+  EXPECT_EQ(sorted(r["queue"]), sorted(r["kernel"])) << "[block, time ps, delta cycle]";
 }
 
 }  // namespace

@@ -6,15 +6,28 @@
 
 namespace fabricsim::tlm_fabric {
 
+namespace {
+
+// The delta cycle a request is made in. Before the simulation starts (a block's
+// constructor or end_of_elaboration) sc_delta_count() is already 0, the number of the
+// first delta cycle, where such a request runs: it gets a number of its own.
+constexpr std::uint64_t kBeforeSimulation = ~std::uint64_t{0} - 1;
+std::uint64_t delta_now() {
+  return sc_core::sc_is_running() ? sc_core::sc_delta_count() : kBeforeSimulation;
+}
+
+}  // namespace
+
 void EarliestNotify::notify_at(const sc_core::sc_time& t) {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const std::uint64_t delta = delta_now();
   // Forget a notification the kernel has already fired.
   if (pending_ == Pending::timed && at_ <= now) pending_ = Pending::none;
-  if (pending_ == Pending::delta && delta_ != sc_core::sc_delta_count()) pending_ = Pending::none;
+  if (pending_ == Pending::delta && delta_ != delta) pending_ = Pending::none;
   if (pending_ == Pending::delta) return;
   if (t <= now) {
     pending_ = Pending::delta;
-    delta_ = sc_core::sc_delta_count();
+    delta_ = delta;
     event_.notify(sc_core::SC_ZERO_TIME);
     return;
   }
@@ -56,7 +69,7 @@ void WakeQueue::remove(int client) {
 void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
   Client& c = clients_[client];
   const sc_core::sc_time now = sc_core::sc_time_stamp();
-  const std::uint64_t delta = sc_core::sc_delta_count();
+  const std::uint64_t delta = delta_now();
   // The kernel fired a timed request at its time, before any process ran: it runs in
   // this pass whatever comes now (its entry stays, no longer the pending one).
   if (c.where != Where::none && c.timed_at <= now) {
