@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hw/seed.h"
+#include "tlm/sim_time.h"
 
 namespace fabricsim::testbench {
 
@@ -14,7 +15,7 @@ TrafficSource::TrafficSource(sc_core::sc_module_name name, tlm_fabric::Nic& nic,
   // Random processes start at a random phase so sources do not fire in lockstep.
   sc_time first = params_.start;
   if (params_.arrival != ArrivalProcess::periodic) first += draw_gap();
-  if (first < params_.stop && params_.destinations.size() > 0) next_.notify_at(sc_core::sc_time_stamp() + first);
+  if (first < params_.stop && params_.destinations.size() > 0) next_.notify_at(tlm_fabric::sim_now() + first);
 }
 
 double TrafficSource::uniform() { return hw::unit_interval(rng_()); }
@@ -100,12 +101,12 @@ void TrafficSource::fire() {
     nic_.post(m);
   } else {
     // RDMA transport: each message is an RDMA WRITE on the QP to its destination.
-    nic_.rdma().post(params_.qps[pick * params_.sls.size() + level], {tlm_fabric::RdmaOpcode::write, m.bytes, posted_}, sc_core::sc_time_stamp());
+    nic_.rdma().post(params_.qps[pick * params_.sls.size() + level], {tlm_fabric::RdmaOpcode::write, m.bytes, posted_}, tlm_fabric::sim_now());
     nic_.kick();
   }
   ++posted_;
   if (params_.max_messages != 0 && posted_ >= params_.max_messages) return;
-  const sc_time next = sc_core::sc_time_stamp() + draw_gap();
+  const sc_time next = tlm_fabric::sim_now() + draw_gap();
   if (next < params_.stop) next_.notify_at(next);
 }
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "hw/seed.h"
+#include "tlm/sim_time.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -59,7 +60,7 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
   const Frame times = frame(p.payload_bytes);  // a copy: the receiver asks this link too
   sc_core::sc_time header = start + times.header;
   sc_core::sc_time tail = start + times.tail;
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_now();
   p.header_at = now + header;
   p.tail_at = now + tail;
   // Bit errors: the receiver's CRC check will drop a corrupted frame.

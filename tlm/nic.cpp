@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "tlm/link.h"
+#include "tlm/sim_time.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -96,20 +97,20 @@ std::size_t Nic::send_queue_depth() const {
   return n;
 }
 
-double Nic::paused_seconds(int vl) const { return port_.paused_seconds(vl, sc_core::sc_time_stamp()); }
+double Nic::paused_seconds(int vl) const { return port_.paused_seconds(vl, sim_now()); }
 
 void Nic::post(const Message& m) {
   if (m.bytes == 0) return;
   messages_posted_.add();
   const std::uint64_t message_id = (static_cast<std::uint64_t>(id_) << 40) | next_message_++;
-  send_queues_[vl_of(m.sl)].push_back({m, message_id, m.bytes, sc_core::sc_time_stamp()});
-  wake_tx_at(sc_core::sc_time_stamp());
+  send_queues_[vl_of(m.sl)].push_back({m, message_id, m.bytes, sim_now()});
+  wake_tx_at(sim_now());
 }
 
 void Nic::kick() {
   // Before the engine's earliest ready time the transmitter would find nothing to send.
   // Anything ready by the time the wire is free wakes it then (wake_tx_at).
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = sim_now();
   sc_time at;
   if (rdma_.next_ready(now, at, std::max(now, port_.busy_until()))) wake_tx_at(at);
 }
@@ -123,7 +124,7 @@ bool Nic::can_send(int vl, std::uint32_t payload, const sc_time& now) {
 }
 
 tlm::tlm_sync_enum Nic::egress_bw(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
-  const sc_time at = sc_core::sc_time_stamp() + delay;
+  const sc_time at = sim_now() + delay;
   if (phase == CREDIT_RETURN) {
     port_.credit_returned(at, p.vl, p.credit_blocks);
   } else if (phase == PFC_PAUSE) {
@@ -142,7 +143,7 @@ bool Nic::flow_control_may_wake() const {
 
 void Nic::on_tx() {
   ++activations_;
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = sim_now();
   receive_due(now);
   port_.update(now);
   if (port_.busy_until() > now) {
@@ -230,13 +231,13 @@ tlm::tlm_sync_enum Nic::ingress(int, Packet& p, tlm::tlm_phase& phase, sc_time& 
   if (ingress_fc_ == FlowControl::credit) credits_held_.hold(p.vl, credit_blocks(p));
   // Tails arrive in order on one link, so the queue stays sorted by tail time.
   arrivals_.push_back(&p);
-  if (arrivals_.size() == 1) rx_wake_.notify_at(sc_core::sc_time_stamp() + delay);
+  if (arrivals_.size() == 1) rx_wake_.notify_at(sim_now() + delay);
   return tlm::TLM_ACCEPTED;
 }
 
 void Nic::on_rx() {
   ++activations_;
-  if (receive_due(sc_core::sc_time_stamp())) kick();
+  if (receive_due(sim_now())) kick();
 }
 
 // Every packet whose tail is in by `now`, in arrival order; whether the transport
@@ -280,7 +281,7 @@ void Nic::record(const Packet& p, const sc_time& now) {
 }
 
 void Nic::deliver(Packet& p) {
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = sim_now();
   record(p, now);
   auto& expected = expected_psn_[order_key(p.src, p.flow, p.sl)];
   if (p.psn != expected) out_of_order_.add();

@@ -6,6 +6,8 @@
 #include <functional>
 #include <stdexcept>
 
+#include "tlm/sim_time.h"
+
 namespace fabricsim::tlm_fabric {
 
 using sc_core::sc_time;
@@ -185,7 +187,7 @@ void Switch::end_of_elaboration() {
 
 std::uint64_t Switch::packets_buffered() const { return in_switch_; }
 void Switch::occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uint64_t>& egress) const {
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = sim_now();
   ingress.resize(inputs_.size());
   egress.resize(outputs_.size());
   for (std::size_t p = 0; p < inputs_.size(); ++p) ingress[p] = inputs_[p].bytes;
@@ -208,13 +210,13 @@ void Switch::occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uin
 
 double Switch::egress_paused_seconds(int port, int vl) const {
   const auto& tx = outputs_.at(port).tx;
-  return tx.attached() ? tx.paused_seconds(vl, sc_core::sc_time_stamp()) : 0.0;
+  return tx.attached() ? tx.paused_seconds(vl, sim_now()) : 0.0;
 }
 
 double Switch::credit_stall_seconds(int port, int vl) const {
   const auto& o = outputs_.at(port);
   double s = o.stall_s.at(vl);
-  if (o.open_stalls & (1u << vl)) s += (sc_core::sc_time_stamp() - o.stall_since[vl]).to_seconds();
+  if (o.open_stalls & (1u << vl)) s += (sim_now() - o.stall_since[vl]).to_seconds();
   return s;
 }
 
@@ -253,13 +255,13 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   // Asking again would run the switch twice on one edge (a second allocation round the
   // hardware does not have), after any block that sends to it at the same instant.
   const sc_time& wake = admission_wake(port);
-  if (wake > sc_core::sc_time_stamp()) wake_at(wake);
+  if (wake > sim_now()) wake_at(wake);
   (void)delay;
   return tlm::TLM_ACCEPTED;
 }
 
 tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {
-  const sc_time at = sc_core::sc_time_stamp() + delay;
+  const sc_time at = sim_now() + delay;
   auto& o = outputs_[port];
   tx_changing_.insert(port);
   if (phase == CREDIT_RETURN) {
@@ -279,7 +281,7 @@ void Switch::wake_at(const sc_time& t) { wake_.notify_at(t); }
 
 void Switch::on_edge() {
   ++activations_;
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = sim_now();
   process_releases(now);
   admit_arrivals(now);
   tx_changing_.for_each([&](int op) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "tlm/sim_time.h"
 #include "tlm/switch.h"
 
 namespace fabricsim::tlm_fabric {
@@ -155,7 +156,7 @@ void Switch::transmit(int q, const sc_time& now) {
 
 std::vector<BlockedHead> Switch::blocked_heads() const {
   std::vector<BlockedHead> heads;
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = sim_now();
   // In the order the queues became non-empty.
   std::vector<int> order;
   for (const auto& list : out_queues_) order.insert(order.end(), list.begin(), list.end());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tlm/sim_time.h"
+
 namespace fabricsim::tlm_fabric {
 
 using sc_core::sc_time;
@@ -34,7 +36,7 @@ void TxPort::send(Packet& p, const sc_time& start_delay) {
   sc_time delay = start_delay;
   receiver_(p, phase, delay);
   // The link answers END_REQ with the time the wire is free again.
-  busy_until_ = sc_core::sc_time_stamp() + delay;
+  busy_until_ = sim_now() + delay;
 }
 
 void TxPort::credit_returned(const sc_time& at, int vl, std::uint64_t blocks) {

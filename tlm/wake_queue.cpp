@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "tlm/sim_time.h"
+
 namespace fabricsim::tlm_fabric {
 
 namespace {
@@ -19,7 +21,7 @@ std::uint64_t delta_now() {
 }  // namespace
 
 void EarliestNotify::notify_at(const sc_core::sc_time& t) {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_now();
   const std::uint64_t delta = delta_now();
   // Forget a notification the kernel has already fired.
   if (pending_ == Pending::timed && at_ <= now) pending_ = Pending::none;
@@ -68,7 +70,7 @@ void WakeQueue::remove(int client) {
 
 void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
   Client& c = clients_[client];
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_now();
   const std::uint64_t delta = delta_now();
   // The kernel fired a timed request at its time, before any process ran: it runs in
   // this pass whatever comes now (its entry stays, no longer the pending one).
@@ -203,7 +205,7 @@ void WakeQueue::erase_overflow(std::size_t i) {
 }
 
 void WakeQueue::dispatch() {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_now();
   const std::uint64_t delta = sc_core::sc_delta_count();
   // Timed requests for now, in (time, handle) order: the kernel woke the queue at the
   // earliest, so they are all in now's slot once the wheel has moved up to it.
@@ -267,7 +269,7 @@ void WakeQueue::order_due() {
 }
 
 void WakeQueue::arm() {
-  if (!delta_.empty()) wake_.notify_at(sc_core::sc_time_stamp());
+  if (!delta_.empty()) wake_.notify_at(sim_now());
   sc_core::sc_time at;
   if (earliest(at)) wake_.notify_at(at);
 }
