@@ -64,6 +64,22 @@ TEST(ClockDomain, EdgeAfterIsTheNextRoundedEdge) {
   }
 }
 
+// The first edge at or after any time, from every tick around a few edges, against a
+// scan of the edge sequence (edges land on, just before and just after the time).
+TEST(ClockDomain, EdgeAtOrAfterIsTheFirstRoundedEdgeNotBefore) {
+  const sc_core::sc_time tick = sc_core::sc_get_time_resolution();
+  for (double ghz : {1.0, 1.5, 1.25, 1.3, 2.7, 0.3, 2000.0}) {
+    const fabricsim::tlm_fabric::ClockDomain clock(fabricsim::hw::Frequency::ghz(ghz));
+    for (std::uint64_t k0 : {0ull, 7ull, 123457ull, 3000000001ull}) {
+      std::uint64_t k = k0;
+      for (sc_core::sc_time t = clock.at(k0); t <= clock.at(k0 + 4); t += tick) {
+        while (clock.at(k) < t) ++k;
+        EXPECT_EQ(clock.edge_at_or_after(t), clock.at(k)) << ghz << " GHz, " << t;
+      }
+    }
+  }
+}
+
 double accepted(const json& r) { return r.at("throughput").at("accepted_load").get<double>(); }
 
 // Saturation throughput of a 16x16 switch under uniform Bernoulli traffic with

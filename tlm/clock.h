@@ -27,13 +27,17 @@ class ClockDomain {
     // rounded edge times, not the exact ones.
     auto k = static_cast<std::uint64_t>(t.to_double() * edges_per_tick_);  // estimate, corrected below
     sc_core::sc_time edge = at(k);
-    while (k > 0) {
+    if (edge == t) return edge;
+    if (edge < t) {
+      do edge = at(++k);
+      while (edge < t);
+      return edge;
+    }
+    for (; k > 0; --k) {
       const sc_core::sc_time before = at(k - 1);
       if (before < t) break;
-      --k;
       edge = before;
     }
-    while (edge < t) edge = at(++k);
     return edge;
   }
   /// First edge after t. Not t + period(): rounded to the kernel resolution the edges

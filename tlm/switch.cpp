@@ -499,10 +499,7 @@ void Switch::head_changed(int q, int prev_out) {
   };
   if (queue.empty()) {
     remove(prev_out);
-    return;
-  }
-  const Entry& head = queue.front();
-  if (prev_out < 0) {
+  } else if (const Entry& head = queue.front(); prev_out < 0) {
     queue_seq_[q] = next_seq_++;
     out_queues_[head.out].push_back(q);
     out_heads_.insert(head.out);
@@ -515,6 +512,18 @@ void Switch::head_changed(int q, int prev_out) {
                 q);
     out_heads_.insert(head.out);
   }
+  // The output the head left (or was replaced on) recounts; the one it joined takes it in.
+  if (prev_out >= 0) refresh_heads_ready(prev_out);
+  if (!queue.empty() && queue.front().out != prev_out) {
+    sc_time& ready = outputs_[queue.front().out].heads_ready;
+    ready = std::min(ready, queue.front().ready);
+  }
+}
+
+void Switch::refresh_heads_ready(int op) {
+  sc_time ready = end_of_time_;
+  for (int q : out_queues_[op]) ready = std::min(ready, queues_[q].front().ready);
+  outputs_[op].heads_ready = ready;
 }
 
 void Switch::return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_time& delay) {

@@ -316,6 +316,9 @@ class Switch : public sc_core::sc_module {
     std::vector<sc_core::sc_time> stall_since;  // per VL with an open stall: since when
     std::vector<double> stall_s;
     int chosen_vl = -1;                      // this edge's egress scheduler choice
+    // Earliest ready time among the heads that leave here (out_queues_), end of time
+    // when none: before it no head of this output can leave, and a wake skips its heads.
+    sc_core::sc_time heads_ready = sc_core::sc_max_time();
   };
 
   tlm::tlm_sync_enum ingress(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
@@ -347,6 +350,7 @@ class Switch : public sc_core::sc_module {
   void serve_output_queues(const sc_core::sc_time& now);
   void transmit(int q, const sc_core::sc_time& now);
   void head_changed(int q, int prev_out);
+  void refresh_heads_ready(int op);
   void schedule_next(const sc_core::sc_time& now);
   /// What the heads waiting now ask of the next wake-ups (switch_egress.cpp).
   struct EdgeOutlook {

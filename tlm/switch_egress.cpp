@@ -37,8 +37,9 @@ void Switch::choose_vls(const sc_time& now) {
     if (any_blocked_[op]) std::fill(blocked_.begin() + op * v, blocked_.begin() + (op + 1) * v, 0);
     has_head_[op] = 0;
     any_blocked_[op] = 0;
-    // Only the heads that leave on this output, and none while its wire is busy.
-    if (o.tx.busy_until() <= horizon) {
+    // Only the heads that leave on this output, none while its wire is busy or before
+    // its first head is ready.
+    if (o.tx.busy_until() <= horizon && o.heads_ready <= now) {
       for (int q : out_queues_[op]) {
         const Entry& e = queues_[q].front();
         if (!can_leave(e, now, horizon)) continue;
@@ -217,9 +218,10 @@ Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next
     const OutputPort& o = outputs_[op];
     const sc_time& busy = o.tx.busy_until();
     const sc_time wire = free_edge(busy);
-    bool find_leave = wire < leave;
+    // No head leaves before its output's first head is ready.
+    bool find_leave = std::max(wire, o.heads_ready) < leave;
     const bool decide = !next_edge;
-    bool walk_decide = decide && busy <= next_horizon;
+    bool walk_decide = decide && busy <= next_horizon && o.heads_ready <= next;
     std::uint32_t blocked_next = 0;
     for (int q : out_queues_[op]) {
       if (!find_leave && !walk_decide) break;
