@@ -108,6 +108,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   queues_.resize(queues);
   queue_seq_.assign(queues, 0);
   out_queues_.assign(n, {});
+  read_free_.assign(n, sc_core::SC_ZERO_TIME);
   heads_.assign(n, std::vector<std::uint32_t>(v, 0));
   has_head_.assign(n, 0);
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
@@ -465,10 +466,10 @@ bool Switch::admit(Entry& e, const sc_time& now) {
   // port, so with speedup < ports a contended output holds its inputs back
   // (combined input-output queueing).
   if (params_.buffer == BufferOrganisation::output_queued) {
-    const sc_time write = std::max({e.ready, o.write_free, ip.read_free});
+    const sc_time write = std::max({e.ready, o.write_free, read_free_[e.in]});
     const sc_time transfer = to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
     o.write_free = write + transfer;
-    ip.read_free = write + transfer;
+    read_free_[e.in] = write + transfer;
     e.ready = clock_.edge_at_or_after(write);
   }
   e.packet->vl = static_cast<std::uint8_t>(in_vl);
@@ -492,25 +493,31 @@ void Switch::enqueue(Entry e) {
 
 void Switch::head_changed(int q, int prev_out) {
   const auto& queue = queues_[q];
+  auto find = [&](int op) {
+    auto& list = out_queues_[op];
+    return std::find_if(list.begin(), list.end(), [q](const Head& h) { return h.queue == q; });
+  };
   auto remove = [&](int op) {
     auto& list = out_queues_[op];
-    list.erase(std::find(list.begin(), list.end(), q));
+    list.erase(find(op));
     if (list.empty()) out_heads_.erase(op);
   };
   if (queue.empty()) {
     remove(prev_out);
-  } else if (const Entry& head = queue.front(); prev_out < 0) {
+  } else if (const Entry& e = queue.front(); prev_out < 0) {
     queue_seq_[q] = next_seq_++;
-    out_queues_[head.out].push_back(q);
-    out_heads_.insert(head.out);
-  } else if (head.out != prev_out) {
+    out_queues_[e.out].push_back({e.ready, q, e.in, e.vl, e.packet->payload_bytes, e.frame_bytes});
+    out_heads_.insert(e.out);
+  } else if (e.out == prev_out) {
+    *find(e.out) = {e.ready, q, e.in, e.vl, e.packet->payload_bytes, e.frame_bytes};
+  } else {
     // An input FIFO's next head may leave on another output: it keeps its place in the order.
     remove(prev_out);
-    auto& list = out_queues_[head.out];
+    auto& list = out_queues_[e.out];
     list.insert(std::upper_bound(list.begin(), list.end(), queue_seq_[q],
-                                 [&](std::uint64_t seq, int other) { return seq < queue_seq_[other]; }),
-                q);
-    out_heads_.insert(head.out);
+                                 [&](std::uint64_t seq, const Head& other) { return seq < queue_seq_[other.queue]; }),
+                {e.ready, q, e.in, e.vl, e.packet->payload_bytes, e.frame_bytes});
+    out_heads_.insert(e.out);
   }
   // The output the head left (or was replaced on) recounts; the one it joined takes it in.
   if (prev_out >= 0) refresh_heads_ready(prev_out);
@@ -522,7 +529,7 @@ void Switch::head_changed(int q, int prev_out) {
 
 void Switch::refresh_heads_ready(int op) {
   sc_time ready = end_of_time_;
-  for (int q : out_queues_[op]) ready = std::min(ready, queues_[q].front().ready);
+  for (const Head& h : out_queues_[op]) ready = std::min(ready, h.ready);
   outputs_[op].heads_ready = ready;
 }
 

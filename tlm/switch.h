@@ -275,6 +275,15 @@ class Switch : public sc_core::sc_module {
       insert(pos, e);
     }
   };
+  // A queue's head as the per-wake walks (choose_vls, edge_decides) read it, copied into
+  // its output's ready list: a walk reads one array, not each queue, entry and packet.
+  struct Head {
+    sc_core::sc_time ready;
+    int queue;
+    int in, vl;                   // input, VL on the output
+    std::uint32_t payload_bytes;  // what flow control on the output counts (TxPort::can_send)
+    std::uint32_t frame_bytes;    // as buffered: what the egress scheduler counts
+  };
   struct Release {
     sc_core::sc_time at;
     int in, out, vl;
@@ -295,7 +304,6 @@ class Switch : public sc_core::sc_module {
     std::vector<std::uint64_t> vl_bytes;     // ingress accounting per VL
     std::vector<sc_core::sc_time> pause_sent_at;
     std::uint64_t bytes = 0, high_water = 0;
-    sc_core::sc_time read_free;              // input read port (input-queued organisations)
     const Link* link = nullptr;
     FlowControl fc = FlowControl::credit;    // link->params().flow_control, kept beside what each packet reads
     FabricCall upstream;                     // in[port]'s transmitter, once bound
@@ -306,19 +314,21 @@ class Switch : public sc_core::sc_module {
     bool folded_wake_valid = false;
     void stale() { folded_wake_valid = false; }
   };
-  struct OutputPort {
-    TxPort tx;
-    std::unique_ptr<hw::EgressScheduler> scheduler;
-    std::vector<std::uint64_t> vl_bytes;     // queued for this output per VL
-    std::uint64_t bytes = 0, high_water = 0;
-    sc_core::sc_time write_free;             // output write port (output-queued organisations)
-    std::uint32_t open_stalls = 0;           // VLs blocked on credits now (bit per VL)
-    std::vector<sc_core::sc_time> stall_since;  // per VL with an open stall: since when
-    std::vector<double> stall_s;
-    int chosen_vl = -1;                      // this edge's egress scheduler choice
+  // Aligned to a cache line, which holds what every wake reads of an output it walks:
+  // the fields up to and with the start of tx (TxPort keeps its hot fields first).
+  struct alignas(64) OutputPort {
     // Earliest ready time among the heads that leave here (out_queues_), end of time
     // when none: before it no head of this output can leave, and a wake skips its heads.
     sc_core::sc_time heads_ready = sc_core::sc_max_time();
+    std::uint32_t open_stalls = 0;           // VLs blocked on credits now (bit per VL)
+    int chosen_vl = -1;                      // this edge's egress scheduler choice
+    std::unique_ptr<hw::EgressScheduler> scheduler;
+    TxPort tx;
+    std::vector<std::uint64_t> vl_bytes;     // queued for this output per VL
+    std::uint64_t bytes = 0, high_water = 0;
+    sc_core::sc_time write_free;             // output write port (output-queued organisations)
+    std::vector<sc_core::sc_time> stall_since;  // per VL with an open stall: since when
+    std::vector<double> stall_s;
   };
 
   tlm::tlm_sync_enum ingress(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
@@ -359,7 +369,7 @@ class Switch : public sc_core::sc_module {
     sc_core::sc_time leave;   ///< first edge after now a head could leave on; end_of_time_ if none
   };
   EdgeOutlook edge_decides(const sc_core::sc_time& now, const sc_core::sc_time& next) const;
-  bool can_leave(const Entry& e, const sc_core::sc_time& now, const sc_core::sc_time& horizon) const;
+  bool can_leave(const Head& h, const sc_core::sc_time& now, const sc_core::sc_time& horizon) const;
   void wake_at(const sc_core::sc_time& t);
   int queue_index(int in, int out, int vl) const;
   /// Input FIFO or VOQ: packets wait at their input (read port) and go through the allocator.
@@ -389,11 +399,12 @@ class Switch : public sc_core::sc_module {
   hw::RoutePolicy route_policy_;
   std::vector<std::uint64_t> egress_queued_;  // bytes queued per output (adaptive routing)
   std::vector<InputPort> inputs_;
+  std::vector<sc_core::sc_time> read_free_;  // per input: when its read port frees (read by every wake's walks)
   std::vector<OutputPort> outputs_;
   std::vector<EntryQueue> queues_;
   // Ready lists: the non-empty queues, per output their head leaves on, in the order
   // they last became non-empty (the order decisions have always walked them in).
-  std::vector<std::vector<int>> out_queues_;  // per output: queue indices
+  std::vector<std::vector<Head>> out_queues_;  // per output: its queues' heads
   std::vector<std::uint64_t> queue_seq_;      // per queue: when it last became non-empty (order key)
   std::uint64_t next_seq_ = 0;
   // Work sets: the per-wake loops visit these ports only.

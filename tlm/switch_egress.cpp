@@ -40,17 +40,16 @@ void Switch::choose_vls(const sc_time& now) {
     // Only the heads that leave on this output, none while its wire is busy or before
     // its first head is ready.
     if (o.tx.busy_until() <= horizon && o.heads_ready <= now) {
-      for (int q : out_queues_[op]) {
-        const Entry& e = queues_[q].front();
-        if (!can_leave(e, now, horizon)) continue;
-        if (!o.tx.can_send(e.vl, e.packet->payload_bytes, now)) {
-          blocked_[op * v + e.vl] = 1;
+      for (const Head& h : out_queues_[op]) {
+        if (!can_leave(h, now, horizon)) continue;
+        if (!o.tx.can_send(h.vl, h.payload_bytes, now)) {
+          blocked_[op * v + h.vl] = 1;
           any_blocked_[op] = 1;
           continue;
         }
-        if (heads[e.vl] == 0) heads[e.vl] = e.frame_bytes;
+        if (heads[h.vl] == 0) heads[h.vl] = h.frame_bytes;
         has_head_[op] = 1;
-        if (input_queued()) eligible_.push_back({q, e.in, op, e.vl});
+        if (input_queued()) eligible_.push_back({h.queue, h.in, op, h.vl});
       }
     }
     // No eligible head: the scheduler has nothing to choose and keeps its state.
@@ -123,7 +122,7 @@ void Switch::transmit(int q, const sc_time& now) {
   const sc_time out_frame = o.tx.frame_time(p.payload_bytes);
 
   sc_time start = std::max(now + grant_to_wire_, o.tx.busy_until());
-  if (input_queued()) start = std::max(start, ip.read_free);
+  if (input_queued()) start = std::max(start, read_free_[e.in]);
   // Cut-through never lets the egress tail overtake the ingress tail. Adaptive
   // mode stores and forwards when the egress is faster or the packet had to wait.
   bool store = params_.forwarding == ForwardingMode::store_and_forward;
@@ -136,7 +135,7 @@ void Switch::transmit(int q, const sc_time& now) {
   }
 
   const sc_time read_out = start + out_frame;  // tail leaves the buffer
-  if (input_queued()) ip.read_free = read_out;
+  if (input_queued()) read_free_[e.in] = read_out;
   o.vl_bytes[e.vl] -= e.charged;
   o.bytes -= e.charged;
   egress_queued_[e.out] = o.bytes;
@@ -160,7 +159,8 @@ std::vector<BlockedHead> Switch::blocked_heads() const {
   const sc_time now = sim_now();
   // In the order the queues became non-empty.
   std::vector<int> order;
-  for (const auto& list : out_queues_) order.insert(order.end(), list.begin(), list.end());
+  for (const auto& list : out_queues_)
+    for (const Head& h : list) order.push_back(h.queue);
   std::sort(order.begin(), order.end(), [&](int a, int b) { return queue_seq_[a] < queue_seq_[b]; });
   for (int q : order) {
     const Entry& e = queues_[q].front();
@@ -182,9 +182,9 @@ std::vector<BlockedHead> Switch::blocked_heads() const {
 // resume run on any edge. Otherwise credit returns wait for the next wake (TxPort::update
 // applies every return due by then), and so do releases (process_releases runs before
 // admission): the same state, fewer activations.
-bool Switch::can_leave(const Entry& e, const sc_time& now, const sc_time& horizon) const {
+bool Switch::can_leave(const Head& h, const sc_time& now, const sc_time& horizon) const {
   // Ready, and (input-side queues) its input's read port frees before the next edge.
-  return e.ready <= now && (!input_queued() || inputs_[e.in].read_free <= horizon);
+  return h.ready <= now && (!input_queued() || read_free_[h.in] <= horizon);
 }
 
 // One walk over the heads of every output with heads or an open stall answers two
@@ -223,18 +223,17 @@ Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next
     const bool decide = !next_edge;
     bool walk_decide = decide && busy <= next_horizon && o.heads_ready <= next;
     std::uint32_t blocked_next = 0;
-    for (int q : out_queues_[op]) {
+    for (const Head& h : out_queues_[op]) {
       if (!find_leave && !walk_decide) break;
-      const Entry& e = queues_[q].front();
       if (find_leave) {
-        sc_time earliest = std::max(e.ready, wire);
-        if (input_queued()) earliest = std::max(earliest, free_edge(inputs_[e.in].read_free));
+        sc_time earliest = std::max(h.ready, wire);
+        if (input_queued()) earliest = std::max(earliest, free_edge(read_free_[h.in]));
         if (earliest > now && earliest < leave) leave = earliest;
         if (earliest == wire && wire > now) find_leave = false;  // no head of this output leaves earlier
       }
-      if (!walk_decide || !can_leave(e, next, next_horizon)) continue;
-      const bool sendable = o.tx.can_send(e.vl, e.packet->payload_bytes, now);
-      if (busy <= horizon && can_leave(e, now, horizon)) {
+      if (!walk_decide || !can_leave(h, next, next_horizon)) continue;
+      const bool sendable = o.tx.can_send(h.vl, h.payload_bytes, now);
+      if (busy <= horizon && can_leave(h, now, horizon)) {
         if (sendable) {
           next_edge = true;
           walk_decide = false;
@@ -242,7 +241,7 @@ Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next
         }
         ready_with_wire = true;
       }
-      if (!sendable && o.tx.flow_control() == FlowControl::credit) blocked_next |= 1u << e.vl;
+      if (!sendable && o.tx.flow_control() == FlowControl::credit) blocked_next |= 1u << h.vl;
     }
     if (decide && !next_edge && blocked_next != o.open_stalls) next_edge = true;
   });

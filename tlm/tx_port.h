@@ -86,19 +86,21 @@ class TxPort {
   void close_window(VlState& s, const sc_core::sc_time& t);
   void apply(const sc_core::sc_time& now);  // update() with something possibly due
 
-  InitiatorSocket* socket_ = nullptr;
-  FabricCall receiver_;  // socket_'s target, once resolved
-  const Link* link_ = nullptr;
-  const hw::PhyTiming* timing_ = nullptr;
-  FlowControl fc_ = FlowControl::credit;
-  double quantum_s_ = 0;  // 512 bit times at the link's data rate
-  std::vector<VlState> vl_;
+  // What a switch's per-wake walks read of an output first (OutputPort keeps them in
+  // its first cache line): the wire, attachment, flow control, the next credit return.
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
-  bool paused_ever_ = false;  // a PAUSE arrived once: only then are the per-VL windows scanned
-  std::priority_queue<PendingCredit, std::vector<PendingCredit>, std::greater<>> pending_;
   // pending_.top().at, or the end of time when none: update() reads it beside busy_until_
   // instead of the heap's own allocation.
   sc_core::sc_time next_credit_at_ = sc_core::sc_max_time();
+  InitiatorSocket* socket_ = nullptr;
+  FlowControl fc_ = FlowControl::credit;
+  bool paused_ever_ = false;  // a PAUSE arrived once: only then are the per-VL windows scanned
+  FabricCall receiver_;  // socket_'s target, once resolved
+  const Link* link_ = nullptr;
+  const hw::PhyTiming* timing_ = nullptr;
+  double quantum_s_ = 0;  // 512 bit times at the link's data rate
+  std::vector<VlState> vl_;
+  std::priority_queue<PendingCredit, std::vector<PendingCredit>, std::greater<>> pending_;
 };
 
 }  // namespace fabricsim::tlm_fabric
