@@ -298,21 +298,23 @@ class Switch : public sc_core::sc_module {
     stats::Counter* crc_drops;
     std::vector<stats::Counter*> drops, pause_sent, pause_received, marks;  // per VL
   };
-  struct InputPort {
+  // Aligned to a cache line, which holds what admission reads of an input on every
+  // wake: its arrivals, folded wake and buffer count (the first fields).
+  struct alignas(64) InputPort {
     EntryQueue arrivals;                     // not yet through admission, by header time
-    std::vector<hw::PfcIngress> pfc;         // per VL (pfc links)
-    std::vector<std::uint64_t> vl_bytes;     // ingress accounting per VL
-    std::vector<sc_core::sc_time> pause_sent_at;
-    std::uint64_t bytes = 0, high_water = 0;
-    const Link* link = nullptr;
-    FlowControl fc = FlowControl::credit;    // link->params().flow_control, kept beside what each packet reads
-    FabricCall upstream;                     // in[port]'s transmitter, once bound
-    hw::CreditLedger credits_held;           // credit links: blocks not yet returned upstream
     // admission_wake() with admission folded and no edge deciding, kept until the
     // arrivals, the buffer or its high-water mark change (stale()).
     sc_core::sc_time folded_wake;
+    std::uint64_t bytes = 0, high_water = 0;
+    FlowControl fc = FlowControl::credit;    // link->params().flow_control, kept beside what each packet reads
     bool folded_wake_valid = false;
     void stale() { folded_wake_valid = false; }
+    const Link* link = nullptr;
+    FabricCall upstream;                     // in[port]'s transmitter, once bound
+    std::vector<std::uint64_t> vl_bytes;     // ingress accounting per VL
+    hw::CreditLedger credits_held;           // credit links: blocks not yet returned upstream
+    std::vector<hw::PfcIngress> pfc;         // per VL (pfc links)
+    std::vector<sc_core::sc_time> pause_sent_at;
   };
   // Aligned to a cache line, which holds what every wake reads of an output it walks:
   // the fields up to and with the start of tx (TxPort keeps its hot fields first).
