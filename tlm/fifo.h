@@ -57,6 +57,15 @@ class Fifo {
   void erase(const_iterator first, const_iterator last) { items_.erase(first, last); }
   /// Inserts `v` before `pos`, a position among the live elements or end().
   void insert(const_iterator pos, const T& v) { items_.insert(pos, v); }
+  /// In a queue kept in order of key(element): inserts `v` behind every element whose
+  /// key is no later than its own (searched from the back, where it nearly always goes).
+  template <class Key>
+  void insert_sorted(const T& v, Key key) {
+    auto pos = items_.end();
+    const auto k = key(v);
+    while (pos != begin() && k < key(*std::prev(pos))) --pos;
+    items_.insert(pos, v);
+  }
 
  private:
   std::vector<T> items_;

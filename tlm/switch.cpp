@@ -3,7 +3,6 @@
 #include "tlm/switch.h"
 
 #include <algorithm>
-#include <functional>
 #include <stdexcept>
 
 #include "tlm/sim_time.h"
@@ -296,9 +295,8 @@ void Switch::on_edge() {
 
 void Switch::process_releases(const sc_time& now) {
   while (!releases_.empty() && releases_.front().at <= now) {
-    std::pop_heap(releases_.begin(), releases_.end(), std::greater<>());
-    const Release r = releases_.back();
-    releases_.pop_back();
+    const Release r = releases_.front();
+    releases_.pop_front();
     auto& ip = inputs_[r.in];
     ip.stale();
     ip.vl_bytes[r.vl] -= r.charged;

@@ -270,9 +270,7 @@ class Switch : public sc_core::sc_module {
    public:
     /// Behind every packet that is ready no later than `e`.
     void insert_by_ready(const Entry& e) {
-      auto pos = end();
-      while (pos != begin() && std::prev(pos)->ready > e.ready) --pos;
-      insert(pos, e);
+      insert_sorted(e, [](const Entry& x) -> const sc_core::sc_time& { return x.ready; });
     }
   };
   // A queue's head as the per-wake walks (choose_vls, edge_decides) read it, copied into
@@ -288,7 +286,6 @@ class Switch : public sc_core::sc_module {
     sc_core::sc_time at;
     int in, out, vl;
     std::uint64_t charged;
-    bool operator>(const Release& o) const { return at > o.at; }
   };
   struct PortStats {
     stats::Counter* egress_packets;
@@ -416,7 +413,7 @@ class Switch : public sc_core::sc_module {
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
-  std::vector<Release> releases_;  // a min-heap on `at` (std::push_heap / pop_heap with std::greater)
+  Fifo<Release> releases_;  // in order of `at`, equal times in the order they were made
   std::vector<PortStats> stats_;
   // Scratch of one edge's egress decision, kept to spare the allocator on every edge.
   struct Candidate {

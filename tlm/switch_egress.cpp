@@ -3,7 +3,6 @@
 // the switch allocator (one packet per input and per output), output-side
 // queues are served directly. transmit() applies the forwarding-mode timing.
 #include <algorithm>
-#include <functional>
 
 #include "tlm/sim_time.h"
 #include "tlm/switch.h"
@@ -149,8 +148,8 @@ void Switch::transmit(int q, const sc_time& now) {
   forwarded_.add();
   --in_switch_;
 
-  releases_.push_back({read_out, e.in, e.out, in_vl, e.charged});
-  std::push_heap(releases_.begin(), releases_.end(), std::greater<>());
+  // Nearly always the latest: transmits come in time order with similar frame times.
+  releases_.insert_sorted({read_out, e.in, e.out, in_vl, e.charged}, [](const Release& r) -> const sc_time& { return r.at; });
   return_credit(e.in, in_vl, e.frame_bytes, read_out - now);
 }
 
