@@ -40,8 +40,9 @@ void TxPort::send(Packet& p, const sc_time& start_delay) {
 }
 
 void TxPort::credit_returned(const sc_time& at, int vl, std::uint64_t blocks) {
-  pending_.push({at, vl, blocks});
-  next_credit_at_ = pending_.top().at;
+  // Nearly always the latest: returns come back in the order their packets left.
+  pending_.insert_sorted({at, vl, blocks}, [](const PendingCredit& c) -> const sc_time& { return c.at; });
+  next_credit_at_ = pending_.front().at;
 }
 
 void TxPort::pause_received(const sc_time& at, int vl, std::uint16_t quanta) {
@@ -59,11 +60,11 @@ void TxPort::close_window(VlState& s, const sc_time& t) {
 }
 
 void TxPort::apply(const sc_time& now) {
-  while (!pending_.empty() && pending_.top().at <= now) {
-    vl_[pending_.top().vl].credits.restore(pending_.top().blocks);
-    pending_.pop();
+  while (!pending_.empty() && pending_.front().at <= now) {
+    vl_[pending_.front().vl].credits.restore(pending_.front().blocks);
+    pending_.pop_front();
   }
-  next_credit_at_ = pending_.empty() ? sc_core::sc_max_time() : pending_.top().at;
+  next_credit_at_ = pending_.empty() ? sc_core::sc_max_time() : pending_.front().at;
   if (!paused_ever_) return;
   for (auto& s : vl_) {
     while (!s.incoming.empty() && s.incoming.front().from <= now) {
@@ -82,7 +83,7 @@ bool TxPort::next_change(const sc_time& now, sc_time& at, bool credit_returns) c
     if (!have || t < at) at = t;
     have = true;
   };
-  if (credit_returns && !pending_.empty()) consider(pending_.top().at);
+  if (credit_returns && !pending_.empty()) consider(pending_.front().at);
   if (!paused_ever_) return have;
   for (const auto& s : vl_) {
     if (!s.incoming.empty()) consider(s.incoming.front().from);
@@ -92,11 +93,9 @@ bool TxPort::next_change(const sc_time& now, sc_time& at, bool credit_returns) c
 }
 
 std::uint64_t TxPort::returning_blocks(int vl) const {
-  // A copy: only the invariant check asks, never the hot path.
-  auto pending = pending_;
   std::uint64_t blocks = 0;
-  for (; !pending.empty(); pending.pop())
-    if (pending.top().vl == vl) blocks += pending.top().blocks;
+  for (const PendingCredit& c : pending_)
+    if (c.vl == vl) blocks += c.blocks;
   return blocks;
 }
 

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <queue>
 #include <vector>
 
 #include <systemc>
@@ -72,7 +71,6 @@ class TxPort {
     sc_core::sc_time at;
     int vl;
     std::uint64_t blocks;
-    bool operator>(const PendingCredit& o) const { return at > o.at; }
   };
   struct PauseWindow {
     sc_core::sc_time from, until;
@@ -89,7 +87,7 @@ class TxPort {
   // What a switch's per-wake walks read of an output first (OutputPort keeps them in
   // its first cache line): the wire, attachment, flow control, the next credit return.
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
-  // pending_.top().at, or the end of time when none: update() reads it beside busy_until_
+  // pending_.front().at, or the end of time when none: update() reads it beside busy_until_
   // instead of the heap's own allocation.
   sc_core::sc_time next_credit_at_ = sc_core::sc_max_time();
   InitiatorSocket* socket_ = nullptr;
@@ -100,7 +98,7 @@ class TxPort {
   const hw::PhyTiming* timing_ = nullptr;
   double quantum_s_ = 0;  // 512 bit times at the link's data rate
   std::vector<VlState> vl_;
-  std::priority_queue<PendingCredit, std::vector<PendingCredit>, std::greater<>> pending_;
+  Fifo<PendingCredit> pending_;  // credit returns not yet in effect, in order of `at`
 };
 
 }  // namespace fabricsim::tlm_fabric
