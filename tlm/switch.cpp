@@ -502,27 +502,27 @@ void Switch::head_changed(int q, int prev_out) {
   };
   if (queue.empty()) {
     remove(prev_out);
-  } else if (const Entry& e = queue.front(); prev_out < 0) {
-    queue_seq_[q] = next_seq_++;
-    out_queues_[e.out].push_back({e.ready, q, e.in, e.vl, e.packet->payload_bytes, e.frame_bytes});
-    out_heads_.insert(e.out);
-  } else if (e.out == prev_out) {
-    *find(e.out) = {e.ready, q, e.in, e.vl, e.packet->payload_bytes, e.frame_bytes};
   } else {
-    // An input FIFO's next head may leave on another output: it keeps its place in the order.
-    remove(prev_out);
-    auto& list = out_queues_[e.out];
-    list.insert(std::upper_bound(list.begin(), list.end(), queue_seq_[q],
-                                 [&](std::uint64_t seq, const Head& other) { return seq < queue_seq_[other.queue]; }),
-                {e.ready, q, e.in, e.vl, e.packet->payload_bytes, e.frame_bytes});
+    const Entry& e = queue.front();
+    const Head head{e.ready, q, e.in, e.vl, e.packet->payload_bytes, e.frame_bytes};
+    if (prev_out < 0) {
+      queue_seq_[q] = next_seq_++;
+      out_queues_[e.out].push_back(head);
+    } else if (e.out == prev_out) {
+      *find(e.out) = head;
+    } else {
+      // An input FIFO's next head may leave on another output: it keeps its place in the order.
+      remove(prev_out);
+      auto& list = out_queues_[e.out];
+      list.insert(std::upper_bound(list.begin(), list.end(), queue_seq_[q],
+                                   [&](std::uint64_t seq, const Head& other) { return seq < queue_seq_[other.queue]; }),
+                  head);
+    }
     out_heads_.insert(e.out);
+    // The output it joined takes it in; the one it left (or was replaced on) recounts.
+    if (e.out != prev_out) outputs_[e.out].heads_ready = std::min(outputs_[e.out].heads_ready, e.ready);
   }
-  // The output the head left (or was replaced on) recounts; the one it joined takes it in.
   if (prev_out >= 0) refresh_heads_ready(prev_out);
-  if (!queue.empty() && queue.front().out != prev_out) {
-    sc_time& ready = outputs_[queue.front().out].heads_ready;
-    ready = std::min(ready, queue.front().ready);
-  }
 }
 
 void Switch::refresh_heads_ready(int op) {
