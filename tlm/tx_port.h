@@ -88,7 +88,7 @@ class TxPort {
   // its first cache line): the wire, attachment, flow control, the next credit return.
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
   // pending_.front().at, or the end of time when none: update() reads it beside busy_until_
-  // instead of the heap's own allocation.
+  // instead of the queue's own allocation.
   sc_core::sc_time next_credit_at_ = sc_core::sc_max_time();
   InitiatorSocket* socket_ = nullptr;
   FlowControl fc_ = FlowControl::credit;
