@@ -100,7 +100,7 @@ class IbVlArbiter final : public EgressScheduler {
     }
     t.remaining -= blocks;  // a packet may overdraw the entry
     if (t.remaining <= 0) {
-      t.idx = (t.idx + 1) % static_cast<int>(t.entries.size());
+      t.idx = t.idx + 1 == static_cast<int>(t.entries.size()) ? 0 : t.idx + 1;
       t.remaining = t.entries[t.idx].weight;
     }
     // Only high-priority traffic sent while low had something ready counts against the limit;
@@ -131,8 +131,7 @@ class IbVlArbiter final : public EgressScheduler {
   // First entry, from the current one on, with weight left and a VL that has a packet ready.
   static int scan(const Table& t, const std::vector<std::uint32_t>& head_bytes) {
     const int n = static_cast<int>(t.entries.size());
-    for (int k = 0; k < n; ++k) {
-      const int i = (t.idx + k) % n;
+    for (int k = 0, i = t.idx; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
       const std::int64_t budget = k == 0 ? t.remaining : t.entries[i].weight;
       if (budget > 0 && head_bytes[t.entries[i].vl] > 0) return i;
     }

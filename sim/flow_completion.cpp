@@ -18,9 +18,10 @@ IdealFct::IdealFct(const TopologyGraph& graph, std::vector<hw::PhyTiming> host_l
 int IdealFct::switch_hops(int src, int dst) const {
   if (graph_.switches.empty()) return 0;  // back to back
   const int from = graph_.host_switch[src], to = graph_.host_switch[dst];
-  auto it = distances_.find(from);
-  if (it == distances_.end()) it = distances_.emplace(from, switch_distances(graph_, from)).first;
-  return it->second[to] + 1;
+  if (distances_.empty()) distances_.resize(graph_.switches.size());
+  std::vector<int>& d = distances_[static_cast<std::size_t>(from)];
+  if (d.empty()) d = switch_distances(graph_, from);
+  return d[static_cast<std::size_t>(to)] + 1;
 }
 
 double IdealFct::seconds(int src, int dst, std::uint64_t bytes) const {
@@ -33,25 +34,28 @@ double IdealFct::seconds(int src, int dst, std::uint64_t bytes) const {
 
 double IdealFct::compute_seconds(int src, int dst, std::uint64_t bytes) const {
   const int hops = switch_hops(src, dst);
-  // Links in path order: the source's cable, hops - 1 switch-switch cables, the destination's cable.
-  std::vector<const hw::PhyTiming*> path{&host_links_[src]};
-  for (int h = 1; h < hops; ++h) path.push_back(&fabric_link_);
-  if (hops > 0) path.push_back(&host_links_[dst]);
+  // Links in path order: the source's cable, hops - 1 switch-switch cables, the destination's
+  // cable (none back to back). Asked once per (src, dst, size) the memo misses: no allocation.
+  const int links = hops > 0 ? hops + 1 : 1;
+  auto link = [&](int i) -> const hw::PhyTiming& {
+    if (i == 0) return host_links_[src];
+    return i == hops ? host_links_[dst] : fabric_link_;
+  };
   const std::uint64_t segments = std::max<std::uint64_t>(1, (bytes + mtu_ - 1) / mtu_);
   const std::uint64_t last = bytes - (segments - 1) * mtu_;
-  const hw::PhyTiming* slowest = *std::min_element(path.begin(), path.end(), [](const auto* a, const auto* b) {
-    return a->data_rate().bps() < b->data_rate().bps();
-  });
+  const hw::PhyTiming* slowest = &link(0);  // the first of the slowest
+  for (int i = 1; i < links; ++i)
+    if (link(i).data_rate().bps() < slowest->data_rate().bps()) slowest = &link(i);
   double t = static_cast<double>(segments - 1) * slowest->occupancy(mtu_).in_seconds();
   const double pipeline =
       (switch_.pipeline.to_allocator() + switch_.pipeline.grant_to_wire()) / switch_.core_clock.in_hertz();
-  for (std::size_t i = 0; i + 1 < path.size(); ++i) {
+  for (int i = 0; i + 1 < links; ++i) {
     // Cut-through needs the egress no faster than the ingress; otherwise the tail is waited for.
     const bool cut_through = switch_.forwarding != tlm_fabric::ForwardingMode::store_and_forward &&
-                             path[i + 1]->data_rate().bps() <= path[i]->data_rate().bps();
-    t += (cut_through ? path[i]->header_delay(last) : path[i]->tail_delay(last)).in_seconds() + pipeline;
+                             link(i + 1).data_rate().bps() <= link(i).data_rate().bps();
+    t += (cut_through ? link(i).header_delay(last) : link(i).tail_delay(last)).in_seconds() + pipeline;
   }
-  return t + path.back()->tail_delay(last).in_seconds();
+  return t + link(links - 1).tail_delay(last).in_seconds();
 }
 
 namespace {

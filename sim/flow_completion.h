@@ -18,7 +18,6 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -57,7 +56,7 @@ class IdealFct {
   hw::PhyTiming fabric_link_;
   tlm_fabric::SwitchParams switch_;
   std::uint64_t mtu_;
-  mutable std::map<int, std::vector<int>> distances_;   // from a switch, in switch-switch hops
+  mutable std::vector<std::vector<int>> distances_;    // per switch, filled on first use: to every switch, in switch-switch hops
   /// The answers of `seconds` last asked, direct mapped by (src, dst, bytes): a fabric
   /// completes flows between the same pairs with the same sizes over and over.
   struct Memo {

@@ -244,6 +244,7 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
     e.ready = pipeline_ready(e);
   }
   ip.arrivals.push_back(e);
+  if (ip.arrivals.size() == 1) ip.first_header = e.header_at;
   ip.stale();
   arriving_.insert(port);
   ++in_switch_;
@@ -322,7 +323,9 @@ void Switch::admit_arrivals(const sc_time& now) {
   // header edge, then input, then arrival (folded admissions can span several edges).
   due_.clear();
   arriving_.for_each([&](int port) {
-    const auto& a = inputs_[port].arrivals;
+    const InputPort& ip = inputs_[port];
+    if (ip.first_header > now) return;
+    const auto& a = ip.arrivals;
     for (std::size_t i = 0; i < a.size() && a[i].header_at <= now; ++i) due_.push_back({a[i].header_edge, port});
   });
   // Filled by input, then arrival: a stable insertion sort (a few per wake; std::stable_sort
@@ -334,6 +337,7 @@ void Switch::admit_arrivals(const sc_time& now) {
     Entry e = ip.arrivals.front();
     ip.arrivals.pop_front();
     ip.stale();  // and admit() below changes the buffer
+    ip.first_header = ip.arrivals.empty() ? end_of_time_ : ip.arrivals.front().header_at;
     if (ip.arrivals.empty()) arriving_.erase(d.in);
     if (admit(e, fold_admission_ ? d.edge : now)) {
       enqueue(e);
@@ -504,7 +508,8 @@ void Switch::head_changed(int q, int prev_out) {
     remove(prev_out);
   } else {
     const Entry& e = queue.front();
-    const Head head{e.ready, q, e.in, e.vl, e.packet->payload_bytes, e.frame_bytes};
+    const auto blocks = static_cast<std::uint32_t>(outputs_[e.out].tx.credit_blocks(e.packet->payload_bytes));
+    const Head head{e.ready, q, e.in, e.vl, blocks, e.frame_bytes};
     if (prev_out < 0) {
       queue_seq_[q] = next_seq_++;
       out_queues_[e.out].push_back(head);

@@ -279,7 +279,7 @@ class Switch : public sc_core::sc_module {
     sc_core::sc_time ready;
     int queue;
     int in, vl;                   // input, VL on the output
-    std::uint32_t payload_bytes;  // what flow control on the output counts (TxPort::can_send)
+    std::uint32_t credit_blocks;  // what flow control on the output counts (TxPort::can_send_blocks)
     std::uint32_t frame_bytes;    // as buffered: what the egress scheduler counts
   };
   struct Release {
@@ -296,16 +296,20 @@ class Switch : public sc_core::sc_module {
     std::vector<stats::Counter*> drops, pause_sent, pause_received, marks;  // per VL
   };
   // Aligned to a cache line, which holds what admission reads of an input on every
-  // wake: its arrivals, folded wake and buffer count (the first fields).
+  // wake: its arrivals, first header, folded wake and buffer count (the first fields).
   struct alignas(64) InputPort {
     EntryQueue arrivals;                     // not yet through admission, by header time
+    // arrivals.front().header_at, the end of time when none: a wake passes over an input
+    // whose next header is not in yet without reading the queue's own allocation.
+    sc_core::sc_time first_header = sc_core::sc_max_time();
     // admission_wake() with admission folded and no edge deciding, kept until the
     // arrivals, the buffer or its high-water mark change (stale()).
     sc_core::sc_time folded_wake;
-    std::uint64_t bytes = 0, high_water = 0;
+    std::uint64_t bytes = 0;
     FlowControl fc = FlowControl::credit;    // link->params().flow_control, kept beside what each packet reads
     bool folded_wake_valid = false;
     void stale() { folded_wake_valid = false; }
+    std::uint64_t high_water = 0;
     const Link* link = nullptr;
     FabricCall upstream;                     // in[port]'s transmitter, once bound
     std::vector<std::uint64_t> vl_bytes;     // ingress accounting per VL

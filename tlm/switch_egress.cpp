@@ -41,7 +41,7 @@ void Switch::choose_vls(const sc_time& now) {
     if (o.tx.busy_until() <= horizon && o.heads_ready <= now) {
       for (const Head& h : out_queues_[op]) {
         if (!can_leave(h, now, horizon)) continue;
-        if (!o.tx.can_send(h.vl, h.payload_bytes, now)) {
+        if (!o.tx.can_send_blocks(h.vl, h.credit_blocks, now)) {
           blocked_[op * v + h.vl] = 1;
           any_blocked_[op] = 1;
           continue;
@@ -231,7 +231,7 @@ Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next
         if (earliest == wire && wire > now) find_leave = false;  // no head of this output leaves earlier
       }
       if (!walk_decide || !can_leave(h, next, next_horizon)) continue;
-      const bool sendable = o.tx.can_send(h.vl, h.payload_bytes, now);
+      const bool sendable = o.tx.can_send_blocks(h.vl, h.credit_blocks, now);
       if (busy <= horizon && can_leave(h, now, horizon)) {
         if (sendable) {
           next_edge = true;

@@ -20,16 +20,6 @@ void TxPort::attach(InitiatorSocket* socket, const Link* link, int vls, std::uin
   for (auto& s : vl_) s.credits = hw::CreditCounter(credit_block_bytes, buffer_per_vl_bytes / credit_block_bytes);
 }
 
-bool TxPort::can_send(int vl, std::uint32_t payload_bytes, const sc_time& now) const {
-  const VlState& s = vl_[vl];
-  switch (fc_) {
-    case FlowControl::credit: return s.credits.can_send(link_->frame(payload_bytes).bytes);
-    case FlowControl::pfc: return !(s.pause.from <= now && now < s.pause.until);
-    case FlowControl::none: return true;
-  }
-  return true;
-}
-
 void TxPort::send(Packet& p, const sc_time& start_delay) {
   if (fc_ == FlowControl::credit) vl_[p.vl].credits.consume(link_->frame(p.payload_bytes).bytes);
   tlm::tlm_phase phase = BEGIN_HEADER;

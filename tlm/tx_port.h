@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <systemc>
@@ -42,7 +43,26 @@ class TxPort {
   /// When the transmitter may put the next first bit on the wire.
   const sc_core::sc_time& busy_until() const { return busy_until_; }
   /// Flow control lets a packet of this payload on `vl` start at `now`.
-  bool can_send(int vl, std::uint32_t payload_bytes, const sc_core::sc_time& now) const;
+  bool can_send(int vl, std::uint32_t payload_bytes, const sc_core::sc_time& now) const {
+    return can_send_blocks(vl, credit_blocks(payload_bytes), now);
+  }
+  /// Credit blocks a packet of this payload takes from the receiver's buffer (0 without
+  /// credit flow control, or not attached): a switch keeps it with each head it asks
+  /// can_send_blocks about.
+  std::uint64_t credit_blocks(std::uint32_t payload_bytes) const {
+    if (fc_ != FlowControl::credit || !link_) return 0;
+    return vl_.front().credits.blocks_for(link_->frame(payload_bytes).bytes);
+  }
+  /// can_send for a packet of `blocks` (credit_blocks()).
+  bool can_send_blocks(int vl, std::uint64_t blocks, const sc_core::sc_time& now) const {
+    const VlState& s = vl_[vl];
+    switch (fc_) {
+      case FlowControl::credit: return blocks <= s.credits.available();
+      case FlowControl::pfc: return !(s.pause.from <= now && now < s.pause.until);
+      case FlowControl::none: return true;
+    }
+    return true;
+  }
   /// Sends `p` (on p.vl) with its first bit at now + start_delay; takes credits, marks busy.
   void send(Packet& p, const sc_core::sc_time& start_delay);
 
@@ -55,8 +75,12 @@ class TxPort {
     // Inline: a switch asks on every wake, most often with nothing due yet.
     if (paused_ever_ || next_credit_at_ <= now) apply(now);
   }
-  /// Nothing to apply, now or later: no credit return pending and never paused.
-  bool settled() const { return pending_.empty() && !paused_ever_; }
+  /// Nothing to apply, now or later: no credit return pending and never paused. Reads the
+  /// first cache line only (a switch asks for every output with returns on every wake).
+  bool settled() const {
+    // sc_max_time()'s value, compared without the call into libsystemc.
+    return next_credit_at_.value() == std::numeric_limits<sc_core::sc_time::value_type>::max() && !paused_ever_;
+  }
   /// Earliest future time at which update() could unblock something; false if none.
   /// `credit_returns` false leaves pending credit returns out (pause changes only).
   bool next_change(const sc_core::sc_time& now, sc_core::sc_time& at, bool credit_returns = true) const;
@@ -87,8 +111,8 @@ class TxPort {
   // What a switch's per-wake walks read of an output first (OutputPort keeps them in
   // its first cache line): the wire, attachment, flow control, the next credit return.
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
-  // pending_.front().at, or the end of time when none: update() reads it beside busy_until_
-  // instead of the queue's own allocation.
+  // pending_.front().at, or the end of time when none (no return is due at the end of
+  // time): update() and settled() read it beside busy_until_ instead of the queue.
   sc_core::sc_time next_credit_at_ = sc_core::sc_max_time();
   InitiatorSocket* socket_ = nullptr;
   FlowControl fc_ = FlowControl::credit;
