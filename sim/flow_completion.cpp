@@ -13,12 +13,12 @@ IdealFct::IdealFct(const TopologyGraph& graph, std::vector<hw::PhyTiming> host_l
       host_links_(std::move(host_links)),
       fabric_link_(fabric_link),
       switch_(switch_params),
-      mtu_(mtu) {}
+      mtu_(mtu),
+      distances_(graph.switches.size()) {}
 
 int IdealFct::switch_hops(int src, int dst) const {
   if (graph_.switches.empty()) return 0;  // back to back
   const int from = graph_.host_switch[src], to = graph_.host_switch[dst];
-  if (distances_.empty()) distances_.resize(graph_.switches.size());
   std::vector<int>& d = distances_[static_cast<std::size_t>(from)];
   if (d.empty()) d = switch_distances(graph_, from);
   return d[static_cast<std::size_t>(to)] + 1;

@@ -337,8 +337,12 @@ void Switch::admit_arrivals(const sc_time& now) {
     Entry e = ip.arrivals.front();
     ip.arrivals.pop_front();
     ip.stale();  // and admit() below changes the buffer
-    ip.first_header = ip.arrivals.empty() ? end_of_time_ : ip.arrivals.front().header_at;
-    if (ip.arrivals.empty()) arriving_.erase(d.in);
+    if (ip.arrivals.empty()) {
+      ip.first_header = end_of_time_;
+      arriving_.erase(d.in);
+    } else {
+      ip.first_header = ip.arrivals.front().header_at;
+    }
     if (admit(e, fold_admission_ ? d.edge : now)) {
       enqueue(e);
     } else {
