@@ -18,6 +18,8 @@ class CreditCounter {
  public:
   /// block_bytes: credit granularity; capacity_blocks: receiver buffer in blocks.
   CreditCounter(std::uint32_t block_bytes, std::uint64_t capacity_blocks);
+  /// A counter of no buffer, in 64-byte blocks (a VL not in use).
+  CreditCounter() : CreditCounter(64, 0) {}
 
   /// Blocks a packet of `bytes` consumes (rounded up).
   std::uint64_t blocks_for(std::uint64_t bytes) const;
@@ -65,9 +67,10 @@ class CreditLedger {
     if (vl < 0 || vl >= vls_) throw std::out_of_range("credit ledger: VL " + std::to_string(vl) + " of " + std::to_string(vls_));
     return static_cast<std::size_t>(vl);
   }
-  // In place, not on the heap: a receiver touches it for every packet and credit.
-  std::array<std::uint64_t, kMaxDataVls> held_{};
+  // In place, not on the heap: a receiver touches it for every packet and credit. The
+  // count first, beside the first VLs.
   int vls_;
+  std::array<std::uint64_t, kMaxDataVls> held_{};
 };
 
 }  // namespace fabricsim::hw

@@ -39,7 +39,7 @@ class Counter {
 /// clamped to [min, max]: within kRelativeError of the exact nearest-rank value.
 /// Memory: at most kExactSamples doubles, then one 8-byte count per bucket between
 /// the smallest and the largest sample (2 KiB per octave), whatever the count.
-class Distribution {
+class alignas(64) Distribution {
  public:
   static constexpr std::size_t kExactSamples = 1024;  ///< samples kept before binning
   static constexpr int kSubBuckets = 256;             ///< histogram buckets per octave (a power of two)
@@ -71,14 +71,16 @@ class Distribution {
   void bin(double v);  // one sample into the histogram
   void bin_samples();
 
-  mutable std::vector<double> samples_;  // until binned
-  mutable bool sorted_ = true;
-  bool binned_ = false;
-  std::vector<std::uint64_t> counts_;    // counts_[i]: samples in bucket first_ + i
-  int first_ = 0;
-  std::uint64_t zeros_ = 0;              // binned samples equal to 0
+  // What add() reads of a binned distribution first, in one cache line (the object is
+  // aligned to one): a NIC adds to several for every packet it receives, cold each time.
   std::uint64_t count_ = 0;
   double sum_ = 0, min_ = 0, max_ = 0;
+  bool binned_ = false;
+  int first_ = 0;
+  std::vector<std::uint64_t> counts_;    // counts_[i]: samples in bucket first_ + i
+  std::uint64_t zeros_ = 0;              // binned samples equal to 0
+  mutable std::vector<double> samples_;  // until binned
+  mutable bool sorted_ = true;
 };
 
 /// The registry. Names are unique; registering a name twice is an error.

@@ -68,6 +68,7 @@ struct Packet {
   std::uint64_t read_bytes = 0;    ///< READ request: bytes to read; WRITE, SEND and raw data: bytes of the whole message
   std::uint64_t wr_id = 0;         ///< work request the packet belongs to (statistics)
   bool corrupted = false;          ///< a bit error hit it on the last link: the receiver's CRC check drops it
+  std::uint32_t frame_bytes = 0;   ///< current hop: header + payload + trailer on this link (what buffers and credits count)
   std::uint64_t credit_blocks = 0; ///< CREDIT_RETURN: blocks freed
   std::uint16_t pause_quanta = 0;  ///< PFC_PAUSE: pause time in 512-bit-time quanta, 0 = resume
   sc_core::sc_time created;        ///< message posted at the source

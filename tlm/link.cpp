@@ -63,6 +63,7 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
   const sc_core::sc_time now = sim_now();
   p.header_at = now + header;
   p.tail_at = now + tail;
+  p.frame_bytes = static_cast<std::uint32_t>(times.bytes);
   // Bit errors: the receiver's CRC check will drop a corrupted frame.
   p.corrupted = false;
   if (bit_errors_) {

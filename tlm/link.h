@@ -82,15 +82,17 @@ class Link : public sc_core::sc_module {
 
   LinkParams params_;
   hw::PhyTiming timing_;
-  // What every packet and credit uses, side by side (a fabric of thousands of links
-  // misses the cache on each line a packet touches).
-  mutable RecentTwo<std::uint32_t, Frame> recent_frames_;  // frame() of the payload sizes used last
+  // What every packet and credit uses, in as few cache lines as they fit (a fabric of
+  // thousands of links misses the cache on each line a packet touches): a packet's
+  // forward() reads the first three (the transmitter read the frame just before), its
+  // credit's backward() the fourth.
+  alignas(64) mutable RecentTwo<std::uint32_t, Frame> recent_frames_;  // frame() of the payload sizes used last
   FabricCall receiver_;     // rx's target, once bound
-  FabricCall transmitter_;  // tx's initiator, once bound
+  LinkCounters counters_;
   bool bit_errors_ = false;  // drop_rate or ber set
+  alignas(64) FabricCall transmitter_;  // tx's initiator, once bound
   sc_core::sc_time reverse_delay_;
   sc_core::sc_time pause_delay_;
-  LinkCounters counters_;
   std::mt19937_64 rng_;
 };
 

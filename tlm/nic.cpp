@@ -25,10 +25,11 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
     : sc_module(name),
       tx("tx"),
       rx("rx"),
-      id_(id),
-      params_(params),
-      pool_(pool),
       measure_from_(measure_from),
+      pool_(pool),
+      id_(id),
+      credit_block_bytes_(params.credit_block_bytes),
+      params_(params),
       rdma_(std::string(this->name()), id, static_cast<std::uint32_t>(params.mtu.in_bytes()), params.transport,
             params.host, params.cc, pool, stats, measure_from),
       messages_posted_(stats.counter(std::string(this->name()) + ".messages_posted", "messages posted by the host", "messages")),
@@ -61,6 +62,9 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
 
 void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, std::uint64_t downstream_buffer_per_vl) {
   port_.attach(&tx, link, vls, params_.credit_block_bytes, downstream_buffer_per_vl);
+  tx_wire_extra_ = wire_extra(link->timing());
+  // RoCEv2 packets are ECN-capable (RFC 3168 ECT(0)); IB uses FECN instead.
+  ecn_capable_ = link->params().phy.framing != hw::Framing::infiniband;
   rdma_.attach(&link->timing());
   if (sl_to_vl.size() > sl_to_vl_.size())
     throw std::invalid_argument(std::string(name()) + ": SL -> VL map of " + std::to_string(sl_to_vl.size()) +
@@ -84,6 +88,7 @@ void Nic::end_of_elaboration() {
 void Nic::attach_ingress(const Link* link) {
   ingress_link_ = link;
   ingress_fc_ = link->params().flow_control;
+  rx_wire_extra_ = wire_extra(link->timing());
 }
 
 int Nic::vl_of(int sl) const {
@@ -165,12 +170,11 @@ void Nic::on_tx() {
   if (!p) p = next_raw_packet(now);
   if (p) {
     p->vl = static_cast<std::uint8_t>(vl_of(p->sl));
-    // RoCEv2 packets are ECN-capable (RFC 3168 ECT(0)); IB uses FECN instead.
-    if (port_.link().params().framing != hw::Framing::infiniband) p->ecn = Ecn::ect0;
+    if (ecn_capable_) p->ecn = Ecn::ect0;
     port_.send(*p, sc_core::SC_ZERO_TIME);
     tx_packets_.add();
     tx_bytes_.add(p->payload_bytes);
-    if (now >= measure_from_) tx_window_wire_bytes_.add(port_.link().wire_bytes(p->payload_bytes));
+    if (now >= measure_from_) tx_window_wire_bytes_.add(p->frame_bytes + tx_wire_extra_);
     // Look again when the wire is free; on credit links, not before the transport has
     // something ready (a PAUSE must be applied when it starts, so PFC links look anyway).
     sc_time at = port_.busy_until();
@@ -275,7 +279,7 @@ void Nic::record(const Packet& p, const sc_time& now) {
   rx_bytes_.add(p.payload_bytes);
   if (now >= measure_from_) {
     rx_window_bytes_.add(p.payload_bytes);
-    rx_window_wire_bytes_.add(ingress_link_->timing().wire_bytes(p.payload_bytes));
+    rx_window_wire_bytes_.add(p.frame_bytes + rx_wire_extra_);
   }
   if (p.created >= measure_from_) network_latency_.add((now - p.injected).to_seconds() * 1e9);
 }
@@ -335,8 +339,11 @@ void Nic::return_credit(const Packet& p) {
 }
 
 std::uint64_t Nic::credit_blocks(const Packet& p) const {
-  return (ingress_link_->frame(p.payload_bytes).bytes + params_.credit_block_bytes - 1) /
-         params_.credit_block_bytes;
+  return (p.frame_bytes + credit_block_bytes_ - 1) / credit_block_bytes_;
+}
+
+std::uint64_t Nic::wire_extra(const hw::PhyTiming& link) {
+  return link.wire_bytes(0) - link.frame_bytes(0);
 }
 
 const char* Nic::packet_log_header() {

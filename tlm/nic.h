@@ -112,6 +112,8 @@ class Nic : public sc_core::sc_module {
   void log_packet(const Packet& p, const sc_core::sc_time& now);  ///< one packets.csv row
   void return_credit(const Packet& p);
   std::uint64_t credit_blocks(const Packet& p) const;
+  /// Bytes a packet takes on `link`'s wire beyond its frame (Packet::frame_bytes): preamble and gap.
+  static std::uint64_t wire_extra(const hw::PhyTiming& link);
   Packet* next_raw_packet(const sc_core::sc_time& now);
   /// Wakes the transmitter at `t`, or when the wire is free if that is later (a wake
   /// with the wire busy could only wait for it).
@@ -122,19 +124,32 @@ class Nic : public sc_core::sc_module {
   /// something it could not at its last look.
   bool flow_control_may_wake() const;
 
-  int id_;
-  NicParams params_;
-  PacketPool& pool_;
-  sc_core::sc_time measure_from_;
-  sc_core::sc_time credit_return_delay_;  // params_.credit_return_latency as a kernel time
-  TxPort port_;
-  const Link* ingress_link_ = nullptr;
-  FlowControl ingress_fc_ = FlowControl::credit;  // ingress_link_'s flow control, kept beside what each packet reads
+  // What a packet sent or received reads of the NIC, side by side at the front (at 2,048
+  // NICs each line a packet touches is a cache miss): receive queue and wake, the credit
+  // return, the figures kept beside each packet instead of in the links.
+  Fifo<Packet*> arrivals_;
   FabricCall upstream_;                           // rx's transmitter, once bound
+  sc_core::sc_time measure_from_;
+  sc_core::sc_time credit_return_delay_;          // params_.credit_return_latency as a kernel time
+  std::uint64_t rx_wire_extra_ = 0;               // wire_extra() of the ingress and egress links, kept beside what
+  std::uint64_t tx_wire_extra_ = 0;               // each packet reads instead of in the link (thousands of links)
+  PacketPool& pool_;
+  std::ostream* packet_log_ = nullptr;
+  int id_;
+  std::uint32_t credit_block_bytes_;              // params_.credit_block_bytes
+  FlowControl ingress_fc_ = FlowControl::credit;  // ingress_link_'s flow control
+  bool ecn_capable_ = false;                      // egress framing is RoCEv2 / Ethernet: packets leave ECT(0)
+  bool credit_blocked_ = false;                   // the last transmit decision was held back by flow control
+  WakeEvent tx_wake_{[this] { on_tx(); }};        // (registered before rx_wake_: the order of same-time wakes)
+  WakeEvent rx_wake_{[this] { on_rx(); }};
+  int sls_mapped_ = 0;                            // SLs in sl_to_vl_; others go to SL mod VLs
+  std::array<std::uint8_t, 16> sl_to_vl_{};       // SL 0..15 -> VL, in place (read for every packet sent)
   hw::CreditLedger credits_held_;                 // credit ingress: blocks lent to the upstream
-  std::array<std::uint8_t, 16> sl_to_vl_{};        // SL 0..15 -> VL, in place (read for every packet sent)
-  int sls_mapped_ = 0;                              // SLs in sl_to_vl_; others go to SL mod VLs
+  TxPort port_;
   std::vector<Fifo<Pending>> send_queues_;       // per VL
+
+  NicParams params_;
+  const Link* ingress_link_ = nullptr;
   int next_vl_ = 0;                               // round robin over VLs
   PsnTable next_psn_;      // per (destination, flow, SL), transmit
   PsnTable expected_psn_;  // per (src, flow, SL), receive
@@ -142,11 +157,6 @@ class Nic : public sc_core::sc_module {
   static std::uint64_t order_key(int endpoint, std::uint32_t flow, int sl);
   std::unordered_map<std::uint64_t, std::uint64_t> rx_message_bytes_;  // raw message -> bytes in so far
   std::function<void(const FlowRecord&)> on_flow_;
-  Fifo<Packet*> arrivals_;
-  WakeEvent tx_wake_{[this] { on_tx(); }};
-  bool credit_blocked_ = false;                   // the last transmit decision was held back by flow control
-  WakeEvent rx_wake_{[this] { on_rx(); }};
-  std::ostream* packet_log_ = nullptr;
   std::uint64_t next_message_ = 0;
   RdmaEngine rdma_;
 

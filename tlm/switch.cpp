@@ -202,7 +202,7 @@ void Switch::occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uin
   for (std::size_t p = 0; p < inputs_.size(); ++p)
     for (const Entry& e : inputs_[p].arrivals) {
       if (e.header_edge > now) break;
-      if (e.packet->corrupted) continue;
+      if (e.corrupted) continue;
       ingress[p] += e.charged;
       egress[e.out] += e.charged;
     }
@@ -233,8 +233,7 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   if (phase != END_TAIL) return tlm::TLM_ACCEPTED;
   if (!has_route(p.dst)) throw std::runtime_error(std::string(name()) + ": no route to endpoint " + std::to_string(p.dst));
   auto& ip = inputs_[port];
-  Entry e{&p, p.header_at, p.tail_at, p.header_at, port, -1, p.vl, 0, 0, clock_.edge_at_or_after(p.header_at)};
-  e.frame_bytes = static_cast<std::uint32_t>(ip.link->frame(p.payload_bytes).bytes);
+  Entry e{&p, p.header_at, p.tail_at, p.header_at, port, -1, p.vl, p.frame_bytes, clock_.edge_at_or_after(p.header_at), 0, p.corrupted};
   e.charged = (e.frame_bytes + params_.cell_bytes - 1) / params_.cell_bytes * params_.cell_bytes;
   if (ip.fc == FlowControl::credit)
     ip.credits_held.hold(p.vl, (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
@@ -369,7 +368,7 @@ void Switch::fold_admission_wake(InputPort& ip) const {
   for (const Entry& e : ip.arrivals) {
     if (e.header_edge >= front.ready) break;
     bytes += e.charged;  // the input's buffer with every arrival up to this one admitted
-    if (e.packet->corrupted || bytes > ip.high_water) {
+    if (e.corrupted || bytes > ip.high_water) {
       ip.folded_wake = e.header_edge;
       break;
     }
@@ -386,7 +385,7 @@ sc_time Switch::pipeline_ready(const Entry& e) const {
 bool Switch::admit(Entry& e, const sc_time& now) {
   Packet& p = *e.packet;
   auto& ip = inputs_[e.in];
-  if (p.corrupted) {
+  if (e.corrupted) {
     // CRC check failed: drop, and give the buffer space back once the tail is in.
     stats_[e.in].crc_drops->add();
     ++drops_.crc;

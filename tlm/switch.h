@@ -255,13 +255,14 @@ class Switch : public sc_core::sc_module {
   static void wake_every_edge_for_test(bool on) { every_edge_for_test_ = on; }
 
  private:
-  struct Entry {
+  struct Entry {  // 64 bytes: one cache line of a queue's buffer
     Packet* packet;
     sc_core::sc_time header_at, tail_at, ready;
     int in, out, vl;
     std::uint32_t frame_bytes;   // as buffered (ingress framing)
-    std::uint64_t charged;       // bytes charged to buffers (whole cells)
     sc_core::sc_time header_edge;  // first core edge after the header: admission
+    std::uint32_t charged;       // bytes charged to buffers (whole cells)
+    bool corrupted;              // packet->corrupted, for admission's look ahead without the packet
   };
   // A switch queue (VOQ, input FIFO or output queue) in ready order, or an input's
   // arrivals in header order. Allocates nothing until its first packet: a 256-port VOQ

@@ -96,7 +96,9 @@ void Switch::allocate_input_queues(const sc_time& now) {
     // One candidate per (input, output): the output's chosen VL picks the input's queue.
     const auto granted = std::find_if(requests.begin(), requests.end(),
                                       [&](const Candidate& c) { return c.in == g.input && c.out == g.output; });
-    stats_[g.output].conflicts->add(static_cast<std::uint64_t>(requests_per_output[g.output] - 1));
+    // The other requests for this output lost (most often none: the counter stays cold).
+    if (requests_per_output[g.output] > 1)
+      stats_[g.output].conflicts->add(static_cast<std::uint64_t>(requests_per_output[g.output] - 1));
     requests_per_output[g.output] = 0;
     transmit(granted->queue, now);
   }

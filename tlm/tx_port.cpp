@@ -1,6 +1,8 @@
 #include "tlm/tx_port.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "tlm/sim_time.h"
 
@@ -16,12 +18,16 @@ void TxPort::attach(InitiatorSocket* socket, const Link* link, int vls, std::uin
   fc_ = link->params().flow_control;
   // IEEE 802.1Qbb: one pause quantum is 512 bit times at the port speed.
   quantum_s_ = 512.0 / timing_->data_rate().bps();
+  if (vls < 1 || vls > hw::kMaxDataVls)
+    throw std::invalid_argument("transmit port with " + std::to_string(vls) + " VLs (1.." + std::to_string(hw::kMaxDataVls) + ")");
+  vls_ = vls;
   vl_.assign(vls, VlState{});
-  for (auto& s : vl_) s.credits = hw::CreditCounter(credit_block_bytes, buffer_per_vl_bytes / credit_block_bytes);
+  credits_.fill(hw::CreditCounter(credit_block_bytes, 0));
+  for (int vl = 0; vl < vls; ++vl) credits_[vl] = hw::CreditCounter(credit_block_bytes, buffer_per_vl_bytes / credit_block_bytes);
 }
 
 void TxPort::send(Packet& p, const sc_time& start_delay) {
-  if (fc_ == FlowControl::credit) vl_[p.vl].credits.consume(link_->frame(p.payload_bytes).bytes);
+  if (fc_ == FlowControl::credit) credits_[p.vl].consume(link_->frame(p.payload_bytes).bytes);
   tlm::tlm_phase phase = BEGIN_HEADER;
   sc_time delay = start_delay;
   receiver_(p, phase, delay);
@@ -51,7 +57,7 @@ void TxPort::close_window(VlState& s, const sc_time& t) {
 
 void TxPort::apply(const sc_time& now) {
   while (!pending_.empty() && pending_.front().at <= now) {
-    vl_[pending_.front().vl].credits.restore(pending_.front().blocks);
+    credits_[pending_.front().vl].restore(pending_.front().blocks);
     pending_.pop_front();
   }
   next_credit_at_ = pending_.empty() ? sc_core::sc_max_time() : pending_.front().at;

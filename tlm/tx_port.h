@@ -4,6 +4,7 @@
 // PFC pause state (pfc), or nothing (lossy).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -27,7 +28,7 @@ class TxPort {
   /// Binds the port to its link; `buffer_per_vl_bytes` is the receiver's buffer per VL (credit mode).
   void attach(InitiatorSocket* socket, const Link* link, int vls, std::uint32_t credit_block_bytes,
               std::uint64_t buffer_per_vl_bytes);
-  bool attached() const { return socket_ != nullptr; }
+  bool attached() const { return link_ != nullptr; }
   /// Once the sockets are bound (the owner's end_of_elaboration): the receiver's interface,
   /// so each send calls it without reading the socket (tlm/fabric_socket.h FabricCall).
   void resolve_receiver() {
@@ -36,7 +37,7 @@ class TxPort {
 
   const hw::PhyTiming& link() const { return *timing_; }
   FlowControl flow_control() const { return fc_; }
-  int vls() const { return static_cast<int>(vl_.size()); }
+  int vls() const { return vls_; }
   /// Time a frame of this payload takes on the wire, preamble included, gap excluded
   /// (first bit out -> last bit out).
   const sc_core::sc_time& frame_time(std::uint32_t payload_bytes) const { return link_->frame(payload_bytes).time; }
@@ -51,14 +52,13 @@ class TxPort {
   /// can_send_blocks about.
   std::uint64_t credit_blocks(std::uint32_t payload_bytes) const {
     if (fc_ != FlowControl::credit || !link_) return 0;
-    return vl_.front().credits.blocks_for(link_->frame(payload_bytes).bytes);
+    return credits_.front().blocks_for(link_->frame(payload_bytes).bytes);
   }
   /// can_send for a packet of `blocks` (credit_blocks()).
   bool can_send_blocks(int vl, std::uint64_t blocks, const sc_core::sc_time& now) const {
-    const VlState& s = vl_[vl];
     switch (fc_) {
-      case FlowControl::credit: return blocks <= s.credits.available();
-      case FlowControl::pfc: return !(s.pause.from <= now && now < s.pause.until);
+      case FlowControl::credit: return blocks <= credits_[vl].available();
+      case FlowControl::pfc: return !(vl_[vl].pause.from <= now && now < vl_[vl].pause.until);
       case FlowControl::none: return true;
     }
     return true;
@@ -86,7 +86,7 @@ class TxPort {
   bool next_change(const sc_core::sc_time& now, sc_core::sc_time& at, bool credit_returns = true) const;
   /// Time `vl` spent paused up to `now` [s].
   double paused_seconds(int vl, const sc_core::sc_time& now) const;
-  const hw::CreditCounter& credits(int vl) const { return vl_[vl].credits; }
+  const hw::CreditCounter& credits(int vl) const { return credits_.at(vl); }
   /// Credit blocks for `vl` returned by the receiver but not yet in effect (on the reverse wire).
   std::uint64_t returning_blocks(int vl) const;
 
@@ -99,8 +99,7 @@ class TxPort {
   struct PauseWindow {
     sc_core::sc_time from, until;
   };
-  struct VlState {
-    hw::CreditCounter credits{64, 0};
+  struct VlState {  // PFC
     PauseWindow pause;                 // current window; empty when from == until
     Fifo<PauseWindow> incoming;        // received, not yet in effect (monotone)
     double paused_s = 0;               // closed pause time
@@ -109,20 +108,26 @@ class TxPort {
   void apply(const sc_core::sc_time& now);  // update() with something possibly due
 
   // What a switch's per-wake walks read of an output first (OutputPort keeps them in
-  // its first cache line): the wire, attachment, flow control, the next credit return.
+  // its first cache line): the wire, attachment (the link), flow control, the next
+  // credit return.
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
   // pending_.front().at, or the end of time when none (no return is due at the end of
   // time): update() and settled() read it beside busy_until_ instead of the queue.
   sc_core::sc_time next_credit_at_ = sc_core::sc_max_time();
-  InitiatorSocket* socket_ = nullptr;
+  const Link* link_ = nullptr;
   FlowControl fc_ = FlowControl::credit;
   bool paused_ever_ = false;  // a PAUSE arrived once: only then are the per-VL windows scanned
+  // Then what a send and a credit return read: the receiver, the returns on their way
+  // and the credits per VL in place, not in allocations of their own (at thousands of
+  // ports each is a cache miss per packet).
   FabricCall receiver_;  // socket_'s target, once resolved
-  const Link* link_ = nullptr;
+  Fifo<PendingCredit> pending_;  // credit returns not yet in effect, in order of `at`
+  int vls_ = 0;
+  std::array<hw::CreditCounter, hw::kMaxDataVls> credits_;  // per VL (credit flow control)
+  InitiatorSocket* socket_ = nullptr;
   const hw::PhyTiming* timing_ = nullptr;
   double quantum_s_ = 0;  // 512 bit times at the link's data rate
-  std::vector<VlState> vl_;
-  Fifo<PendingCredit> pending_;  // credit returns not yet in effect, in order of `at`
+  std::vector<VlState> vl_;  // per VL (PFC)
 };
 
 }  // namespace fabricsim::tlm_fabric
