@@ -10,13 +10,13 @@ using sc_core::sc_time;
 
 DmaEngine::DmaEngine(const hw::PcieParams& params)
     : timing_(params),
-      host_read_latency_(to_sc(timing_.read_latency(hw::MemoryTarget::host))),
-      gpu_read_latency_(to_sc(timing_.read_latency(hw::MemoryTarget::gpu))),
       host_write_latency_(to_sc(timing_.write_latency(hw::MemoryTarget::host))),
       gpu_write_latency_(to_sc(timing_.write_latency(hw::MemoryTarget::gpu))),
+      recent_writes_(0, wire(0)),
+      host_read_latency_(to_sc(timing_.read_latency(hw::MemoryTarget::host))),
+      gpu_read_latency_(to_sc(timing_.read_latency(hw::MemoryTarget::gpu))),
       request_wire_s_(wire(0).seconds),
       recent_reads_(params.max_read_request, wire(params.max_read_request)),
-      recent_writes_(0, wire(0)),
       tags_(static_cast<std::size_t>(params.read_tags), sc_core::SC_ZERO_TIME) {}
 
 sc_time DmaEngine::doorbell(const sc_time& now) {

@@ -50,19 +50,23 @@ class DmaEngine {
   Wire wire(std::uint64_t bytes) const;
 
   hw::PcieTiming timing_;
-  // Fixed per link, converted once: the memory read and write latencies.
-  sc_core::sc_time host_read_latency_, gpu_read_latency_, host_write_latency_, gpu_write_latency_;
+  // Fixed per link, converted once: the memory write and read latencies. What a posted
+  // write reads (for every packet an RDMA WRITE lands) comes first, side by side.
+  sc_core::sc_time host_write_latency_, gpu_write_latency_;
+  sc_core::sc_time up_free_;
+  double up_busy_s_ = 0;
+  RecentTwo<std::uint64_t, Wire> recent_writes_;  // wire() of the sizes written last (payloads, CQEs)
+  sc_core::sc_time host_read_latency_, gpu_read_latency_;
   double request_wire_s_ = 0;                     // a read request TLP on the upstream link [s]
   RecentTwo<std::uint64_t, Wire> recent_reads_;   // wire() of the read pieces issued last (MRRS, a read's last piece)
-  RecentTwo<std::uint64_t, Wire> recent_writes_;  // wire() of the sizes written last (payloads, CQEs)
-  sc_core::sc_time up_free_, down_free_;
+  sc_core::sc_time down_free_;
   // Read tag free times, oldest first. A tag is given back when its read's last
   // completion arrives, and completions arrive in issue order on the one downstream
   // timeline, so tags come back in the order they were taken: the earliest free tag
   // is always the one at `next_tag_` (a ring, no heap).
   std::vector<sc_core::sc_time> tags_;
   std::size_t next_tag_ = 0;
-  double up_busy_s_ = 0, down_busy_s_ = 0;
+  double down_busy_s_ = 0;
 };
 
 }  // namespace fabricsim::tlm_fabric

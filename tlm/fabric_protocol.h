@@ -46,37 +46,42 @@ enum class RdmaOp : std::uint8_t {
 enum class Ecn : std::uint8_t { not_ect = 0, ect1 = 1, ect0 = 2, ce = 3 };
 
 /// One packet (or flow-control message) and the header fields the fabric reads.
-struct Packet {
-  PacketKind kind = PacketKind::data;
-  std::uint64_t id = 0;            ///< unique per run, in creation order
+/// Two cache lines: what a switch reads of a packet it forwards (and a NIC of every
+/// packet) is in the first, the rest of what endpoints read in the second.
+struct alignas(64) Packet {
+  // First line: the current hop and the header a switch reads.
+  sc_core::sc_time header_at;      ///< current hop: header ready at the receiver
+  sc_core::sc_time tail_at;        ///< current hop: last bit at the receiver
+  sc_core::sc_time injected;       ///< first bit left the source NIC
   int src = 0;                     ///< source endpoint
   int dst = 0;                     ///< destination endpoint
+  std::uint32_t payload_bytes = 0; ///< payload carried (framing added by the link)
+  std::uint32_t frame_bytes = 0;   ///< current hop: header + payload + trailer on this link (what buffers and credits count)
   std::uint32_t flow = 0;          ///< flow / queue-pair id
   std::uint32_t psn = 0;           ///< packet sequence number within the flow
-  std::uint64_t message = 0;       ///< message id (unique per run)
-  std::uint32_t payload_bytes = 0; ///< payload carried (framing added by the link)
-  bool last_of_message = false;    ///< tail packet of its message
+  std::uint32_t qp = 0;            ///< destination queue pair number
+  std::uint16_t hops = 0;          ///< switches traversed
+  PacketKind kind = PacketKind::data;
   std::uint8_t sl = 0;             ///< IB service level / Ethernet priority (PCP)
   std::uint8_t vl = 0;             ///< IB virtual lane / Ethernet traffic class
   Ecn ecn = Ecn::not_ect;          ///< IP ECN bits (RoCEv2)
   bool fecn = false;               ///< IB forward explicit congestion notification
   bool becn = false;               ///< IB backward explicit congestion notification
-  std::uint16_t hops = 0;          ///< switches traversed
+  bool corrupted = false;          ///< a bit error hit it on the last link: the receiver's CRC check drops it
+  bool last_of_message = false;    ///< tail packet of its message
   RdmaOp op = RdmaOp::raw;         ///< transport operation
-  std::uint32_t qp = 0;            ///< destination queue pair number
-  std::uint32_t ack_psn = 0;       ///< ACK/NAK: PSN acknowledged up to (exclusive) / first missing
+  // Second line: what endpoints and flow control read.
+  std::uint64_t id = 0;            ///< unique per run, in creation order
+  std::uint64_t message = 0;       ///< message id (unique per run)
   std::uint64_t read_bytes = 0;    ///< READ request: bytes to read; WRITE, SEND and raw data: bytes of the whole message
   std::uint64_t wr_id = 0;         ///< work request the packet belongs to (statistics)
-  bool corrupted = false;          ///< a bit error hit it on the last link: the receiver's CRC check drops it
-  std::uint32_t frame_bytes = 0;   ///< current hop: header + payload + trailer on this link (what buffers and credits count)
   std::uint64_t credit_blocks = 0; ///< CREDIT_RETURN: blocks freed
-  std::uint16_t pause_quanta = 0;  ///< PFC_PAUSE: pause time in 512-bit-time quanta, 0 = resume
   sc_core::sc_time created;        ///< message posted at the source
   sc_core::sc_time message_start;  ///< flow start: raw message posted / RDMA message's first segment ready in the NIC
-  sc_core::sc_time injected;       ///< first bit left the source NIC
-  sc_core::sc_time header_at;      ///< current hop: header ready at the receiver
-  sc_core::sc_time tail_at;        ///< current hop: last bit at the receiver
+  std::uint32_t ack_psn = 0;       ///< ACK/NAK: PSN acknowledged up to (exclusive) / first missing
+  std::uint16_t pause_quanta = 0;  ///< PFC_PAUSE: pause time in 512-bit-time quanta, 0 = resume
 };
+static_assert(sizeof(Packet) == 128, "a packet is two cache lines");
 
 /// Protocol traits binding Packet to TLM-2.0 sockets.
 struct fabric_protocol_types {

@@ -31,22 +31,23 @@ void TransportParams::validate() const {
 RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,
                        const HostParams& host, const CcParams& cc, PacketPool& pool, stats::Registry& stats,
                        sc_time measure_from)
-    : name_(name),
-      endpoint_(endpoint),
-      mtu_(mtu),
-      transport_(transport),
-      host_(host),
-      cc_params_(cc),
-      pool_(pool),
+    : pool_(pool),
       measure_from_(measure_from),
-      dma_(host.pcie),
       processing_(to_sc(transport.processing_latency)),
       retransmit_timeout_(to_sc(transport.retransmit_timeout)),
       poll_latency_(to_sc(host.poll_latency)),
       cnp_interval_(to_sc(cc.dcqcn.cnp_interval)),
+      endpoint_(endpoint),
+      mtu_(mtu),
+      cc_kind_(cc.kind),
+      transport_(transport),
+      acks_sent_(stats.counter(name + ".rdma.acks_sent", "ACK packets sent", "packets")),
+      name_(name),
+      host_(host),
+      cc_params_(cc),
+      dma_(host.pcie),
       retransmits_(stats.counter(name + ".rdma.retransmitted_packets", "packets sent again after a NAK or timeout", "packets")),
       timeouts_(stats.counter(name + ".rdma.timeouts", "retransmission timeouts", "events")),
-      acks_sent_(stats.counter(name + ".rdma.acks_sent", "ACK packets sent", "packets")),
       naks_sent_(stats.counter(name + ".rdma.naks_sent", "sequence-error NAKs sent", "packets")),
       cnps_sent_(stats.counter(name + ".rdma.cnps_sent", "congestion notifications sent (CNP / BECN)", "packets")),
       cnps_received_(stats.counter(name + ".rdma.cnps_received", "congestion notifications received", "packets")),
@@ -442,8 +443,8 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
   // CNP (BECN), at most one per QP per cnp_interval.
   // DCQCN paces CNPs per QP; IB CC returns a BECN for every FECN.
   const bool marked = p.ecn == Ecn::ce || p.fecn;
-  const sc_time interval = cc_params_.kind == hw::CcKind::dcqcn ? cnp_interval_ : sc_core::SC_ZERO_TIME;
-  if (marked && cc_params_.kind != hw::CcKind::none && (!q.cnp_ever || q.last_cnp + interval <= now)) {
+  const sc_time interval = cc_kind_ == hw::CcKind::dcqcn ? cnp_interval_ : sc_core::SC_ZERO_TIME;
+  if (marked && cc_kind_ != hw::CcKind::none && (!q.cnp_ever || q.last_cnp + interval <= now)) {
     send_control(q, RdmaOp::cnp, 0, now);
     q.last_cnp = now;
     q.cnp_ever = true;

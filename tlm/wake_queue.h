@@ -76,7 +76,7 @@ class WakeQueue {
     std::uint64_t delta;  // the delta cycle it was asked in: runs in the next one
     int client;
   };
-  struct Client {
+  struct alignas(64) Client {  // one cache line: a notify and a dispatch each read one
     std::function<void()> on_wake;
     sc_core::sc_time timed_at;  // pending timed request, when where != none
     Where where = Where::none;
