@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -411,6 +413,41 @@ TEST(TcScheduler, NothingReadyGivesNoClass) {
   EXPECT_EQ(s->select({0, 0, 0, 0}), kNoClass);
   EXPECT_THROW(s->update_state(0, 64), std::logic_error);
   EXPECT_THROW(s->select({0, 0}), std::invalid_argument);
+}
+
+// What the switch relies on to ask no scheduler on a one-VL output (Switch's
+// constructor): with one class, every scheduler serves it whenever it has a head,
+// whatever its tables, weights, limits and history.
+TEST(EgressScheduler, OneClassIsServedWheneverReady) {
+  std::vector<std::unique_ptr<EgressScheduler>> schedulers;
+  schedulers.push_back(make_ib_vl_arbiter(low_only(1, {{0, 1}})));
+  schedulers.push_back(make_ib_vl_arbiter(low_only(1, {{0, 0}, {0, 3}, {0, 0}, {0, 255}})));
+  for (int high_limit : {0, 1, 255}) {
+    IbVlArbParams p;
+    p.vls = 1;
+    p.high = {{0, 2}, {0, 0}};
+    p.low = {{0, 1}};
+    p.high_limit = high_limit;
+    schedulers.push_back(make_ib_vl_arbiter(p));
+  }
+  for (bool strict : {false, true}) {
+    TcSchedulerParams p;
+    p.classes = 1;
+    p.strict = {strict};
+    p.weights = {3};
+    p.quantum_bytes = 100;  // packets up to 9 KiB: many rounds per packet
+    schedulers.push_back(make_tc_scheduler(p));
+  }
+  std::mt19937 rng(7);
+  for (auto& s : schedulers) {
+    ASSERT_EQ(s->classes(), 1);
+    for (int step = 0; step < 5000; ++step) {
+      const std::uint32_t head = rng() % 4 == 0 ? 0 : 1 + rng() % 9216;
+      const int c = s->select({head});
+      ASSERT_EQ(c, head > 0 ? 0 : kNoClass) << "step " << step;
+      if (c == 0) s->update_state(0, head);
+    }
+  }
 }
 
 TEST(TcSchedulerParams, ValidationNamesTheField) {

@@ -30,35 +30,55 @@ sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t c
                         std::vector<sc_time>* ready) {
   const std::uint64_t mrrs = timing_.params().max_read_request;
   const sc_time latency = read_latency(target);
+  const auto compute = [this](std::uint64_t b) { return wire(b); };
+  // Max-read-request pieces, the last one shorter (a read of no bytes: one empty request).
+  const std::uint64_t pieces = bytes == 0 ? 1 : (bytes + mrrs - 1) / mrrs;
+  const std::uint64_t last_bytes = bytes - (pieces - 1) * mrrs;
+  // Pieces of a whole MRRS, and the last one (both stay in recent_reads_).
+  const Wire full = recent_reads_.get(mrrs, compute);
+  const Wire last = last_bytes == mrrs ? full : recent_reads_.get(last_bytes, compute);
+  const std::size_t n_tags = tags_.size();
+  // ready[c]: when chunk c's last byte is in, i.e. its last piece's completions.
   const std::size_t chunks = ready && chunk ? (bytes + chunk - 1) / chunk : 0;
   if (ready) ready->resize(chunks);
-  // Pieces of a whole MRRS, and the last one (both stay in recent_reads_).
-  const Wire full = recent_reads_.get(mrrs, [this](std::uint64_t b) { return wire(b); });
+  std::size_t next_chunk = 0;
+  auto piece_of = [&](std::size_t c) { return (std::min((c + 1) * chunk, bytes) - 1) / mrrs; };
+  std::uint64_t next_chunk_piece = chunks ? piece_of(0) : pieces;
   // The timelines in locals for the loop (a tag may not alias them).
   sc_time down_free = down_free_;
   double up_busy = up_busy_s_, down_busy = down_busy_s_;
   std::size_t next_tag = next_tag_;
-  std::size_t next_chunk = 0;     // the first chunk not yet complete
-  std::uint64_t chunk_end = chunk;  // its end offset
-  std::uint64_t offset = 0;
-  // Each request waits for a free tag and the upstream wire; its completions
-  // (MPS-sized TLPs) queue on the downstream wire after the memory latency.
-  do {
-    const std::uint64_t piece = std::min(mrrs, bytes - offset);
-    const Wire& w = piece == mrrs ? full : recent_reads_.get(piece, [this](std::uint64_t b) { return wire(b); });
+  // The tags pieces 1 .. min(pieces, tags) - 1 wait for were freed before this read, in
+  // order: the last of them frees last.
+  const sc_time& latest_old_tag = tags_[(next_tag + std::min<std::uint64_t>(pieces, n_tags) - 1) % n_tags];
+  // Each request waits for a free tag (the oldest: tags come back in the order taken);
+  // request TLPs are tiny: they count as upstream busy time but do not queue behind (or
+  // reserve ahead of) posted writes, whose timeline runs separately. Its completions
+  // (MPS-sized TLPs) queue on the downstream wire after the memory latency:
+  //   down_free = max(max(now, tag) + latency, down_free) + wire.
+  // Once every request still to go is issued before the wire frees, the downstream wire
+  // alone sets the pace, down_free += wire, and no tag needs reading (`wire_bound`).
+  bool wire_bound = false;
+  for (std::uint64_t k = 0; k < pieces; ++k) {
+    const Wire& w = k + 1 < pieces ? full : last;
     sc_time& tag = tags_[next_tag];
-    next_tag = next_tag + 1 == tags_.size() ? 0 : next_tag + 1;
-    // Request TLPs are tiny: they count as upstream busy time but do not queue
-    // behind (or reserve ahead of) posted writes, whose timeline runs separately.
-    const sc_time issue = std::max(now, tag) + latency;
-    up_busy += request_wire_s_;
-    down_free = std::max(issue, down_free) + w.time;
-    down_busy += w.seconds;
+    next_tag = next_tag + 1 == n_tags ? 0 : next_tag + 1;
+    if (wire_bound) down_free += w.time;
+    else down_free = std::max(std::max(now, tag) + latency, down_free) + w.time;
     tag = down_free;  // this tag is free again once the piece's completions are in
-    offset += piece;
-    for (; next_chunk < chunks && (chunk_end <= offset || offset == bytes); ++next_chunk, chunk_end += chunk)
+    up_busy += request_wire_s_;
+    down_busy += w.seconds;
+    for (; next_chunk_piece == k; next_chunk_piece = ++next_chunk < chunks ? piece_of(next_chunk) : pieces)
       (*ready)[next_chunk] = down_free;
-  } while (offset < bytes);
+    // After the first piece: each later request is issued by the time the wire frees when
+    // the latest tag freed before this read is a latency before the first piece's end
+    // (now is: that piece went out after it; the wire's time only grows), and, with more
+    // pieces than tags, a tag this read frees comes back a latency before the wire does:
+    // it is taken again tags - 1 whole pieces later.
+    if (k == 0)
+      wire_bound = (pieces < 2 || n_tags < 2 || latest_old_tag + latency <= down_free) &&
+                   (pieces <= n_tags || latency.value() <= (n_tags - 1) * full.time.value());
+  }
   down_free_ = down_free;
   up_busy_s_ = up_busy;
   down_busy_s_ = down_busy;

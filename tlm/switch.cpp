@@ -119,6 +119,10 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
                                       params_.rtl_trace_dir});
   if (params_.buffer == BufferOrganisation::shared_memory)
     shared_ = std::make_unique<hw::SharedBuffer>(params_.shared_buffer.in_bytes());
+  // One VL: every egress scheduler serves it whenever it has a head (tests/
+  // test_egress_scheduler.cpp, OneClassIsServedWheneverReady), so the outputs have none
+  // to ask; one is still made, for what it checks of the tables.
+  if (v == 1) make_scheduler(params_);
   const std::string base = this->name();
   for (int p = 0; p < n; ++p) {
     in[p].register_fw(this, &Switch::ingress, p);
@@ -129,7 +133,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     ip.credits_held = hw::CreditLedger(v);
     ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
     auto& o = outputs_[p];
-    o.scheduler = make_scheduler(params_);
+    if (v > 1) o.scheduler = make_scheduler(params_);
     o.vl_bytes.assign(v, 0);
     o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
     o.stall_s.assign(v, 0.0);

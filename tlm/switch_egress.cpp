@@ -52,7 +52,7 @@ void Switch::choose_vls(const sc_time& now) {
       }
     }
     // No eligible head: the scheduler has nothing to choose and keeps its state.
-    o.chosen_vl = o.tx.attached() && has_head_[op] ? o.scheduler->select(heads) : -1;
+    o.chosen_vl = !o.tx.attached() || !has_head_[op] ? -1 : o.scheduler ? o.scheduler->select(heads) : 0;
     if (o.chosen_vl >= 0) chosen_.push_back(op);
     // Credit stall: a VL with a packet ready and nothing it could send for lack of credits.
     if (!any_blocked_[op] && o.open_stalls == 0) return;
@@ -141,7 +141,7 @@ void Switch::transmit(int q, const sc_time& now) {
   o.bytes -= e.charged;
   egress_queued_[e.out] = o.bytes;
   const int in_vl = p.vl;
-  o.scheduler->update_state(e.vl, e.frame_bytes);
+  if (o.scheduler) o.scheduler->update_state(e.vl, e.frame_bytes);
   p.vl = static_cast<std::uint8_t>(e.vl);
   ++p.hops;
   o.tx.send(p, start - now);
