@@ -59,6 +59,37 @@ def rtl_available(fabricsim, config):
     return p.returncode == 0, (p.stderr or p.stdout).strip()
 
 
+def add_common_arguments(ap, only, out_help):
+    """The options bench.py and profile.py share: binary, scenarios, output folder, --set."""
+    ap.add_argument("--fabricsim", default=os.path.join(os.environ.get("FABRICSIM_BUILD_DIR", "build"), "fabricsim"),
+                    help="the fabricsim binary (default: $FABRICSIM_BUILD_DIR/fabricsim or build/fabricsim)")
+    ap.add_argument("--only", default=only, help=f"comma-separated scenarios (default: {only})")
+    ap.add_argument("--out", default=None, help=out_help + " (default: a temporary folder)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra override for every run")
+
+
+def selected(args, prog):
+    """The scenarios --only names (exits naming the unknown ones), after checking the binary."""
+    if not os.access(args.fabricsim, os.X_OK):
+        sys.exit(f"{prog}: {args.fabricsim}: no fabricsim binary (build it, or pass --fabricsim)")
+    names = [n.strip().upper() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        sys.exit(f"{prog}: --only: unknown scenario {', '.join(unknown)}; valid: {', '.join(SCENARIOS)}")
+    return names
+
+
+def skipped_without_rtl(name, what, fabricsim, config, sets):
+    """The "skipped" record of a scenario that needs the RTL allocator in a build without it, else None."""
+    if "switch.allocator_impl=rtl" not in sets:
+        return None
+    ok, why = rtl_available(fabricsim, config)
+    if ok:
+        return None
+    return {"scenario": name, "what": what, "status": "skipped",
+            "reason": "RTL allocator not in this build (configure with -DFABRICSIM_RTL=ON): " + why}
+
+
 def bench(name, what, config, sets, fabricsim, out_dir):
     record = {"scenario": name, "what": what, "config": os.path.relpath(config), "set": sets}
     run_dir = os.path.join(out_dir, name.lower())
@@ -102,36 +133,21 @@ def bench(name, what, config, sets, fabricsim, out_dir):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fabricsim", default=os.path.join(os.environ.get("FABRICSIM_BUILD_DIR", "build"), "fabricsim"),
-                    help="the fabricsim binary (default: $FABRICSIM_BUILD_DIR/fabricsim or build/fabricsim)")
-    ap.add_argument("--only", default="S1,S2,S3,S4", help="comma-separated scenarios (default: all)")
+    add_common_arguments(ap, "S1,S2,S3,S4", "folder for each run's results")
     ap.add_argument("--quick", action="store_true", help="shorter runs; S3: its first 200 us simulated (2048 endpoints, 64 MiB per rank)")
     ap.add_argument("--tiny", action="store_true", help="one tiny scenario (the smoke test)")
-    ap.add_argument("--out", default=None, help="folder for each run's results (default: a temporary folder)")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra override for every run")
     args = ap.parse_args()
-    if not os.access(args.fabricsim, os.X_OK):
-        sys.exit(f"bench: {args.fabricsim}: no fabricsim binary (build it, or pass --fabricsim)")
+    names = selected(args, "bench")
     out_dir = args.out or tempfile.mkdtemp(prefix="fabricsim_bench_")
-    if args.tiny:
-        runs = [("tiny",) + TINY]
-    else:
-        names = [n.strip().upper() for n in args.only.split(",") if n.strip()]
-        unknown = [n for n in names if n not in SCENARIOS]
-        if unknown:
-            sys.exit(f"bench: --only: unknown scenario {', '.join(unknown)}; valid: {', '.join(SCENARIOS)}")
-        runs = [(n,) + SCENARIOS[n] for n in names]
+    runs = [("tiny",) + TINY] if args.tiny else [(n,) + SCENARIOS[n] for n in names]
     failed = False
     for name, what, config, sets in runs:
         config = os.path.join(HERE, config)
         sets = sets + (QUICK.get(name, []) if args.quick else []) + args.set
-        if "switch.allocator_impl=rtl" in sets:
-            ok, why = rtl_available(args.fabricsim, config)
-            if not ok:
-                print(json.dumps({"scenario": name, "what": what, "status": "skipped",
-                                  "reason": "RTL allocator not in this build (configure with -DFABRICSIM_RTL=ON): " + why}),
-                      flush=True)
-                continue
+        skipped = skipped_without_rtl(name, what, args.fabricsim, config, sets)
+        if skipped:
+            print(json.dumps(skipped), flush=True)
+            continue
         record = bench(name, what, config, sets, args.fabricsim, out_dir)
         failed = failed or record["status"] != "ok"
         print(json.dumps(record), flush=True)

@@ -15,6 +15,7 @@ PACKAGES=(
   python3-matplotlib      # plots of `fabricsim compare` and `fabricsim report` (scripts/*.py, run with /usr/bin/python3)
   slurm-wlm slurm-client munge  # `fabricsim sweep --executor slurm`; tests start a private cluster (scripts/slurm_local.sh)
   chromium                # tests open the HTML report of `fabricsim report` in headless Chromium
+  valgrind                # bench/profile.py (callgrind's cache and branch model); its smoke test
 )
 PACKAGES+=("$@")
 

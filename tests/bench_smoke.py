@@ -1,27 +1,21 @@
 #!/usr/bin/env python3
 """Smoke test of the benchmark command (not a timed test): bench/bench.py --tiny runs
 one tiny scenario and must print one valid JSON object with every field."""
-import json
-import subprocess
 import sys
 
+from smoke_json import one_json_line
+
 bench, fabricsim = sys.argv[1], sys.argv[2]
-out = subprocess.run([sys.executable, bench, "--tiny", "--fabricsim", fabricsim], capture_output=True, text=True)
-if out.returncode != 0:
-    sys.exit(f"bench exited {out.returncode}: {out.stderr}{out.stdout}")
-lines = [l for l in out.stdout.splitlines() if l.strip()]
-if len(lines) != 1:
-    sys.exit(f"expected one JSON line, got {len(lines)}: {out.stdout}")
-r = json.loads(lines[0])
+r, line = one_json_line([sys.executable, bench, "--tiny", "--fabricsim", fabricsim])
 fields = ["wall_time_s", "simulated_time_ns", "events", "delivered_packets_per_wall_s", "packet_hops_per_wall_s",
           "peak_memory_bytes", "delivered_packets", "packet_hops"]
 missing = [f for f in fields if not isinstance(r.get(f), (int, float)) or r[f] <= 0]
 if r.get("status") != "ok" or missing:
-    sys.exit(f"bad record (status {r.get('status')}, missing or not positive: {missing}): {lines[0]}")
+    sys.exit(f"bad record (status {r.get('status')}, missing or not positive: {missing}): {line}")
 if not isinstance(r.get("huge_page_mib"), int) or r["huge_page_mib"] < 0:
     sys.exit(f"huge_page_mib must be a count of MiB, got {r.get('huge_page_mib')!r}")
 if not isinstance(r.get("build"), str) or not r["build"].startswith(("Release", "Debug", "RelWithDebInfo", "MinSizeRel")):
     sys.exit(f"build must name the CMake build type, got {r.get('build')!r}")
 if abs(r["simulated_time_ns"] - 5000) > 1e-6:
     sys.exit(f"the tiny scenario simulates 5 us, got {r['simulated_time_ns']} ns")
-print("ok:", lines[0])
+print("ok:", line)
