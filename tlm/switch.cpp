@@ -60,19 +60,25 @@ std::string_view to_string(BufferOrganisation b) {
 
 namespace {
 
+// An output's egress scheduler, or none with one VL: every scheduler serves the one VL
+// whenever it has a head, whatever its tables and history (tests/test_egress_scheduler.cpp,
+// OneClassIsServedWheneverReady), so the output sends it without asking. The tables are
+// checked either way.
 std::unique_ptr<hw::EgressScheduler> make_scheduler(const SwitchParams& p) {
   if (p.egress_scheduler == EgressSchedulerKind::ib_vl_arb) {
     hw::IbVlArbParams a = p.vl_arb;
     a.vls = p.vls;
     if (a.high.empty() && a.low.empty())
       for (int v = 0; v < p.vls; ++v) a.low.push_back({v, 1});
-    return hw::make_ib_vl_arbiter(a);
+    a.validate();
+    return p.vls == 1 ? nullptr : hw::make_ib_vl_arbiter(a);
   }
   hw::TcSchedulerParams t = p.tc;
   t.classes = p.vls;
   t.strict.resize(p.vls, false);
   t.weights.resize(p.vls, 1);
-  return hw::make_tc_scheduler(t);
+  t.validate();
+  return p.vls == 1 ? nullptr : hw::make_tc_scheduler(t);
 }
 
 }  // namespace
@@ -119,10 +125,6 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
                                       params_.rtl_trace_dir});
   if (params_.buffer == BufferOrganisation::shared_memory)
     shared_ = std::make_unique<hw::SharedBuffer>(params_.shared_buffer.in_bytes());
-  // One VL: every egress scheduler serves it whenever it has a head (tests/
-  // test_egress_scheduler.cpp, OneClassIsServedWheneverReady), so the outputs have none
-  // to ask; one is still made, for what it checks of the tables.
-  if (v == 1) make_scheduler(params_);
   const std::string base = this->name();
   for (int p = 0; p < n; ++p) {
     in[p].register_fw(this, &Switch::ingress, p);
@@ -133,7 +135,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     ip.credits_held = hw::CreditLedger(v);
     ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
     auto& o = outputs_[p];
-    if (v > 1) o.scheduler = make_scheduler(params_);
+    o.scheduler = make_scheduler(params_);
     o.vl_bytes.assign(v, 0);
     o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
     o.stall_s.assign(v, 0.0);

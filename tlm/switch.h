@@ -326,7 +326,7 @@ class Switch : public sc_core::sc_module {
     sc_core::sc_time heads_ready = sc_core::sc_max_time();
     std::uint32_t open_stalls = 0;           // VLs blocked on credits now (bit per VL)
     int chosen_vl = -1;                      // this edge's egress scheduler choice
-    std::unique_ptr<hw::EgressScheduler> scheduler;  // none with one VL (Switch's constructor)
+    std::unique_ptr<hw::EgressScheduler> scheduler;  // none with one VL (make_scheduler, switch.cpp)
     TxPort tx;
     std::vector<std::uint64_t> vl_bytes;     // queued for this output per VL
     std::uint64_t bytes = 0, high_water = 0;
