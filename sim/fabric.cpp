@@ -13,6 +13,8 @@
 #include <random>
 #include <sstream>
 
+#include "tlm/sim_time.h"
+
 namespace fabricsim::sim {
 
 using sc_core::sc_time;
@@ -260,7 +262,7 @@ nlohmann::json Fabric::diagnose_stall() const {
     if (state[n] == 0 && dfs(n)) break;
   nlohmann::json names = nlohmann::json::array();
   for (const Node& n : cycle) names.push_back(label(n));
-  nlohmann::json r{{"time_ns", sc_core::sc_time_stamp().to_seconds() * 1e9},
+  nlohmann::json r{{"time_ns", tlm_fabric::sim_now().to_seconds() * 1e9},
                    {"packets_held", pool_.in_use()},
                    {"blocked", blocked},
                    {"cycle", names}};
@@ -290,10 +292,10 @@ tlm_fabric::Link& Fabric::add_link(const std::string& name, const tlm_fabric::Li
 }
 
 void Fabric::sample() {
-  sample_times_ns_.push_back(sc_core::sc_time_stamp().to_seconds() * 1e9);
+  sample_times_ns_.push_back(tlm_fabric::sim_now().to_seconds() * 1e9);
   rate_samples_.resize(nics_.size());
   for (std::size_t e = 0; e < nics_.size(); ++e)
-    rate_samples_[e].push_back(nics_[e]->rdma().qp_rates(sc_core::sc_time_stamp()));
+    rate_samples_[e].push_back(nics_[e]->rdma().qp_rates(tlm_fabric::sim_now()));
   std::size_t i = 0;
   std::vector<std::uint64_t> ingress, egress;
   for (const auto& sw : switches_) {
@@ -303,7 +305,7 @@ void Fabric::sample() {
       egress_samples_[i].push_back(egress[p]);
     }
   }
-  sampler_->notify_at(sc_core::sc_time_stamp() + to_sc(config_.output.sample_interval));
+  sampler_->notify_at(tlm_fabric::sim_now() + to_sc(config_.output.sample_interval));
 }
 
 nlohmann::json Fabric::timeseries() const {

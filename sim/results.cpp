@@ -205,13 +205,13 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
     const double total_ns = duration.to_seconds() * 1e9;
     while (sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_time_stamp() < duration) {
       const sc_time left = duration - sc_core::sc_time_stamp();
-      sc_core::sc_start(left < slice ? left : slice);
+      tlm_fabric::simulate_for(left < slice ? left : slice);
       progress->update(sc_core::sc_time_stamp().to_seconds() * 1e9, total_ns, "");
     }
     progress->update(sc_core::sc_time_stamp().to_seconds() * 1e9, total_ns, "", true);
     progress->finish();
   } else {
-    sc_core::sc_start(duration);
+    tlm_fabric::simulate_for(duration);
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
@@ -317,7 +317,7 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
   r["simulator"] = {{"wall_time_s", wall},
                     {"process_activations", activations},
                     {"activations", per_process},
-                    {"delta_cycles", sc_core::sc_delta_count()},
+                    {"delta_cycles", tlm_fabric::delta_count()},
                     {"packet_hops", hops},
                     {"packet_hops_per_wall_second", wall > 0 ? hops / wall : 0.0},
                     {"huge_page_bytes", huge_page_bytes},

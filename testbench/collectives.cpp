@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "tlm/sim_time.h"
+
 namespace fabricsim::testbench {
 
 using sc_core::sc_time;
@@ -238,10 +240,7 @@ CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm
     const int e = params_.ranks[rank];
     nics_.at(e)->rdma().set_completion_handler([this, e](const tlm_fabric::Completion& c) { on_completion(e, c); });
   }
-  SC_METHOD(run);
-  sensitive << wake_;
-  dont_initialize();
-  wake_.notify(sc_core::SC_ZERO_TIME);
+  wake_.notify_at(tlm_fabric::sim_now());
 }
 
 int CollectiveRunner::endpoint_of(int participant) const {
@@ -264,7 +263,7 @@ int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
 }
 
 void CollectiveRunner::start_iteration() {
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = tlm_fabric::sim_now();
   const int n = static_cast<int>(params_.ranks.size());
   schedule_ = build_schedule(params_, n, results_.back().bytes);
   const std::size_t m = schedule_.size();
@@ -280,7 +279,7 @@ void CollectiveRunner::start_iteration() {
   iteration_start_ = now;
   if (m == 0) {
     results_.back().times_us.push_back(0);
-    wake_.notify(sc_core::SC_ZERO_TIME);
+    wake_.notify_at(now);
   }
 }
 
@@ -313,7 +312,7 @@ void CollectiveRunner::post_ready(const sc_time& now) {
     to_kick_[e] = false;
   }
   kicked_.clear();
-  if (!eligible_.empty()) wake_.notify(eligible_.top().first - now);
+  if (!eligible_.empty()) wake_.notify_at(eligible_.top().first);
 }
 
 void CollectiveRunner::on_completion(int endpoint, const tlm_fabric::Completion& c) {
@@ -359,18 +358,17 @@ void CollectiveRunner::land(std::size_t i, const sc_time& visible) {
     landed_ = {};
     ready_at_ = {visible};  // next iteration starts then
   }
-  const sc_time now = sc_core::sc_time_stamp();
-  const sc_time at = schedule_.empty() ? ready_at_[0] : now;
-  wake_.notify(at > now ? at - now : sc_core::SC_ZERO_TIME);
+  const sc_time now = tlm_fabric::sim_now();
+  wake_.notify_at(schedule_.empty() ? ready_at_[0] : now);
 }
 
 void CollectiveRunner::run() {
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = tlm_fabric::sim_now();
   const bool between = schedule_.empty();
   if (between && !finished_) {
     // Start (first call), the next iteration, the next size, or stop.
     if (!ready_at_.empty() && ready_at_[0] > now) {
-      wake_.notify(ready_at_[0] - now);
+      wake_.notify_at(ready_at_[0]);
       return;
     }
     if (params_.training.enabled) {
@@ -381,7 +379,7 @@ void CollectiveRunner::run() {
     if (results_.empty() || static_cast<int>(results_.back().times_us.size()) >= params_.iterations) {
       if (size_index_ >= params_.sizes.size()) {
         finished_ = true;
-        sc_core::sc_stop();
+        tlm_fabric::stop_simulation();
         return;
       }
       results_.push_back({params_.sizes[size_index_++], {}});
@@ -406,7 +404,7 @@ bool CollectiveRunner::next_training_job(const sc_time& now) {
     const sc_time start = std::max(ready, last_job_end_);
     if (start > now) {
       ready_at_.assign(1, start);
-      wake_.notify(start - now);
+      wake_.notify_at(start);
       return false;
     }
     results_.push_back({t.buckets[bucket_++], {}});
@@ -417,7 +415,7 @@ bool CollectiveRunner::next_training_job(const sc_time& now) {
   const sc_time end = std::max(compute_end, last_job_end_) + t.optimizer;
   if (end > now) {
     ready_at_.assign(1, end);
-    wake_.notify(end - now);
+    wake_.notify_at(end);
     return false;
   }
   const double compute_us = (t.forward + t.backward + t.optimizer).to_seconds() * 1e6;
@@ -429,7 +427,7 @@ bool CollectiveRunner::next_training_job(const sc_time& now) {
   last_job_end_ = end;
   if (++step_ >= t.steps) {
     finished_ = true;
-    sc_core::sc_stop();
+    tlm_fabric::stop_simulation();
     return false;
   }
   return next_training_job(now);

@@ -29,6 +29,7 @@
 
 #include "hw/units.h"
 #include "tlm/nic.h"
+#include "tlm/wake_queue.h"
 
 namespace fabricsim::testbench {
 
@@ -198,7 +199,7 @@ class CollectiveRunner : public sc_core::sc_module {
   int iteration_ = 0;
   sc_core::sc_time iteration_start_;
   std::vector<SizeResult> results_;
-  sc_core::sc_event wake_;
+  tlm_fabric::WakeEvent wake_{[this] { run(); }};  // through the WakeQueue, like the blocks
   bool finished_ = false;
   // training mode
   struct StepResult {

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "tlm/sim_time.h"
+
 namespace fabricsim::testbench {
 
 using sc_core::sc_time;
@@ -41,9 +43,6 @@ Perftest::Perftest(sc_core::sc_module_name name, tlm_fabric::Nic& client, tlm_fa
   client_.rdma().connect(client_qp_, server_qp_);
   client_.rdma().set_completion_handler([this](const Completion& c) { on_client(c); });
   server_.rdma().set_completion_handler([this](const Completion& c) { on_server(c); });
-  SC_METHOD(run_actions);
-  sensitive << wake_;
-  dont_initialize();
   at(sc_core::SC_ZERO_TIME, kStartSize);
 }
 
@@ -64,12 +63,11 @@ RdmaOpcode Perftest::opcode() const {
 
 void Perftest::at(const sc_time& t, int action) {
   pending_.push_back({t, action});
-  const sc_time now = sc_core::sc_time_stamp();
-  wake_.notify(t > now ? t - now : sc_core::SC_ZERO_TIME);
+  wake_.notify_at(t);
 }
 
 void Perftest::run_actions() {
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = tlm_fabric::sim_now();
   // Actions due now, in the order they were scheduled.
   std::vector<std::pair<sc_time, int>> due;
   for (auto it = pending_.begin(); it != pending_.end();) {
@@ -91,19 +89,19 @@ void Perftest::run_actions() {
   if (!pending_.empty()) {
     sc_time next = pending_.front().first;
     for (const auto& p : pending_) next = std::min(next, p.first);
-    wake_.notify(next > now ? next - now : sc_core::SC_ZERO_TIME);
+    wake_.notify_at(next);
   }
 }
 
 void Perftest::start_size() {
   if (size_index_ >= params_.sizes.size()) {
     finished_ = true;
-    sc_core::sc_stop();
+    tlm_fabric::stop_simulation();
     return;
   }
   results_.push_back({params_.sizes[size_index_++], {}, 0, 0});
   posted_ = 0;
-  size_start_ = sc_core::sc_time_stamp();
+  size_start_ = tlm_fabric::sim_now();
   const int burst = latency_test() ? 1 : std::min(params_.tx_depth, params_.iterations);
   posted_ = burst;
   for (int i = 0; i < burst; ++i) post_client();
@@ -111,7 +109,7 @@ void Perftest::start_size() {
 
 void Perftest::post_client() {
   // posted_ counts operations committed to, including those scheduled for later.
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = tlm_fabric::sim_now();
   iteration_start_ = now;
   client_.rdma().post(client_qp_, {opcode(), results_.back().bytes, 0}, now);
   client_.kick();

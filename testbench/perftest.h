@@ -16,6 +16,7 @@
 #include <systemc>
 
 #include "tlm/nic.h"
+#include "tlm/wake_queue.h"
 
 namespace fabricsim::testbench {
 
@@ -69,7 +70,7 @@ class Perftest : public sc_core::sc_module {
   sc_core::sc_time iteration_start_, size_start_;
   std::vector<SizeResult> results_;
   std::vector<std::pair<sc_core::sc_time, int>> pending_;  // (when, action)
-  sc_core::sc_event wake_;
+  tlm_fabric::WakeEvent wake_{[this] { run_actions(); }};  // through the WakeQueue, like the blocks
   bool finished_ = false;
 };
 

@@ -14,6 +14,7 @@
 #include <systemc>
 
 #include "sim/child_run.h"
+#include "tlm/sim_time.h"
 #include "tlm/wake_queue.h"
 
 namespace {
@@ -211,6 +212,107 @@ TEST(WakeQueue, RequestsMadeDuringElaborationRunAsTheKernels) {
   };
   ASSERT_EQ(r["kernel"].size(), 4u) << r.dump();
   EXPECT_EQ(sorted(r["queue"]), sorted(r["kernel"])) << "[block, time ps, delta cycle]";
+}
+
+// Running ahead of the kernel (simulate_for): the blocks run at the same times, in the
+// same delta cycles as they count them (delta_count()) and in the same order as when
+// the kernel steps the time between passes; a kernel process now and then (a watchdog
+// that also asks blocks for wakes) bounds how far the queue runs ahead; the run is cut
+// into slices that often end exactly at a wake; a block stops the run.
+json run_blocks(bool ahead) {
+  return fabricsim::sim::in_child([ahead] {
+    using fabricsim::tlm_fabric::delta_count;
+    using fabricsim::tlm_fabric::sim_now;
+    constexpr int kBlocks = 40;
+    std::vector<std::unique_ptr<WakeEvent>> blocks;
+    std::vector<std::mt19937> rng;
+    json sequence = json::array();
+    const sc_time stop_after(200, sc_core::SC_US);
+    bool stopped = false;
+    auto ran = [&](int k) {
+      sequence.push_back({sim_now().value(), delta_count(), k});
+      if (!stopped && sim_now() >= stop_after && k == 3) {
+        stopped = true;
+        fabricsim::tlm_fabric::stop_simulation();
+      }
+      std::mt19937& r = rng[k];
+      for (int i = 0, asks = 1 + static_cast<int>(r() % 3); i < asks; ++i) {
+        const int to = static_cast<int>(r() % kBlocks);
+        if (r() % 4 == 0) continue;
+        blocks[to]->notify_at(sim_now() + offset(r, to));
+      }
+    };
+    for (int k = 0; k < kBlocks; ++k) {
+      rng.emplace_back(300 + k);
+      blocks.push_back(std::make_unique<WakeEvent>([&ran, k] { ran(k); }));
+    }
+    std::mt19937 watchdog_rng(11);
+    KernelBlock* watchdog_p = nullptr;
+    auto watchdog = std::make_unique<KernelBlock>("watchdog", [&] {
+      sequence.push_back({sim_now().value(), delta_count(), -1});
+      for (int k = 0; k < 4; ++k) blocks[watchdog_rng() % kBlocks]->notify_at(sim_now() + offset(watchdog_rng, 0));
+      watchdog_p->notify_at(sim_now() + sc_time(static_cast<double>(1 + watchdog_rng() % 3000), sc_core::SC_NS));
+    });
+    watchdog_p = watchdog.get();
+    for (int k = 0; k < kBlocks; k += 5) blocks[k]->notify_at(sc_time(k, sc_core::SC_NS));
+    watchdog->notify_at(sc_time(500, sc_core::SC_NS));
+    const sc_time end(400, sc_core::SC_US);
+    if (ahead) {
+      std::mt19937 slices(5);
+      while (sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_time_stamp() < end) {
+        const sc_time left = end - sc_core::sc_time_stamp();
+        const sc_time slice(static_cast<double>(1 + slices() % 2000), sc_core::SC_NS);
+        fabricsim::tlm_fabric::simulate_for(slice < left ? slice : left);
+      }
+    } else {
+      sc_core::sc_start(end);
+    }
+    return json{{"sequence", sequence},
+                {"end_ps", sc_core::sc_time_stamp().value()},
+                {"kernel_deltas", sc_core::sc_delta_count()}};
+  });
+}
+
+TEST(WakeQueue, RunsAheadOfTheKernelWithTheSameTimesAndOrder) {
+  const json in_step = run_blocks(false);
+  const json ahead = run_blocks(true);
+  ASSERT_FALSE(in_step.contains("error")) << in_step.dump();
+  ASSERT_FALSE(ahead.contains("error")) << ahead.dump();
+  const auto& a = in_step["sequence"];
+  const auto& b = ahead["sequence"];
+  std::size_t same = 0;
+  while (same < a.size() && same < b.size() && a[same] == b[same]) ++same;
+  EXPECT_TRUE(same == a.size() && same == b.size())
+      << "run " << same << ": in step " << run_at(a, same) << ", ahead " << run_at(b, same) << " ([time ps, delta cycle, block])";
+  EXPECT_GT(a.size(), 100000u);
+  // Stopped by a block after 200 us, at its time, in both.
+  EXPECT_EQ(in_step["end_ps"], ahead["end_ps"]);
+  EXPECT_GE(in_step["end_ps"].get<std::uint64_t>(), 200'000'000u);
+  EXPECT_LT(in_step["end_ps"].get<std::uint64_t>(), 210'000'000u);
+  // Ahead, most delta cycles are the queue's own passes, not the kernel's.
+  ASSERT_FALSE(a.empty());
+  EXPECT_LT(ahead["kernel_deltas"].get<std::uint64_t>() * 4, a.back()[1].get<std::uint64_t>());
+}
+
+// A block that notifies a kernel event while the queue runs ahead of the kernel would
+// have it timed from the kernel's older time: the run stops with an error instead.
+TEST(WakeQueue, AKernelEventNotifiedAheadOfTheKernelIsAnError) {
+  const json r = fabricsim::sim::in_child([] {
+    int kernel_runs = 0;
+    KernelBlock kernel("kernel", [&] { ++kernel_runs; });
+    std::unique_ptr<WakeEvent> block;
+    int runs = 0;
+    block = std::make_unique<WakeEvent>([&] {
+      if (++runs == 10) kernel.notify_at(fabricsim::tlm_fabric::sim_now() + sc_time(1, sc_core::SC_NS));
+      block->notify_at(fabricsim::tlm_fabric::sim_now() + sc_time(2, sc_core::SC_NS));
+    });
+    block->notify_at(sc_core::SC_ZERO_TIME);
+    fabricsim::tlm_fabric::simulate_for(sc_time(1, sc_core::SC_US));
+    return json{{"runs", runs}, {"kernel_runs", kernel_runs}};
+  });
+  ASSERT_TRUE(r.contains("error")) << r.dump();
+  EXPECT_NE(r["error"].get<std::string>().find("notified during passes run ahead of the kernel"), std::string::npos)
+      << r.dump();
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 
 #include <systemc>
 
+#include "tlm/sim_time.h"
+
 #if FABRICSIM_RTL
 #include <verilated.h>
 #include <verilated_fst_c.h>
@@ -389,7 +391,7 @@ class RtlAllocator final : public hw::SwitchAllocator {
   const std::vector<hw::Grant>& evaluate() {
     close_round();
     ++rounds_;
-    round_at_ = sc_core::sc_time_stamp();
+    round_at_ = sim_now();
     pins_->step(req_, false, false);
     pins_->grants(gnt_);
     open_ = true;

@@ -3,6 +3,8 @@
 #include "tlm/wake_queue.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "tlm/sim_time.h"
 
@@ -14,15 +16,15 @@ namespace {
 // constructor or end_of_elaboration) sc_delta_count() is already 0, the number of the
 // first delta cycle, where such a request runs: it gets a number of its own.
 constexpr std::uint64_t kBeforeSimulation = ~std::uint64_t{0} - 1;
-std::uint64_t delta_now() {
-  return sc_core::sc_is_running() ? sc_core::sc_delta_count() : kBeforeSimulation;
-}
+
+const sc_core::sc_time& kernel_now() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
 
 }  // namespace
 
 void EarliestNotify::notify_at(const sc_core::sc_time& t) {
-  const sc_core::sc_time now = sim_now();
-  const std::uint64_t delta = delta_now();
+  // A kernel event: the kernel's own time and delta cycle.
+  const sc_core::sc_time now = kernel_now();
+  const std::uint64_t delta = sc_core::sc_is_running() ? sc_core::sc_delta_count() : kBeforeSimulation;
   // Forget a notification the kernel has already fired.
   if (pending_ == Pending::timed && at_ <= now) pending_ = Pending::none;
   if (pending_ == Pending::delta && delta_ != delta) pending_ = Pending::none;
@@ -68,10 +70,14 @@ void WakeQueue::remove(int client) {
   clients_[client] = Client{};
 }
 
+std::uint64_t WakeQueue::delta() const {
+  return sc_core::sc_is_running() ? sc_core::sc_delta_count() + passes_ahead_ : kBeforeSimulation;
+}
+
 void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
   Client& c = clients_[client];
   const sc_core::sc_time now = sim_now();
-  const std::uint64_t delta = delta_now();
+  const std::uint64_t delta = this->delta();
   // The kernel fired a timed request at its time, before any process ran: it runs in
   // this pass whatever comes now (its entry stays, no longer the pending one).
   if (c.where != Where::none && c.timed_at <= now) {
@@ -205,10 +211,65 @@ void WakeQueue::erase_overflow(std::size_t i) {
 }
 
 void WakeQueue::dispatch() {
-  const sc_core::sc_time now = sim_now();
-  const std::uint64_t delta = sc_core::sc_delta_count();
-  // Timed requests for now, in (time, handle) order: the kernel woke the queue at the
-  // earliest, so they are all in now's slot once the wheel has moved up to it.
+  if (stop_on_wake_) {  // the kernel has moved to where a pass ahead of it stopped
+    stop_on_wake_ = false;
+    sc_core::sc_stop();
+    return;
+  }
+  // Back in step with the kernel however this ends (a block may throw).
+  struct InStep {
+    ~InStep() { detail::queue_time.ahead = false; }
+  } in_step;
+  sc_core::sc_time now = kernel_now();
+  std::uint64_t delta = this->delta();
+  // The queue may run ahead up to the kernel's next activity (now when something else
+  // is due now) and the end of the run, exclusive.
+  const bool may_run_ahead = until_ > now;
+  const sc_core::sc_time kernel_next = may_run_ahead ? kernel_next_activity() : now;
+  const sc_core::sc_time limit = std::min(until_, kernel_next);
+  for (;;) {
+    run_pass(now, delta);
+    if (stop_asked_) break;
+    // The next pass: requests for now in the next delta cycle, else the earliest timed one.
+    sc_core::sc_time next = now;
+    if (delta_.empty() && !earliest(next)) break;
+    if (!(next < limit)) break;
+    ++passes_ahead_;
+    delta = this->delta();
+    now = next;
+    detail::queue_time = {now, true};
+  }
+  const bool ahead = detail::queue_time.ahead;
+  detail::queue_time.ahead = false;
+  // Passes ahead of the kernel must leave it alone: a kernel event notified there would
+  // be timed from the kernel's older time.
+  if (ahead && kernel_next_activity() != kernel_next)
+    throw std::logic_error("wake queue: a SystemC event was notified during passes run ahead of the kernel (up to " +
+                           now.to_string() + "); blocks and testbenches must wake through WakeEvent and read the time "
+                           "through sim_now() (tlm/wake_queue.h)");
+  if (stop_asked_) {
+    stop_asked_ = false;
+    // The run ends at the time the model stopped: where the queue ran ahead, the kernel
+    // first moves there.
+    if (!ahead) {
+      sc_core::sc_stop();
+    } else {
+      stop_on_wake_ = true;
+      wake_.notify_at(now);
+    }
+    return;
+  }
+  arm(now);
+}
+
+sc_core::sc_time WakeQueue::kernel_next_activity() {
+  return kernel_now() + sc_core::sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext());
+}
+
+void WakeQueue::run_pass(const sc_core::sc_time& now, std::uint64_t delta) {
+  // Timed requests for now, in (time, handle) order: the kernel (or the queue running
+  // ahead) woke the queue at the earliest, so they are all in now's slot once the wheel
+  // has moved up to it.
   const std::uint64_t s = slot_of(now);
   advance(s);
   due_.clear();
@@ -240,7 +301,6 @@ void WakeQueue::dispatch() {
   for (const int k : run_)
     if (clients_[k].on_wake) clients_[k].on_wake();
   dispatching_ = false;
-  arm();
 }
 
 void WakeQueue::order_due() {
@@ -268,10 +328,31 @@ void WakeQueue::order_due() {
   for (const Due& d : due_) run_.push_back(d.client);
 }
 
-void WakeQueue::arm() {
-  if (!delta_.empty()) wake_.notify_at(sim_now());
+void WakeQueue::arm(const sc_core::sc_time& now) {
+  // Requests for now made in the last pass run in the next delta cycle at the queue's
+  // time (a timed notification where the queue ran ahead of the kernel).
+  if (!delta_.empty()) wake_.notify_at(now);
   sc_core::sc_time at;
   if (earliest(at)) wake_.notify_at(at);
 }
+
+void simulate_for(const sc_core::sc_time& duration) {
+  WakeQueue& q = WakeQueue::instance();
+  q.until_ = kernel_now() + duration;
+  struct InStep {
+    WakeQueue& q;
+    ~InStep() { q.until_ = sc_core::SC_ZERO_TIME; }
+  } in_step{q};
+  sc_core::sc_start(duration);
+}
+
+void stop_simulation() {
+  WakeQueue& q = WakeQueue::instance();
+  // In a pass, after it: the kernel would finish the delta cycle anyway.
+  if (q.dispatching_) q.stop_asked_ = true;
+  else sc_core::sc_stop();
+}
+
+std::uint64_t delta_count() { return WakeQueue::instance().delta(); }
 
 }  // namespace fabricsim::tlm_fabric

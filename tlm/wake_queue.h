@@ -15,6 +15,17 @@
 // notifications allocated one by one) and its per-process bookkeeping miss the cache
 // on every wake; here a wake is a 16-byte entry in a timing wheel (a heap for the far
 // future) and a direct call, behind one kernel event and one method process for all blocks.
+//
+// Running ahead (simulate_for): after a pass, when the next request is earlier than
+// anything else pending in the kernel and than the end of the run, the queue runs it
+// itself instead of handing back to the kernel, which would only step to that time and
+// call the queue again: the same passes at the same times, in the same order, without
+// the kernel's step (in S2, most passes run one or two blocks, and the kernel's step
+// cost a tenth of its instructions). The blocks see the queue's time through sim_now()
+// and its delta cycles through delta_count(); so every block, testbench and anything
+// they call must read time there, not from sc_time_stamp(), and wake through a
+// WakeEvent, not a kernel event. A kernel event notified from a pass ahead of the
+// kernel would be timed from the kernel's older time: the run stops with an error.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +54,16 @@ class EarliestNotify {
   std::uint64_t delta_ = 0;  // delta: the delta cycle it was made in
 };
 
+/// sc_start(duration), with the wake queue running ahead of the kernel where nothing
+/// else is pending (above). A plain sc_start() keeps the queue in step with the kernel.
+void simulate_for(const sc_core::sc_time& duration);
+/// sc_stop() for blocks and testbenches. Asked in a pass ahead of the kernel, the kernel
+/// first moves to the queue's time, so the run ends where the model stopped.
+void stop_simulation();
+/// The delta cycle as the blocks see it: sc_delta_count() plus the passes the queue ran
+/// ahead of the kernel (each would have been a delta cycle of the kernel's).
+std::uint64_t delta_count();
+
 /// The process-wide queue of block wake-ups, run by one method process.
 class WakeQueue {
  public:
@@ -56,9 +77,15 @@ class WakeQueue {
   void notify_at(int client, const sc_core::sc_time& t);
 
  private:
+  friend void simulate_for(const sc_core::sc_time& duration);
+  friend void stop_simulation();
+  friend std::uint64_t delta_count();
   WakeQueue();
   void dispatch();
-  void arm();
+  void run_pass(const sc_core::sc_time& now, std::uint64_t delta);  // the blocks due now
+  static sc_core::sc_time kernel_next_activity();  // the time of the kernel's next activity
+  void arm(const sc_core::sc_time& now);
+  std::uint64_t delta() const;  // delta_count()
   static constexpr std::size_t kNone = ~std::size_t{0};
   // Timed requests within kSlots slot widths of the wheel's base go into the wheel (a
   // slot per nanosecond: a fabric's wakes are mostly a few link and packet times
@@ -110,6 +137,12 @@ class WakeQueue {
   std::vector<int> run_;            // scratch: blocks this pass runs, in order
   EarliestNotify wake_;
   bool dispatching_ = false;  // in a pass: arm() follows it
+  // Running ahead: only inside simulate_for, strictly before its end (the kernel leaves
+  // processes due at the end of sc_start for the next one).
+  sc_core::sc_time until_;
+  std::uint64_t passes_ahead_ = 0;  // passes run ahead of the kernel so far (delta_count())
+  bool stop_asked_ = false;         // stop_simulation() during a pass
+  bool stop_on_wake_ = false;       // the kernel moves to the queue's time to stop there
 };
 
 /// A block's wake-up: calls `on_wake` at the times notified, through the WakeQueue.
