@@ -43,7 +43,7 @@ void EarliestNotify::notify_at(const sc_core::sc_time& t) {
 
 WakeQueue& WakeQueue::instance() {
   // Never destroyed: its event and process belong to the kernel until the process exits.
-  static WakeQueue* queue = new WakeQueue;
+  static WakeQueue* queue = made_ = new WakeQueue;
   return *queue;
 }
 
@@ -71,6 +71,7 @@ void WakeQueue::remove(int client) {
 }
 
 std::uint64_t WakeQueue::delta() const {
+  if (dispatching_) return pass_delta_;
   return sc_core::sc_is_running() ? sc_core::sc_delta_count() + passes_ahead_ : kBeforeSimulation;
 }
 
@@ -298,6 +299,7 @@ void WakeQueue::run_pass(const sc_core::sc_time& now, std::uint64_t delta) {
   // once, after the last of them (re-arming the kernel event for each earlier time
   // would leave a cancelled notification in the kernel's queue each time).
   dispatching_ = true;
+  pass_delta_ = delta;
   for (const int k : run_)
     if (clients_[k].on_wake) clients_[k].on_wake();
   dispatching_ = false;

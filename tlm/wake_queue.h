@@ -65,6 +65,8 @@ void stop_simulation();
 std::uint64_t delta_count();
 
 /// The process-wide queue of block wake-ups, run by one method process.
+class WakeEvent;
+
 class WakeQueue {
  public:
   /// The queue of this process (SystemC elaborates once per process).
@@ -77,10 +79,12 @@ class WakeQueue {
   void notify_at(int client, const sc_core::sc_time& t);
 
  private:
+  friend class WakeEvent;
   friend void simulate_for(const sc_core::sc_time& duration);
   friend void stop_simulation();
   friend std::uint64_t delta_count();
   WakeQueue();
+  static inline WakeQueue* made_ = nullptr;  // instance(), once made
   void dispatch();
   void run_pass(const sc_core::sc_time& now, std::uint64_t delta);  // the blocks due now
   static sc_core::sc_time kernel_next_activity();  // the time of the kernel's next activity
@@ -137,6 +141,7 @@ class WakeQueue {
   std::vector<int> run_;            // scratch: blocks this pass runs, in order
   EarliestNotify wake_;
   bool dispatching_ = false;  // in a pass: arm() follows it
+  std::uint64_t pass_delta_ = 0;  // the delta cycle of the pass running
   // Running ahead: only inside simulate_for, strictly before its end (the kernel leaves
   // processes due at the end of sc_start for the next one).
   sc_core::sc_time until_;
@@ -153,7 +158,8 @@ class WakeEvent {
   WakeEvent(const WakeEvent&) = delete;
   WakeEvent& operator=(const WakeEvent&) = delete;
   /// Wake at `t` (the next delta cycle if `t` is now or has passed); an earlier pending wake stands.
-  void notify_at(const sc_core::sc_time& t) { WakeQueue::instance().notify_at(client_, t); }
+  /// (The queue exists since this event was made: no function-local static's guard per call.)
+  void notify_at(const sc_core::sc_time& t) { WakeQueue::made_->notify_at(client_, t); }
 
  private:
   int client_;
