@@ -64,9 +64,9 @@ void stop_simulation();
 /// ahead of the kernel (each would have been a delta cycle of the kernel's).
 std::uint64_t delta_count();
 
-/// The process-wide queue of block wake-ups, run by one method process.
 class WakeEvent;
 
+/// The process-wide queue of block wake-ups, run by one method process.
 class WakeQueue {
  public:
   /// The queue of this process (SystemC elaborates once per process).
