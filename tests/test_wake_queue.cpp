@@ -269,7 +269,8 @@ json run_blocks(bool ahead) {
     }
     return json{{"sequence", sequence},
                 {"end_ps", sc_core::sc_time_stamp().value()},
-                {"kernel_deltas", sc_core::sc_delta_count()}};
+                {"kernel_deltas", sc_core::sc_delta_count()},
+                {"deltas", delta_count()}};
   });
 }
 
@@ -289,8 +290,12 @@ TEST(WakeQueue, RunsAheadOfTheKernelWithTheSameTimesAndOrder) {
   EXPECT_EQ(in_step["end_ps"], ahead["end_ps"]);
   EXPECT_GE(in_step["end_ps"].get<std::uint64_t>(), 200'000'000u);
   EXPECT_LT(in_step["end_ps"].get<std::uint64_t>(), 210'000'000u);
-  // Ahead, most delta cycles are the queue's own passes, not the kernel's.
+  // Ahead, most delta cycles are the queue's own passes, not the kernel's; after the
+  // run (stopped), delta_count() is the run's count, the same both ways.
   ASSERT_FALSE(a.empty());
+  EXPECT_EQ(ahead["deltas"], in_step["deltas"]);
+  EXPECT_EQ(in_step["deltas"], in_step["kernel_deltas"]);
+  EXPECT_GE(in_step["deltas"].get<std::uint64_t>(), a.back()[1].get<std::uint64_t>());
   EXPECT_LT(ahead["kernel_deltas"].get<std::uint64_t>() * 4, a.back()[1].get<std::uint64_t>());
 }
 

@@ -214,6 +214,7 @@ void WakeQueue::erase_overflow(std::size_t i) {
 void WakeQueue::dispatch() {
   if (stop_on_wake_) {  // the kernel has moved to where a pass ahead of it stopped
     stop_on_wake_ = false;
+    --passes_ahead_;  // this delta cycle of the kernel's only moves it there: not one of the model's
     sc_core::sc_stop();
     return;
   }
@@ -355,6 +356,6 @@ void stop_simulation() {
   else sc_core::sc_stop();
 }
 
-std::uint64_t delta_count() { return WakeQueue::instance().delta(); }
+std::uint64_t delta_count() { return sc_core::sc_delta_count() + WakeQueue::instance().passes_ahead_; }
 
 }  // namespace fabricsim::tlm_fabric

@@ -61,7 +61,8 @@ void simulate_for(const sc_core::sc_time& duration);
 /// first moves to the queue's time, so the run ends where the model stopped.
 void stop_simulation();
 /// The delta cycle as the blocks see it: sc_delta_count() plus the passes the queue ran
-/// ahead of the kernel (each would have been a delta cycle of the kernel's).
+/// ahead of the kernel (each would have been a delta cycle of the kernel's); after the
+/// run, how many there were.
 std::uint64_t delta_count();
 
 class WakeEvent;
