@@ -43,8 +43,8 @@ void EarliestNotify::notify_at(const sc_core::sc_time& t) {
 
 WakeQueue& WakeQueue::instance() {
   // Never destroyed: its event and process belong to the kernel until the process exits.
-  static WakeQueue* queue = made_ = new WakeQueue;
-  return *queue;
+  if (!made_) made_ = new WakeQueue;
+  return *made_;
 }
 
 WakeQueue::WakeQueue()
@@ -72,7 +72,7 @@ void WakeQueue::remove(int client) {
 
 std::uint64_t WakeQueue::delta() const {
   if (dispatching_) return pass_delta_;
-  return sc_core::sc_is_running() ? sc_core::sc_delta_count() + passes_ahead_ : kBeforeSimulation;
+  return sc_core::sc_is_running() ? delta_count() : kBeforeSimulation;
 }
 
 void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
@@ -241,8 +241,7 @@ void WakeQueue::dispatch() {
     now = next;
     detail::queue_time = {now, true};
   }
-  const bool ahead = detail::queue_time.ahead;
-  detail::queue_time.ahead = false;
+  const bool ahead = detail::queue_time.ahead;  // in_step ends it on return
   // Passes ahead of the kernel must leave it alone: a kernel event notified there would
   // be timed from the kernel's older time.
   if (ahead && kernel_next_activity() != kernel_next)
