@@ -35,6 +35,7 @@ hw::Time message_wire_time(const hw::PhyTiming& link, std::uint64_t bytes, std::
 
 Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::Registry& stats)
     : sc_module(name), config_(config), graph_(build_graph(config.topology)) {
+  plan_lanes();
   if (config_.output.sample_interval.in_seconds() > 0) {
     sampler_ = std::make_unique<tlm_fabric::WakeEvent>([this] { sample(); });
     sampler_->notify_at(sc_core::SC_ZERO_TIME);
@@ -69,6 +70,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     params.routing = config_.routing;
     params.routing.d_mod_k_divisor = divisor[s];
     params.seed = hw::mix_seed(sp.seed, s);
+    tlm_fabric::WakeQueue::instance().building_lane(switch_lane_[s]);
     switches_.push_back(std::make_unique<tlm_fabric::Switch>(graph_.switches[s].name.c_str(), params, pool_, stats));
     port_links_.emplace_back(static_cast<std::size_t>(params.ports));
   }
@@ -96,6 +98,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
                         const tlm_fabric::NicParams& nic_params, const std::string& tier) {
     auto& sw = *switches_[s];
     const std::string swp = graph_.switches[s].name + "_p" + std::to_string(port);
+    tlm_fabric::WakeQueue::instance().building_lane(switch_lane_[s]);
     nics_.push_back(std::make_unique<tlm_fabric::Nic>(ep.c_str(), e, nic_params, pool_, stats, measure_from));
     auto& nic = *nics_.back();
     auto& up = add_link(ep + "_to_" + swp, cable);
@@ -153,6 +156,8 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     ab.rx.bind(b.in[c.b_port]);
     b.out[c.b_port].bind(ba.tx);
     ba.rx.bind(a.in[c.a_port]);
+    if (switch_lane_[c.a] != switch_lane_[c.b]) cross_lanes(c.a, ab, c.b);
+    if (switch_lane_[c.a] != switch_lane_[c.b]) cross_lanes(c.b, ba, c.a);
     a.attach_egress(c.a_port, &ab, per_vl(sp.input_buffer));
     b.attach_ingress(c.b_port, &ab);
     b.attach_egress(c.b_port, &ba, per_vl(sp.input_buffer));
@@ -168,12 +173,17 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
       switches_[s]->out[p].bind(unused_.back()->from_egress);
       unused_.back()->to_ingress.bind(switches_[s]->in[p]);
     }
+  tlm_fabric::WakeQueue::instance().set_lookahead(lookahead_);
   flows_ = std::make_unique<FlowStats>(ideal_fct());
   for (auto& nic : nics_)
     nic->set_flow_handler([this, measure_from, n](const tlm_fabric::FlowRecord& f) {
       if (collective_) collective_->on_flow(f);  // sharp: aggregation traffic lands here
-      if (f.start >= measure_from && f.src < n && f.dst < n) flows_->add(f);
+      if (!(f.start >= measure_from && f.src < n && f.dst < n)) return;
+      // In a parallel window each lane keeps its own; they go in at the window's end.
+      if (tlm_fabric::WakeQueue::instance().in_window()) lane_flows_[tlm_fabric::detail::lane].push_back(f);
+      else flows_->add(f);
     });
+  if (lanes_ > 1) tlm_fabric::WakeQueue::instance().at_window_end([this] { merge_lane_flows(); });
   const auto routes = minimal_routes(routed);
   for (std::size_t s = 0; s < switches_.size(); ++s)
     for (int e = 0; e < routed.endpoints(); ++e) switches_[s]->set_routes(e, routes[s][e]);
@@ -357,7 +367,56 @@ std::vector<int> Fabric::place_ranks() const {
   return order;
 }
 
+void Fabric::plan_lanes() {
+  // A lane per group of switches with hosts (a NIC and its source wake in its switch's
+  // lane: the NIC's own cable never crosses lanes), the other switches shared out in
+  // index order; no more lanes than switches with hosts.
+  const int switches = static_cast<int>(graph_.switches.size());
+  std::vector<int> host_switches, others;
+  std::vector<bool> has_host(static_cast<std::size_t>(switches), false);
+  for (int s : graph_.host_switch)
+    if (s >= 0 && s < switches) has_host[static_cast<std::size_t>(s)] = true;  // (back to back: no switch)
+  for (int s = 0; s < switches; ++s) (has_host[static_cast<std::size_t>(s)] ? host_switches : others).push_back(s);
+  lanes_ = std::max(1, std::min(config_.simulation.threads, static_cast<int>(host_switches.size())));
+  switch_lane_.assign(static_cast<std::size_t>(switches), 0);
+  // Switches with hosts in blocks of consecutive indices (neighbours in a tier share a
+  // lane); the others in turn, so each lane gets as many of every tier.
+  for (std::size_t i = 0; i < host_switches.size(); ++i)
+    switch_lane_[static_cast<std::size_t>(host_switches[i])] =
+        static_cast<int>(i * static_cast<std::size_t>(lanes_) / host_switches.size());
+  for (std::size_t i = 0; i < others.size(); ++i)
+    switch_lane_[static_cast<std::size_t>(others[i])] = static_cast<int>(i % static_cast<std::size_t>(lanes_));
+  tlm_fabric::WakeQueue::instance().set_lanes(lanes_);
+  pool_.set_lanes(lanes_);
+  lane_flows_.resize(static_cast<std::size_t>(lanes_));
+  lookahead_ = sc_core::sc_max_time();
+}
+
+void Fabric::cross_lanes(int from, tlm_fabric::Link& link, int to) {
+  // The least time from a call across the link to its effect: a packet's header from the
+  // transmitting switch's grant, or a credit (PAUSE) from the receiving switch's release.
+  link.set_lanes(switch_lane_[from], switch_lane_[to]);
+  const sc_time forward = switches_[from]->least_start_delay() + link.least_forward_delay();
+  const sc_time backward = link.least_backward_delay(switches_[to]->least_credit_delay());
+  lookahead_ = std::min({lookahead_, forward, backward});
+}
+
+void Fabric::merge_lane_flows() {
+  // Each lane's records are in completion order; FlowStats takes them in that order
+  // (equal completion times in its own order).
+  std::vector<tlm_fabric::FlowRecord> all;
+  for (auto& records : lane_flows_) {
+    all.insert(all.end(), records.begin(), records.end());
+    records.clear();
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const tlm_fabric::FlowRecord& a, const tlm_fabric::FlowRecord& b) { return a.end < b.end; });
+  for (const auto& f : all) flows_->add(f);
+}
+
 void Fabric::set_packet_log(std::ostream* log) {
+  if (lanes_ > 1)
+    throw std::invalid_argument("the packet log needs simulation.threads: 1 (the lanes would write it at once)");
   for (auto& nic : nics_) nic->set_packet_log(log);
 }
 
@@ -407,6 +466,7 @@ void Fabric::build_traffic() {
           g.qps.push_back(qa);
         }
     const std::string name = "gen" + std::to_string(sources_.size()) + "_ep" + std::to_string(src);
+    if (!switches_.empty()) tlm_fabric::WakeQueue::instance().building_lane(switch_lane_[graph_.host_switch[src]]);
     sources_.push_back(std::make_unique<testbench::TrafficSource>(name.c_str(), *nics_[src], g));
   };
   auto one = [](int dst) { return testbench::Destinations({{static_cast<std::uint64_t>(dst), 1.0}}); };

@@ -84,6 +84,11 @@ class Fabric : public sc_core::sc_module {
  private:
   /// The zero-load closed form of a message on this fabric (ideal FCT).
   IdealFct ideal_fct() const;
+  /// Wake-queue lanes (simulation.threads): a lane per switch (switch_lane_), set before any block is made.
+  void plan_lanes();
+  /// `link` from switch `from` to switch `to` crosses lanes: it defers, and bounds the lookahead.
+  void cross_lanes(int from, tlm_fabric::Link& link, int to);
+  void merge_lane_flows();  // the lanes' flow records of a window into flows_
   tlm_fabric::Link& add_link(const std::string& name, const tlm_fabric::LinkParams& params);
   void build_traffic();
   void sample();
@@ -101,6 +106,10 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::unique_ptr<tlm_fabric::UnconnectedPort>> unused_;
   std::vector<std::unique_ptr<testbench::TrafficSource>> sources_;
   std::unique_ptr<FlowStats> flows_;
+  int lanes_ = 1;
+  std::vector<int> switch_lane_;  // per switch: its wake-queue lane (its NICs and sources wake there too)
+  sc_core::sc_time lookahead_;    // of the lanes' windows: the least delay across a link between lanes
+  std::vector<std::vector<tlm_fabric::FlowRecord>> lane_flows_;  // per lane: flow records of this window
   std::unique_ptr<testbench::Perftest> perftest_;
   std::unique_ptr<testbench::CollectiveRunner> collective_;
   // The occupancy sampler, a wake-up made before any block's: a sample at t runs before

@@ -321,6 +321,8 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
                     {"packet_hops", hops},
                     {"packet_hops_per_wall_second", wall > 0 ? hops / wall : 0.0},
                     {"huge_page_bytes", huge_page_bytes},
+                    {"lanes", tlm_fabric::WakeQueue::instance().lanes()},
+                    {"parallel_windows", tlm_fabric::WakeQueue::instance().windows()},
                     {"build", FABRICSIM_BUILD_FLAVOUR}};
   // RTL waveforms (switch.rtl_trace) are finished by their blocks' destructors: an FST
   // left open has no end time in its header. So a traced model is always taken apart.

@@ -342,6 +342,69 @@ std::string reference_name(const ::testing::TestParamInfo<ReferenceCase>& param)
 INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing::ValuesIn(reference_cases()),
                          reference_name);
 
+// Parallel lanes (simulation.threads, WakeQueue::set_lanes): the switches are shared out
+// among lanes, each run on a thread of its own in windows of the lookahead, and what
+// crosses between lanes (packets, credits, PAUSE frames) is handed over at the window's
+// end. The results must be those of one lane, bit for bit: in two lanes and in three
+// (more threads than this machine's cores), over the buffer organisations, adaptive
+// routing, credit stalls (small buffers), PFC pauses with ECN and DCQCN over RDMA to a
+// hotspot, and bit errors with go-back-N recovery. Replaying a deferred call at the
+// callee's time instead of the caller's fails it (checked by mutation), and so does a
+// lookahead above the least delay of a credit (with bit errors: the check in defer()).
+struct LaneCase {
+  const char* name;
+  std::vector<std::string> overrides;
+};
+
+void PrintTo(const LaneCase& c, std::ostream* os) { *os << c.name; }
+
+class LanesMatchOneLane : public ::testing::TestWithParam<LaneCase> {};
+
+TEST_P(LanesMatchOneLane, SameResults) {
+  const LaneCase& c = GetParam();
+  const bool asan = fabricsim::test::kAddressSanitizer;
+  std::vector<std::string> sets = c.overrides;
+  sets.push_back(std::string("simulation.duration=") + (asan ? "15us" : "60us"));
+  sets.push_back("simulation.warmup=5us");
+  std::vector<nlohmann::json> runs;
+  for (int threads : {1, 2, 3}) {
+    auto with = sets;
+    with.push_back("simulation.threads=" + std::to_string(threads));
+    const auto config = fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/bench/s2_kary_ntree.yaml", with);
+    nlohmann::json r = fabricsim::sim::in_child([&] { return fabricsim::sim::run_simulation(config); });
+    ASSERT_FALSE(r.contains("error")) << c.name << " threads " << threads << ": " << r.dump().substr(0, 400);
+    EXPECT_EQ(r["simulator"]["lanes"].get<int>(), threads) << c.name;
+    if (threads > 1) {
+      EXPECT_GT(r["simulator"]["parallel_windows"].get<std::uint64_t>(), 100u) << c.name;
+    }
+    r.erase("simulator");
+    r.erase("config");
+    runs.push_back(std::move(r));
+  }
+  ASSERT_GT(runs[0]["packets"]["delivered"].get<std::uint64_t>(), 1000u) << c.name;
+  for (std::size_t k = 1; k < runs.size(); ++k) {
+    const auto diff = nlohmann::json::diff(runs[0], runs[k]);
+    for (std::size_t i = 0; i < diff.size() && i < 10; ++i)
+      ADD_FAILURE() << c.name << ", " << k + 1 << " lanes: results differ at " << diff[i]["path"];
+    EXPECT_TRUE(diff.empty()) << c.name << ", " << k + 1 << " lanes: " << diff.size() << " differences";
+  }
+}
+
+std::string lane_case_name(const ::testing::TestParamInfo<LaneCase>& param) { return param.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(
+    Determinism, LanesMatchOneLane,
+    ::testing::Values(LaneCase{"S2", {}}, LaneCase{"OutputQueued", {"switch.buffer=output_queued"}},
+                      LaneCase{"SharedMemoryAdaptive", {"switch.buffer=shared_memory", "routing.algorithm=adaptive"}},
+                      LaneCase{"CreditStalls", {"switch.input_buffer=12KiB", "traffic.load=0.8"}},
+                      LaneCase{"PfcPausesEcnDcqcnRdma",
+                               {"link.flow_control=pfc", "switch.pfc.xoff=4KiB", "switch.pfc.xon=2KiB",
+                                "switch.pfc.headroom=8KiB", "switch.input_buffer=64KiB", "switch.ecn.enabled=true",
+                                "traffic.transport=rdma", "nic.congestion_control.kind=dcqcn", "traffic.pattern=hotspot",
+                                "traffic.load=0.6"}},
+                      LaneCase{"BitErrorsGoBackN", {"link.ber=1e-6", "traffic.transport=rdma"}}),
+    lane_case_name);
+
 std::string test_name(const ::testing::TestParamInfo<fs::path>& info) {
   std::string name = info.param.stem().string();
   for (char& c : name)

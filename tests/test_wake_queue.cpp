@@ -320,4 +320,51 @@ TEST(WakeQueue, AKernelEventNotifiedAheadOfTheKernelIsAnError) {
       << r.dump();
 }
 
+// Lanes (WakeQueue::set_lanes) run in parallel windows no longer than the lookahead; a
+// call between lanes that would act inside the window it was made in means the
+// lookahead was too long: the run stops with an error, not with a silently late call.
+// Within the lookahead, the deferred call runs in its lane before the next window.
+TEST(WakeQueue, ADeferredCallActingInsideItsWindowIsAnError) {
+  for (const int early_ns : {5, 20}) {
+    const json r = fabricsim::sim::in_child([early_ns] {
+      auto& queue = fabricsim::tlm_fabric::WakeQueue::instance();
+      queue.set_lanes(2);
+      std::vector<std::uint64_t> calls_ps;  // when lane 1's block heard of lane 0's calls
+      std::unique_ptr<WakeEvent> a, b;
+      int deferred = 0;
+      queue.building_lane(1);
+      b = std::make_unique<WakeEvent>([] {});
+      queue.building_lane(0);
+      a = std::make_unique<WakeEvent>([&] {
+        const sc_time now = fabricsim::tlm_fabric::sim_now();
+        if (queue.in_window()) {
+          ++deferred;
+          const sc_time acts = now + sc_time(early_ns, sc_core::SC_NS);
+          queue.defer(1, now, acts, [&, acts] {
+            calls_ps.push_back(fabricsim::tlm_fabric::sim_now().value());
+            b->notify_at(acts);
+          });
+        }
+        a->notify_at(now + sc_time(3, sc_core::SC_NS));
+      });
+      queue.set_lookahead(sc_time(10, sc_core::SC_NS));
+      a->notify_at(sc_core::SC_ZERO_TIME);
+      fabricsim::tlm_fabric::simulate_for(sc_time(1, sc_core::SC_US));
+      return json{{"deferred", deferred}, {"calls_ps", calls_ps}, {"windows", queue.windows()}};
+    });
+    if (early_ns < 10) {
+      ASSERT_TRUE(r.contains("error")) << r.dump();
+      EXPECT_NE(r["error"].get<std::string>().find("lookahead is too long"), std::string::npos) << r.dump();
+    } else {
+      ASSERT_FALSE(r.contains("error")) << r.dump();
+      // Every call made, each at the time it was made (3 ns apart), in parallel windows.
+      EXPECT_EQ(r["calls_ps"].size(), r["deferred"].get<std::size_t>());
+      EXPECT_GT(r["deferred"].get<int>(), 300);
+      EXPECT_GT(r["windows"].get<int>(), 50);
+      EXPECT_EQ(r["calls_ps"][0].get<std::uint64_t>(), 3000u);
+      EXPECT_EQ(r["calls_ps"][1].get<std::uint64_t>(), 6000u);
+    }
+  }
+}
+
 }  // namespace

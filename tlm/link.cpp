@@ -5,6 +5,7 @@
 
 #include "hw/seed.h"
 #include "tlm/sim_time.h"
+#include "tlm/wake_queue.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -72,10 +73,14 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
     p.corrupted = hw::unit_interval(rng_()) < loss;
     if (p.corrupted) ++counters_.corrupted;
   }
-  tlm::tlm_phase ph = BEGIN_HEADER;
-  receiver_(p, ph, header);
-  ph = END_TAIL;
-  receiver_(p, ph, tail);
+  if (crosses_lanes_ && WakeQueue::instance().in_window()) {
+    // The receiver is another lane's: it hears of the packet at the window's end, as
+    // of now (the header is in after the window).
+    Packet* packet = &p;
+    WakeQueue::instance().defer(rx_lane_, now, p.header_at, [this, packet, header, tail] { deliver(*packet, header, tail); });
+  } else {
+    deliver(p, header, tail);
+  }
 
   const sc_core::sc_time busy = times.busy;
   ++counters_.packets;
@@ -86,9 +91,24 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
   return tlm::TLM_UPDATED;
 }
 
+void Link::deliver(Packet& p, sc_core::sc_time header, sc_core::sc_time tail) {
+  tlm::tlm_phase ph = BEGIN_HEADER;
+  receiver_(p, ph, header);
+  ph = END_TAIL;
+  receiver_(p, ph, tail);
+}
+
 tlm::tlm_sync_enum Link::backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   // A PAUSE acts once the frame is in and the transmitter has reacted.
   sc_core::sc_time d = delay + (phase == PFC_PAUSE ? pause_delay_ : reverse_delay_);
+  if (crosses_lanes_ && WakeQueue::instance().in_window()) {
+    // The transmitter is another lane's (the credit or PAUSE frame is the caller's: a copy).
+    const sc_core::sc_time now = sim_now();
+    WakeQueue::instance().defer(tx_lane_, now, now + d, [this, frame = p, phase = phase, d]() mutable {
+      transmitter_(frame, phase, d);
+    });
+    return tlm::TLM_ACCEPTED;
+  }
   transmitter_(p, phase, d);
   return tlm::TLM_ACCEPTED;
 }

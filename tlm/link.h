@@ -4,6 +4,7 @@
 // path delay (flow-control packet serialization, propagation, FEC) to credits.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -72,12 +73,29 @@ class Link : public sc_core::sc_module {
   const Frame& frame(std::uint32_t payload) const {
     return recent_frames_.get(payload, [this](std::uint32_t b) { return frame_of(b); });
   }
+  /// The wake-queue lanes of the transmitter and the receiver: where they differ, in a
+  /// parallel window the link defers what it hands across (WakeQueue::defer).
+  void set_lanes(int transmitter, int receiver) {
+    tx_lane_ = transmitter;
+    rx_lane_ = receiver;
+    crosses_lanes_ = transmitter != receiver;
+  }
+  /// The least time from a transmitter's call to the receiver acting on it: the first
+  /// bit out to the header in (the transmitter adds its own least start delay).
+  sc_core::sc_time least_forward_delay() const { return frame_of(0).header; }
+  /// The same backward: a credit return the receiver sends at least `credit_delay` after
+  /// its call, or with PFC a PAUSE frame it sends at once, acting at the transmitter.
+  sc_core::sc_time least_backward_delay(const sc_core::sc_time& credit_delay) const {
+    const sc_core::sc_time credit = credit_delay + reverse_delay_;
+    return params_.flow_control == FlowControl::pfc ? std::min(credit, pause_delay_) : credit;
+  }
 
  private:
   tlm::tlm_sync_enum forward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   Frame frame_of(std::uint32_t payload) const;
+  void deliver(Packet& p, sc_core::sc_time header, sc_core::sc_time tail);  // to the receiver
   void end_of_elaboration() override;
 
   LinkParams params_;
@@ -90,6 +108,8 @@ class Link : public sc_core::sc_module {
   FabricCall receiver_;     // rx's target, once bound
   LinkCounters counters_;
   bool bit_errors_ = false;  // drop_rate or ber set
+  bool crosses_lanes_ = false;
+  int tx_lane_ = 0, rx_lane_ = 0;
   alignas(64) FabricCall transmitter_;  // tx's initiator, once bound
   sc_core::sc_time reverse_delay_;
   sc_core::sc_time pause_delay_;

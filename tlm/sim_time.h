@@ -6,20 +6,20 @@
 namespace fabricsim::tlm_fabric {
 
 namespace detail {
-/// The wake queue's time while it runs blocks ahead of the kernel's (WakeQueue::dispatch:
-/// between two wakes with nothing else for the kernel to do it steps the time itself).
-struct QueueTime {
-  sc_core::sc_time now;
-  bool ahead = false;
-};
-inline QueueTime queue_time;
+/// The wake queue's time while it runs blocks ahead of the kernel's on this thread
+/// (WakeQueue::dispatch: between two wakes with nothing else for the kernel to do it
+/// steps the time itself; in parallel windows each lane has its own), null otherwise.
+/// A pointer: a thread-local without a constructor costs one load to read.
+inline thread_local const sc_core::sc_time* queue_now = nullptr;
+/// The wake-queue lane this thread runs (PacketPool, Link: what belongs to a lane).
+inline thread_local int lane = 0;
 }  // namespace detail
 
 /// The model's time: the kernel's (sc_time_stamp(), without the call into the SystemC
 /// library: the blocks read the time several times per packet), or the wake queue's
 /// while it runs blocks ahead of the kernel. Blocks and testbenches read time here only.
 inline const sc_core::sc_time& sim_now() {
-  return detail::queue_time.ahead ? detail::queue_time.now : sc_core::sc_get_curr_simcontext()->time_stamp();
+  return detail::queue_now ? *detail::queue_now : sc_core::sc_get_curr_simcontext()->time_stamp();
 }
 
 }  // namespace fabricsim::tlm_fabric

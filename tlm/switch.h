@@ -219,6 +219,10 @@ class Switch : public sc_core::sc_module {
   void attach_ingress(int port, const Link* link);
 
   const SwitchParams& params() const { return params_; }
+  /// Least time from a transmit decision to the packet's first bit on the wire.
+  const sc_core::sc_time& least_start_delay() const { return grant_to_wire_; }
+  /// Least time from a call returning credits to the credit packet leaving (a drop returns at once).
+  const sc_core::sc_time& least_credit_delay() const { return credit_return_latency_; }
   /// Packets held in the switch now (queued or still arriving).
   std::uint64_t packets_buffered() const;
   /// Clock edges the switch woke on: the simulator's effort, reported outside the model's statistics.

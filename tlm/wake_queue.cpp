@@ -3,8 +3,11 @@
 #include "tlm/wake_queue.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "tlm/sim_time.h"
 
@@ -47,9 +50,9 @@ WakeQueue& WakeQueue::instance() {
   return *made_;
 }
 
-WakeQueue::WakeQueue()
-    : wheel_(kSlots), occupied_(kSlots / 64, 0), slot_width_(sc_core::sc_time(1, sc_core::SC_NS).value()) {
+WakeQueue::WakeQueue() : slot_width_(sc_core::sc_time(1, sc_core::SC_NS).value()) {
   if (slot_width_ == 0) slot_width_ = 1;  // a resolution coarser than 1 ns
+  set_lanes(1);
   sc_core::sc_spawn_options options;
   options.spawn_method();
   options.set_sensitivity(&wake_.event());
@@ -57,17 +60,46 @@ WakeQueue::WakeQueue()
   sc_core::sc_spawn([this] { dispatch(); }, sc_core::sc_gen_unique_name("fabricsim_wake_queue"), &options);
 }
 
+WakeQueue::Lane::Lane(std::vector<Client>& clients, std::uint64_t slot_width)
+    : clients_(clients), wheel_(kSlots), occupied_(kSlots / 64, 0), slot_width_(slot_width) {}
+
+void WakeQueue::set_lanes(int lanes) {
+  if (lanes < 1) throw std::invalid_argument("wake queue: " + std::to_string(lanes) + " lanes (at least 1)");
+  if (!clients_.empty())
+    throw std::logic_error("wake queue: lanes are set before any block is made (" + std::to_string(clients_.size()) +
+                           " made)");
+  lanes_.clear();
+  for (int k = 0; k < lanes; ++k) lanes_.push_back(std::make_unique<Lane>(clients_, slot_width_));
+  for (auto& lane : lanes_)
+    for (auto& box : lane->outbox) box.resize(static_cast<std::size_t>(lanes));
+  building_lane_ = 0;
+}
+
+void WakeQueue::set_lookahead(const sc_core::sc_time& lookahead) {
+  if (lanes() > 1 && lookahead == sc_core::SC_ZERO_TIME)
+    throw std::invalid_argument("wake queue: lanes need a lookahead above zero");
+  lookahead_ = lookahead;
+}
+
+void WakeQueue::building_lane(int lane) {
+  if (lane < 0 || lane >= lanes())
+    throw std::invalid_argument("wake queue: lane " + std::to_string(lane) + " of " + std::to_string(lanes()));
+  building_lane_ = lane;
+}
+
 int WakeQueue::add(std::function<void()> on_wake) {
   Client c;
   c.on_wake = std::move(on_wake);
+  c.lane = building_lane_;
   clients_.push_back(std::move(c));
-  marks_.resize((clients_.size() + 63) / 64, 0);
+  for (auto& lane : lanes_) lane->fit(clients_.size());
   return static_cast<int>(clients_.size()) - 1;
 }
 
 void WakeQueue::remove(int client) {
-  erase_pending(clients_[client]);
-  clients_[client] = Client{};
+  Client& c = clients_[client];
+  lanes_[c.lane]->erase_pending(c);
+  c = Client{};
 }
 
 std::uint64_t WakeQueue::delta() const {
@@ -75,33 +107,46 @@ std::uint64_t WakeQueue::delta() const {
   return sc_core::sc_is_running() ? delta_count() : kBeforeSimulation;
 }
 
+std::uint64_t WakeQueue::delta_for(const Lane& lane) const {
+  // In windows (and making their deferred calls) each lane numbers its own passes.
+  return in_window_ || lane.replaying ? lane.pass_delta : delta();
+}
+
 void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
   Client& c = clients_[client];
+  Lane& lane = *lanes_[c.lane];
+  if (in_window_ && c.lane != detail::lane)
+    throw std::logic_error("wake queue: a block of lane " + std::to_string(detail::lane) + " woke a block of lane " +
+                           std::to_string(c.lane) + " during a parallel window; calls between lanes go through defer()");
   const sc_core::sc_time now = sim_now();
-  const std::uint64_t delta = this->delta();
+  const std::uint64_t delta = delta_for(lane);
+  if (lane.replaying && t < replay_floor_)
+    throw std::logic_error("wake queue: a call deferred between lanes (made at " + now.to_string() +
+                           ") asked for a wake-up at " + t.to_string() + ", before the end of its window " +
+                           replay_floor_.to_string() + ": the lanes' lookahead is too long");
   // The kernel fired a timed request at its time, before any process ran: it runs in
   // this pass whatever comes now (its entry stays, no longer the pending one).
   if (c.where != Where::none && c.timed_at <= now) {
-    (c.where == Where::wheel ? slot(slot_of(c.timed_at))[c.index] : overflow_[c.index]).pending = false;
+    lane.entries_of(c)[c.index].pending = false;
     c.where = Where::none;
   }
   if (c.delta_asked == delta) return;  // runs in the next delta cycle: nothing replaces that
   if (t <= now) {
     c.delta_asked = delta;
-    erase_pending(c);  // a delta notification cancels a timed one
-    delta_.push_back({delta, client});
+    lane.erase_pending(c);  // a delta notification cancels a timed one
+    lane.asked_now.push_back({delta, client});
     if (!dispatching_) wake_.notify_at(now);
     return;
   }
   if (c.where != Where::none) {
     if (c.timed_at <= t) return;
-    erase_pending(c);
+    lane.erase_pending(c);
   }
-  insert({t, client, true});
+  lane.insert({t, client, true});
   if (!dispatching_) wake_.notify_at(t);
 }
 
-void WakeQueue::insert(const Due& e) {
+void WakeQueue::Lane::insert(const Due& e) {
   Client* c = e.pending ? &clients_[e.client] : nullptr;
   if (c) c->timed_at = e.at;
   const std::uint64_t s = slot_of(e.at);
@@ -120,13 +165,13 @@ void WakeQueue::insert(const Due& e) {
   sift_up(overflow_.size() - 1);
 }
 
-void WakeQueue::erase_pending(Client& c) {
+void WakeQueue::Lane::erase_pending(Client& c) {
   // Both take the entry's client out of the queue (where = none).
   if (c.where == Where::wheel) take_from_slot(slot_of(c.timed_at), c.index);
   else if (c.where == Where::overflow) erase_overflow(c.index);
 }
 
-void WakeQueue::take_from_slot(std::uint64_t s, std::size_t i) {
+void WakeQueue::Lane::take_from_slot(std::uint64_t s, std::size_t i) {
   auto& entries = slot(s);
   if (entries[i].pending) clients_[entries[i].client].where = Where::none;
   entries[i] = entries.back();
@@ -135,7 +180,7 @@ void WakeQueue::take_from_slot(std::uint64_t s, std::size_t i) {
   if (entries.empty()) occupied_[(s & (kSlots - 1)) / 64] &= ~(std::uint64_t{1} << (s & 63));
 }
 
-void WakeQueue::advance(std::uint64_t to_slot) {
+void WakeQueue::Lane::advance(std::uint64_t to_slot) {
   if (to_slot <= base_) return;
   // Slots before to_slot are empty (their times have passed and ran), so the wheel
   // moves on; overflow requests now within its span move in.
@@ -147,7 +192,7 @@ void WakeQueue::advance(std::uint64_t to_slot) {
   }
 }
 
-bool WakeQueue::earliest(sc_core::sc_time& at) const {
+bool WakeQueue::Lane::earliest(sc_core::sc_time& at) const {
   bool have = !overflow_.empty();
   if (have) at = overflow_.front().at;
   // The first occupied slot from the base on (cyclically), and the earliest entry in it.
@@ -169,12 +214,12 @@ bool WakeQueue::earliest(sc_core::sc_time& at) const {
 
 // The overflow heap is 4-ary: half the levels of a binary one, and a node's four
 // children share a cache line or two.
-void WakeQueue::place(std::size_t i, const Due& e) {
+void WakeQueue::Lane::place(std::size_t i, const Due& e) {
   overflow_[i] = e;
   if (e.pending) clients_[e.client].index = i;
 }
 
-void WakeQueue::sift_up(std::size_t i) {
+void WakeQueue::Lane::sift_up(std::size_t i) {
   const Due e = overflow_[i];
   while (i > 0) {
     const std::size_t parent = (i - 1) / 4;
@@ -185,7 +230,7 @@ void WakeQueue::sift_up(std::size_t i) {
   place(i, e);
 }
 
-void WakeQueue::sift_down(std::size_t i) {
+void WakeQueue::Lane::sift_down(std::size_t i) {
   const Due e = overflow_[i];
   const std::size_t n = overflow_.size();
   for (;;) {
@@ -201,7 +246,7 @@ void WakeQueue::sift_down(std::size_t i) {
   place(i, e);
 }
 
-void WakeQueue::erase_overflow(std::size_t i) {
+void WakeQueue::Lane::erase_overflow(std::size_t i) {
   if (overflow_[i].pending) clients_[overflow_[i].client].where = Where::none;
   const Due last = overflow_.back();
   overflow_.pop_back();
@@ -220,7 +265,7 @@ void WakeQueue::dispatch() {
   }
   // Back in step with the kernel however this ends (a block may throw).
   struct InStep {
-    ~InStep() { detail::queue_time.ahead = false; }
+    ~InStep() { detail::queue_now = nullptr; }
   } in_step;
   sc_core::sc_time now = kernel_now();
   std::uint64_t delta = this->delta();
@@ -233,15 +278,19 @@ void WakeQueue::dispatch() {
     run_pass(now, delta);
     if (stop_asked_) break;
     // The next pass: requests for now in the next delta cycle, else the earliest timed one.
-    sc_core::sc_time next = now;
-    if (delta_.empty() && !earliest(next)) break;
-    if (!(next < limit)) break;
+    sc_core::sc_time next;
+    if (!next_request(next) || !(next < limit)) break;
+    if (lanes() > 1) {  // the lanes go on in parallel windows
+      now = run_windows(limit, now);
+      break;
+    }
     ++passes_ahead_;
     delta = this->delta();
     now = next;
-    detail::queue_time = {now, true};
+    now_ = now;
+    detail::queue_now = &now_;
   }
-  const bool ahead = detail::queue_time.ahead;  // in_step ends it on return
+  const bool ahead = detail::queue_now != nullptr;  // in_step ends it on return
   // Passes ahead of the kernel must leave it alone: a kernel event notified there would
   // be timed from the kernel's older time.
   if (ahead && kernel_next_activity() != kernel_next)
@@ -267,16 +316,42 @@ sc_core::sc_time WakeQueue::kernel_next_activity() {
   return kernel_now() + sc_core::sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext());
 }
 
+bool WakeQueue::next_request(sc_core::sc_time& at, bool timed_only) const {
+  bool have = false;
+  for (const auto& lane : lanes_) {
+    sc_core::sc_time t;
+    if ((timed_only ? lane->earliest(t) : lane->next(t)) && (!have || t < at)) {
+      at = t;
+      have = true;
+    }
+  }
+  return have;
+}
+
 void WakeQueue::run_pass(const sc_core::sc_time& now, std::uint64_t delta) {
-  // Timed requests for now, in (time, handle) order: the kernel (or the queue running
+  // Blocks are registered at elaboration, so clients_ does not move during a call. What
+  // they ask for is armed once, after the last of them (re-arming the kernel event for
+  // each earlier time would leave a cancelled notification in the kernel's queue each time).
+  dispatching_ = true;
+  pass_delta_ = delta;
+  for (auto& lane : lanes_) {
+    lane->now = now;
+    lane->collect(now, delta);
+    lane->call_due();
+  }
+  dispatching_ = false;
+}
+
+void WakeQueue::Lane::collect(const sc_core::sc_time& at, std::uint64_t delta) {
+  // Timed requests for `at`, in (time, handle) order: the kernel (or the queue running
   // ahead) woke the queue at the earliest, so they are all in now's slot once the wheel
   // has moved up to it.
-  const std::uint64_t s = slot_of(now);
+  const std::uint64_t s = slot_of(at);
   advance(s);
   due_.clear();
   auto& entries = slot(s);
   for (std::size_t i = 0; i < entries.size();) {
-    if (entries[i].at <= now) {
+    if (entries[i].at <= at) {
       due_.push_back(entries[i]);
       take_from_slot(s, i);
     } else {
@@ -286,26 +361,163 @@ void WakeQueue::run_pass(const sc_core::sc_time& now, std::uint64_t delta) {
   run_.clear();
   order_due();
   // Requests for now made in an earlier delta cycle, in request order; those made in
-  // this one (by a process the kernel ran before this pass) wait for the next.
+  // this one (by a process the kernel ran before this pass) wait for the next. A block
+  // is in run_ once: its timed run is due in the first delta cycle at its time, its
+  // requests for now in later ones, one per delta cycle.
   std::size_t kept = 0;
-  for (const DeltaDue& r : delta_) {
-    if (r.delta == delta) delta_[kept++] = r;
+  for (const DeltaDue& r : asked_now) {
+    if (r.delta == delta) asked_now[kept++] = r;
     else run_.push_back(r.client);
   }
-  delta_.resize(kept);
-  // A block is in run_ once: its timed run is due in the first delta cycle at its time,
-  // its requests for now in later ones, one per delta cycle. Blocks are registered at
-  // elaboration, so clients_ does not move during a call. What they ask for is armed
-  // once, after the last of them (re-arming the kernel event for each earlier time
-  // would leave a cancelled notification in the kernel's queue each time).
-  dispatching_ = true;
-  pass_delta_ = delta;
-  for (const int k : run_)
-    if (clients_[k].on_wake) clients_[k].on_wake();
-  dispatching_ = false;
+  asked_now.resize(kept);
 }
 
-void WakeQueue::order_due() {
+void WakeQueue::Lane::call_due() {
+  for (const int k : run_)
+    if (clients_[k].on_wake) clients_[k].on_wake();
+}
+
+// Parallel windows. Each window runs every lane's passes from the earliest request of
+// any lane to the lookahead after it (or the limit), lane 0 on this thread and each
+// other lane on a thread of its own. A lane first makes the calls the other lanes
+// deferred to it in the window before (in the order of the lanes that made them), then
+// its passes. Between windows this thread runs the window-end hooks.
+sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::sc_time now) {
+  if (lookahead_ == sc_core::SC_ZERO_TIME) throw std::logic_error("wake queue: lanes without a lookahead");
+  const int n = lanes();
+  window_delta_ = delta_count();
+  parity_ = 0;
+  for (auto& lane : lanes_) {
+    lane->now = now;
+    lane->passes = 0;
+    lane->deferred = {false, false};
+  }
+  std::atomic<std::uint64_t> go{0};  // window number: the other lanes start it
+  std::atomic<int> done{0};          // lanes that finished the window
+  std::atomic<bool> quit{false};
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
+  auto run = [&](int k) {
+    try {
+      replay_into(k, 1 - parity_);
+      run_lane(*lanes_[k], window_end_);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  };
+  auto wait_for = [](auto&& ready) {
+    for (unsigned spins = 0; !ready(); ++spins)
+      if (spins > 2000) std::this_thread::yield();
+  };
+  std::vector<std::thread> threads;
+  for (int k = 1; k < n; ++k)
+    threads.emplace_back([&, k] {
+      detail::lane = k;
+      detail::queue_now = &lanes_[k]->now;
+      for (std::uint64_t seen = 0;;) {
+        wait_for([&] { return go.load(std::memory_order_acquire) != seen || quit.load(std::memory_order_acquire); });
+        if (quit.load(std::memory_order_acquire)) break;
+        seen = go.load(std::memory_order_acquire);
+        run(k);
+        done.fetch_add(1, std::memory_order_release);
+      }
+    });
+  struct Join {  // the threads stop however the windows end
+    std::atomic<bool>& quit;
+    std::vector<std::thread>& threads;
+    ~Join() {
+      quit.store(true, std::memory_order_release);
+      for (auto& t : threads) t.join();
+    }
+  } join{quit, threads};
+  dispatching_ = true;
+  detail::queue_now = &lanes_[0]->now;
+  for (;;) {
+    // The next window starts at the earliest pass of any lane, or of a call deferred in
+    // the last one (they act in this one or later).
+    sc_core::sc_time start;
+    bool have = next_request(start);
+    for (auto& lane : lanes_) {
+      if (lane->deferred[parity_] && (!have || lane->earliest_act[parity_] < start)) {
+        start = lane->earliest_act[parity_];
+        have = true;
+      }
+      lane->deferred[1 - parity_] = false;
+    }
+    if (!have || !(start < limit)) break;
+    replay_floor_ = window_end_;
+    window_end_ = limit - start > lookahead_ ? start + lookahead_ : limit;  // (no link between lanes: to the limit)
+    parity_ = 1 - parity_;
+    done.store(0, std::memory_order_relaxed);
+    in_window_ = true;
+    go.fetch_add(1, std::memory_order_release);
+    run(0);
+    wait_for([&] { return done.load(std::memory_order_acquire) == n - 1; });
+    in_window_ = false;
+    ++windows_;
+    for (const auto& e : errors)
+      if (e) {
+        dispatching_ = false;
+        std::rethrow_exception(e);
+      }
+    for (auto& hook : window_end_hooks_) hook();
+  }
+  // What the last window deferred, before the run goes on in step with the kernel.
+  replay_floor_ = window_end_;
+  for (int k = 0; k < n; ++k) replay_into(k, parity_);
+  dispatching_ = false;
+  sc_core::sc_time last = now;
+  for (const auto& lane : lanes_) {
+    passes_ahead_ += lane->passes;
+    last = std::max(last, lane->now);
+  }
+  now_ = last;
+  detail::queue_now = &now_;
+  return last;
+}
+
+void WakeQueue::run_lane(Lane& lane, const sc_core::sc_time& end) {
+  for (;;) {
+    sc_core::sc_time next;
+    if (!lane.next(next) || !(next < end)) return;
+    lane.pass_delta = window_delta_ + ++lane.passes;
+    lane.now = next;
+    lane.collect(next, lane.pass_delta);
+    lane.call_due();
+  }
+}
+
+void WakeQueue::defer(int to_lane, const sc_core::sc_time& made_at, const sc_core::sc_time& acts_at,
+                      std::function<void()> call) {
+  if (acts_at < window_end_)
+    throw std::logic_error("wake queue: a call between lanes made at " + made_at.to_string() + " acts at " +
+                           acts_at.to_string() + ", before the window's end " + window_end_.to_string() +
+                           ": the lanes' lookahead is too long");
+  Lane& from = *lanes_[detail::lane];
+  from.outbox[parity_][to_lane].push_back({made_at, std::move(call)});
+  if (!from.deferred[parity_] || acts_at < from.earliest_act[parity_]) from.earliest_act[parity_] = acts_at;
+  from.deferred[parity_] = true;
+}
+
+void WakeQueue::replay_into(int k, int parity) {
+  // Each deferred call at the time it was made: what it asks for acts after the window
+  // it was made in (notify_at checks).
+  Lane& lane = *lanes_[k];
+  const sc_core::sc_time* const own = detail::queue_now;
+  lane.replaying = true;
+  for (auto& from : lanes_) {
+    auto& calls = from->outbox[parity][k];
+    for (Deferred& d : calls) {
+      lane.replay_now = d.made_at;
+      detail::queue_now = &lane.replay_now;
+      d.call();
+    }
+    calls.clear();
+  }
+  lane.replaying = false;
+  detail::queue_now = own;
+}
+
+void WakeQueue::Lane::order_due() {
   // The due requests are nearly always all for exactly now (the kernel wakes the queue
   // at the earliest), one per block: then a bitmap over the handles puts them in order
   // in one pass. Sorting S3's hundreds of blocks woken at one instant cost a twentieth
@@ -333,9 +545,13 @@ void WakeQueue::order_due() {
 void WakeQueue::arm(const sc_core::sc_time& now) {
   // Requests for now made in the last pass run in the next delta cycle at the queue's
   // time (a timed notification where the queue ran ahead of the kernel).
-  if (!delta_.empty()) wake_.notify_at(now);
+  for (const auto& lane : lanes_)
+    if (!lane->asked_now.empty()) {
+      wake_.notify_at(now);
+      break;
+    }
   sc_core::sc_time at;
-  if (earliest(at)) wake_.notify_at(at);
+  if (next_request(at, true)) wake_.notify_at(at);
 }
 
 void simulate_for(const sc_core::sc_time& duration) {
@@ -350,6 +566,9 @@ void simulate_for(const sc_core::sc_time& duration) {
 
 void stop_simulation() {
   WakeQueue& q = WakeQueue::instance();
+  if (q.in_window_)
+    throw std::logic_error("stop_simulation() while the wake queue's lanes run in parallel: a workload that stops "
+                           "the run runs on one lane");
   // In a pass, after it: the kernel would finish the delta cycle anyway.
   if (q.dispatching_) q.stop_asked_ = true;
   else sc_core::sc_stop();

@@ -28,8 +28,10 @@
 // kernel would be timed from the kernel's older time: the run stops with an error.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -68,16 +70,49 @@ std::uint64_t delta_count();
 class WakeEvent;
 
 /// The process-wide queue of block wake-ups, run by one method process.
+///
+/// Lanes (set_lanes): the blocks may be split into lanes, each with its own timing wheel.
+/// Where the queue runs ahead of the kernel, the lanes run in parallel, one thread each,
+/// in windows of the lookahead: the smallest delay between a call from a block of one
+/// lane into a block of another and the earliest time that call can act. The links
+/// between lanes hold such calls (defer()) until the window ends; the lane called makes
+/// them before its next window's passes, each at the time it was made. A block only acts
+/// on its own state, and a call into another lane acts no earlier than the window's end,
+/// so the lanes run the same model as one queue would: the blocks of one instant run lane
+/// by lane instead of in handle order, and a block may wake a little more or less often
+/// (a wake asked for from the state a call found), never on an edge that decides
+/// something differently (tests compare every result with one lane and with several).
+/// In step with the kernel the lanes run one after the other, calls made at once.
 class WakeQueue {
  public:
   /// The queue of this process (SystemC elaborates once per process).
   static WakeQueue& instance();
-  /// Registers a block's wake-up; returns its handle.
+  /// Registers a block's wake-up in the lane blocks are being made in (building_lane); returns its handle.
   int add(std::function<void()> on_wake);
   /// Forgets block `client` (being destroyed): it is not called again.
   void remove(int client);
   /// Runs block `client` at `t`, by the rules above.
   void notify_at(int client, const sc_core::sc_time& t);
+
+  /// Splits the queue into `lanes` lanes (before any block is made), run in parallel
+  /// windows of the lookahead (set_lookahead) where the queue runs ahead of the kernel.
+  void set_lanes(int lanes);
+  /// The lookahead of the lanes' windows (> 0 for more than one lane; ends the building of the blocks).
+  void set_lookahead(const sc_core::sc_time& lookahead);
+  int lanes() const { return static_cast<int>(lanes_.size()); }
+  /// The lane the blocks made from now on wake in (0 .. lanes() - 1).
+  void building_lane(int lane);
+  /// Whether lanes run in parallel now (in a window): a call into another lane must be deferred.
+  bool in_window() const { return in_window_; }
+  /// In a window: `call`, into a block of lane `to_lane`, runs in that lane before its
+  /// next window's passes, at time `made_at` (the calls from lane 0 first, each lane's in
+  /// the order made). `acts_at`: the earliest time the call acts; before the window's end
+  /// is an error (the lookahead was too long).
+  void defer(int to_lane, const sc_core::sc_time& made_at, const sc_core::sc_time& acts_at, std::function<void()> call);
+  /// Runs after each window, on the queue's thread (results that merge the lanes' records).
+  void at_window_end(std::function<void()> hook) { window_end_hooks_.push_back(std::move(hook)); }
+  /// Windows run in parallel so far (simulator figures).
+  std::uint64_t windows() const { return windows_; }
 
  private:
   friend class WakeEvent;
@@ -86,11 +121,6 @@ class WakeQueue {
   friend std::uint64_t delta_count();
   WakeQueue();
   static inline WakeQueue* made_ = nullptr;  // instance(), once made
-  void dispatch();
-  void run_pass(const sc_core::sc_time& now, std::uint64_t delta);  // the blocks due now
-  static sc_core::sc_time kernel_next_activity();  // the time of the kernel's next activity
-  void arm(const sc_core::sc_time& now);
-  std::uint64_t delta() const;  // delta_count()
   static constexpr std::size_t kNone = ~std::size_t{0};
   // Timed requests within kSlots slot widths of the wheel's base go into the wheel (a
   // slot per nanosecond: a fabric's wakes are mostly a few link and packet times
@@ -112,34 +142,86 @@ class WakeQueue {
     std::function<void()> on_wake;
     sc_core::sc_time timed_at;  // pending timed request, when where != none
     Where where = Where::none;
+    int lane = 0;
     std::size_t index = kNone;  // its entry: in its wheel slot, or in overflow_
     std::uint64_t delta_asked = ~std::uint64_t{0};  // delta cycle of the last request for now
   };
-  std::uint64_t slot_of(const sc_core::sc_time& t) const { return t.value() / slot_width_; }
-  std::vector<Due>& slot(std::uint64_t s) { return wheel_[s & (kSlots - 1)]; }
-  void insert(const Due& e);                      // into the wheel or the overflow heap
-  void erase_pending(Client& c);                  // c's pending timed request
-  void take_from_slot(std::uint64_t s, std::size_t i);  // removes entry i of slot s
-  void advance(std::uint64_t to_slot);            // the wheel's base to `to_slot`
-  bool earliest(sc_core::sc_time& at) const;      // of the timed requests, if any
-  void order_due();                               // due_'s blocks onto run_, in (time, handle) order
-  // overflow_: a 4-ary min-heap on (at, client), indexed like the wheel (no stale entries).
-  void place(std::size_t i, const Due& e);
-  void sift_up(std::size_t i);
-  void sift_down(std::size_t i);
-  void erase_overflow(std::size_t i);
+  struct Deferred {
+    sc_core::sc_time made_at;
+    std::function<void()> call;
+  };
+  // The requests of one lane's blocks: its own wheel, overflow heap and requests for now.
+  class alignas(64) Lane {
+   public:
+    Lane(std::vector<Client>& clients, std::uint64_t slot_width);
+    void fit(std::size_t clients) { marks_.resize((clients + 63) / 64, 0); }
+    /// The lane's next pass: its time if requests for now wait, else its earliest timed request.
+    bool next(sc_core::sc_time& at) const {
+      if (!asked_now.empty()) {
+        at = now;
+        return true;
+      }
+      return earliest(at);
+    }
+    void insert(const Due& e);                      // into the wheel or the overflow heap
+    void erase_pending(Client& c);                  // c's pending timed request
+    bool earliest(sc_core::sc_time& at) const;      // of the timed requests, if any
+    /// The blocks due at `at` (timed, and asked for now before delta cycle `delta`) onto run_, in order.
+    void collect(const sc_core::sc_time& at, std::uint64_t delta);
+    void call_due();                                // runs what collect() found
+    std::uint64_t slot_of(const sc_core::sc_time& t) const { return t.value() / slot_width_; }
+    std::vector<Due>& slot(std::uint64_t s) { return wheel_[s & (kSlots - 1)]; }
+    std::vector<Due>& entries_of(const Client& c) { return c.where == Where::wheel ? slot(slot_of(c.timed_at)) : overflow_; }
+    std::vector<DeltaDue> asked_now;  // requests for the next delta cycle, in request order
+    // In windows: the lane's time, the delta cycle of its pass and the passes run.
+    sc_core::sc_time now;
+    std::uint64_t pass_delta = 0;
+    std::uint64_t passes = 0;
+    // Calls to other lanes, per window parity and lane called, and the earliest time they act.
+    std::array<std::vector<std::vector<Deferred>>, 2> outbox;
+    std::array<sc_core::sc_time, 2> earliest_act;
+    std::array<bool, 2> deferred{false, false};
+    bool replaying = false;          // making the calls deferred to it
+    sc_core::sc_time replay_now;     // the time of the call being made
+
+   private:
+    void take_from_slot(std::uint64_t s, std::size_t i);  // removes entry i of slot s
+    void advance(std::uint64_t to_slot);            // the wheel's base to `to_slot`
+    void order_due();                               // due_'s blocks onto run_, in (time, handle) order
+    // overflow_: a 4-ary min-heap on (at, client), indexed like the wheel (no stale entries).
+    void place(std::size_t i, const Due& e);
+    void sift_up(std::size_t i);
+    void sift_down(std::size_t i);
+    void erase_overflow(std::size_t i);
+    std::vector<Client>& clients_;
+    // Each slot holds every request of one slot width, unordered (the pass sorts what it
+    // runs); occupied_ has a bit per non-empty slot.
+    std::vector<std::vector<Due>> wheel_;
+    std::vector<std::uint64_t> occupied_;
+    std::uint64_t base_ = 0;         // slot number of the wheel's first slot: slots base_ .. base_ + kSlots - 1
+    std::uint64_t slot_width_ = 1;   // kernel time units per slot (1 ns)
+    std::vector<Due> overflow_;
+    std::vector<Due> due_;            // scratch: timed requests this pass runs
+    std::vector<std::uint64_t> marks_;  // scratch of order_due: a bit per block, all clear between passes
+    std::vector<int> run_;            // scratch: blocks this pass runs, in order
+  };
+  void dispatch();
+  void run_pass(const sc_core::sc_time& now, std::uint64_t delta);  // the blocks due now, lane by lane
+  /// Parallel windows from the lanes' next requests up to `limit` (exclusive); the time of the last pass.
+  sc_core::sc_time run_windows(const sc_core::sc_time& limit, sc_core::sc_time now);
+  void run_lane(Lane& lane, const sc_core::sc_time& end);  // one lane's passes before `end`
+  void replay_into(int lane, int parity);  // the calls deferred to `lane` in windows of `parity`
+  bool next_request(sc_core::sc_time& at, bool timed_only = false) const;  // the earliest of the lanes' next passes (timed requests only)
+  static sc_core::sc_time kernel_next_activity();  // the time of the kernel's next activity
+  void arm(const sc_core::sc_time& now);
+  std::uint64_t delta() const;  // delta_count()
+  std::uint64_t delta_for(const Lane& lane) const;
   std::vector<Client> clients_;
-  // Each slot holds every request of one slot width, unordered (the pass sorts what it
-  // runs); occupied_ has a bit per non-empty slot.
-  std::vector<std::vector<Due>> wheel_;
-  std::vector<std::uint64_t> occupied_;
-  std::uint64_t base_ = 0;         // slot number of the wheel's first slot: slots base_ .. base_ + kSlots - 1
-  std::uint64_t slot_width_ = 1;   // kernel time units per slot (1 ns)
-  std::vector<Due> overflow_;
-  std::vector<DeltaDue> delta_;     // requests for the next delta cycle, in request order
-  std::vector<Due> due_;            // scratch: timed requests this pass runs
-  std::vector<std::uint64_t> marks_;  // scratch of order_due: a bit per block, all clear between passes
-  std::vector<int> run_;            // scratch: blocks this pass runs, in order
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  int building_lane_ = 0;
+  sc_core::sc_time lookahead_;
+  sc_core::sc_time now_;  // the queue's time while it runs ahead of the kernel on this thread (sim_now())
+  std::uint64_t slot_width_ = 1;  // kernel time units per wheel slot (1 ns)
   EarliestNotify wake_;
   bool dispatching_ = false;  // in a pass: arm() follows it
   std::uint64_t pass_delta_ = 0;  // the delta cycle of the pass running
@@ -149,6 +231,14 @@ class WakeQueue {
   std::uint64_t passes_ahead_ = 0;  // passes run ahead of the kernel so far (delta_count())
   bool stop_asked_ = false;         // stop_simulation() during a pass
   bool stop_on_wake_ = false;       // the kernel moves to the queue's time to stop there
+  // Parallel windows.
+  bool in_window_ = false;
+  int parity_ = 0;                  // of the window running: the lanes defer into outbox[parity_]
+  sc_core::sc_time replay_floor_;   // the end of the window the calls being replayed were made in
+  std::uint64_t window_delta_ = 0;  // delta_count() when the windows started: lanes number their passes from it
+  sc_core::sc_time window_end_;
+  std::vector<std::function<void()>> window_end_hooks_;
+  std::uint64_t windows_ = 0;
 };
 
 /// A block's wake-up: calls `on_wake` at the times notified, through the WakeQueue.
