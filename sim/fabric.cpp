@@ -380,12 +380,33 @@ void Fabric::plan_lanes() {
   lanes_ = std::max(1, std::min(config_.simulation.threads, static_cast<int>(host_switches.size())));
   switch_lane_.assign(static_cast<std::size_t>(switches), 0);
   // Switches with hosts in blocks of consecutive indices (neighbours in a tier share a
-  // lane); the others in turn, so each lane gets as many of every tier.
+  // lane). Each other switch, in index order (tier by tier up from the hosts), joins the
+  // lane most of its placed neighbours are in, among the lanes not yet holding their
+  // share of these switches (fewer cables between lanes: fewer calls deferred), the
+  // emptier lane on a tie (a spine, linked to every leaf alike).
   for (std::size_t i = 0; i < host_switches.size(); ++i)
     switch_lane_[static_cast<std::size_t>(host_switches[i])] =
         static_cast<int>(i * static_cast<std::size_t>(lanes_) / host_switches.size());
-  for (std::size_t i = 0; i < others.size(); ++i)
-    switch_lane_[static_cast<std::size_t>(others[i])] = static_cast<int>(i % static_cast<std::size_t>(lanes_));
+  std::vector<int> placed(static_cast<std::size_t>(switches), 0), taken(static_cast<std::size_t>(lanes_), 0);
+  for (int s : host_switches) placed[static_cast<std::size_t>(s)] = 1;
+  const int share = (static_cast<int>(others.size()) + lanes_ - 1) / lanes_;
+  for (int s : others) {
+    std::vector<int> neighbours(static_cast<std::size_t>(lanes_), 0);
+    for (const Cable& c : graph_.cables) {
+      const int other = c.a == s ? c.b : c.b == s ? c.a : -1;
+      if (other >= 0 && placed[static_cast<std::size_t>(other)]) ++neighbours[static_cast<std::size_t>(switch_lane_[other])];
+    }
+    int best = -1;
+    for (int k = 0; k < lanes_; ++k) {
+      const auto at = static_cast<std::size_t>(k);
+      if (taken[at] >= share) continue;
+      const auto b = static_cast<std::size_t>(best);
+      if (best < 0 || neighbours[at] > neighbours[b] || (neighbours[at] == neighbours[b] && taken[at] < taken[b])) best = k;
+    }
+    switch_lane_[static_cast<std::size_t>(s)] = best;
+    placed[static_cast<std::size_t>(s)] = 1;
+    ++taken[static_cast<std::size_t>(best)];
+  }
   tlm_fabric::WakeQueue::instance().set_lanes(lanes_);
   pool_.set_lanes(lanes_);
   lane_flows_.resize(static_cast<std::size_t>(lanes_));

@@ -73,14 +73,8 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
     p.corrupted = hw::unit_interval(rng_()) < loss;
     if (p.corrupted) ++counters_.corrupted;
   }
-  if (crosses_lanes_ && WakeQueue::instance().in_window()) {
-    // The receiver is another lane's: it hears of the packet at the window's end, as
-    // of now (the header is in after the window).
-    Packet* packet = &p;
-    WakeQueue::instance().defer(rx_lane_, now, p.header_at, [this, packet, header, tail] { deliver(*packet, header, tail); });
-  } else {
-    deliver(p, header, tail);
-  }
+  if (crosses_lanes_ && WakeQueue::instance().in_window()) defer_forward(p, header, tail);
+  else deliver(p, header, tail);
 
   const sc_core::sc_time busy = times.busy;
   ++counters_.packets;
@@ -101,16 +95,27 @@ void Link::deliver(Packet& p, sc_core::sc_time header, sc_core::sc_time tail) {
 tlm::tlm_sync_enum Link::backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   // A PAUSE acts once the frame is in and the transmitter has reacted.
   sc_core::sc_time d = delay + (phase == PFC_PAUSE ? pause_delay_ : reverse_delay_);
-  if (crosses_lanes_ && WakeQueue::instance().in_window()) {
-    // The transmitter is another lane's (the credit or PAUSE frame is the caller's: a copy).
-    const sc_core::sc_time now = sim_now();
-    WakeQueue::instance().defer(tx_lane_, now, now + d, [this, frame = p, phase = phase, d]() mutable {
-      transmitter_(frame, phase, d);
-    });
-    return tlm::TLM_ACCEPTED;
-  }
-  transmitter_(p, phase, d);
+  if (crosses_lanes_ && WakeQueue::instance().in_window()) defer_backward(p, phase, d);
+  else transmitter_(p, phase, d);
   return tlm::TLM_ACCEPTED;
+}
+
+// Out of line: the calls within a lane, nearly all of them, keep their short path.
+void Link::defer_forward(Packet& p, const sc_core::sc_time& header, const sc_core::sc_time& tail) {
+  // The receiver is another lane's: it hears of the packet before its next window, as of
+  // now (the header is in after this window).
+  Packet* packet = &p;
+  WakeQueue::instance().defer(rx_lane_, sim_now(), p.header_at, [this, packet, header, tail] { deliver(*packet, header, tail); });
+}
+
+void Link::defer_backward(const Packet& p, const tlm::tlm_phase& phase, const sc_core::sc_time& d) {
+  // The transmitter is another lane's (the credit or PAUSE frame is the caller's: a copy).
+  const sc_core::sc_time now = sim_now();
+  WakeQueue::instance().defer(tx_lane_, now, now + d, [this, frame = p, phase, d]() mutable {
+    tlm::tlm_phase ph = phase;
+    sc_core::sc_time delay = d;
+    transmitter_(frame, ph, delay);
+  });
 }
 
 }  // namespace fabricsim::tlm_fabric

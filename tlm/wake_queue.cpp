@@ -274,23 +274,25 @@ void WakeQueue::dispatch() {
   const bool may_run_ahead = until_ > now;
   const sc_core::sc_time kernel_next = may_run_ahead ? kernel_next_activity() : now;
   const sc_core::sc_time limit = std::min(until_, kernel_next);
+  bool ahead = false;  // in_step ends it on return
   for (;;) {
     run_pass(now, delta);
     if (stop_asked_) break;
     // The next pass: requests for now in the next delta cycle, else the earliest timed one.
     sc_core::sc_time next;
-    if (!next_request(next) || !(next < limit)) break;
+    if (!(lanes() == 1 ? lanes_[0]->next(next) : next_request(next)) || !(next < limit)) break;
     if (lanes() > 1) {  // the lanes go on in parallel windows
       now = run_windows(limit, now);
+      ahead = true;
       break;
     }
     ++passes_ahead_;
-    delta = this->delta();
+    ++delta;  // delta_count(): the kernel's own count stays while the queue runs ahead
     now = next;
     now_ = now;
-    detail::queue_now = &now_;
+    if (!ahead) detail::queue_now = &now_;
+    ahead = true;
   }
-  const bool ahead = detail::queue_now != nullptr;  // in_step ends it on return
   // Passes ahead of the kernel must leave it alone: a kernel event notified there would
   // be timed from the kernel's older time.
   if (ahead && kernel_next_activity() != kernel_next)
