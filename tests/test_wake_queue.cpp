@@ -340,9 +340,12 @@ TEST(WakeQueue, ADeferredCallActingInsideItsWindowIsAnError) {
         if (queue.in_window()) {
           ++deferred;
           const sc_time acts = now + sc_time(early_ns, sc_core::SC_NS);
-          queue.defer(1, now, acts, [&, acts] {
-            calls_ps.push_back(fabricsim::tlm_fabric::sim_now().value());
-            b->notify_at(acts);
+          auto* calls = &calls_ps;
+          auto* called = b.get();
+          const sc_time::value_type at = acts.value();
+          queue.defer(1, now, acts, [calls, called, at] {  // a small trivially copyable callable
+            calls->push_back(fabricsim::tlm_fabric::sim_now().value());
+            called->notify_at(sc_time::from_value(at));
           });
         }
         a->notify_at(now + sc_time(3, sc_core::SC_NS));

@@ -105,16 +105,31 @@ void Link::defer_forward(Packet& p, const sc_core::sc_time& header, const sc_cor
   // The receiver is another lane's: it hears of the packet before its next window, as of
   // now (the header is in after this window).
   Packet* packet = &p;
-  WakeQueue::instance().defer(rx_lane_, sim_now(), p.header_at, [this, packet, header, tail] { deliver(*packet, header, tail); });
+  const sc_core::sc_time::value_type h = header.value(), t = tail.value();
+  WakeQueue::instance().defer(rx_lane_, sim_now(), p.header_at, [this, packet, h, t] {
+    deliver(*packet, sc_core::sc_time::from_value(h), sc_core::sc_time::from_value(t));
+  });
 }
 
 void Link::defer_backward(const Packet& p, const tlm::tlm_phase& phase, const sc_core::sc_time& d) {
   // The transmitter is another lane's (the credit or PAUSE frame is the caller's: a copy).
   const sc_core::sc_time now = sim_now();
-  WakeQueue::instance().defer(tx_lane_, now, now + d, [this, frame = p, phase, d]() mutable {
-    tlm::tlm_phase ph = phase;
-    sc_core::sc_time delay = d;
-    transmitter_(frame, ph, delay);
+  // What the transmitter reads of a credit or PAUSE frame (Switch, Nic::egress_bw).
+  const PacketKind kind = p.kind;
+  const std::uint8_t vl = p.vl;
+  const std::uint16_t quanta = p.pause_quanta;
+  const std::uint64_t blocks = p.credit_blocks;
+  const unsigned int ph = phase;
+  const sc_core::sc_time::value_type delay = d.value();
+  WakeQueue::instance().defer(tx_lane_, now, now + d, [this, kind, vl, quanta, blocks, ph, delay] {
+    Packet frame;
+    frame.kind = kind;
+    frame.vl = vl;
+    frame.pause_quanta = quanta;
+    frame.credit_blocks = blocks;
+    tlm::tlm_phase phase_back(ph);
+    sc_core::sc_time at = sc_core::sc_time::from_value(delay);
+    transmitter_(frame, phase_back, at);
   });
 }
 

@@ -111,11 +111,14 @@ class Link : public sc_core::sc_module {
   FabricCall receiver_;     // rx's target, once bound
   LinkCounters counters_;
   bool bit_errors_ = false;  // drop_rate or ber set
-  bool crosses_lanes_ = false;
-  int tx_lane_ = 0, rx_lane_ = 0;
+
   alignas(64) FabricCall transmitter_;  // tx's initiator, once bound
   sc_core::sc_time reverse_delay_;
   sc_core::sc_time pause_delay_;
+  // Read by both ends, written only while the fabric is built: beside what backward()
+  // reads, not in the line forward() writes (two lanes' threads would pass it back and forth).
+  bool crosses_lanes_ = false;
+  int tx_lane_ = 0, rx_lane_ = 0;
   std::mt19937_64 rng_;
 };
 

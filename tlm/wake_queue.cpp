@@ -488,16 +488,18 @@ void WakeQueue::run_lane(Lane& lane, const sc_core::sc_time& end) {
   }
 }
 
-void WakeQueue::defer(int to_lane, const sc_core::sc_time& made_at, const sc_core::sc_time& acts_at,
-                      std::function<void()> call) {
+WakeQueue::Deferred& WakeQueue::deferred_slot(int to_lane, const sc_core::sc_time& made_at,
+                                              const sc_core::sc_time& acts_at) {
   if (acts_at < window_end_)
     throw std::logic_error("wake queue: a call between lanes made at " + made_at.to_string() + " acts at " +
                            acts_at.to_string() + ", before the window's end " + window_end_.to_string() +
                            ": the lanes' lookahead is too long");
   Lane& from = *lanes_[detail::lane];
-  from.outbox[parity_][to_lane].push_back({made_at, std::move(call)});
   if (!from.deferred[parity_] || acts_at < from.earliest_act[parity_]) from.earliest_act[parity_] = acts_at;
   from.deferred[parity_] = true;
+  Deferred& d = from.outbox[parity_][to_lane].emplace_back();
+  d.made_at = made_at;
+  return d;
 }
 
 void WakeQueue::replay_into(int k, int parity) {
@@ -511,7 +513,7 @@ void WakeQueue::replay_into(int k, int parity) {
     for (Deferred& d : calls) {
       lane.replay_now = d.made_at;
       detail::queue_now = &lane.replay_now;
-      d.call();
+      d.run(d);
     }
     calls.clear();
   }

@@ -30,8 +30,11 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 #include <systemc>
@@ -108,7 +111,16 @@ class WakeQueue {
   /// next window's passes, at time `made_at` (the calls from lane 0 first, each lane's in
   /// the order made). `acts_at`: the earliest time the call acts; before the window's end
   /// is an error (the lookahead was too long).
-  void defer(int to_lane, const sc_core::sc_time& made_at, const sc_core::sc_time& acts_at, std::function<void()> call);
+  /// `call`: a trivially copyable callable of up to 40 bytes (kept in place: no allocation).
+  template <class Call>
+  void defer(int to_lane, const sc_core::sc_time& made_at, const sc_core::sc_time& acts_at, const Call& call) {
+    static_assert(std::is_trivially_copyable_v<Call> && sizeof(Call) <= sizeof(Deferred::call) &&
+                      alignof(Call) <= alignof(std::uint64_t),
+                  "a deferred call is a small trivially copyable callable");
+    Deferred& d = deferred_slot(to_lane, made_at, acts_at);
+    std::memcpy(d.call.data(), &call, sizeof(Call));
+    d.run = [](const Deferred& x) { (*std::launder(reinterpret_cast<const Call*>(x.call.data())))(); };
+  }
   /// Runs after each window, on the queue's thread (results that merge the lanes' records).
   void at_window_end(std::function<void()> hook) { window_end_hooks_.push_back(std::move(hook)); }
   /// Windows run in parallel so far (simulator figures).
@@ -146,9 +158,13 @@ class WakeQueue {
     std::size_t index = kNone;  // its entry: in its wheel slot, or in overflow_
     std::uint64_t delta_asked = ~std::uint64_t{0};  // delta cycle of the last request for now
   };
+  /// A new entry in this lane's outbox to `to_lane` (checks `acts_at` against the window's end).
+  struct Deferred;
+  Deferred& deferred_slot(int to_lane, const sc_core::sc_time& made_at, const sc_core::sc_time& acts_at);
   struct Deferred {
     sc_core::sc_time made_at;
-    std::function<void()> call;
+    void (*run)(const Deferred&);                 // calls `call`
+    alignas(std::uint64_t) std::array<unsigned char, 40> call;  // the callable, copied
   };
   // The requests of one lane's blocks: its own wheel, overflow heap and requests for now.
   class alignas(64) Lane {
