@@ -735,12 +735,11 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoint_count(), c.simulation);
   read_output(top.map("output"), c.output);
   // Parallel lanes exchange what crosses between them once per lookahead window: a
-  // block coupled to every NIC at no delay, or one reading every switch, cannot be split.
+  // block coupled to every NIC at no delay cannot be split.
   if (c.simulation.threads > 1) {
     const char* coupled = c.collective_enabled ? "a collective or training workload (its runner acts on every NIC at once)"
                           : c.perftest_enabled ? "a perftest (its runner acts on two NICs at once)"
-                          : c.output.sample_interval.in_seconds() > 0 ? "output.sample_interval above 0 (the sampler reads every switch)"
-                                                                       : nullptr;
+                                               : nullptr;
     if (coupled) top.map("simulation").fail("threads", std::string("must be 1 with ") + coupled);
   }
   top.finish();

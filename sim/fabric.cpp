@@ -37,7 +37,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     : sc_module(name), config_(config), graph_(build_graph(config.topology)) {
   plan_lanes();
   if (config_.output.sample_interval.in_seconds() > 0) {
-    sampler_ = std::make_unique<tlm_fabric::WakeEvent>([this] { sample(); });
+    sampler_ = std::make_unique<tlm_fabric::WakeEvent>([this] { sample(); }, /*reads_every_lane=*/true);
     sampler_->notify_at(sc_core::SC_ZERO_TIME);
   }
   const auto& sp = config_.switch_params;

@@ -347,8 +347,9 @@ INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing:
 // crosses between lanes (packets, credits, PAUSE frames) is handed over at the window's
 // end. The results must be those of one lane, bit for bit: in two lanes and in three
 // (more threads than this machine's cores), over the buffer organisations, adaptive
-// routing, credit stalls (small buffers), PFC pauses with ECN and DCQCN over RDMA to a
-// hotspot, and bit errors with go-back-N recovery. Replaying a deferred call at the
+// routing, credit stalls (small buffers), the occupancy sampler (it reads every lane, so
+// it runs between windows), PFC pauses with ECN and DCQCN over RDMA to a hotspot, and bit
+// errors with go-back-N recovery. Replaying a deferred call at the
 // callee's time instead of the caller's fails it (checked by mutation), and so does a
 // lookahead above the least delay of a credit (with bit errors: the check in defer()).
 struct LaneCase {
@@ -397,6 +398,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(LaneCase{"S2", {}}, LaneCase{"OutputQueued", {"switch.buffer=output_queued"}},
                       LaneCase{"SharedMemoryAdaptive", {"switch.buffer=shared_memory", "routing.algorithm=adaptive"}},
                       LaneCase{"CreditStalls", {"switch.input_buffer=12KiB", "traffic.load=0.8"}},
+                      LaneCase{"OccupancySampler", {"output.sample_interval=1us", "switch.input_buffer=24KiB"}},
                       LaneCase{"PfcPausesEcnDcqcnRdma",
                                {"link.flow_control=pfc", "switch.pfc.xoff=4KiB", "switch.pfc.xon=2KiB",
                                 "switch.pfc.headroom=8KiB", "switch.input_buffer=64KiB", "switch.ecn.enabled=true",

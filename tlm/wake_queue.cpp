@@ -70,6 +70,7 @@ void WakeQueue::set_lanes(int lanes) {
                            " made)");
   lanes_.clear();
   for (int k = 0; k < lanes; ++k) lanes_.push_back(std::make_unique<Lane>(clients_, slot_width_));
+  every_lane_ = lanes > 1 ? std::make_unique<Lane>(clients_, slot_width_) : nullptr;
   for (auto& lane : lanes_)
     for (auto& box : lane->outbox) box.resize(static_cast<std::size_t>(lanes));
   building_lane_ = 0;
@@ -87,18 +88,19 @@ void WakeQueue::building_lane(int lane) {
   building_lane_ = lane;
 }
 
-int WakeQueue::add(std::function<void()> on_wake) {
+int WakeQueue::add(std::function<void()> on_wake, bool reads_every_lane) {
   Client c;
   c.on_wake = std::move(on_wake);
-  c.lane = building_lane_;
+  c.lane = reads_every_lane && every_lane_ ? -1 : building_lane_;  // (one lane: with the blocks)
   clients_.push_back(std::move(c));
   for (auto& lane : lanes_) lane->fit(clients_.size());
+  if (every_lane_) every_lane_->fit(clients_.size());
   return static_cast<int>(clients_.size()) - 1;
 }
 
 void WakeQueue::remove(int client) {
   Client& c = clients_[client];
-  lanes_[c.lane]->erase_pending(c);
+  lane_of(c).erase_pending(c);
   c = Client{};
 }
 
@@ -109,12 +111,12 @@ std::uint64_t WakeQueue::delta() const {
 
 std::uint64_t WakeQueue::delta_for(const Lane& lane) const {
   // In windows (and making their deferred calls) each lane numbers its own passes.
-  return in_window_ || lane.replaying ? lane.pass_delta : delta();
+  return windowing_ ? lane.pass_delta : delta();
 }
 
 void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
   Client& c = clients_[client];
-  Lane& lane = *lanes_[c.lane];
+  Lane& lane = lane_of(c);
   if (in_window_ && c.lane != detail::lane)
     throw std::logic_error("wake queue: a block of lane " + std::to_string(detail::lane) + " woke a block of lane " +
                            std::to_string(c.lane) + " during a parallel window; calls between lanes go through defer()");
@@ -318,15 +320,17 @@ sc_core::sc_time WakeQueue::kernel_next_activity() {
   return kernel_now() + sc_core::sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext());
 }
 
-bool WakeQueue::next_request(sc_core::sc_time& at, bool timed_only) const {
+bool WakeQueue::next_request(sc_core::sc_time& at, bool timed_only, bool with_every_lane) const {
   bool have = false;
-  for (const auto& lane : lanes_) {
+  auto consider = [&](const Lane& lane) {
     sc_core::sc_time t;
-    if ((timed_only ? lane->earliest(t) : lane->next(t)) && (!have || t < at)) {
+    if ((timed_only ? lane.earliest(t) : lane.next(t)) && (!have || t < at)) {
       at = t;
       have = true;
     }
-  }
+  };
+  for (const auto& lane : lanes_) consider(*lane);
+  if (every_lane_ && with_every_lane) consider(*every_lane_);
   return have;
 }
 
@@ -336,6 +340,11 @@ void WakeQueue::run_pass(const sc_core::sc_time& now, std::uint64_t delta) {
   // each earlier time would leave a cancelled notification in the kernel's queue each time).
   dispatching_ = true;
   pass_delta_ = delta;
+  if (every_lane_) {  // made before the blocks: first in handle order
+    every_lane_->now = now;
+    every_lane_->collect(now, delta);
+    every_lane_->call_due();
+  }
   for (auto& lane : lanes_) {
     lane->now = now;
     lane->collect(now, delta);
@@ -389,7 +398,7 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
   const int n = lanes();
   window_delta_ = delta_count();
   parity_ = 0;
-  for (auto& lane : lanes_) {
+  for (Lane* lane : all_lanes()) {
     lane->now = now;
     lane->passes = 0;
     lane->deferred = {false, false};
@@ -432,12 +441,13 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
     }
   } join{quit, threads};
   dispatching_ = true;
+  windowing_ = true;
   detail::queue_now = &lanes_[0]->now;
   for (;;) {
     // The next window starts at the earliest pass of any lane, or of a call deferred in
     // the last one (they act in this one or later).
     sc_core::sc_time start;
-    bool have = next_request(start);
+    bool have = next_request(start, false, false);
     for (auto& lane : lanes_) {
       if (lane->deferred[parity_] && (!have || lane->earliest_act[parity_] < start)) {
         start = lane->earliest_act[parity_];
@@ -445,9 +455,21 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
       }
       lane->deferred[1 - parity_] = false;
     }
+    // A block that reads every lane runs at its time before the blocks due then, once
+    // every lane has run its passes before it and taken the calls made to it.
+    sc_core::sc_time every;
+    const bool every_due = every_lane_->next(every) && every < limit;
+    if (every_due && (!have || !(start < every))) {
+      replay_floor_ = window_end_;
+      for (int k = 0; k < n; ++k) replay_into(k, parity_);
+      for (auto& lane : lanes_) lane->deferred[parity_] = false;
+      run_every_lane(every);
+      continue;
+    }
     if (!have || !(start < limit)) break;
     replay_floor_ = window_end_;
     window_end_ = limit - start > lookahead_ ? start + lookahead_ : limit;  // (no link between lanes: to the limit)
+    if (every_due && every < window_end_) window_end_ = every;
     parity_ = 1 - parity_;
     done.store(0, std::memory_order_relaxed);
     in_window_ = true;
@@ -467,14 +489,32 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
   replay_floor_ = window_end_;
   for (int k = 0; k < n; ++k) replay_into(k, parity_);
   dispatching_ = false;
+  windowing_ = false;
   sc_core::sc_time last = now;
-  for (const auto& lane : lanes_) {
+  for (Lane* lane : all_lanes()) {
     passes_ahead_ += lane->passes;
     last = std::max(last, lane->now);
   }
   now_ = last;
   detail::queue_now = &now_;
   return last;
+}
+
+void WakeQueue::run_every_lane(const sc_core::sc_time& at) {
+  Lane& lane = *every_lane_;
+  lane.pass_delta = window_delta_ + ++lane.passes;
+  lane.now = at;
+  detail::queue_now = &lane.now;
+  lane.collect(at, lane.pass_delta);
+  lane.call_due();
+  detail::queue_now = &lanes_[0]->now;
+}
+
+std::vector<WakeQueue::Lane*> WakeQueue::all_lanes() {
+  std::vector<Lane*> all;
+  for (auto& lane : lanes_) all.push_back(lane.get());
+  if (every_lane_) all.push_back(every_lane_.get());
+  return all;
 }
 
 void WakeQueue::run_lane(Lane& lane, const sc_core::sc_time& end) {

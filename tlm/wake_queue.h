@@ -85,13 +85,17 @@ class WakeEvent;
 /// by lane instead of in handle order, and a block may wake a little more or less often
 /// (a wake asked for from the state a call found), never on an edge that decides
 /// something differently (tests compare every result with one lane and with several).
-/// In step with the kernel the lanes run one after the other, calls made at once.
+/// In step with the kernel the lanes run one after the other, calls made at once. A
+/// block that reads every lane (add(..., reads_every_lane): the occupancy sampler) wakes
+/// between windows, alone, at its time, before the blocks due then.
 class WakeQueue {
  public:
   /// The queue of this process (SystemC elaborates once per process).
   static WakeQueue& instance();
   /// Registers a block's wake-up in the lane blocks are being made in (building_lane); returns its handle.
-  int add(std::function<void()> on_wake);
+  /// `reads_every_lane` (the occupancy sampler): with several lanes it runs between
+  /// windows, alone, at its time: the lanes have run every pass before it, and none at it.
+  int add(std::function<void()> on_wake, bool reads_every_lane = false);
   /// Forgets block `client` (being destroyed): it is not called again.
   void remove(int client);
   /// Runs block `client` at `t`, by the rules above.
@@ -154,7 +158,7 @@ class WakeQueue {
     std::function<void()> on_wake;
     sc_core::sc_time timed_at;  // pending timed request, when where != none
     Where where = Where::none;
-    int lane = 0;
+    int lane = 0;  // -1: reads every lane (every_lane_)
     std::size_t index = kNone;  // its entry: in its wheel slot, or in overflow_
     std::uint64_t delta_asked = ~std::uint64_t{0};  // delta cycle of the last request for now
   };
@@ -227,13 +231,18 @@ class WakeQueue {
   sc_core::sc_time run_windows(const sc_core::sc_time& limit, sc_core::sc_time now);
   void run_lane(Lane& lane, const sc_core::sc_time& end);  // one lane's passes before `end`
   void replay_into(int lane, int parity);  // the calls deferred to `lane` in windows of `parity`
-  bool next_request(sc_core::sc_time& at, bool timed_only = false) const;  // the earliest of the lanes' next passes (timed requests only)
+  // The earliest of the lanes' next passes (timed requests only; with every_lane_'s).
+  bool next_request(sc_core::sc_time& at, bool timed_only = false, bool with_every_lane = true) const;
   static sc_core::sc_time kernel_next_activity();  // the time of the kernel's next activity
   void arm(const sc_core::sc_time& now);
   std::uint64_t delta() const;  // delta_count()
   std::uint64_t delta_for(const Lane& lane) const;
   std::vector<Client> clients_;
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::unique_ptr<Lane> every_lane_;  // with several lanes: the blocks that read every lane
+  Lane& lane_of(const Client& c) { return c.lane < 0 ? *every_lane_ : *lanes_[c.lane]; }
+  void run_every_lane(const sc_core::sc_time& at);  // between windows: its blocks due at `at`
+  std::vector<Lane*> all_lanes();                   // lanes_ and every_lane_
   int building_lane_ = 0;
   sc_core::sc_time lookahead_;
   sc_core::sc_time now_;  // the queue's time while it runs ahead of the kernel on this thread (sim_now())
@@ -249,6 +258,7 @@ class WakeQueue {
   bool stop_on_wake_ = false;       // the kernel moves to the queue's time to stop there
   // Parallel windows.
   bool in_window_ = false;
+  bool windowing_ = false;          // in run_windows: each lane numbers its own passes
   int parity_ = 0;                  // of the window running: the lanes defer into outbox[parity_]
   sc_core::sc_time replay_floor_;   // the end of the window the calls being replayed were made in
   std::uint64_t window_delta_ = 0;  // delta_count() when the windows started: lanes number their passes from it
@@ -260,7 +270,9 @@ class WakeQueue {
 /// A block's wake-up: calls `on_wake` at the times notified, through the WakeQueue.
 class WakeEvent {
  public:
-  explicit WakeEvent(std::function<void()> on_wake) : client_(WakeQueue::instance().add(std::move(on_wake))) {}
+  /// `reads_every_lane`: WakeQueue::add.
+  explicit WakeEvent(std::function<void()> on_wake, bool reads_every_lane = false)
+      : client_(WakeQueue::instance().add(std::move(on_wake), reads_every_lane)) {}
   ~WakeEvent() { WakeQueue::instance().remove(client_); }
   WakeEvent(const WakeEvent&) = delete;
   WakeEvent& operator=(const WakeEvent&) = delete;
