@@ -22,6 +22,7 @@
 #include "sim/child_run.h"
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
+#include "tlm/rtl_allocator.h"
 #include "tlm/switch.h"
 #include "tests/command.h"
 #include "tests/sanitizer.h"
@@ -349,12 +350,15 @@ INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing:
 // (more threads than this machine's cores), over the buffer organisations, adaptive
 // routing, credit stalls (small buffers), the occupancy sampler (it reads every lane, so
 // it runs between windows), PFC pauses with ECN and DCQCN over RDMA to a hotspot, and bit
-// errors with go-back-N recovery. Replaying a deferred call at the
-// callee's time instead of the caller's fails it (checked by mutation), and so does a
-// lookahead above the least delay of a credit (with bit errors: the check in defer()).
+// errors with go-back-N recovery; in RTL builds, S4 (every switch's allocator the
+// Verilated iSLIP, a VerilatedContext each, evaluated on its lane's thread). Replaying a
+// deferred call at the callee's time instead of the caller's fails it, and so do a
+// lookahead above the least delay of a credit (with bit errors: the check in defer())
+// and a window running past the sampler's time (all checked by mutation).
 struct LaneCase {
   const char* name;
   std::vector<std::string> overrides;
+  bool rtl = false;  // the Verilated allocator in every switch (S4): RTL builds only, a shorter run
 };
 
 void PrintTo(const LaneCase& c, std::ostream* os) { *os << c.name; }
@@ -363,9 +367,10 @@ class LanesMatchOneLane : public ::testing::TestWithParam<LaneCase> {};
 
 TEST_P(LanesMatchOneLane, SameResults) {
   const LaneCase& c = GetParam();
+  if (c.rtl && fabricsim::tlm_fabric::rtl_allocator_models().empty()) GTEST_SKIP() << "built without -DFABRICSIM_RTL=ON";
   const bool asan = fabricsim::test::kAddressSanitizer;
   std::vector<std::string> sets = c.overrides;
-  sets.push_back(std::string("simulation.duration=") + (asan ? "15us" : "60us"));
+  sets.push_back(std::string("simulation.duration=") + (asan || c.rtl ? "15us" : "60us"));
   sets.push_back("simulation.warmup=5us");
   std::vector<nlohmann::json> runs;
   for (int threads : {1, 2, 3}) {
@@ -404,7 +409,8 @@ INSTANTIATE_TEST_SUITE_P(
                                 "switch.pfc.headroom=8KiB", "switch.input_buffer=64KiB", "switch.ecn.enabled=true",
                                 "traffic.transport=rdma", "nic.congestion_control.kind=dcqcn", "traffic.pattern=hotspot",
                                 "traffic.load=0.6"}},
-                      LaneCase{"BitErrorsGoBackN", {"link.ber=1e-6", "traffic.transport=rdma"}}),
+                      LaneCase{"BitErrorsGoBackN", {"link.ber=1e-6", "traffic.transport=rdma"}},
+                      LaneCase{"RtlAllocator", {"switch.allocator_impl=rtl"}, true}),
     lane_case_name);
 
 std::string test_name(const ::testing::TestParamInfo<fs::path>& info) {
