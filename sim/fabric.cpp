@@ -156,8 +156,10 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     ab.rx.bind(b.in[c.b_port]);
     b.out[c.b_port].bind(ba.tx);
     ba.rx.bind(a.in[c.a_port]);
-    if (switch_lane_[c.a] != switch_lane_[c.b]) cross_lanes(c.a, ab, c.b);
-    if (switch_lane_[c.a] != switch_lane_[c.b]) cross_lanes(c.b, ba, c.a);
+    if (switch_lane_[c.a] != switch_lane_[c.b]) {
+      cross_lanes(c.a, ab, c.b);
+      cross_lanes(c.b, ba, c.a);
+    }
     a.attach_egress(c.a_port, &ab, per_vl(sp.input_buffer));
     b.attach_ingress(c.b_port, &ab);
     b.attach_egress(c.b_port, &ba, per_vl(sp.input_buffer));

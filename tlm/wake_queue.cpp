@@ -282,7 +282,7 @@ void WakeQueue::dispatch() {
     if (stop_asked_) break;
     // The next pass: requests for now in the next delta cycle, else the earliest timed one.
     sc_core::sc_time next;
-    if (!(lanes() == 1 ? lanes_[0]->next(next) : next_request(next)) || !(next < limit)) break;
+    if (!next_request(next) || !(next < limit)) break;
     if (lanes() > 1) {  // the lanes go on in parallel windows
       now = run_windows(limit, now);
       ahead = true;
@@ -480,7 +480,7 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
     ++windows_;
     for (const auto& e : errors)
       if (e) {
-        dispatching_ = false;
+        dispatching_ = windowing_ = false;
         std::rethrow_exception(e);
       }
     for (auto& hook : window_end_hooks_) hook();
