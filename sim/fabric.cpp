@@ -175,7 +175,6 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
       switches_[s]->out[p].bind(unused_.back()->from_egress);
       unused_.back()->to_ingress.bind(switches_[s]->in[p]);
     }
-  tlm_fabric::WakeQueue::instance().set_lookahead(lookahead_);
   flows_ = std::make_unique<FlowStats>(ideal_fct());
   for (auto& nic : nics_)
     nic->set_flow_handler([this, measure_from, n](const tlm_fabric::FlowRecord& f) {
@@ -196,8 +195,15 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     cp.tree = aggregation;  // sharp only
     std::vector<tlm_fabric::Nic*> nics;
     for (auto& nic : nics_) nics.push_back(nic.get());
-    collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp);
+    std::vector<int> endpoint_lane(nics.size(), 0);
+    for (std::size_t e = 0; e < graph_.host_switch.size() && !switches_.empty(); ++e)
+      endpoint_lane[e] = switch_lane_[static_cast<std::size_t>(graph_.host_switch[e])];
+    collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, endpoint_lane);
+    // A collective's end spans every lane: it runs between windows, at the time its last
+    // landing is visible, no earlier than the window it landed in ends.
+    if (lanes_ > 1) lookahead_ = std::min(lookahead_, collective_->least_completion_delay());
   }
+  tlm_fabric::WakeQueue::instance().set_lookahead(lookahead_);
   if (config_.perftest_enabled) {
     const auto& pt = config_.perftest;
     perftest_ = std::make_unique<testbench::Perftest>("perftest", *nics_[pt.client], *nics_[pt.server], pt);

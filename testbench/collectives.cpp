@@ -233,14 +233,34 @@ Schedule build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes) {
   return out;
 }
 
+CollectiveRunner::Lane::Lane(CollectiveRunner& runner, std::size_t endpoints)
+    : wake([this, &runner] { runner.post_ready(*this); }), to_kick(endpoints, false) {}
+
 CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics,
-                                   const CollectiveParams& params)
-    : sc_module(name), nics_(std::move(nics)), params_(params), to_kick_(nics_.size(), false) {
+                                   const CollectiveParams& params, std::vector<int> endpoint_lane)
+    : sc_module(name), nics_(std::move(nics)), params_(params), endpoint_lane_(std::move(endpoint_lane)) {
+  auto& queue = tlm_fabric::WakeQueue::instance();
+  if (endpoint_lane_.empty()) endpoint_lane_.assign(nics_.size(), 0);
+  if (endpoint_lane_.size() != nics_.size())
+    throw std::invalid_argument("collective runner: a lane for each of the " + std::to_string(nics_.size()) + " NICs");
+  const int lanes = queue.lanes();
+  for (int k = 0; k < lanes; ++k) {
+    queue.building_lane(k);
+    lanes_.push_back(std::make_unique<Lane>(*this, nics_.size()));
+  }
   for (int rank = 0; rank < static_cast<int>(params_.ranks.size()); ++rank) {
     const int e = params_.ranks[rank];
     nics_.at(e)->rdma().set_completion_handler([this, e](const tlm_fabric::Completion& c) { on_completion(e, c); });
   }
+  // The lanes' last landings are in once their window has ended.
+  if (lanes > 1) queue.at_window_end([this] { end_if_done(); });
   wake_.notify_at(tlm_fabric::sim_now());
+}
+
+sc_time CollectiveRunner::least_completion_delay() const {
+  sc_time least = sc_core::sc_max_time();
+  for (int e : params_.ranks) least = std::min(least, nics_.at(e)->rdma().least_completion_delay());
+  return least;
 }
 
 int CollectiveRunner::endpoint_of(int participant) const {
@@ -262,37 +282,46 @@ int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
   return qps_[key] = qa;
 }
 
-void CollectiveRunner::start_iteration() {
-  const sc_time now = tlm_fabric::sim_now();
+void CollectiveRunner::start_iteration(const sc_time& now) {
   const int n = static_cast<int>(params_.ranks.size());
+  const bool sharp = params_.algorithm == CollectiveAlgorithm::sharp;
   schedule_ = build_schedule(params_, n, results_.back().bytes);
   const std::size_t m = schedule_.size();
   missing_.assign(m, 0);
   ready_at_.assign(m, now + params_.step_latency);
-  landed_.assign(m, false);
-  eligible_ = {};
+  landed_.assign(m, 0);
+  for (auto& lane : lanes_) {
+    lane->eligible = {};
+    lane->expected = lane->landed = 0;
+    lane->last_visible = now;
+  }
   for (std::size_t i = 0; i < m; ++i) {
+    const Schedule::Step& t = schedule_.step(i);
+    // Every QP now, in schedule order: a lane posting later must not make one on another lane's NIC.
+    if (!sharp) qp_for(t.src, t.dst, t.channel);
+    ++lane_of(t.dst).expected;
     missing_[i] = static_cast<std::uint32_t>(schedule_.deps(i).size());
-    if (missing_[i] == 0) eligible_.push({ready_at_[i], i});
+    if (missing_[i] == 0) lane_of(t.src).eligible.push({ready_at_[i], i});
   }
-  landed_count_ = 0;
   iteration_start_ = now;
-  if (m == 0) {
-    results_.back().times_us.push_back(0);
-    wake_.notify_at(now);
-  }
+  running_ = true;
+  for (auto& lane : lanes_)
+    if (!lane->eligible.empty()) lane->wake.notify_at(lane->eligible.top().first);
+  end_if_done();  // nothing to move: done at once
 }
 
-void CollectiveRunner::post_ready(const sc_time& now) {
-  // Every transfer ready by now, posted in schedule order (the NIC's DMA timeline
-  // serves posts in that order); then wake for the earliest one still waiting.
-  batch_.clear();
-  while (!eligible_.empty() && eligible_.top().first <= now) {
-    batch_.push_back(eligible_.top().second);
-    eligible_.pop();
+void CollectiveRunner::post_ready(Lane& lane) {
+  // Every transfer of this lane's ranks ready by now, posted in schedule order (the
+  // NIC's DMA timeline serves posts in that order); then wake for the earliest one
+  // still waiting.
+  const sc_time now = tlm_fabric::sim_now();
+  lane.batch.clear();
+  while (!lane.eligible.empty() && lane.eligible.top().first <= now) {
+    lane.batch.push_back(lane.eligible.top().second);
+    lane.eligible.pop();
   }
-  std::sort(batch_.begin(), batch_.end());
-  for (std::size_t i : batch_) {
+  std::sort(lane.batch.begin(), lane.batch.end());
+  for (std::size_t i : lane.batch) {
     const Schedule::Step& t = schedule_.step(i);
     const int e = endpoint_of(t.src);
     auto* nic = nics_[e];
@@ -301,18 +330,18 @@ void CollectiveRunner::post_ready(const sc_time& now) {
       nic->post({endpoint_of(t.dst), static_cast<std::uint32_t>(wr_base_ + i), t.bytes, params_.sl});
     } else {
       nic->rdma().post(qp_for(t.src, t.dst, t.channel), {tlm_fabric::RdmaOpcode::write, t.bytes, wr_base_ + i}, now);
-      if (!to_kick_[e]) kicked_.push_back(e);
-      to_kick_[e] = true;
+      if (!lane.to_kick[e]) lane.kicked.push_back(e);
+      lane.to_kick[e] = true;
     }
   }
   // Each NIC posted to looks once, after all its posts (its earliest ready time
   // covers them all).
-  for (int e : kicked_) {
+  for (int e : lane.kicked) {
     nics_[e]->kick();
-    to_kick_[e] = false;
+    lane.to_kick[e] = false;
   }
-  kicked_.clear();
-  if (!eligible_.empty()) wake_.notify_at(eligible_.top().first);
+  lane.kicked.clear();
+  if (!lane.eligible.empty()) lane.wake.notify_at(lane.eligible.top().first);
 }
 
 void CollectiveRunner::on_completion(int endpoint, const tlm_fabric::Completion& c) {
@@ -331,65 +360,88 @@ void CollectiveRunner::on_flow(const tlm_fabric::FlowRecord& f) {
 }
 
 void CollectiveRunner::land(std::size_t i, const sc_time& visible) {
-  landed_[i] = true;
-  ++landed_count_;
-  const int n = static_cast<int>(params_.ranks.size());
+  auto& queue = tlm_fabric::WakeQueue::instance();
+  const int here = endpoint_lane_[endpoint_of(schedule_.step(i).dst)];
+  Lane& lane = *lanes_[static_cast<std::size_t>(here)];
+  landed_[i] = 1;
+  ++lane.landed;
+  lane.last_visible = std::max(lane.last_visible, visible);
   for (int j : schedule_.dependents(i)) {
-    // Ranks pay the software step latency and reduce at reduce_bandwidth; aggregation
-    // nodes their own latency and throughput.
-    const bool node = schedule_.step(j).src >= n;
-    const double bps = node ? params_.aggregation_bandwidth_bps : params_.reduce_bandwidth_bps;
-    ready_at_[j] = std::max(ready_at_[j], visible + (node ? params_.aggregation_latency : params_.step_latency));
-    if (--missing_[j] == 0) {
-      if (bps > 0) ready_at_[j] += sc_time(static_cast<double>(schedule_.step(j).reduce_bytes) * 8.0 / bps, sc_core::SC_SEC);
-      eligible_.push({ready_at_[j], static_cast<std::size_t>(j)});
+    const int to = endpoint_lane_[endpoint_of(schedule_.step(j).src)];
+    if (to == here || !queue.in_window()) {
+      release(static_cast<std::size_t>(j), visible);
+      continue;
     }
+    // A buffer slot freed at the receiver (double binary tree): the sender's lane hears
+    // of it before its next window; it acts once visible.
+    const sc_time::value_type v = visible.value();
+    queue.defer(to, tlm_fabric::sim_now(), visible,
+                [this, j, v] { release(static_cast<std::size_t>(j), sc_time::from_value(v)); });
   }
-  if (landed_count_ == static_cast<int>(schedule_.size())) {
-    // The collective ends when the last transfer is visible at its destination.
-    results_.back().times_us.push_back((visible - iteration_start_).to_seconds() * 1e6);
-    last_job_end_ = visible;
-    comm_s_ += (visible - iteration_start_).to_seconds();
-    // The graph and its per-transfer state go now, not when the next one is built; the
-    // next collective's wr_ids follow this one's.
-    wr_base_ += schedule_.size();
-    schedule_ = Schedule();
-    missing_ = {};
-    landed_ = {};
-    ready_at_ = {visible};  // next iteration starts then
+  if (lane.landed == lane.expected && !queue.in_window()) end_if_done();
+}
+
+void CollectiveRunner::release(std::size_t j, const sc_time& visible) {
+  // Ranks pay the software step latency and reduce at reduce_bandwidth; aggregation
+  // nodes their own latency and throughput.
+  const Schedule::Step& t = schedule_.step(j);
+  const bool node = t.src >= static_cast<int>(params_.ranks.size());
+  const double bps = node ? params_.aggregation_bandwidth_bps : params_.reduce_bandwidth_bps;
+  ready_at_[j] = std::max(ready_at_[j], visible + (node ? params_.aggregation_latency : params_.step_latency));
+  if (--missing_[j] != 0) return;
+  if (bps > 0) ready_at_[j] += sc_time(static_cast<double>(t.reduce_bytes) * 8.0 / bps, sc_core::SC_SEC);
+  Lane& lane = lane_of(t.src);
+  lane.eligible.push({ready_at_[j], j});
+  lane.wake.notify_at(ready_at_[j]);
+}
+
+void CollectiveRunner::end_if_done() {
+  if (!running_) return;
+  sc_time end = iteration_start_;
+  for (const auto& lane : lanes_) {
+    if (lane->landed != lane->expected) return;
+    end = std::max(end, lane->last_visible);
   }
-  const sc_time now = tlm_fabric::sim_now();
-  wake_.notify_at(schedule_.empty() ? ready_at_[0] : now);
+  // The collective ends when the last transfer is visible at its destination.
+  results_.back().times_us.push_back((end - iteration_start_).to_seconds() * 1e6);
+  last_job_end_ = end;
+  comm_s_ += (end - iteration_start_).to_seconds();
+  // The graph and its per-transfer state go now, not when the next one is built; the
+  // next collective's wr_ids follow this one's.
+  wr_base_ += schedule_.size();
+  schedule_ = Schedule();
+  missing_ = {};
+  landed_ = {};
+  ready_at_ = {};
+  running_ = false;
+  next_start_ = end;
+  wake_.notify_at(end);
 }
 
 void CollectiveRunner::run() {
   const sc_time now = tlm_fabric::sim_now();
-  const bool between = schedule_.empty();
-  if (between && !finished_) {
-    // Start (first call), the next iteration, the next size, or stop.
-    if (!ready_at_.empty() && ready_at_[0] > now) {
-      wake_.notify_at(ready_at_[0]);
-      return;
-    }
-    if (params_.training.enabled) {
-      if (!next_training_job(now)) return;
-      post_ready(now);
-      return;
-    }
-    if (results_.empty() || static_cast<int>(results_.back().times_us.size()) >= params_.iterations) {
-      if (size_index_ >= params_.sizes.size()) {
-        finished_ = true;
-        tlm_fabric::stop_simulation();
-        return;
-      }
-      results_.push_back({params_.sizes[size_index_++], {}});
-    }
-    start_iteration();
+  if (finished_ || running_) return;  // (a collective runs: its end wakes this)
+  // Start (first call), the next iteration, the next size, or stop.
+  if (next_start_ > now) {
+    wake_.notify_at(next_start_);
+    return;
   }
-  post_ready(now);
+  if (params_.training.enabled) {
+    next_training_job(now);
+    return;
+  }
+  if (results_.empty() || static_cast<int>(results_.back().times_us.size()) >= params_.iterations) {
+    if (size_index_ >= params_.sizes.size()) {
+      finished_ = true;
+      tlm_fabric::stop_simulation();
+      return;
+    }
+    results_.push_back({params_.sizes[size_index_++], {}});
+  }
+  start_iteration(now);
 }
 
-bool CollectiveRunner::next_training_job(const sc_time& now) {
+void CollectiveRunner::next_training_job(const sc_time& now) {
   const TrainingParams& t = params_.training;
   if (!training_started_) {
     training_started_ = true;
@@ -403,20 +455,20 @@ bool CollectiveRunner::next_training_job(const sc_time& now) {
     const sc_time ready = step_start_ + t.forward + t.backward * share;
     const sc_time start = std::max(ready, last_job_end_);
     if (start > now) {
-      ready_at_.assign(1, start);
+      next_start_ = start;
       wake_.notify_at(start);
-      return false;
+      return;
     }
     results_.push_back({t.buckets[bucket_++], {}});
-    start_iteration();
-    return true;
+    start_iteration(now);
+    return;
   }
   // Every bucket reduced: the optimizer runs once compute and communication are done.
   const sc_time end = std::max(compute_end, last_job_end_) + t.optimizer;
   if (end > now) {
-    ready_at_.assign(1, end);
+    next_start_ = end;
     wake_.notify_at(end);
-    return false;
+    return;
   }
   const double compute_us = (t.forward + t.backward + t.optimizer).to_seconds() * 1e6;
   const double step_us = (end - step_start_).to_seconds() * 1e6;
@@ -428,9 +480,9 @@ bool CollectiveRunner::next_training_job(const sc_time& now) {
   if (++step_ >= t.steps) {
     finished_ = true;
     tlm_fabric::stop_simulation();
-    return false;
+    return;
   }
-  return next_training_job(now);
+  next_training_job(now);
 }
 
 nlohmann::json CollectiveRunner::training_report() const {

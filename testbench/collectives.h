@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -150,11 +151,23 @@ class Schedule {
 /// Builds the transfer graph of one collective of `bytes` per rank on `n` ranks.
 Schedule build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes);
 
+/// Runs the collective: posts each transfer on its source rank's NIC once ready and
+/// takes the landings from the destination's completions.
+///
+/// Lanes (WakeQueue lanes): the ranks wake in their NIC's lane, each lane with its own
+/// ready transfers (what a landing releases is the landing rank's own next transfer,
+/// or, behind a double binary tree's buffer slot, the sender's: a call deferred to its
+/// lane, acting no earlier than the landing is visible). What spans every rank, the end
+/// of a collective and the start of the next, runs between the lanes' windows (a
+/// WakeEvent that reads every lane), at the time the last landing is visible: the
+/// lanes' lookahead must not exceed least_completion_delay().
 class CollectiveRunner : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(CollectiveRunner);
-  /// `nics[e]` is endpoint e's NIC.
-  CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics, const CollectiveParams& params);
+  /// `nics[e]` is endpoint e's NIC; `endpoint_lane[e]` the wake-queue lane it wakes in
+  /// (empty: all in lane 0).
+  CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics, const CollectiveParams& params,
+                   std::vector<int> endpoint_lane = {});
 
   bool finished() const { return finished_; }
   nlohmann::json report() const;
@@ -164,42 +177,64 @@ class CollectiveRunner : public sc_core::sc_module {
   void on_flow(const tlm_fabric::FlowRecord& f);
   /// nccl-tests style table.
   std::string table() const;
+  /// The least time from a landing's completion to the host seeing it, over the ranks'
+  /// NICs: the longest lookahead lanes may run this collective with.
+  sc_core::sc_time least_completion_delay() const;
 
  private:
   struct SizeResult {
     std::uint64_t bytes;
     std::vector<double> times_us;
   };
-  void start_iteration();
-  void post_ready(const sc_core::sc_time& now);
+  // The ranks of one wake-queue lane: their transfers whose dependencies have all
+  // landed and that are not posted yet, earliest ready first (post_ready() touches only
+  // these, never the whole schedule), and the landings at them.
+  using ReadyEntry = std::pair<sc_core::sc_time, std::size_t>;
+  struct Lane {
+    Lane(CollectiveRunner& runner, std::size_t endpoints);
+    tlm_fabric::WakeEvent wake;
+    std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>> eligible;
+    std::vector<std::size_t> batch;
+    std::vector<int> kicked;       // post_ready: endpoints posted to, in first-post order
+    std::vector<bool> to_kick;     // per endpoint: in kicked
+    std::size_t expected = 0;      // transfers of this collective landing at this lane's ranks
+    std::size_t landed = 0;
+    sc_core::sc_time last_visible; // the latest of their landings, as the hosts see them
+  };
+  void start_iteration(const sc_core::sc_time& now);
+  void post_ready(Lane& lane);
   void on_completion(int endpoint, const tlm_fabric::Completion& c);
   void land(std::size_t i, const sc_core::sc_time& visible);
+  /// Transfer j's dependency landed, visible at `visible` (in j's source lane).
+  void release(std::size_t j, const sc_core::sc_time& visible);
+  /// Whether every transfer has landed; then the collective ends (between windows).
+  void end_if_done();
   int endpoint_of(int participant) const;
+  Lane& lane_of(int participant) { return *lanes_[static_cast<std::size_t>(endpoint_lane_[endpoint_of(participant)])]; }
   void run();
-  bool next_training_job(const sc_core::sc_time& now);
+  void next_training_job(const sc_core::sc_time& now);
   int qp_for(int src_rank, int dst_rank, int channel);
 
   std::vector<tlm_fabric::Nic*> nics_;
   CollectiveParams params_;
+  std::vector<int> endpoint_lane_;
   std::unordered_map<std::uint64_t, int> qps_;     // (src rank, dst rank, channel) -> src QP (qp_for)
   Schedule schedule_;
-  std::vector<std::uint32_t> missing_;             // deps not yet landed, per transfer
+  // Per transfer: written only in its source's lane (missing_, ready_at_) or its
+  // destination's (landed_).
+  std::vector<std::uint32_t> missing_;             // deps not yet landed
   std::vector<sc_core::sc_time> ready_at_;         // when its deps landed (+ reduce)
-  std::vector<bool> landed_;
-  // Transfers whose deps have all landed and that are not posted yet, earliest ready
-  // first: post_ready() touches only these, never the whole schedule.
-  using ReadyEntry = std::pair<sc_core::sc_time, std::size_t>;
-  std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>> eligible_;
-  std::vector<std::size_t> batch_;
-  std::vector<int> kicked_;                        // post_ready: endpoints posted to, in first-post order
-  std::vector<bool> to_kick_;                      // per endpoint: in kicked_
-  int landed_count_ = 0;
+  std::vector<std::uint8_t> landed_;
   std::uint64_t wr_base_ = 0;                      // wr_id of transfer 0 in this iteration
   std::size_t size_index_ = 0;
-  int iteration_ = 0;
   sc_core::sc_time iteration_start_;
+  bool running_ = false;                           // a collective is under way (its end wakes wake_)
+  sc_core::sc_time next_start_;                    // between collectives: when the next may start
   std::vector<SizeResult> results_;
-  tlm_fabric::WakeEvent wake_{[this] { run(); }};  // through the WakeQueue, like the blocks
+  // Starts and ends collectives: through the WakeQueue, like the blocks, between the
+  // lanes' windows.
+  tlm_fabric::WakeEvent wake_{[this] { run(); }, /*reads_every_lane=*/true};
+  std::vector<std::unique_ptr<Lane>> lanes_;
   bool finished_ = false;
   // training mode
   struct StepResult {

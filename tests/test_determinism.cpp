@@ -355,10 +355,18 @@ INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing:
 // deferred call at the callee's time instead of the caller's fails it, and so do a
 // lookahead above the least delay of a credit (with bit errors: the check in defer())
 // and a window running past the sampler's time (all checked by mutation).
+// Collectives too: each rank posts in its NIC's lane, a double binary tree's freed buffer
+// slot goes to the sender's lane as a deferred call, and a collective ends (and the next
+// starts) between windows, when its last landing is visible; ring AllReduce with two
+// channels and two sizes of two iterations each, the double binary tree, halving-doubling
+// and all-to-all on the IB leaf-spine example (adaptive routing, selective repeat), ring
+// AllReduce over RoCE with PFC and DCQCN, and a data-parallel training step, each whole.
 struct LaneCase {
   const char* name;
   std::vector<std::string> overrides;
   bool rtl = false;  // the Verilated allocator in every switch (S4): RTL builds only, a shorter run
+  const char* file = "bench/s2_kary_ntree.yaml";
+  bool whole = false;  // runs until its workload is done (a collective), not for a set time
 };
 
 void PrintTo(const LaneCase& c, std::ostream* os) { *os << c.name; }
@@ -370,13 +378,15 @@ TEST_P(LanesMatchOneLane, SameResults) {
   if (c.rtl && fabricsim::tlm_fabric::rtl_allocator_models().empty()) GTEST_SKIP() << "built without -DFABRICSIM_RTL=ON";
   const bool asan = fabricsim::test::kAddressSanitizer;
   std::vector<std::string> sets = c.overrides;
-  sets.push_back(std::string("simulation.duration=") + (asan || c.rtl ? "15us" : "60us"));
-  sets.push_back("simulation.warmup=5us");
+  if (!c.whole) {
+    sets.push_back(std::string("simulation.duration=") + (asan || c.rtl ? "15us" : "60us"));
+    sets.push_back("simulation.warmup=5us");
+  }
   std::vector<nlohmann::json> runs;
   for (int threads : {1, 2, 3}) {
     auto with = sets;
     with.push_back("simulation.threads=" + std::to_string(threads));
-    const auto config = fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/bench/s2_kary_ntree.yaml", with);
+    const auto config = fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/" + c.file, with);
     nlohmann::json r = fabricsim::sim::in_child([&] { return fabricsim::sim::run_simulation(config); });
     ASSERT_FALSE(r.contains("error")) << c.name << " threads " << threads << ": " << r.dump().substr(0, 400);
     EXPECT_EQ(r["simulator"]["lanes"].get<int>(), threads) << c.name;
@@ -388,6 +398,9 @@ TEST_P(LanesMatchOneLane, SameResults) {
     runs.push_back(std::move(r));
   }
   ASSERT_GT(runs[0]["packets"]["delivered"].get<std::uint64_t>(), 1000u) << c.name;
+  if (c.whole) {
+    ASSERT_TRUE(runs[0]["collective"]["finished"].get<bool>()) << c.name;
+  }
   for (std::size_t k = 1; k < runs.size(); ++k) {
     const auto diff = nlohmann::json::diff(runs[0], runs[k]);
     for (std::size_t i = 0; i < diff.size() && i < 10; ++i)
@@ -410,7 +423,24 @@ INSTANTIATE_TEST_SUITE_P(
                                 "traffic.transport=rdma", "nic.congestion_control.kind=dcqcn", "traffic.pattern=hotspot",
                                 "traffic.load=0.6"}},
                       LaneCase{"BitErrorsGoBackN", {"link.ber=1e-6", "traffic.transport=rdma"}},
-                      LaneCase{"RtlAllocator", {"switch.allocator_impl=rtl"}, true}),
+                      LaneCase{"RtlAllocator", {"switch.allocator_impl=rtl"}, true},
+                      LaneCase{"RingAllReduceTwoChannels",
+                               {"collective.sizes=[64KiB, 1MiB]", "collective.iterations=2", "collective.channels=2"},
+                               false, "examples/allreduce_leafspine_ib.yaml", true},
+                      LaneCase{"DoubleBinaryTree", {"collective.algorithm=double_binary_tree", "collective.sizes=[2MiB]",
+                                                    "collective.tree_chunk=128KiB", "collective.tree_slots=2"},
+                               false, "examples/allreduce_leafspine_ib.yaml", true},
+                      LaneCase{"HalvingDoubling", {"collective.algorithm=halving_doubling", "collective.sizes=[1MiB]"},
+                               false, "examples/allreduce_leafspine_ib.yaml", true},
+                      LaneCase{"AllToAll", {"collective.op=alltoall", "collective.algorithm=direct",
+                                            "collective.sizes=[1MiB]"},
+                               false, "examples/allreduce_leafspine_ib.yaml", true},
+                      LaneCase{"RingAllReduceRocePfcDcqcn", {"collective.sizes=[1MiB]"}, false,
+                               "examples/allreduce_leafspine_roce.yaml", true},
+                      LaneCase{"TrainingStep",
+                               {"training.forward=20us", "training.backward=40us", "training.optimizer=5us",
+                                "training.gradient_size=2MiB", "training.bucket_size=512KiB"},
+                               false, "examples/training_step_fattree.yaml", true}),
     lane_case_name);
 
 std::string test_name(const ::testing::TestParamInfo<fs::path>& info) {

@@ -365,13 +365,16 @@ void RdmaEngine::complete_wqes(Qp& q, const sc_time& now) {
   }
 }
 
-void RdmaEngine::consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_time& now) {
+void RdmaEngine::consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_time& now, const sc_time& landed) {
   // The next PSN in order: count its bytes; a message's last PSN delivers it.
   q.message_bytes += bytes;
   ++q.expected;
   auto it = q.pending_last.find(psn);
   if (it == q.pending_last.end()) return;
-  const Completion c = it->second;
+  Completion c = it->second;
+  // Its last packet came ahead of a gap: the host sees the message once the packet
+  // that filled the gap has landed too.
+  c.visible = std::max(c.visible, landed + poll_latency_);
   q.pending_last.erase(it);
   // Scoreboard: every byte of the message arrived exactly once, in order.
   ++delivered_messages_;
@@ -414,14 +417,14 @@ void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
                                      p.read_bytes, false, p.message_start, visible + poll_latency_};
   }
   if (!in_order) return;
-  consume(q, psn, p.payload_bytes, now);
+  consume(q, psn, p.payload_bytes, now, landed);
   // Selective repeat: the gap filler releases the packets held behind it; the ACK must
   // cover them (one of them may end a message the requester is waiting on).
   const bool released_held = !q.held.empty() && q.held.begin()->first == q.expected;
   while (!q.held.empty() && q.held.begin()->first == q.expected) {
     const auto [held_psn, held_bytes] = *q.held.begin();
     q.held.erase(q.held.begin());
-    consume(q, held_psn, held_bytes, now);
+    consume(q, held_psn, held_bytes, now, landed);
   }
   q.nak_sent = false;
   if (!q.held.empty()) {

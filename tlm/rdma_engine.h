@@ -140,6 +140,9 @@ class RdmaEngine {
   /// Host posts a work request on `qpn` at `now`.
   void post(int qpn, const WorkRequest& wr, const sc_core::sc_time& now);
   void set_completion_handler(std::function<void(const Completion&)> h) { on_completion_ = std::move(h); }
+  /// The least time from a completion handler's call to the completion's `visible` (a
+  /// DMA write into memory, then the host's poll).
+  sc_core::sc_time least_completion_delay() const { return dma_.least_write_latency() + poll_latency_; }
   /// Called when a WRITE or SEND has fully arrived here as the responder (flow completion time).
   void set_flow_handler(std::function<void(const FlowRecord&)> h) { on_flow_ = std::move(h); }
 
@@ -250,7 +253,9 @@ class RdmaEngine {
   Resend resend_of(Qp& q, const Outstanding& o, const sc_core::sc_time& now);
   void complete_wqes(Qp& q, const sc_core::sc_time& now);
   void responder_data(Qp& q, const Packet& p, const sc_core::sc_time& now);
-  void consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_core::sc_time& now);
+  /// `landed`: when this packet's data is in memory (a held packet's: the gap filler's).
+  void consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_core::sc_time& now,
+               const sc_core::sc_time& landed);
   void check_timeouts(Qp& q, const sc_core::sc_time& now);
   /// The next new segment (or READ request) of `q`'s first request with segments to
   /// send, if its payload is in, the window open and flow control lets it go on `vl`.

@@ -122,6 +122,10 @@ void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
                            std::to_string(c.lane) + " during a parallel window; calls between lanes go through defer()");
   const sc_core::sc_time now = sim_now();
   const std::uint64_t delta = delta_for(lane);
+  if (windowing_ && !in_window_ && c.lane < 0 && t < window_end_)
+    throw std::logic_error("wake queue: a block that reads every lane was asked to wake at " + t.to_string() +
+                           ", before the end of the last window " + window_end_.to_string() +
+                           ": the lanes' lookahead is too long");
   if (lane.replaying && t < replay_floor_)
     throw std::logic_error("wake queue: a call deferred between lanes (made at " + now.to_string() +
                            ") asked for a wake-up at " + t.to_string() + ", before the end of its window " +
@@ -397,6 +401,7 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
   if (lookahead_ == sc_core::SC_ZERO_TIME) throw std::logic_error("wake queue: lanes without a lookahead");
   const int n = lanes();
   window_delta_ = delta_count();
+  window_end_ = now;
   parity_ = 0;
   for (Lane* lane : all_lanes()) {
     lane->now = now;
@@ -464,6 +469,7 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
       for (int k = 0; k < n; ++k) replay_into(k, parity_);
       for (auto& lane : lanes_) lane->deferred[parity_] = false;
       run_every_lane(every);
+      if (stop_asked_) break;  // (a collective's end)
       continue;
     }
     if (!have || !(start < limit)) break;
@@ -504,6 +510,8 @@ void WakeQueue::run_every_lane(const sc_core::sc_time& at) {
   Lane& lane = *every_lane_;
   lane.pass_delta = window_delta_ + ++lane.passes;
   lane.now = at;
+  // Every lane has run its passes before `at`: what it is asked for now runs then.
+  for (auto& other : lanes_) other->now = at;
   detail::queue_now = &lane.now;
   lane.collect(at, lane.pass_delta);
   lane.call_due();
