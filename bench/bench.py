@@ -4,7 +4,7 @@
 (one per line) with wall time, simulated time, events, delivered packets and
 packet-hops per wall-second and the child's peak memory (getrusage ru_maxrss).
 
-    bench/bench.py [--fabricsim build/fabricsim] [--only S1,S2] [--quick] [--out DIR]
+    bench/bench.py [--fabricsim build/fabricsim] [--only S1,S2] [--quick] [--threads N] [--out DIR]
 
 Standard library only. Benchmark figures, not timed tests: the numbers depend on
 the machine and its load.
@@ -137,14 +137,19 @@ def main():
     add_common_arguments(ap, "S1,S2,S3,S4", "folder for each run's results")
     ap.add_argument("--quick", action="store_true", help="shorter runs; S3: its first 200 us simulated (2048 endpoints, 64 MiB per rank)")
     ap.add_argument("--tiny", action="store_true", help="one tiny scenario (the smoke test)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="simulation.threads of every run: the fabric's parallel lanes, the same results with any "
+                         "number (default: this machine's cores, %(default)s)")
     args = ap.parse_args()
+    if args.threads < 1:
+        sys.exit("bench: --threads: at least 1")
     names = selected(args, "bench")
     out_dir = args.out or tempfile.mkdtemp(prefix="fabricsim_bench_")
     runs = [("tiny",) + TINY] if args.tiny else [(n,) + SCENARIOS[n] for n in names]
     failed = False
     for name, what, config, sets in runs:
         config = os.path.join(HERE, config)
-        sets = sets + (QUICK.get(name, []) if args.quick else []) + args.set
+        sets = sets + (QUICK.get(name, []) if args.quick else []) + [f"simulation.threads={args.threads}"] + args.set
         skipped = skipped_without_rtl(name, what, args.fabricsim, config, sets)
         if skipped:
             print(json.dumps(skipped), flush=True)

@@ -190,7 +190,7 @@ class CollectiveRunner : public sc_core::sc_module {
   // landed and that are not posted yet, earliest ready first (post_ready() touches only
   // these, never the whole schedule), and the landings at them.
   using ReadyEntry = std::pair<sc_core::sc_time, std::size_t>;
-  struct Lane {
+  struct alignas(64) Lane {  // (lanes write theirs on their own threads: no line shared)
     Lane(CollectiveRunner& runner, std::size_t endpoints);
     tlm_fabric::WakeEvent wake;
     std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>> eligible;

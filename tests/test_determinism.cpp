@@ -358,7 +358,9 @@ INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing:
 // Collectives too: each rank posts in its NIC's lane, a double binary tree's freed buffer
 // slot goes to the sender's lane as a deferred call, and a collective ends (and the next
 // starts) between windows, when its last landing is visible; ring AllReduce with two
-// channels and two sizes of two iterations each, the double binary tree, halving-doubling
+// channels and two sizes of two iterations each, with 100 m cables (the NICs' completion
+// delay bounds the lookahead: without it a collective's end falls inside a window, an
+// error, checked by mutation), the double binary tree, halving-doubling
 // and all-to-all on the IB leaf-spine example (adaptive routing, selective repeat), ring
 // AllReduce over RoCE with PFC and DCQCN, and a data-parallel training step, each whole.
 struct LaneCase {
@@ -426,6 +428,10 @@ INSTANTIATE_TEST_SUITE_P(
                       LaneCase{"RtlAllocator", {"switch.allocator_impl=rtl"}, true},
                       LaneCase{"RingAllReduceTwoChannels",
                                {"collective.sizes=[64KiB, 1MiB]", "collective.iterations=2", "collective.channels=2"},
+                               false, "examples/allreduce_leafspine_ib.yaml", true},
+                      LaneCase{"RingAllReduceLongCables",  // lookahead: the completion delay, not the cables
+                               {"link.cable_length=100m", "collective.sizes=[16KiB, 64KiB, 256KiB]",
+                                "collective.iterations=3"},
                                false, "examples/allreduce_leafspine_ib.yaml", true},
                       LaneCase{"DoubleBinaryTree", {"collective.algorithm=double_binary_tree", "collective.sizes=[2MiB]",
                                                     "collective.tree_chunk=128KiB", "collective.tree_slots=2"},

@@ -122,7 +122,7 @@ void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
                            std::to_string(c.lane) + " during a parallel window; calls between lanes go through defer()");
   const sc_core::sc_time now = sim_now();
   const std::uint64_t delta = delta_for(lane);
-  if (windowing_ && !in_window_ && c.lane < 0 && t < window_end_)
+  if (c.lane < 0 && windowing_ && !in_window_ && t < window_end_)
     throw std::logic_error("wake queue: a block that reads every lane was asked to wake at " + t.to_string() +
                            ", before the end of the last window " + window_end_.to_string() +
                            ": the lanes' lookahead is too long");
