@@ -295,10 +295,16 @@ void CollectiveRunner::start_iteration(const sc_time& now) {
     lane->expected = lane->landed = 0;
     lane->last_visible = now;
   }
+  // Every QP now, in schedule order: a lane posting later must not make one on another
+  // lane's NIC. (A rank's transfers mostly go where its last one went: a ring's always.)
+  std::vector<std::uint64_t> last_peer(static_cast<std::size_t>(n), ~std::uint64_t{0});
   for (std::size_t i = 0; i < m; ++i) {
     const Schedule::Step& t = schedule_.step(i);
-    // Every QP now, in schedule order: a lane posting later must not make one on another lane's NIC.
-    if (!sharp) qp_for(t.src, t.dst, t.channel);
+    const std::uint64_t peer = static_cast<std::uint64_t>(t.dst) * 64 + static_cast<std::uint64_t>(t.channel);
+    if (!sharp && last_peer[static_cast<std::size_t>(t.src)] != peer) {
+      qp_for(t.src, t.dst, t.channel);
+      last_peer[static_cast<std::size_t>(t.src)] = peer;
+    }
     ++lane_of(t.dst).expected;
     missing_[i] = static_cast<std::uint32_t>(schedule_.deps(i).size());
     if (missing_[i] == 0) lane_of(t.src).eligible.push({ready_at_[i], i});
