@@ -86,14 +86,14 @@ class WakeEvent;
 /// (a wake asked for from the state a call found), never on an edge that decides
 /// something differently (tests compare every result with one lane and with several).
 /// In step with the kernel the lanes run one after the other, calls made at once. A
-/// block that reads every lane (add(..., reads_every_lane): the occupancy sampler) wakes
+/// block that reads every lane (add(..., reads_every_lane): the occupancy sampler, a collective's end) wakes
 /// between windows, alone, at its time, before the blocks due then.
 class WakeQueue {
  public:
   /// The queue of this process (SystemC elaborates once per process).
   static WakeQueue& instance();
   /// Registers a block's wake-up in the lane blocks are being made in (building_lane); returns its handle.
-  /// `reads_every_lane` (the occupancy sampler): with several lanes it runs between
+  /// `reads_every_lane` (the occupancy sampler, a collective's end): with several lanes it runs between
   /// windows, alone, at its time: the lanes have run every pass before it, and none at it.
   int add(std::function<void()> on_wake, bool reads_every_lane = false);
   /// Forgets block `client` (being destroyed): it is not called again.
