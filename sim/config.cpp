@@ -742,9 +742,6 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
                           : c.perftest_enabled ? "a perftest (its runner acts on two NICs at once)"
                                                : nullptr;
     if (coupled) top.map("simulation").fail("threads", std::string("must be 1 with ") + coupled);
-    if (c.output.packet_csv)
-      top.map("simulation").fail("threads", "must be 1 with output.packet_csv (--packet-csv): the lanes would write the "
-                                            "packet log at once");
     // A collective ends between the lanes' windows, when its last landing is visible:
     // a landing must take time to be seen.
     const tlm_fabric::HostParams& h = c.nic.host;

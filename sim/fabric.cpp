@@ -443,10 +443,14 @@ void Fabric::merge_lane_flows() {
   for (const auto& f : all) flows_->add(f);
 }
 
-void Fabric::set_packet_log(std::ostream* log) {
-  if (lanes_ > 1)
-    throw std::invalid_argument("the packet log needs simulation.threads: 1 (the lanes would write it at once)");
-  for (auto& nic : nics_) nic->set_packet_log(log);
+void Fabric::set_packet_log(std::ostream& log) {
+  packet_log_ = std::make_unique<tlm_fabric::PacketLog>(log, lanes_);
+  if (lanes_ > 1) tlm_fabric::WakeQueue::instance().at_window_end([this] { packet_log_->window_ended(); });
+  for (auto& nic : nics_) nic->set_packet_log(packet_log_.get());
+}
+
+void Fabric::finish_packet_log() {
+  if (packet_log_) packet_log_->finish();
 }
 
 void Fabric::build_traffic() {

@@ -73,7 +73,10 @@ class Fabric : public sc_core::sc_module {
   const testbench::CollectiveRunner* collective() const { return collective_.get(); }
   /// Endpoint of each collective rank (placement applied).
   std::vector<int> place_ranks() const;
-  void set_packet_log(std::ostream* log);
+  /// packets.csv into `log` (its header first; tlm/packet_log.h), from now on.
+  void set_packet_log(std::ostream& log);
+  /// Writes the packet log's last rows (after the run).
+  void finish_packet_log();
   /// Buffer occupancy sampled every output.sample_interval, as results.json "timeseries".
   nlohmann::json timeseries() const;
   /// FCT and slowdown of every message delivered whose flow started after the warm-up (results.json "flows").
@@ -110,6 +113,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<int> switch_lane_;  // per switch: its wake-queue lane (its NICs and sources wake there too)
   sc_core::sc_time lookahead_;    // of the lanes' windows: the least delay across a link between lanes
   std::vector<std::vector<tlm_fabric::FlowRecord>> lane_flows_;  // per lane: flow records of this window
+  std::unique_ptr<tlm_fabric::PacketLog> packet_log_;
   std::unique_ptr<testbench::Perftest> perftest_;
   std::unique_ptr<testbench::CollectiveRunner> collective_;
   // The occupancy sampler, a wake-up made before any block's: a sample at t runs before

@@ -190,10 +190,7 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
   auto model = std::make_unique<Model>(config);
   const stats::Registry& registry = model->registry;
   Fabric& fabric = model->fabric;
-  if (packet_log) {
-    *packet_log << tlm_fabric::Nic::packet_log_header();
-    fabric.set_packet_log(packet_log);
-  }
+  if (packet_log) fabric.set_packet_log(*packet_log);
   // The model is built: back it with huge pages before the first packet moves.
   const std::size_t huge_page_bytes = use_huge_pages();
   const auto wall_start = std::chrono::steady_clock::now();
@@ -214,6 +211,7 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
     tlm_fabric::simulate_for(duration);
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  fabric.finish_packet_log();
 
   const double end_s = sc_core::sc_time_stamp().to_seconds();
   const double window_s = end_s - config.simulation.warmup.in_seconds();

@@ -71,7 +71,7 @@ struct alignas(64) Packet {
   bool last_of_message = false;    ///< tail packet of its message
   RdmaOp op = RdmaOp::raw;         ///< transport operation
   // Second line: what endpoints and flow control read.
-  std::uint64_t id = 0;            ///< unique per run, in creation order
+  std::uint64_t id = 0;            ///< unique per run: (source endpoint << 40) | its count (PacketSource)
   std::uint64_t message = 0;       ///< message id (unique per run)
   std::uint64_t read_bytes = 0;    ///< READ request: bytes to read; WRITE, SEND and raw data: bytes of the whole message
   std::uint64_t wr_id = 0;         ///< work request the packet belongs to (statistics)

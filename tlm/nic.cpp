@@ -26,7 +26,7 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
       tx("tx"),
       rx("rx"),
       measure_from_(measure_from),
-      pool_(pool),
+      packets_(pool, id),
       id_(id),
       credit_block_bytes_(params.credit_block_bytes),
       tx_packets_(stats.counter(std::string(this->name()) + ".tx_packets", "packets transmitted", "packets")),
@@ -43,7 +43,7 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
                                           "first bit injected -> packet tail received", "ns")),
       params_(params),
       rdma_(std::string(this->name()), id, static_cast<std::uint32_t>(params.mtu.in_bytes()), params.transport,
-            params.host, params.cc, pool, stats, measure_from),
+            params.host, params.cc, packets_, stats, measure_from),
       messages_posted_(stats.counter(std::string(this->name()) + ".messages_posted", "messages posted by the host", "messages")),
       rx_messages_(stats.counter(std::string(this->name()) + ".rx_messages", "messages fully received", "messages")),
       out_of_order_(stats.counter(std::string(this->name()) + ".rx_out_of_order",
@@ -209,7 +209,7 @@ Packet* Nic::next_raw_packet(const sc_time& now) {
     const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, params_.mtu.in_bytes()));
     if (!can_send(vl, payload, now)) continue;
     next_vl_ = (vl + 1) % vls;
-    Packet& p = *pool_.acquire();
+    Packet& p = *packets_.acquire();
     p.src = id_;
     p.dst = m.msg.dst;
     p.flow = m.msg.flow;
@@ -265,7 +265,7 @@ bool Nic::receive_due(const sc_time& now) {
       transport |= rdma_.receive(*p, now);
     }
     return_credit(*p);
-    pool_.release(p);
+    packets_.release(p);
   }
   if (!arrivals_.empty()) rx_wake_.notify_at(arrivals_.front()->tail_at);
   return transport;
@@ -310,14 +310,7 @@ void Nic::deliver(Packet& p) {
 }
 
 void Nic::log_packet(const Packet& p, const sc_time& now) {
-  if (!packet_log_) return;
-  static constexpr const char* kOps[] = {"raw", "write", "send", "read_request", "read_response", "ack", "nak", "cnp"};
-  static_assert(static_cast<int>(RdmaOp::cnp) == 7, "kOps follows RdmaOp");
-  *packet_log_ << p.id << ',' << p.src << ',' << p.dst << ',' << kOps[static_cast<int>(p.op)] << ',' << p.qp << ','
-               << p.flow << ',' << p.message << ',' << p.psn << ',' << p.payload_bytes << ',' << p.hops << ','
-               << p.created.to_seconds() * 1e9 << ',' << p.injected.to_seconds() * 1e9 << ','
-               << now.to_seconds() * 1e9 << ',' << (now - p.injected).to_seconds() * 1e9 << ','
-               << static_cast<int>(p.sl) << ',' << static_cast<int>(p.vl) << '\n';
+  if (packet_log_) packet_log_->add(p, now);
 }
 
 void Nic::set_flow_handler(const std::function<void(const FlowRecord&)>& h) {
@@ -344,10 +337,6 @@ std::uint64_t Nic::credit_blocks(const Packet& p) const {
 
 std::uint64_t Nic::wire_extra(const hw::PhyTiming& link) {
   return link.wire_bytes(0) - link.frame_bytes(0);
-}
-
-const char* Nic::packet_log_header() {
-  return "packet,src,dst,op,qp,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns,sl,vl\n";
 }
 
 }  // namespace fabricsim::tlm_fabric

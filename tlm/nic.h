@@ -14,7 +14,6 @@
 #include <array>
 #include <cstdint>
 #include <functional>
-#include <ostream>
 #include <string>
 #include <unordered_map>
 
@@ -26,6 +25,7 @@
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
 #include "tlm/fifo.h"
+#include "tlm/packet_log.h"
 #include "tlm/packet_pool.h"
 #include "tlm/psn_table.h"
 #include "tlm/rdma_engine.h"
@@ -72,9 +72,8 @@ class Nic : public sc_core::sc_module {
   void post(const Message& m);
   /// Called for every message (raw, RDMA WRITE or SEND) fully delivered here (flow completion time).
   void set_flow_handler(const std::function<void(const FlowRecord&)>& h);
-  /// Write one CSV row per delivered packet to `log` (nullptr: off).
-  void set_packet_log(std::ostream* log) { packet_log_ = log; }
-  static const char* packet_log_header();
+  /// One row per delivered packet into `log` (nullptr: off).
+  void set_packet_log(PacketLog* log) { packet_log_ = log; }
 
   int id() const { return id_; }
   const NicParams& params() const { return params_; }
@@ -133,8 +132,8 @@ class Nic : public sc_core::sc_module {
   sc_core::sc_time credit_return_delay_;          // params_.credit_return_latency as a kernel time
   std::uint64_t rx_wire_extra_ = 0;               // wire_extra() of the ingress and egress links, kept beside what
   std::uint64_t tx_wire_extra_ = 0;               // each packet reads instead of in the link (thousands of links)
-  PacketPool& pool_;
-  std::ostream* packet_log_ = nullptr;
+  PacketSource packets_;                          // the pool, ids of this endpoint's (before rdma_, which sends from it)
+  PacketLog* packet_log_ = nullptr;
   int id_;
   std::uint32_t credit_block_bytes_;              // params_.credit_block_bytes
   FlowControl ingress_fc_ = FlowControl::credit;  // ingress_link_'s flow control

@@ -16,10 +16,9 @@ class PacketPool {
  public:
   PacketPool() : shards_(1) {}
   /// One free list per wake-queue lane (WakeQueue::set_lanes), each used by its lane's
-  /// thread only: a packet goes back to the list of the lane that releases it. Ids are
-  /// then unique per lane (lane + lanes x its count), not in creation order.
+  /// thread only: a packet goes back to the list of the lane that releases it.
   void set_lanes(int lanes) { shards_.resize(static_cast<std::size_t>(lanes)); }
-  /// A cleared packet with a fresh id.
+  /// A cleared packet (id 0: PacketSource numbers them).
   Packet* acquire() {
     Shard& s = shards_[static_cast<std::size_t>(detail::lane)];
     Packet* p;
@@ -31,7 +30,7 @@ class PacketPool {
       s.free.pop_back();
       *p = Packet{};
     }
-    p->id = s.created++ * shards_.size() + static_cast<std::uint64_t>(detail::lane);
+    ++s.created;
     return p;
   }
   /// Returns a delivered (or dropped) packet to the pool.
@@ -58,6 +57,27 @@ class PacketPool {
     std::uint64_t created = 0;
   };
   std::vector<Shard> shards_;
+};
+
+/// Where an endpoint's packets come from: the pool, and ids of the endpoint's own,
+/// (endpoint << 40) | its count, as messages are numbered (Nic::post). They depend on
+/// nothing but the endpoint's own order of sending, so they are the same whatever lane
+/// runs it and whatever the order of the blocks of one instant (packets.csv).
+class PacketSource {
+ public:
+  PacketSource(PacketPool& pool, int endpoint) : pool_(pool), next_id_(static_cast<std::uint64_t>(endpoint) << 40) {}
+  /// A cleared packet with the endpoint's next id.
+  Packet* acquire() {
+    Packet* p = pool_.acquire();
+    p->id = next_id_++;
+    return p;
+  }
+  /// Returns a delivered (or dropped) packet to the pool.
+  void release(Packet* p) { pool_.release(p); }
+
+ private:
+  PacketPool& pool_;
+  std::uint64_t next_id_;
 };
 
 }  // namespace fabricsim::tlm_fabric

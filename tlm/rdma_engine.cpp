@@ -29,9 +29,9 @@ void TransportParams::validate() const {
 }
 
 RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,
-                       const HostParams& host, const CcParams& cc, PacketPool& pool, stats::Registry& stats,
+                       const HostParams& host, const CcParams& cc, PacketSource& packets, stats::Registry& stats,
                        sc_time measure_from)
-    : pool_(pool),
+    : packets_(packets),
       measure_from_(measure_from),
       processing_(to_sc(transport.processing_latency)),
       retransmit_timeout_(to_sc(transport.retransmit_timeout)),
@@ -111,7 +111,7 @@ RdmaEngine::SendWqe* RdmaEngine::wqe_of(Qp& q, std::uint64_t seq) {
 
 Packet* RdmaEngine::emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t bytes, bool last, std::uint64_t wr_id,
                          const sc_time& now) {
-  Packet& p = *pool_.acquire();
+  Packet& p = *packets_.acquire();
   p.src = endpoint_;
   p.dst = q.peer;
   p.qp = static_cast<std::uint32_t>(q.peer_qpn);
@@ -155,7 +155,7 @@ void RdmaEngine::send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const s
 Packet* RdmaEngine::next_packet(const sc_time& now, TxGate& gate) {
   if (!control_.empty() && control_.front().ready <= now &&
       gate.can_send(gate.vl_of(control_.front().packet.sl), control_.front().packet.payload_bytes)) {
-    Packet& p = *pool_.acquire();
+    Packet& p = *packets_.acquire();
     const std::uint64_t id = p.id;
     p = control_.front().packet;
     p.id = id;

@@ -128,7 +128,7 @@ struct QpReport {
 class RdmaEngine {
  public:
   RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,
-             const HostParams& host, const CcParams& cc, PacketPool& pool, stats::Registry& stats,
+             const HostParams& host, const CcParams& cc, PacketSource& packets, stats::Registry& stats,
              sc_core::sc_time measure_from = sc_core::SC_ZERO_TIME);
 
   /// The NIC's egress link (line rate for CC, framing for the rate limiter).
@@ -270,7 +270,7 @@ class RdmaEngine {
   std::vector<Qp> qps_;
   Fifo<Control> control_;
   std::size_t rr_ = 0;
-  PacketPool& pool_;
+  PacketSource& packets_;  // the NIC's
   const hw::PhyTiming* link_ = nullptr;
   sc_core::sc_time measure_from_;  ///< warm-up ends: completions posted earlier and earlier ACKs stay out of the stats
   // The parameters below as kernel times, converted once.

@@ -1,0 +1,87 @@
+// packets.csv rows, kept per lane and written in a fixed order (packet_log.h).
+#include "tlm/packet_log.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "tlm/sim_time.h"
+#include "tlm/wake_queue.h"
+
+namespace fabricsim::tlm_fabric {
+
+PacketLog::PacketLog(std::ostream& out, int lanes) : out_(out) {
+  for (int k = 0; k < std::max(lanes, 1); ++k) lanes_.push_back(std::make_unique<Lane>());
+  out_ << header();
+}
+
+const char* PacketLog::header() {
+  return "packet,src,dst,op,qp,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns,sl,vl\n";
+}
+
+void PacketLog::add(const Packet& p, const sc_core::sc_time& now) {
+  static constexpr const char* kOps[] = {"raw", "write", "send", "read_request", "read_response", "ack", "nak", "cnp"};
+  static_assert(static_cast<int>(RdmaOp::cnp) == 7, "kOps follows RdmaOp");
+  Lane& lane = *lanes_[static_cast<std::size_t>(detail::lane)];
+  // Times in ns as a stream writes a double by default (%g: six significant digits).
+  char row[512];
+  const int n = std::snprintf(row, sizeof row,
+                              "%" PRIu64 ",%d,%d,%s,%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32
+                              ",%u,%g,%g,%g,%g,%d,%d\n",
+                              p.id, p.src, p.dst, kOps[static_cast<int>(p.op)], p.qp, p.flow, p.message, p.psn,
+                              p.payload_bytes, static_cast<unsigned>(p.hops), p.created.to_seconds() * 1e9,
+                              p.injected.to_seconds() * 1e9, now.to_seconds() * 1e9,
+                              (now - p.injected).to_seconds() * 1e9, static_cast<int>(p.sl), static_cast<int>(p.vl));
+  const auto begin = static_cast<std::uint32_t>(lane.text.size());
+  lane.text.append(row, static_cast<std::size_t>(std::min(n, static_cast<int>(sizeof row) - 1)));
+  lane.rows.push_back({now, p.dst, begin, static_cast<std::uint32_t>(lane.text.size())});
+  // In step with the kernel every lane has run every pass before now.
+  if (lane.rows.size() >= kKeep && !WakeQueue::instance().in_window()) write_before(now);
+}
+
+void PacketLog::finish() {
+  write_before(sc_core::sc_max_time());
+  out_.flush();
+}
+
+void PacketLog::write_before(const sc_core::sc_time& t) {
+  order_.clear();
+  std::vector<std::size_t> taken(lanes_.size(), 0);
+  for (std::size_t k = 0; k < lanes_.size(); ++k) {
+    const auto& rows = lanes_[k]->rows;
+    // A lane's rows are in time order: those before t come first (at most all of them).
+    while (taken[k] < rows.size() && (t == sc_core::sc_max_time() || rows[taken[k]].at < t)) {
+      const Row& r = rows[taken[k]];
+      order_.push_back({r.at, r.dst, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(taken[k])});
+      ++taken[k];
+    }
+  }
+  // One destination's rows come from one lane, in its order of delivery.
+  std::sort(order_.begin(), order_.end(), [](const Ref& a, const Ref& b) {
+    if (a.at != b.at) return a.at < b.at;
+    return a.dst != b.dst ? a.dst < b.dst : a.row < b.row;
+  });
+  for (const Ref& r : order_) {
+    const Lane& lane = *lanes_[r.lane];
+    const Row& row = lane.rows[r.row];
+    out_.write(lane.text.data() + row.begin, static_cast<std::streamsize>(row.end - row.begin));
+  }
+  for (std::size_t k = 0; k < lanes_.size(); ++k) {
+    Lane& lane = *lanes_[k];
+    if (taken[k] == lane.rows.size()) {
+      lane.rows.clear();
+      lane.text.clear();
+      continue;
+    }
+    // The rows left (delivered now) move to the front.
+    const std::uint32_t shift = lane.rows[taken[k]].begin;
+    lane.rows.erase(lane.rows.begin(), lane.rows.begin() + static_cast<std::ptrdiff_t>(taken[k]));
+    lane.text.erase(0, shift);
+    for (Row& r : lane.rows) {
+      r.begin -= shift;
+      r.end -= shift;
+    }
+  }
+}
+
+}  // namespace fabricsim::tlm_fabric

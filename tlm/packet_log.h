@@ -1,0 +1,63 @@
+// packets.csv: one row per packet a NIC delivers, in the order of delivery time, then
+// destination endpoint, then the destination's own order of delivery. That order depends
+// on nothing but the model, not on the order the blocks of one instant ran in nor on the
+// lanes (WakeQueue::set_lanes): the file is the same bit for bit with one lane and with
+// several.
+//
+// Each lane keeps the rows its NICs deliver (in a parallel window the lanes run at once);
+// the rows of packets delivered before a time every lane has passed go out sorted: at each
+// window's end (every row then is before it), and in step with the kernel, where the lanes
+// run one pass after another in time order, the rows before the current time once enough
+// have gathered. finish() writes the rest.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "tlm/fabric_protocol.h"
+
+namespace fabricsim::tlm_fabric {
+
+class PacketLog {
+ public:
+  /// Writes the header line to `out`; `lanes`: the wake queue's lanes (NICs log from their lane's thread).
+  explicit PacketLog(std::ostream& out, int lanes = 1);
+  /// The CSV header (with its newline).
+  static const char* header();
+  /// The row of packet `p`, delivered at `now`, on this thread's lane.
+  void add(const Packet& p, const sc_core::sc_time& now);
+  /// Between windows: writes every row kept (all of them are of packets delivered before the window's end).
+  void window_ended() { write_before(sc_core::sc_max_time()); }
+  /// Writes every row left (the end of the run) and flushes the stream.
+  void finish();
+
+ private:
+  struct Row {
+    sc_core::sc_time at;
+    int dst;
+    std::uint32_t begin, end;  // in the lane's text
+  };
+  struct alignas(64) Lane {
+    std::string text;         // the rows' text, one after another
+    std::vector<Row> rows;    // in delivery order
+  };
+  // In step with the kernel: rows kept before the ones before now are written.
+  static constexpr std::size_t kKeep = 4096;
+  /// Writes the rows of packets delivered before `t`, in (time, destination, delivery) order.
+  void write_before(const sc_core::sc_time& t);
+  std::ostream& out_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  struct Ref {  // a row to write: which lane, which row
+    sc_core::sc_time at;
+    int dst;
+    std::uint32_t lane, row;
+  };
+  std::vector<Ref> order_;  // scratch of write_before
+};
+
+}  // namespace fabricsim::tlm_fabric
