@@ -298,6 +298,26 @@ TEST(Compare, IbVersusRoceLatencyTableAndFiles) {
   fs::remove_all(out);
 }
 
+// simulation.threads from --set: the runs that lanes can split take it, the latency
+// workload (a perftest, which refuses more than one) runs on one thread and says so.
+TEST(Compare, ThreadsLeaveTheLatencyWorkloadOnOneThread) {
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_compare_threads_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const auto r = fabricsim::testing::run_command(
+      "compare " + (kPresets / "ib_ndr.yaml").string() +
+      " --workload latency,allreduce --latency-iterations 5 --allreduce-size 64KiB"
+      " --topology '{kind: leaf_spine, radix: 4}' --no-plots --set simulation.threads=2 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the latency workload (a perftest) runs on one thread"));
+  auto lanes = [&](const char* run) {
+    std::ifstream in(out / "runs" / run);
+    return nlohmann::json::parse(in)["simulator"]["lanes"].get<int>();
+  };
+  EXPECT_EQ(lanes("ib_ndr_latency.json"), 1);
+  EXPECT_EQ(lanes("ib_ndr_allreduce.json"), 2);
+  fs::remove_all(out);
+}
+
 TEST(Compare, UnknownWorkloadIsAUsageError) {
   const auto r = fabricsim::testing::run_command("compare " + (kPresets / "ib_ndr.yaml").string() + " --workload lat");
   EXPECT_EQ(r.exit_code, 2) << r.output;
