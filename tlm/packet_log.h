@@ -8,7 +8,8 @@
 // the rows of packets delivered before a time every lane has passed go out sorted: at each
 // window's end (every row then is before it), and in step with the kernel, where the lanes
 // run one pass after another in time order, the rows before the current time once enough
-// have gathered. finish() writes the rest.
+// have gathered. finish() writes the rest (a run that stops on an error leaves the rows
+// kept then unwritten).
 #pragma once
 
 #include <cstdint>
