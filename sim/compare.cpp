@@ -472,10 +472,6 @@ int compare_command(const CompareOptions& o) {
     }
   }
 
-  if (std::find(workloads.begin(), workloads.end(), "latency") != workloads.end() &&
-      std::any_of(o.overrides.begin(), o.overrides.end(),
-                  [](const std::string& s) { return s.rfind("simulation.threads=", 0) == 0; }))
-    notes.push_back("the latency workload (a perftest) runs on one thread whatever simulation.threads is");
   const fs::path out(o.out_dir);
   fs::create_directories(out / "runs");
   const int parallel = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -543,8 +539,6 @@ int compare_command(const CompareOptions& o) {
         const std::string tag = (points.size() > 1 ? point.name + "_" : "") + labels[ci] + "_" + w;
         ov.push_back("output.directory=" + yaml_quoted((out / "runs" / tag).string()));
         for (const auto& s : o.overrides) ov.push_back(s);
-        // A perftest acts on two NICs at once: one lane whatever --set asks.
-        if (w == "latency") ov.push_back("simulation.threads=1");
         ConfigDocument doc = prepare_document(o.configs[ci], point.topo);
         Job j{tag, load_config(doc, ov), out / "runs" / (tag + ".json"), nullptr, 0, 0, 0};
         if (w == "incast") {

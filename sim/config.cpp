@@ -734,22 +734,6 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   }
   read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoint_count(), c.simulation);
   read_output(top.map("output"), c.output);
-  // Parallel lanes exchange what crosses between them once per lookahead window: a
-  // block coupled to NICs of several lanes at no delay cannot be split.
-  if (c.simulation.threads > 1) {
-    const bool sharp = c.collective_enabled && c.collective.algorithm == testbench::CollectiveAlgorithm::sharp;
-    const char* coupled = sharp ? "collective.algorithm sharp (an aggregation node acts on its inputs at once)"
-                          : c.perftest_enabled ? "a perftest (its runner acts on two NICs at once)"
-                                               : nullptr;
-    if (coupled) top.map("simulation").fail("threads", std::string("must be 1 with ") + coupled);
-    // A collective ends between the lanes' windows, when its last landing is visible:
-    // a landing must take time to be seen.
-    const tlm_fabric::HostParams& h = c.nic.host;
-    const Time write = std::min(h.pcie.host_write_latency, h.pcie.gpu_write_latency);
-    if (c.collective_enabled && write + h.poll_latency <= Time::seconds(0))
-      top.map("simulation").fail("threads", "must be 1 with a collective whose landings are visible at once "
-                                            "(nic.pcie write latencies and nic.poll_latency all 0)");
-  }
   top.finish();
   c.echo = to_json(root);
   return c;

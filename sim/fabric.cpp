@@ -385,7 +385,15 @@ void Fabric::plan_lanes() {
   for (int s : graph_.host_switch)
     if (s >= 0 && s < switches) has_host[static_cast<std::size_t>(s)] = true;  // (back to back: no switch)
   for (int s = 0; s < switches; ++s) (has_host[static_cast<std::size_t>(s)] ? host_switches : others).push_back(s);
-  lanes_ = std::max(1, std::min(config_.simulation.threads, static_cast<int>(host_switches.size())));
+  // A workload that acts on NICs of several lanes at no delay keeps the fabric on one
+  // lane: a perftest's runner (two NICs at once), in-network reduction (an aggregation
+  // node on its inputs), a collective whose landings are visible at once (its end runs
+  // between windows, at the latest landing's visible time, which could fall inside one).
+  const bool sharp = config_.collective_enabled && config_.collective.algorithm == testbench::CollectiveAlgorithm::sharp;
+  const bool visible_at_once =
+      config_.collective_enabled && config_.nic.host.least_completion_delay() <= hw::Time::seconds(0);
+  const bool coupled = config_.perftest_enabled || sharp || visible_at_once;
+  lanes_ = coupled ? 1 : std::max(1, std::min(config_.simulation.threads, static_cast<int>(host_switches.size())));
   switch_lane_.assign(static_cast<std::size_t>(switches), 0);
   // Switches with hosts in blocks of consecutive indices (neighbours in a tier share a
   // lane). Each other switch, in index order (tier by tier up from the hosts), joins the

@@ -297,10 +297,10 @@ void CollectiveRunner::start_iteration(const sc_time& now) {
   }
   // Every QP now, in schedule order: a lane posting later must not make one on another
   // lane's NIC. (A rank's transfers mostly go where its last one went: a ring's always.)
-  std::vector<std::uint64_t> last_peer(static_cast<std::size_t>(n), ~std::uint64_t{0});
+  std::vector<std::pair<int, int>> last_peer(static_cast<std::size_t>(n), {-1, -1});  // per rank: (dst, channel)
   for (std::size_t i = 0; i < m; ++i) {
     const Schedule::Step& t = schedule_.step(i);
-    const std::uint64_t peer = static_cast<std::uint64_t>(t.dst) * 64 + static_cast<std::uint64_t>(t.channel);
+    const std::pair<int, int> peer{t.dst, t.channel};
     if (!sharp && last_peer[static_cast<std::size_t>(t.src)] != peer) {
       qp_for(t.src, t.dst, t.channel);
       last_peer[static_cast<std::size_t>(t.src)] = peer;

@@ -406,6 +406,38 @@ TEST_P(LanesMatchOneLane, SameResults) {
   }
 }
 
+// A workload that acts on NICs of several lanes at no delay runs on one lane whatever
+// simulation.threads asks (Fabric::plan_lanes), with the results of threads: 1: a
+// perftest between two leaves, in-network (sharp) reduction, a collective whose landings
+// are visible at once (no DMA write or poll latency).
+TEST(Determinism, WorkloadsActingOnNicsAtOnceRunOnOneLane) {
+  const std::string ib = "examples/allreduce_leafspine_ib.yaml";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+      {"examples/perftest_ib_b2b.yaml",
+       {"topology={kind: leaf_spine, radix: 4}", "perftest.client=0", "perftest.server=3", "perftest.iterations=20",
+        "perftest.sizes=[2B, 4KiB]"}},
+      {ib, {"collective.algorithm=sharp", "switch.in_network_reduction=true", "collective.sizes=[64KiB]"}},
+      {ib, {"nic.pcie.host_write_latency=0ns", "nic.pcie.gpu_write_latency=0ns", "nic.poll_latency=0ns",
+            "collective.sizes=[64KiB]"}},
+  };
+  for (const auto& [file, sets] : cases) {
+    std::vector<nlohmann::json> runs;
+    for (int threads : {1, 2}) {
+      auto with = sets;
+      with.push_back("simulation.threads=" + std::to_string(threads));
+      const auto config = fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/" + file, with);
+      nlohmann::json r = fabricsim::sim::in_child([&] { return fabricsim::sim::run_simulation(config); });
+      ASSERT_FALSE(r.contains("error")) << file << " " << sets[0] << ": " << r.dump().substr(0, 400);
+      EXPECT_EQ(r["simulator"]["lanes"].get<int>(), 1) << file << " " << sets[0];
+      r.erase("simulator");
+      r.erase("config");
+      runs.push_back(std::move(r));
+    }
+    ASSERT_GT(runs[0]["packets"]["delivered"].get<std::uint64_t>(), 0u) << file << " " << sets[0];
+    EXPECT_TRUE(nlohmann::json::diff(runs[0], runs[1]).empty()) << file << " " << sets[0];
+  }
+}
+
 std::string lane_case_name(const ::testing::TestParamInfo<LaneCase>& param) { return param.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(

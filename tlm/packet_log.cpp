@@ -49,8 +49,8 @@ void PacketLog::write_before(const sc_core::sc_time& t) {
   std::vector<std::size_t> taken(lanes_.size(), 0);
   for (std::size_t k = 0; k < lanes_.size(); ++k) {
     const auto& rows = lanes_[k]->rows;
-    // A lane's rows are in time order: those before t come first (at most all of them).
-    while (taken[k] < rows.size() && (t == sc_core::sc_max_time() || rows[taken[k]].at < t)) {
+    // A lane's rows are in time order: those before t come first.
+    while (taken[k] < rows.size() && rows[taken[k]].at < t) {
       const Row& r = rows[taken[k]];
       order_.push_back({r.at, r.dst, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(taken[k])});
       ++taken[k];

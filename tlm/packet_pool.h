@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <numeric>
 #include <vector>
 
 #include "tlm/fabric_protocol.h"
@@ -30,7 +29,6 @@ class PacketPool {
       s.free.pop_back();
       *p = Packet{};
     }
-    ++s.created;
     return p;
   }
   /// Returns a delivered (or dropped) packet to the pool.
@@ -44,17 +42,11 @@ class PacketPool {
     }
     return slots - free;
   }
-  /// Packets created so far.
-  std::uint64_t created() const {
-    return std::accumulate(shards_.begin(), shards_.end(), std::uint64_t{0},
-                           [](std::uint64_t n, const Shard& s) { return n + s.created; });
-  }
 
  private:
   struct alignas(64) Shard {
     std::vector<std::unique_ptr<Packet>> slots;
     std::vector<Packet*> free;
-    std::uint64_t created = 0;
   };
   std::vector<Shard> shards_;
 };

@@ -79,6 +79,10 @@ struct HostParams {
   std::uint32_t cqe_bytes = 64;                     ///< completion queue element written per completion [B]
   std::uint32_t inline_threshold = 220;             ///< payloads up to this size travel inside the WQE (no payload DMA) [B]
   bool blueflame = true;                            ///< the host writes the WQE with the doorbell (no WQE fetch)
+  /// Least time from a completion to the host seeing it: the faster memory's write latency + polling.
+  hw::Time least_completion_delay() const {
+    return std::min(pcie.host_write_latency, pcie.gpu_write_latency) + poll_latency;
+  }
 };
 
 struct CcParams {
