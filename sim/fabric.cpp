@@ -391,7 +391,7 @@ void Fabric::plan_lanes() {
   // between windows, at the latest landing's visible time, which could fall inside one).
   const bool sharp = config_.collective_enabled && config_.collective.algorithm == testbench::CollectiveAlgorithm::sharp;
   const bool visible_at_once =
-      config_.collective_enabled && config_.nic.host.least_completion_delay() <= hw::Time::seconds(0);
+      config_.collective_enabled && config_.nic.host.least_completion_delay() == sc_core::SC_ZERO_TIME;
   const bool coupled = config_.perftest_enabled || sharp || visible_at_once;
   lanes_ = coupled ? 1 : std::max(1, std::min(config_.simulation.threads, static_cast<int>(host_switches.size())));
   switch_lane_.assign(static_cast<std::size_t>(switches), 0);

@@ -43,45 +43,6 @@ namespace {
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return std::max<std::uint64_t>(1, (a + b - 1) / b); }
 
-// Ring: `steps` steps per channel; step s of rank r goes to r+1 after step s-1 of r-1 landed at r.
-void ring(Schedule& out, int n, int channels, std::uint64_t chunk, int steps, int reduce_from, int reduce_to) {
-  const auto per_channel = static_cast<std::size_t>(steps) * static_cast<std::size_t>(n);
-  out.reserve(channels * per_channel, channels * (per_channel - static_cast<std::size_t>(n)));
-  for (int ch = 0; ch < channels; ++ch) {
-    const int base = static_cast<int>(out.size());
-    for (int s = 0; s < steps; ++s)
-      for (int r = 0; r < n; ++r) {
-        const Schedule::Step t{r, (r + 1) % n, ch, chunk, s >= reduce_from && s <= reduce_to ? chunk : 0};
-        if (s > 0) {
-          out.add(t, {base + (s - 1) * n + (r - 1 + n) % n});
-        } else {
-          out.add(t);
-        }
-      }
-  }
-}
-
-// Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling.
-void halving_doubling(Schedule& out, int n, std::uint64_t bytes) {
-  int levels = 0;
-  while ((1 << levels) < n) ++levels;
-  if ((1 << levels) != n) throw std::invalid_argument("halving_doubling needs a power-of-two number of ranks");
-  auto partner = [&](int step, int r) {
-    return step < levels ? r ^ (n >> (step + 1)) : r ^ (1 << (step - levels));
-  };
-  for (int step = 0; step < 2 * levels; ++step)
-    for (int r = 0; r < n; ++r) {
-      const std::uint64_t b = step < levels ? ceil_div(bytes, std::uint64_t{1} << (step + 1))
-                                            : ceil_div(bytes, static_cast<std::uint64_t>(n)) << (step - levels);
-      const Schedule::Step t{r, partner(step, r), 0, b, step > 0 && step <= levels ? b : 0};
-      if (step > 0) {
-        out.add(t, {(step - 1) * n + partner(step - 1, r)});  // what landed at r last step
-      } else {
-        out.add(t);
-      }
-    }
-}
-
 // NCCL double binary tree: tree 0 is a heap over ranks, tree 1 the same over
 // the reversed order, so most leaves of one are inner nodes of the other. Every tree
 // edge is a pipe of `slots` chunk buffers at the receiver (NCCL_STEPS): chunk k goes
@@ -169,7 +130,113 @@ void in_network(Schedule& out, int n, const AggregationTree& tree, std::uint64_t
 
 }  // namespace
 
+namespace {
+
+// A transfer's index is an int (dependency lists, wr_ids are offsets from it).
+std::size_t checked_size(std::size_t a, std::size_t b, std::size_t c) {
+  if (a * b * c > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::length_error("collective schedule: more than 2^31 transfers");
+  return a * b * c;
+}
+
+}  // namespace
+
+Schedule Schedule::ring(int n, int channels, std::uint64_t chunk, int steps, int reduce_from, int reduce_to) {
+  Schedule s;
+  s.form_ = Form::ring;
+  s.n_ = n;
+  s.steps_per_channel_ = steps;
+  s.bytes_ = chunk;
+  s.reduce_from_ = reduce_from;
+  s.reduce_to_ = reduce_to;
+  s.width_ = n;
+  s.size_ = checked_size(static_cast<std::size_t>(channels), static_cast<std::size_t>(steps), static_cast<std::size_t>(n));
+  return s;
+}
+
+Schedule Schedule::halving_doubling(int n, std::uint64_t bytes) {
+  int levels = 0;
+  while ((1 << levels) < n) ++levels;
+  if ((1 << levels) != n) throw std::invalid_argument("halving_doubling needs a power-of-two number of ranks");
+  Schedule s;
+  s.form_ = Form::halving_doubling;
+  s.n_ = n;
+  s.levels_ = levels;
+  s.bytes_ = bytes;
+  s.steps_per_channel_ = 2 * levels;
+  s.width_ = n;
+  s.size_ = checked_size(2, static_cast<std::size_t>(levels), static_cast<std::size_t>(n));
+  return s;
+}
+
+Schedule Schedule::direct(int n, std::uint64_t bytes) {
+  Schedule s;
+  s.form_ = Form::direct;
+  s.n_ = n;
+  s.bytes_ = bytes;
+  s.steps_per_channel_ = n;  // a row per source rank
+  s.width_ = n - 1;
+  s.size_ = checked_size(1, static_cast<std::size_t>(n), static_cast<std::size_t>(n - 1));
+  return s;
+}
+
+Schedule::Cell Schedule::cell(std::size_t i) const {
+  const std::size_t width = static_cast<std::size_t>(width_);
+  const std::size_t per_channel = static_cast<std::size_t>(steps_per_channel_) * width;
+  const std::size_t in_channel = i % per_channel;
+  return {static_cast<int>(i / per_channel), static_cast<int>(in_channel / width), static_cast<int>(in_channel % width)};
+}
+
+int Schedule::index(int channel, int step, int column) const {
+  return static_cast<int>((static_cast<std::size_t>(channel) * static_cast<std::size_t>(steps_per_channel_) +
+                           static_cast<std::size_t>(step)) * static_cast<std::size_t>(width_) +
+                          static_cast<std::size_t>(column));
+}
+
+int Schedule::peer(int step, int rank, int direction) const {
+  return form_ == Form::ring ? (rank + direction + n_) % n_ : partner(step, rank);
+}
+
+Schedule::Step Schedule::step(std::size_t i) const {
+  if (form_ == Form::graph) return steps_[i];
+  const Cell t = cell(i);
+  switch (form_) {
+    case Form::ring: {
+      const bool reduce = t.step >= reduce_from_ && t.step <= reduce_to_;
+      return {t.column, peer(t.step, t.column, +1), t.channel, bytes_, reduce ? bytes_ : 0};
+    }
+    case Form::halving_doubling: {
+      const std::uint64_t b = t.step < levels_ ? ceil_div(bytes_, std::uint64_t{1} << (t.step + 1))
+                                               : ceil_div(bytes_, static_cast<std::uint64_t>(n_)) << (t.step - levels_);
+      return {t.column, peer(t.step, t.column, +1), 0, b, t.step > 0 && t.step <= levels_ ? b : 0};
+    }
+    case Form::direct:  // step: the source rank r, column: k - 1
+      return {t.step, (t.step + t.column + 1) % n_, 0, ceil_div(bytes_, static_cast<std::uint64_t>(n_)), 0};
+    case Form::graph: break;
+  }
+  return {};
+}
+
+Schedule::Indices Schedule::deps(std::size_t i) const {
+  if (form_ == Form::graph) return {deps_.data() + dep_begin_[i], deps_.data() + dep_begin_[i + 1]};
+  if (form_ == Form::direct) return {};
+  // Ring, halving-doubling: what landed at this rank the step before.
+  const Cell t = cell(i);
+  if (t.step == 0) return {};
+  return {nullptr, nullptr, index(t.channel, t.step - 1, peer(t.step - 1, t.column, -1))};
+}
+
+Schedule::Indices Schedule::dependents(std::size_t i) const {
+  if (form_ == Form::graph) return {dependents_.data() + dependent_begin_[i], dependents_.data() + dependent_begin_[i + 1]};
+  if (form_ == Form::direct) return {};
+  // Ring, halving-doubling: the next step of the rank this one lands at.
+  const Cell t = cell(i);
+  if (t.step + 1 == steps_per_channel_) return {};
+  return {nullptr, nullptr, index(t.channel, t.step + 1, peer(t.step, t.column, +1))};
+}
+
 int Schedule::add(const Step& step, const int* deps, std::size_t count) {
+  if (form_ != Form::graph) throw std::logic_error("collective schedule: a formula takes no transfers");
   if (steps_.size() >= static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
       deps_.size() + count > std::numeric_limits<std::uint32_t>::max())
     throw std::length_error("collective schedule: more than 2^31 transfers or 2^32 dependencies");
@@ -186,6 +253,7 @@ void Schedule::reserve(std::size_t transfers, std::size_t deps) {
 }
 
 void Schedule::index_dependents() {
+  if (form_ != Form::graph) return;  // a formula's reverse lists are a formula too
   // Counting sort of the dependency edges by the transfer they wait for; each list
   // stays in increasing order of the waiting transfer.
   const std::size_t m = steps_.size();
@@ -199,7 +267,8 @@ void Schedule::index_dependents() {
 }
 
 Transfer Schedule::operator[](std::size_t i) const {
-  const Step& s = steps_.at(i);
+  if (i >= size()) throw std::out_of_range("collective schedule: no transfer " + std::to_string(i));
+  const Step s = step(i);
   const Indices d = deps(i);
   return {s.src, s.dst, s.bytes, s.channel, std::vector<int>(d.begin(), d.end()), s.reduce_bytes};
 }
@@ -208,26 +277,21 @@ Schedule build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes) {
   Schedule out;
   if (n < 2) return out;
   const int c = std::max(1, p.channels);
+  const std::uint64_t chunk = ceil_div(bytes, static_cast<std::uint64_t>(c) * n);
   switch (p.op) {
     case CollectiveOp::allreduce:
-      if (p.algorithm == CollectiveAlgorithm::halving_doubling) {
-        halving_doubling(out, n, bytes);
-      } else if (p.algorithm == CollectiveAlgorithm::sharp) {
+      if (p.algorithm == CollectiveAlgorithm::halving_doubling) return Schedule::halving_doubling(n, bytes);
+      if (p.algorithm == CollectiveAlgorithm::sharp) {
         in_network(out, n, p.tree, bytes, p.tree_chunk);
       } else if (p.algorithm == CollectiveAlgorithm::double_binary_tree) {
         double_binary_tree(out, n, bytes, p.tree_chunk, p.tree_slots);
       } else {
-        ring(out, n, c, ceil_div(bytes, static_cast<std::uint64_t>(c) * n), 2 * (n - 1), 1, n - 1);
+        return Schedule::ring(n, c, chunk, 2 * (n - 1), 1, n - 1);
       }
       break;
-    case CollectiveOp::reduce_scatter:
-      ring(out, n, c, ceil_div(bytes, static_cast<std::uint64_t>(c) * n), n - 1, 1, n - 1);
-      break;
-    case CollectiveOp::allgather: ring(out, n, c, ceil_div(bytes, static_cast<std::uint64_t>(c) * n), n - 1, 1, 0); break;
-    case CollectiveOp::alltoall:
-      for (int r = 0; r < n; ++r)
-        for (int k = 1; k < n; ++k) out.add({r, (r + k) % n, 0, ceil_div(bytes, n), 0});
-      break;
+    case CollectiveOp::reduce_scatter: return Schedule::ring(n, c, chunk, n - 1, 1, n - 1);
+    case CollectiveOp::allgather: return Schedule::ring(n, c, chunk, n - 1, 1, 0);
+    case CollectiveOp::alltoall: return Schedule::direct(n, bytes);
   }
   out.index_dependents();
   return out;
@@ -287,11 +351,10 @@ void CollectiveRunner::start_iteration(const sc_time& now) {
   const bool sharp = params_.algorithm == CollectiveAlgorithm::sharp;
   schedule_ = build_schedule(params_, n, results_.back().bytes);
   const std::size_t m = schedule_.size();
-  missing_.assign(m, 0);
-  ready_at_.assign(m, now + params_.step_latency);
   landed_.assign(m, 0);
   for (auto& lane : lanes_) {
     lane->eligible = {};
+    lane->waiting.clear();
     lane->expected = lane->landed = 0;
     lane->last_visible = now;
   }
@@ -299,15 +362,14 @@ void CollectiveRunner::start_iteration(const sc_time& now) {
   // lane's NIC. (A rank's transfers mostly go where its last one went: a ring's always.)
   std::vector<std::pair<int, int>> last_peer(static_cast<std::size_t>(n), {-1, -1});  // per rank: (dst, channel)
   for (std::size_t i = 0; i < m; ++i) {
-    const Schedule::Step& t = schedule_.step(i);
+    const Schedule::Step t = schedule_.step(i);
     const std::pair<int, int> peer{t.dst, t.channel};
     if (!sharp && last_peer[static_cast<std::size_t>(t.src)] != peer) {
       qp_for(t.src, t.dst, t.channel);
       last_peer[static_cast<std::size_t>(t.src)] = peer;
     }
     ++lane_of(t.dst).expected;
-    missing_[i] = static_cast<std::uint32_t>(schedule_.deps(i).size());
-    if (missing_[i] == 0) lane_of(t.src).eligible.push({ready_at_[i], i});
+    if (schedule_.deps(i).size() == 0) lane_of(t.src).eligible.push({now + params_.step_latency, i});
   }
   iteration_start_ = now;
   running_ = true;
@@ -328,7 +390,7 @@ void CollectiveRunner::post_ready(Lane& lane) {
   }
   std::sort(lane.batch.begin(), lane.batch.end());
   for (std::size_t i : lane.batch) {
-    const Schedule::Step& t = schedule_.step(i);
+    const Schedule::Step t = schedule_.step(i);
     const int e = endpoint_of(t.src);
     auto* nic = nics_[e];
     if (params_.algorithm == CollectiveAlgorithm::sharp) {
@@ -390,15 +452,23 @@ void CollectiveRunner::land(std::size_t i, const sc_time& visible) {
 void CollectiveRunner::release(std::size_t j, const sc_time& visible) {
   // Ranks pay the software step latency and reduce at reduce_bandwidth; aggregation
   // nodes their own latency and throughput.
-  const Schedule::Step& t = schedule_.step(j);
+  const Schedule::Step t = schedule_.step(j);
   const bool node = t.src >= static_cast<int>(params_.ranks.size());
   const double bps = node ? params_.aggregation_bandwidth_bps : params_.reduce_bandwidth_bps;
-  ready_at_[j] = std::max(ready_at_[j], visible + (node ? params_.aggregation_latency : params_.step_latency));
-  if (--missing_[j] != 0) return;
-  if (bps > 0) ready_at_[j] += sc_time(static_cast<double>(t.reduce_bytes) * 8.0 / bps, sc_core::SC_SEC);
   Lane& lane = lane_of(t.src);
-  lane.eligible.push({ready_at_[j], j});
-  lane.wake.notify_at(ready_at_[j]);
+  sc_time ready =
+      std::max(iteration_start_ + params_.step_latency, visible + (node ? params_.aggregation_latency : params_.step_latency));
+  const std::size_t inputs = schedule_.deps(j).size();
+  if (inputs > 1) {  // the latest of its inputs counts
+    auto [it, first] = lane.waiting.try_emplace(j, Lane::Waiting{static_cast<std::uint32_t>(inputs), ready});
+    if (!first) it->second.ready = std::max(it->second.ready, ready);
+    if (--it->second.missing != 0) return;
+    ready = it->second.ready;
+    lane.waiting.erase(it);
+  }
+  if (bps > 0) ready += sc_time(static_cast<double>(t.reduce_bytes) * 8.0 / bps, sc_core::SC_SEC);
+  lane.eligible.push({ready, j});
+  lane.wake.notify_at(ready);
 }
 
 void CollectiveRunner::end_if_done() {
@@ -416,9 +486,7 @@ void CollectiveRunner::end_if_done() {
   // next collective's wr_ids follow this one's.
   wr_base_ += schedule_.size();
   schedule_ = Schedule();
-  missing_ = {};
   landed_ = {};
-  ready_at_ = {};
   running_ = false;
   next_start_ = end;
   wake_.notify_at(end);

@@ -98,10 +98,12 @@ struct Transfer {
   std::uint64_t reduce_bytes = 0;      ///< reduced at `src` before sending
 };
 
-/// The transfer graph of one collective, stored compactly (a ring AllReduce on 2048 ranks
-/// has 8.4 million transfers): the transfers in one array, every dependency list in one
-/// flat array indexed by offsets (compressed sparse rows), and the reverse lists (who
-/// waits for transfer i) built once the graph is complete.
+/// The transfer graph of one collective. The regular algorithms (ring, recursive
+/// halving-doubling, direct all-to-all: at most one dependency per transfer) are a
+/// formula, nothing stored per transfer (a ring AllReduce on 2048 ranks has 8.4 million
+/// transfers); the others are stored compactly: the transfers in one array, every
+/// dependency list in one flat array indexed by offsets (compressed sparse rows), and
+/// the reverse lists (who waits for transfer i) built once the graph is complete.
 class Schedule {
  public:
   /// A transfer without its dependency list.
@@ -111,36 +113,72 @@ class Schedule {
     std::uint64_t bytes = 0;
     std::uint64_t reduce_bytes = 0;    ///< reduced at `src` before sending
   };
-  /// Read-only view of one index list.
+  /// Read-only view of one index list: a range of a stored list, or a formula's one index.
   struct Indices {
-    const int* first;
-    const int* last;
-    const int* begin() const { return first; }
-    const int* end() const { return last; }
-    std::size_t size() const { return static_cast<std::size_t>(last - first); }
+    const int* first = nullptr;
+    const int* last = nullptr;
+    int one = -1;                      ///< the single index when first is null (-1: none)
+    const int* begin() const { return first ? first : &one; }
+    const int* end() const { return first ? last : &one + (one >= 0 ? 1 : 0); }
+    std::size_t size() const { return static_cast<std::size_t>(end() - begin()); }
   };
 
-  /// Appends a transfer that waits for `deps` (indices of earlier transfers); returns its index.
+  /// Ring over n ranks, `steps` steps per channel of `chunk` bytes each (steps
+  /// reduce_from..reduce_to reduce what they send): step s of rank r goes to r+1 once
+  /// step s-1 of rank r-1 has landed at r. Transfer ch * steps * n + s * n + r.
+  static Schedule ring(int n, int channels, std::uint64_t chunk, int steps, int reduce_from, int reduce_to);
+  /// Rabenseifner over n = 2^k ranks: reduce-scatter by recursive halving, allgather by
+  /// recursive doubling; each step waits for what landed at its rank the step before.
+  /// Transfer step * n + r.
+  static Schedule halving_doubling(int n, std::uint64_t bytes);
+  /// Direct all-to-all: every rank sends bytes / n to every other at once, no
+  /// dependencies. Transfer r * (n - 1) + k - 1 goes from r to r + k.
+  static Schedule direct(int n, std::uint64_t bytes);
+
+  /// Appends a transfer that waits for `deps` (indices of earlier transfers); returns its
+  /// index (a stored graph only).
   int add(const Step& step, std::initializer_list<int> deps = {}) { return add(step, deps.begin(), deps.size()); }
   int add(const Step& step, const std::vector<int>& deps) { return add(step, deps.data(), deps.size()); }
 
-  std::size_t size() const { return steps_.size(); }
-  bool empty() const { return steps_.empty(); }
-  const Step& step(std::size_t i) const { return steps_[i]; }
-  Indices deps(std::size_t i) const { return {deps_.data() + dep_begin_[i], deps_.data() + dep_begin_[i + 1]}; }
-  /// Transfers that wait for transfer i (after index_dependents()).
-  Indices dependents(std::size_t i) const {
-    return {dependents_.data() + dependent_begin_[i], dependents_.data() + dependent_begin_[i + 1]};
-  }
+  std::size_t size() const { return form_ == Form::graph ? steps_.size() : size_; }
+  bool empty() const { return size() == 0; }
+  Step step(std::size_t i) const;
+  Indices deps(std::size_t i) const;
+  /// Transfers that wait for transfer i, ascending (a stored graph: after index_dependents()).
+  Indices dependents(std::size_t i) const;
   /// Room for `transfers` more transfers with `deps` more dependencies in all (no regrowth).
   void reserve(std::size_t transfers, std::size_t deps);
-  /// Builds the reverse lists; call once every transfer is added.
+  /// Builds the reverse lists of a stored graph; call once every transfer is added.
   void index_dependents();
   /// Transfer i with a copy of its dependency list (inspection and tests).
   Transfer operator[](std::size_t i) const;
 
  private:
+  enum class Form { graph, ring, halving_doubling, direct };
   int add(const Step& step, const int* deps, std::size_t count);
+  // A formula's transfers as a grid: transfer (channel * steps + step) * width + column.
+  // Ring and halving-doubling: the column is the sending rank; direct: the step is the
+  // sending rank and the column k - 1 (it sends to rank + k).
+  struct Cell {
+    int channel, step, column;
+  };
+  Cell cell(std::size_t i) const;
+  int index(int channel, int step, int column) const;
+  /// Ring, halving-doubling: the rank `rank` sends to (direction +1) or receives from
+  /// (-1) at `step`.
+  int peer(int step, int rank, int direction) const;
+  /// Halving-doubling: the rank r exchanges with at `level`.
+  int partner(int level, int r) const {
+    return level < levels_ ? r ^ (n_ >> (level + 1)) : r ^ (1 << (level - levels_));
+  }
+
+  Form form_ = Form::graph;
+  // A formula's parameters (ring: bytes_ is the chunk; halving-doubling and direct: the
+  // bytes per rank).
+  std::size_t size_ = 0;
+  int n_ = 0, steps_per_channel_ = 0, width_ = 0, reduce_from_ = 0, reduce_to_ = 0, levels_ = 0;
+  std::uint64_t bytes_ = 0;
+  // A stored graph.
   std::vector<Step> steps_;
   std::vector<std::uint32_t> dep_begin_{0};        // deps of i: deps_[dep_begin_[i] .. dep_begin_[i + 1])
   std::vector<int> deps_;
@@ -197,6 +235,13 @@ class CollectiveRunner : public sc_core::sc_module {
     std::vector<std::size_t> batch;
     std::vector<int> kicked;       // post_ready: endpoints posted to, in first-post order
     std::vector<bool> to_kick;     // per endpoint: in kicked
+    // Transfers of this lane's ranks with some but not all of their inputs landed: how
+    // many are missing, and the time the latest landed input makes them ready.
+    struct Waiting {
+      std::uint32_t missing;
+      sc_core::sc_time ready;
+    };
+    std::unordered_map<std::size_t, Waiting> waiting;
     std::size_t expected = 0;      // transfers of this collective landing at this lane's ranks
     std::size_t landed = 0;
     sc_core::sc_time last_visible; // the latest of their landings, as the hosts see them
@@ -220,10 +265,8 @@ class CollectiveRunner : public sc_core::sc_module {
   std::vector<int> endpoint_lane_;
   std::unordered_map<std::uint64_t, int> qps_;     // (src rank, dst rank, channel) -> src QP (qp_for)
   Schedule schedule_;
-  // Per transfer: written only in its source's lane (missing_, ready_at_) or its
-  // destination's (landed_).
-  std::vector<std::uint32_t> missing_;             // deps not yet landed
-  std::vector<sc_core::sc_time> ready_at_;         // when its deps landed (+ reduce)
+  // Per transfer, one byte, written only in its destination's lane: whether it landed
+  // (a ring's graph is a formula: this is all a ring AllReduce keeps per transfer).
   std::vector<std::uint8_t> landed_;
   std::uint64_t wr_base_ = 0;                      // wr_id of transfer 0 in this iteration
   std::size_t size_index_ = 0;

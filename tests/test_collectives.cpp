@@ -1,4 +1,5 @@
 // Collectives over RDMA against their closed forms (nccl-tests definitions).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -146,6 +147,110 @@ TEST(Schedule, StepCountsMatchTheAlgorithms) {
   // 2 leaf -> root, 2 root -> leaf, 4 down.
   p.tree = {{1, 1, 2, 2}, {4, 5, 6, 7}, {-1, 0, 0}, {-1, 8, 10}, {-1, 9, 11}, {}};
   EXPECT_EQ(build_schedule(p, 4, 1 << 20).size(), 4u * (4 + 2 + 2 + 4));
+}
+
+// Every schedule, a formula or stored: each dependency is an earlier transfer that lists
+// the waiting one among its dependents, the dependents ascending, and the two lists hold
+// the same edges; a ring's or halving-doubling's input is what landed at its source.
+void expect_consistent(const fabricsim::testbench::Schedule& s, bool data_deps) {
+  std::size_t deps = 0, dependents = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    for (int d : s.deps(i)) {
+      ++deps;
+      ASSERT_LT(static_cast<std::size_t>(d), i);
+      const auto back = s.dependents(static_cast<std::size_t>(d));
+      EXPECT_NE(std::find(back.begin(), back.end(), static_cast<int>(i)), back.end()) << i << " waits for " << d;
+      if (data_deps) {
+        EXPECT_EQ(s.step(static_cast<std::size_t>(d)).dst, s.step(i).src) << i;
+      }
+    }
+    const auto w = s.dependents(i);
+    dependents += w.size();
+    EXPECT_TRUE(std::is_sorted(w.begin(), w.end()));
+    for (int j : w) {
+      const auto d = s.deps(static_cast<std::size_t>(j));
+      EXPECT_NE(std::find(d.begin(), d.end(), static_cast<int>(i)), d.end()) << j << " listed for " << i;
+    }
+  }
+  EXPECT_EQ(deps, dependents);
+}
+
+TEST(Schedule, DependenciesAndDependentsAgree) {
+  using namespace fabricsim::testbench;
+  CollectiveParams p;
+  for (int n : {2, 3, 8}) {
+    for (int channels : {1, 3}) {
+      p.channels = channels;
+      for (CollectiveOp op : {CollectiveOp::allreduce, CollectiveOp::reduce_scatter, CollectiveOp::allgather}) {
+        p.op = op;
+        SCOPED_TRACE(std::string(to_string(op)) + " n=" + std::to_string(n) + " channels=" + std::to_string(channels));
+        expect_consistent(build_schedule(p, n, 1 << 20), true);
+      }
+    }
+  }
+  p = {};
+  p.algorithm = CollectiveAlgorithm::halving_doubling;
+  expect_consistent(build_schedule(p, 16, 1 << 20), true);
+  p.algorithm = CollectiveAlgorithm::double_binary_tree;
+  p.tree_chunk = 64 * 1024;
+  p.tree_slots = 2;
+  expect_consistent(build_schedule(p, 7, 1 << 20), false);
+  p.algorithm = CollectiveAlgorithm::direct;
+  p.op = CollectiveOp::alltoall;
+  expect_consistent(build_schedule(p, 5, 1 << 20), false);
+}
+
+TEST(Schedule, RingAndHalvingDoublingByTheirDefinitions) {
+  using namespace fabricsim::testbench;
+  CollectiveParams p;
+  p.channels = 2;
+  // Ring AllReduce, 4 ranks, 2 channels: 6 steps of S / 8 per channel; transfer
+  // ch * 24 + s * 4 + r goes r -> r + 1 after (ch, s - 1, r - 1); steps 1..3 reduce.
+  const auto ring = build_schedule(p, 4, 8 << 10);
+  ASSERT_EQ(ring.size(), 48u);
+  const Transfer t = ring[24 + 1 * 4 + 0];  // channel 1, step 1, rank 0
+  EXPECT_EQ(t.src, 0);
+  EXPECT_EQ(t.dst, 1);
+  EXPECT_EQ(t.channel, 1);
+  EXPECT_EQ(t.bytes, 1024u);
+  EXPECT_EQ(t.reduce_bytes, 1024u);
+  EXPECT_EQ(t.deps, (std::vector<int>{24 + 0 * 4 + 3}));
+  EXPECT_EQ(ring[24 + 4 * 4 + 2].reduce_bytes, 0u);  // allgather half: step 4
+  EXPECT_EQ(ring[24 + 5 * 4 + 2].dst, 3);
+  EXPECT_EQ(ring.dependents(24 + 5 * 4 + 2).size(), 0u);  // the last step
+  EXPECT_TRUE(ring[3].deps.empty());
+  EXPECT_THROW(ring[48], std::out_of_range);
+  // Halving-doubling, 8 ranks: level 0 exchanges S/2 with r ^ 4, level 1 S/4 with r ^ 2,
+  // level 2 S/8 with r ^ 1, then back up: S/8 with r ^ 1, S/4 with r ^ 2, S/2 with
+  // r ^ 4; levels 1..3 first reduce what arrived the level before.
+  p = {};
+  p.algorithm = CollectiveAlgorithm::halving_doubling;
+  const auto hd = build_schedule(p, 8, 8 << 10);
+  const std::vector<std::pair<int, std::uint64_t>> levels = {{4, 4096}, {2, 2048}, {1, 1024},
+                                                             {1, 1024}, {2, 2048}, {4, 4096}};
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    const Transfer h = hd[l * 8 + 5];
+    EXPECT_EQ(h.dst, 5 ^ levels[l].first) << l;
+    EXPECT_EQ(h.bytes, levels[l].second) << l;
+    EXPECT_EQ(h.reduce_bytes, l >= 1 && l <= 3 ? levels[l].second : 0u) << l;
+  }
+}
+
+TEST(Schedule, ARingKeepsNothingPerTransfer) {
+  // 20,000 ranks: 800 million transfers, which a stored graph (about 48 bytes each)
+  // could not hold; the formula answers for the last one at once.
+  using namespace fabricsim::testbench;
+  CollectiveParams p;
+  const int n = 20000;
+  const auto ring = build_schedule(p, n, std::uint64_t{1} << 30);
+  const std::size_t m = 2ull * n * (n - 1);
+  ASSERT_EQ(ring.size(), m);
+  const Transfer last = ring[m - 1];
+  EXPECT_EQ(last.src, n - 1);
+  EXPECT_EQ(last.dst, 0);
+  EXPECT_EQ(last.deps, (std::vector<int>{static_cast<int>(m - 1 - n - 1)}));
+  p.channels = 64;  // 51 billion: past what a transfer's int index holds
+  EXPECT_THROW(build_schedule(p, n, std::uint64_t{1} << 30), std::length_error);
 }
 
 // SHARP-like in-network AllReduce on the 8-port NDR switch of kFabric.

@@ -30,8 +30,6 @@ class DmaEngine {
                         hw::MemoryTarget target, std::vector<sc_core::sc_time>* ready = nullptr);
   /// Posted DMA write issued at `now`; returns when the data is visible in memory.
   sc_core::sc_time write(const sc_core::sc_time& now, std::uint64_t bytes, hw::MemoryTarget target);
-  /// The least time from a posted write's issue to its data being visible (in either memory).
-  sc_core::sc_time least_write_latency() const { return std::min(host_write_latency_, gpu_write_latency_); }
 
   /// Busy time of each direction so far [s] (utilisation = busy / elapsed).
   double upstream_busy_s() const { return up_busy_s_; }

@@ -28,6 +28,10 @@ void TransportParams::validate() const {
   if (retransmit_timeout.in_seconds() <= 0) throw std::invalid_argument("retransmit_timeout must be positive");
 }
 
+sc_time HostParams::least_completion_delay() const {
+  return std::min(to_sc(pcie.host_write_latency), to_sc(pcie.gpu_write_latency)) + to_sc(poll_latency);
+}
+
 RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,
                        const HostParams& host, const CcParams& cc, PacketSource& packets, stats::Registry& stats,
                        sc_time measure_from)

@@ -79,10 +79,9 @@ struct HostParams {
   std::uint32_t cqe_bytes = 64;                     ///< completion queue element written per completion [B]
   std::uint32_t inline_threshold = 220;             ///< payloads up to this size travel inside the WQE (no payload DMA) [B]
   bool blueflame = true;                            ///< the host writes the WQE with the doorbell (no WQE fetch)
-  /// Least time from a completion to the host seeing it: the faster memory's write latency + polling.
-  hw::Time least_completion_delay() const {
-    return std::min(pcie.host_write_latency, pcie.gpu_write_latency) + poll_latency;
-  }
+  /// Least time from a completion to the host seeing it: the faster memory's write latency
+  /// + polling, each rounded to kernel time as the RDMA and DMA engines keep them.
+  sc_core::sc_time least_completion_delay() const;
 };
 
 struct CcParams {
@@ -146,7 +145,7 @@ class RdmaEngine {
   void set_completion_handler(std::function<void(const Completion&)> h) { on_completion_ = std::move(h); }
   /// The least time from a completion handler's call to the completion's `visible` (a
   /// DMA write into memory, then the host's poll).
-  sc_core::sc_time least_completion_delay() const { return dma_.least_write_latency() + poll_latency_; }
+  sc_core::sc_time least_completion_delay() const { return host_.least_completion_delay(); }
   /// Called when a WRITE or SEND has fully arrived here as the responder (flow completion time).
   void set_flow_handler(std::function<void(const FlowRecord&)> h) { on_flow_ = std::move(h); }
 
