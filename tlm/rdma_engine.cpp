@@ -77,6 +77,7 @@ int RdmaEngine::create_qp(int peer, int peer_qpn, int sl) {
   q.sl = sl;
   q.cc = hw::make_congestion_control(cc_params_.kind, cc_params_.dcqcn, cc_params_.ib, link_->data_rate().bps());
   qps_.push_back(std::move(q));
+  busy_qps_.resize(qps_.size());
   return qps_.back().qpn;
 }
 
@@ -101,6 +102,7 @@ void RdmaEngine::post(int qpn, const WorkRequest& wr, const sc_time& now) {
     }
   }
   q.sq.push_back(std::move(w));
+  busy_qps_.insert(static_cast<std::size_t>(qpn));
 }
 
 std::uint32_t RdmaEngine::segment_bytes(const SendWqe& w, std::uint32_t index) const {
@@ -167,61 +169,70 @@ Packet* RdmaEngine::next_packet(const sc_time& now, TxGate& gate) {
     control_.pop_front();
     return &p;
   }
+  // The busy QPs in turn from the one after the last that sent (the others have nothing).
   const std::size_t n = qps_.size();
-  for (std::size_t k = 0; k < n; ++k) {
-    Qp& q = qps_[(rr_ + k) % n];
-    check_timeouts(q, now);
-    if (q.next_allowed > now) continue;
-    const int vl = gate.vl_of(q.sl);
-    Packet* out = nullptr;
-    // Responder: READ response segments whose data has been read from memory.
-    if (!q.responses.empty() && q.responses.front().ready <= now && gate.can_send(vl, q.responses.front().bytes)) {
-      const ResponseSeg r = q.responses.front();
-      q.responses.pop_front();
-      out = emit(q, RdmaOp::read_response, r.psn, r.bytes, r.last, r.wr_id, now);
+  Packet* out = nullptr;
+  busy_qps_.cycle_from(rr_, [&](std::size_t i) {
+    Qp& q = qps_[i];
+    if (idle(q)) {
+      busy_qps_.erase(i);
+      return false;
     }
-    // Requester: retransmissions first, then new segments.
-    while (!out && !q.resend.empty() && q.resend.front().ready <= now) {
-      const Resend r = q.resend.front();
-      auto it = std::find_if(q.outstanding.begin(), q.outstanding.end(), [&](const Outstanding& o) { return o.psn == r.psn; });
-      SendWqe* w = it == q.outstanding.end() ? nullptr : wqe_of(q, it->wqe_seq);
-      if (!w) {  // acknowledged meanwhile
-        q.resend.pop_front();
-        continue;
-      }
-      if (w->wr.opcode == RdmaOpcode::read) {
-        // One READ request covers the rest of the read from the missing PSN.
-        if (!gate.can_send(vl, 16)) break;
-        q.resend.pop_front();
-        const std::uint64_t seq = it->wqe_seq;
-        q.resend.erase(std::remove_if(q.resend.begin(), q.resend.end(),
-                                      [&](const Resend& x) {
-                                        auto o = std::find_if(q.outstanding.begin(), q.outstanding.end(),
-                                                              [&](const Outstanding& y) { return y.psn == x.psn; });
-                                        return o != q.outstanding.end() && o->wqe_seq == seq;
-                                      }),
-                       q.resend.end());
-        out = emit(q, RdmaOp::read_request, r.psn, 16, true, w->wr.wr_id, now);
-        out->read_bytes = w->wr.bytes - static_cast<std::uint64_t>(it->index) * mtu_;
-      } else {
-        const std::uint32_t bytes = segment_bytes(*w, it->index);
-        if (!gate.can_send(vl, bytes)) break;
-        q.resend.pop_front();
-        out = emit(q, w->wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, r.psn, bytes,
-                   it->index + 1 == w->packets, w->wr.wr_id, now);
-        out->read_bytes = w->wr.bytes;
-        out->message_start = w->chunk_ready.front();
-      }
-      retransmits_.add();
-      ++q.retransmitted;
-    }
-    if (!out && q.resend.empty() && q.unsent()) out = next_segment(q, vl, now, gate);
-    if (out) {
-      rr_ = (rr_ + k + 1) % n;
-      return out;
-    }
+    out = next_of(q, now, gate);
+    if (out) rr_ = (i + 1) % n;
+    return out != nullptr;
+  });
+  return out;
+}
+
+Packet* RdmaEngine::next_of(Qp& q, const sc_time& now, TxGate& gate) {
+  check_timeouts(q, now);
+  if (q.next_allowed > now) return nullptr;
+  const int vl = gate.vl_of(q.sl);
+  Packet* out = nullptr;
+  // Responder: READ response segments whose data has been read from memory.
+  if (!q.responses.empty() && q.responses.front().ready <= now && gate.can_send(vl, q.responses.front().bytes)) {
+    const ResponseSeg r = q.responses.front();
+    q.responses.pop_front();
+    out = emit(q, RdmaOp::read_response, r.psn, r.bytes, r.last, r.wr_id, now);
   }
-  return nullptr;
+  // Requester: retransmissions first, then new segments.
+  while (!out && !q.resend.empty() && q.resend.front().ready <= now) {
+    const Resend r = q.resend.front();
+    auto it = std::find_if(q.outstanding.begin(), q.outstanding.end(), [&](const Outstanding& o) { return o.psn == r.psn; });
+    SendWqe* w = it == q.outstanding.end() ? nullptr : wqe_of(q, it->wqe_seq);
+    if (!w) {  // acknowledged meanwhile
+      q.resend.pop_front();
+      continue;
+    }
+    if (w->wr.opcode == RdmaOpcode::read) {
+      // One READ request covers the rest of the read from the missing PSN.
+      if (!gate.can_send(vl, 16)) break;
+      q.resend.pop_front();
+      const std::uint64_t seq = it->wqe_seq;
+      q.resend.erase(std::remove_if(q.resend.begin(), q.resend.end(),
+                                    [&](const Resend& x) {
+                                      auto o = std::find_if(q.outstanding.begin(), q.outstanding.end(),
+                                                            [&](const Outstanding& y) { return y.psn == x.psn; });
+                                      return o != q.outstanding.end() && o->wqe_seq == seq;
+                                    }),
+                     q.resend.end());
+      out = emit(q, RdmaOp::read_request, r.psn, 16, true, w->wr.wr_id, now);
+      out->read_bytes = w->wr.bytes - static_cast<std::uint64_t>(it->index) * mtu_;
+    } else {
+      const std::uint32_t bytes = segment_bytes(*w, it->index);
+      if (!gate.can_send(vl, bytes)) break;
+      q.resend.pop_front();
+      out = emit(q, w->wr.opcode == RdmaOpcode::send ? RdmaOp::send : RdmaOp::write, r.psn, bytes,
+                 it->index + 1 == w->packets, w->wr.wr_id, now);
+      out->read_bytes = w->wr.bytes;
+      out->message_start = w->chunk_ready.front();
+    }
+    retransmits_.add();
+    ++q.retransmitted;
+  }
+  if (!out && q.resend.empty() && q.unsent()) out = next_segment(q, vl, now, gate);
+  return out;
 }
 
 Packet* RdmaEngine::next_segment(Qp& q, int vl, const sc_time& now, TxGate& gate) {
@@ -263,18 +274,19 @@ Packet* RdmaEngine::next_segment(Qp& q, int vl, const sc_time& now, TxGate& gate
 template <class F>
 void RdmaEngine::wake_times(F&& consider) const {
   if (!control_.empty() && consider(control_.front().ready)) return;
-  for (const Qp& q : qps_) {
+  busy_qps_.cycle_from(0, [&](std::size_t i) {  // (an idle QP considers nothing)
+    const Qp& q = qps_[i];
     // Each of a QP's next packets waits for its data (READ response read from memory, a
     // resend's payload re-fetched, the next segment's payload) and for its rate limiter.
     auto data = [&](const sc_core::sc_time& t) { return consider(std::max(t, q.next_allowed)); };
-    if (!q.responses.empty() && data(q.responses.front().ready)) return;
-    if (!q.resend.empty() && data(q.resend.front().ready)) return;
+    if (!q.responses.empty() && data(q.responses.front().ready)) return true;
+    if (!q.resend.empty() && data(q.resend.front().ready)) return true;
     if (q.unsent()) {
       const SendWqe& w = q.sq[q.unsent_seq - q.sq_base];
-      if (data(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent])) return;
+      if (data(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent])) return true;
     }
-    if (!q.outstanding.empty() && consider(q.last_progress + retransmit_timeout_)) return;
-  }
+    return !q.outstanding.empty() && consider(q.last_progress + retransmit_timeout_);
+  });
 }
 
 bool RdmaEngine::next_wake(const sc_time& now, sc_time& at) const {
@@ -324,11 +336,13 @@ void RdmaEngine::go_back(Qp& q, std::uint32_t from, const sc_time& now) {
   q.resend.clear();
   for (const Outstanding& o : q.outstanding)
     if (o.psn >= from) q.resend.push_back(resend_of(q, o, now));
+  if (!q.resend.empty()) busy_qps_.insert(static_cast<std::size_t>(q.qpn));
 }
 
 void RdmaEngine::resend_one(Qp& q, std::uint32_t psn, const sc_time& now) {
   const auto it = std::find_if(q.outstanding.begin(), q.outstanding.end(), [&](const Outstanding& o) { return o.psn == psn; });
   q.resend.push_back(it != q.outstanding.end() ? resend_of(q, *it, now) : Resend{psn, now});  // else acknowledged: dropped when due
+  busy_qps_.insert(static_cast<std::size_t>(q.qpn));
 }
 
 RdmaEngine::Resend RdmaEngine::resend_of(Qp& q, const Outstanding& o, const sc_time& now) {
@@ -480,6 +494,7 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
         const auto bytes = static_cast<std::uint32_t>(p.read_bytes > off ? std::min<std::uint64_t>(mtu_, p.read_bytes - off) : 0);
         q.responses.push_back({p.psn + s, bytes, s + 1 == packets, p.wr_id, ready[std::min<std::size_t>(s, ready.size() - 1)]});
       }
+      busy_qps_.insert(static_cast<std::size_t>(q.qpn));
       break;
     }
     case RdmaOp::read_response: {

@@ -37,6 +37,7 @@
 #include "tlm/dma_engine.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fifo.h"
+#include "tlm/index_set.h"
 #include "tlm/packet_pool.h"
 
 namespace fabricsim::tlm_fabric {
@@ -238,6 +239,11 @@ class RdmaEngine {
     Packet packet;
     sc_core::sc_time ready;
   };
+  /// Whether `q` has nothing for the transmitter: no READ response, resend or segment to
+  /// send, none waiting for its acknowledgement (so no timeout armed).
+  static bool idle(const Qp& q) {
+    return q.responses.empty() && q.resend.empty() && q.outstanding.empty() && !q.unsent();
+  }
 
   Qp& qp(int qpn);
   /// Calls `consider(t)` for each time at which next_packet() could next return something,
@@ -260,6 +266,9 @@ class RdmaEngine {
   void consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_core::sc_time& now,
                const sc_core::sc_time& landed);
   void check_timeouts(Qp& q, const sc_core::sc_time& now);
+  /// `q`'s next packet at `now`: a READ response, a resend, a new segment (next_packet's
+  /// turn at `q`), after its retransmission timeout is checked; nullptr if none.
+  Packet* next_of(Qp& q, const sc_core::sc_time& now, TxGate& gate);
   /// The next new segment (or READ request) of `q`'s first request with segments to
   /// send, if its payload is in, the window open and flow control lets it go on `vl`.
   Packet* next_segment(Qp& q, int vl, const sc_core::sc_time& now, TxGate& gate);
@@ -273,6 +282,10 @@ class RdmaEngine {
   std::vector<Qp> qps_;
   Fifo<Control> control_;
   std::size_t rr_ = 0;
+  // The QPs the transmitter's walks visit (next_packet, wake_times): every QP that is not
+  // idle(), and some that became idle since the last walk (next_packet drops them). A
+  // QP joins where it gets something to send: a post, a READ request, a resend.
+  IndexSet busy_qps_;
   PacketSource& packets_;  // the NIC's
   const hw::PhyTiming* link_ = nullptr;
   sc_core::sc_time measure_from_;  ///< warm-up ends: completions posted earlier and earlier ACKs stay out of the stats
