@@ -195,9 +195,9 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     cp.tree = aggregation;  // sharp only
     std::vector<tlm_fabric::Nic*> nics;
     for (auto& nic : nics_) nics.push_back(nic.get());
-    std::vector<int> endpoint_lane(nics.size(), 0);
-    for (std::size_t e = 0; e < graph_.host_switch.size() && !switches_.empty(); ++e)
-      endpoint_lane[e] = switch_lane_[static_cast<std::size_t>(graph_.host_switch[e])];
+    std::vector<int> endpoint_lane(nics.size(), 0);  // (aggregation ports: their switch's)
+    for (std::size_t e = 0; e < routed.host_switch.size() && !switches_.empty(); ++e)
+      endpoint_lane[e] = switch_lane_[static_cast<std::size_t>(routed.host_switch[e])];
     collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, endpoint_lane);
     // A collective's end spans every lane: it runs between windows, at the time its last
     // landing is visible, no earlier than the window it landed in ends.
@@ -386,13 +386,13 @@ void Fabric::plan_lanes() {
     if (s >= 0 && s < switches) has_host[static_cast<std::size_t>(s)] = true;  // (back to back: no switch)
   for (int s = 0; s < switches; ++s) (has_host[static_cast<std::size_t>(s)] ? host_switches : others).push_back(s);
   // A workload that acts on NICs of several lanes at no delay keeps the fabric on one
-  // lane: a perftest's runner (two NICs at once), in-network reduction (an aggregation
-  // node on its inputs), a collective whose landings are visible at once (its end runs
-  // between windows, at the latest landing's visible time, which could fall inside one).
-  const bool sharp = config_.collective_enabled && config_.collective.algorithm == testbench::CollectiveAlgorithm::sharp;
+  // lane: a perftest's runner (two NICs at once), a collective whose landings are
+  // visible at once (its end runs between windows, at the latest landing's visible time,
+  // which could fall inside one). (An in-network reduction's node acts on its inputs at
+  // once, but they all land in its switch's lane.)
   const bool visible_at_once =
       config_.collective_enabled && config_.nic.host.least_completion_delay() == sc_core::SC_ZERO_TIME;
-  const bool coupled = config_.perftest_enabled || sharp || visible_at_once;
+  const bool coupled = config_.perftest_enabled || visible_at_once;
   lanes_ = coupled ? 1 : std::max(1, std::min(config_.simulation.threads, static_cast<int>(host_switches.size())));
   switch_lane_.assign(static_cast<std::size_t>(switches), 0);
   // Switches with hosts in blocks of consecutive indices (neighbours in a tier share a

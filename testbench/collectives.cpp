@@ -423,8 +423,12 @@ void CollectiveRunner::on_flow(const tlm_fabric::FlowRecord& f) {
   if (params_.algorithm != CollectiveAlgorithm::sharp) return;
   const std::size_t i = static_cast<std::uint32_t>(f.flow - static_cast<std::uint32_t>(wr_base_));
   if (i >= schedule_.size() || landed_[i]) return;
-  if (endpoint_of(schedule_.step(i).dst) != f.dst || endpoint_of(schedule_.step(i).src) != f.src) return;
-  land(i, f.end);
+  const Schedule::Step t = schedule_.step(i);
+  if (endpoint_of(t.dst) != f.dst || endpoint_of(t.src) != f.src) return;
+  // A result at a rank is written to its memory and polled, as an RDMA WRITE's last
+  // byte; an aggregation node takes its inputs as they arrive.
+  const bool rank = t.dst < static_cast<int>(params_.ranks.size());
+  land(i, rank ? f.end + nics_[f.dst]->params().host.landing_delay() : f.end);
 }
 
 void CollectiveRunner::land(std::size_t i, const sc_time& visible) {

@@ -292,6 +292,20 @@ TEST(SharpAllReduce, TwoLevelTreeOnALeafSpine) {
   EXPECT_TRUE(sharp.at("scoreboard").at("ok").get<bool>());
 }
 
+TEST(SharpAllReduce, ResultsAreVisibleAfterTheHostsWriteAndPoll) {
+  // The result lands in each rank's memory: visible the memory's write latency and the
+  // poll latency after its last byte, as an RDMA WRITE's (nic.md), so the collective's
+  // time moves by exactly what those move by.
+  const auto time_us = [](std::vector<std::string> sets) {
+    sets.push_back("collective.sizes=[4KiB]");
+    return size0(run(with(sets, kSharp))).at("time_us").get<double>();
+  };
+  const double base = time_us({});
+  EXPECT_NEAR(time_us({"nic.poll_latency=550ns"}) - base, 0.5, 1e-6);
+  EXPECT_NEAR(time_us({"nic.memory=gpu"}) - base, 0.1, 1e-6);  // GPU 400 ns against host 300 ns
+  EXPECT_NEAR(time_us({"nic.pcie.host_write_latency=0ns", "nic.poll_latency=0ns"}) - base, -0.35, 1e-6);
+}
+
 TEST(SharpAllReduce, RefusedWhereSwitchesCannotReduce) {
   using fabricsim::testing::file_error_of;
   const std::string roce = std::string(FABRICSIM_SOURCE_DIR) + "/presets/roce_400g.yaml";

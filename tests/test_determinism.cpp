@@ -349,7 +349,8 @@ INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing:
 // channels and two sizes of two iterations each, with 100 m cables (the NICs' completion
 // delay bounds the lookahead: without it a collective's end falls inside a window, an
 // error, checked by mutation), the double binary tree, halving-doubling
-// and all-to-all on the IB leaf-spine example (adaptive routing, selective repeat), ring
+// and all-to-all on the IB leaf-spine example (adaptive routing, selective repeat),
+// in-network (sharp) reduction (its aggregation ports wake in their switch's lane), ring
 // AllReduce over RoCE with PFC and DCQCN, and a data-parallel training step, each whole.
 struct LaneCase {
   const char* name;
@@ -408,17 +409,18 @@ TEST_P(LanesMatchOneLane, SameResults) {
 
 // A workload that acts on NICs of several lanes at no delay runs on one lane whatever
 // simulation.threads asks (Fabric::plan_lanes), with the results of threads: 1: a
-// perftest between two leaves, in-network (sharp) reduction, a collective whose landings
-// are visible at once (no DMA write or poll latency).
+// perftest between two leaves, a collective whose landings are visible at once (no DMA
+// write or poll latency), ring or in-network (sharp).
 TEST(Determinism, WorkloadsActingOnNicsAtOnceRunOnOneLane) {
   const std::string ib = "examples/allreduce_leafspine_ib.yaml";
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
       {"examples/perftest_ib_b2b.yaml",
        {"topology={kind: leaf_spine, radix: 4}", "perftest.client=0", "perftest.server=3", "perftest.iterations=20",
         "perftest.sizes=[2B, 4KiB]"}},
-      {ib, {"collective.algorithm=sharp", "switch.in_network_reduction=true", "collective.sizes=[64KiB]"}},
       {ib, {"nic.pcie.host_write_latency=0ns", "nic.pcie.gpu_write_latency=0ns", "nic.poll_latency=0ns",
             "collective.sizes=[64KiB]"}},
+      {ib, {"collective.algorithm=sharp", "switch.in_network_reduction=true", "nic.pcie.host_write_latency=0ns",
+            "nic.pcie.gpu_write_latency=0ns", "nic.poll_latency=0ns", "collective.sizes=[64KiB]"}},
   };
   for (const auto& [file, sets] : cases) {
     std::vector<nlohmann::json> runs;
@@ -467,6 +469,10 @@ INSTANTIATE_TEST_SUITE_P(
                                false, "examples/allreduce_leafspine_ib.yaml", true},
                       LaneCase{"AllToAll", {"collective.op=alltoall", "collective.algorithm=direct",
                                             "collective.sizes=[1MiB]"},
+                               false, "examples/allreduce_leafspine_ib.yaml", true},
+                      LaneCase{"SharpTwoSizes",  // aggregation ports in their switch's lane
+                               {"collective.algorithm=sharp", "switch.in_network_reduction=true",
+                                "collective.sizes=[64KiB, 1MiB]", "collective.iterations=2"},
                                false, "examples/allreduce_leafspine_ib.yaml", true},
                       LaneCase{"RingAllReduceRocePfcDcqcn", {"collective.sizes=[1MiB]"}, false,
                                "examples/allreduce_leafspine_roce.yaml", true},

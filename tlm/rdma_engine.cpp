@@ -32,6 +32,11 @@ sc_time HostParams::least_completion_delay() const {
   return std::min(to_sc(pcie.host_write_latency), to_sc(pcie.gpu_write_latency)) + to_sc(poll_latency);
 }
 
+sc_time HostParams::landing_delay() const {
+  return to_sc(memory == hw::MemoryTarget::host ? pcie.host_write_latency : pcie.gpu_write_latency) +
+         to_sc(poll_latency);
+}
+
 RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,
                        const HostParams& host, const CcParams& cc, PacketSource& packets, stats::Registry& stats,
                        sc_time measure_from)

@@ -83,6 +83,9 @@ struct HostParams {
   /// Least time from a completion to the host seeing it: the faster memory's write latency
   /// + polling, each rounded to kernel time as the RDMA and DMA engines keep them.
   sc_core::sc_time least_completion_delay() const;
+  /// Time from data's last byte at the NIC to the host seeing it in `memory`: its write
+  /// latency + polling (no PCIe serialization; the in-network reduction's results).
+  sc_core::sc_time landing_delay() const;
 };
 
 struct CcParams {
