@@ -29,6 +29,7 @@ scenarios=(
   "ring_allreduce_packet_log|$ib --set collective.sizes=[64KiB] --set collective.iterations=2 --set collective.channels=2 --packet-csv"
   "double_binary_tree|$ib --set collective.algorithm=double_binary_tree --set collective.sizes=[256KiB] --set collective.tree_chunk=32KiB --set collective.tree_slots=2"
   "alltoall|$ib --set collective.op=alltoall --set collective.algorithm=direct --set collective.sizes=[256KiB]"
+  "sharp|$ib --set collective.algorithm=sharp --set switch.in_network_reduction=true --set collective.sizes=[64KiB,256KiB]"
   "training_step|examples/training_step_fattree.yaml --set training.forward=20us --set training.backward=40us --set training.optimizer=5us --set training.gradient_size=1MiB --set training.bucket_size=256KiB"
 )
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 report_signal_unsafe=0"

@@ -316,13 +316,6 @@ bool RdmaEngine::next_ready(const sc_time& now, sc_time& at, const sc_time& enou
   return have;
 }
 
-bool RdmaEngine::has_work() const {
-  if (!control_.empty()) return true;
-  for (const Qp& q : qps_)
-    if (!q.responses.empty() || !q.resend.empty() || !q.outstanding.empty() || !q.sq.empty()) return true;
-  return false;
-}
-
 void RdmaEngine::check_timeouts(Qp& q, const sc_time& now) {
   if (q.outstanding.empty() || !q.resend.empty()) return;
   if (q.last_progress + retransmit_timeout_ > now) return;

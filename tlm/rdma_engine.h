@@ -167,7 +167,6 @@ class RdmaEngine {
   /// a window opened for segments waiting, a retransmission, a rate change); then the
   /// transmitter must look.
   bool receive(const Packet& p, const sc_core::sc_time& now);
-  bool has_work() const;
 
   std::vector<QpReport> report(const sc_core::sc_time& now);
   const DmaEngine& dma() const { return dma_; }
