@@ -428,7 +428,8 @@ void CollectiveRunner::on_flow(const tlm_fabric::FlowRecord& f) {
   // A result at a rank is written to its memory and polled, as an RDMA WRITE's last
   // byte; an aggregation node takes its inputs as they arrive.
   const bool rank = t.dst < static_cast<int>(params_.ranks.size());
-  land(i, rank ? f.end + nics_[f.dst]->params().host.landing_delay() : f.end);
+  const tlm_fabric::HostParams& host = nics_[f.dst]->params().host;
+  land(i, rank ? f.end + host.landing_delay(host.memory) : f.end);
 }
 
 void CollectiveRunner::land(std::size_t i, const sc_time& visible) {

@@ -28,13 +28,8 @@ void TransportParams::validate() const {
   if (retransmit_timeout.in_seconds() <= 0) throw std::invalid_argument("retransmit_timeout must be positive");
 }
 
-sc_time HostParams::least_completion_delay() const {
-  return std::min(to_sc(pcie.host_write_latency), to_sc(pcie.gpu_write_latency)) + to_sc(poll_latency);
-}
-
-sc_time HostParams::landing_delay() const {
-  return to_sc(memory == hw::MemoryTarget::host ? pcie.host_write_latency : pcie.gpu_write_latency) +
-         to_sc(poll_latency);
+sc_time HostParams::landing_delay(hw::MemoryTarget m) const {
+  return to_sc(m == hw::MemoryTarget::host ? pcie.host_write_latency : pcie.gpu_write_latency) + to_sc(poll_latency);
 }
 
 RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,

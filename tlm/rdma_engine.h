@@ -80,12 +80,14 @@ struct HostParams {
   std::uint32_t cqe_bytes = 64;                     ///< completion queue element written per completion [B]
   std::uint32_t inline_threshold = 220;             ///< payloads up to this size travel inside the WQE (no payload DMA) [B]
   bool blueflame = true;                            ///< the host writes the WQE with the doorbell (no WQE fetch)
-  /// Least time from a completion to the host seeing it: the faster memory's write latency
-  /// + polling, each rounded to kernel time as the RDMA and DMA engines keep them.
-  sc_core::sc_time least_completion_delay() const;
-  /// Time from data's last byte at the NIC to the host seeing it in `memory`: its write
-  /// latency + polling (no PCIe serialization; the in-network reduction's results).
-  sc_core::sc_time landing_delay() const;
+  /// Time from data's last byte at the NIC to the host seeing it in memory `m`: its write
+  /// latency + polling, each rounded to kernel time as the RDMA and DMA engines keep them
+  /// (no PCIe serialization; the in-network reduction's results use it as it is).
+  sc_core::sc_time landing_delay(hw::MemoryTarget m) const;
+  /// Least time from a completion to the host seeing it: the faster memory's landing delay.
+  sc_core::sc_time least_completion_delay() const {
+    return std::min(landing_delay(hw::MemoryTarget::host), landing_delay(hw::MemoryTarget::gpu));
+  }
 };
 
 struct CcParams {
