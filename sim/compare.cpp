@@ -119,7 +119,7 @@ void run_jobs(std::vector<Job>& jobs, int parallel) {
         const Job& j = jobs[i];
         nlohmann::json r;
         try {
-          r = run_simulation(j.config, nullptr, nullptr, ModelTeardown::skip);  // the job's process exits next
+          r = run_simulation(j.config, {}, nullptr, ModelTeardown::skip);  // the job's process exits next
         } catch (const std::exception& e) {
           r = {{"error", e.what()}};
         }

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -310,10 +312,30 @@ tlm_fabric::Link& Fabric::add_link(const std::string& name, const tlm_fabric::Li
 }
 
 void Fabric::sample() {
-  sample_times_ns_.push_back(tlm_fabric::sim_now().to_seconds() * 1e9);
-  rate_samples_.resize(nics_.size());
-  for (std::size_t e = 0; e < nics_.size(); ++e)
-    rate_samples_[e].push_back(nics_[e]->rdma().qp_rates(tlm_fabric::sim_now()));
+  const sc_time now = tlm_fabric::sim_now();
+  const std::size_t k = sample_times_ns_.size();  // this sample's index
+  sample_times_ns_.push_back(now.to_seconds() * 1e9);
+  rate_series_.resize(nics_.size());
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t e = 0; e < nics_.size(); ++e) {
+    nics_[e]->rdma().requester_rates(now, rates_);
+    RateSeries& series = rate_series_[e];
+    if (rates_.empty() && series.lowest.empty()) continue;
+    series.lowest.resize(k, kNone);
+    series.mean.resize(k, kNone);
+    double lowest = kNone, sum = 0;
+    char row[128];
+    for (const auto& r : rates_) {
+      lowest = std::isnan(lowest) ? r.gbps : std::min(lowest, r.gbps);
+      sum += r.gbps;
+      if (qp_rate_log_) {
+        const int n = std::snprintf(row, sizeof row, "%.12g,%zu,%d,%.9g\n", now.to_seconds() * 1e9, e, r.qpn, r.gbps);
+        qp_rate_log_->write(row, std::min(n, static_cast<int>(sizeof row) - 1));
+      }
+    }
+    series.lowest.push_back(lowest);
+    series.mean.push_back(rates_.empty() ? kNone : sum / static_cast<double>(rates_.size()));
+  }
   std::size_t i = 0;
   std::vector<std::uint64_t> ingress, egress;
   for (const auto& sw : switches_) {
@@ -323,7 +345,12 @@ void Fabric::sample() {
       egress_samples_[i].push_back(egress[p]);
     }
   }
-  sampler_->notify_at(tlm_fabric::sim_now() + to_sc(config_.output.sample_interval));
+  sampler_->notify_at(now + to_sc(config_.output.sample_interval));
+}
+
+void Fabric::set_qp_rate_log(std::ostream& log) {
+  qp_rate_log_ = &log;
+  log << "time_ns,endpoint,qpn,cc_rate_gbps\n";
 }
 
 nlohmann::json Fabric::timeseries() const {
@@ -334,11 +361,14 @@ nlohmann::json Fabric::timeseries() const {
       ports.push_back({{"name", std::string(sw->name()) + ".port" + std::to_string(p)},
                        {"ingress_bytes", ingress_samples_[i]},
                        {"egress_bytes", egress_samples_[i]}});
-  // Congestion-control rate of every RDMA QP, per endpoint: [sample][qp] in Gb/s.
+  // Per endpoint with QPs posted to and congestion control: the lowest and mean CC rate of
+  // its requesters at each sample (each QP's in qp_rates.csv).
   nlohmann::json rates = nlohmann::json::array();
-  for (std::size_t e = 0; e < rate_samples_.size(); ++e)
-    if (!rate_samples_[e].empty() && !rate_samples_[e].back().empty())
-      rates.push_back({{"endpoint", e}, {"qp_rate_gbps", rate_samples_[e]}});
+  for (std::size_t e = 0; e < rate_series_.size(); ++e)
+    if (!rate_series_[e].lowest.empty())
+      rates.push_back({{"endpoint", e},
+                       {"lowest_qp_rate_gbps", rate_series_[e].lowest},
+                       {"mean_qp_rate_gbps", rate_series_[e].mean}});
   return {{"interval_ns", config_.output.sample_interval.in_ns()},
           {"time_ns", sample_times_ns_},
           {"ports", ports},

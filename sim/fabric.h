@@ -10,7 +10,10 @@
 // SystemC elaborates once per process: call run_simulation at most once.
 #pragma once
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -36,7 +39,7 @@
 namespace fabricsim::sim {
 
 /// Version of the results.json layout; bump on any incompatible change.
-inline constexpr int kResultsSchemaVersion = 2;
+inline constexpr int kResultsSchemaVersion = 3;
 
 /// The cables on one switch port (nullptr when the port is open).
 struct PortLinks {
@@ -77,7 +80,9 @@ class Fabric : public sc_core::sc_module {
   void set_packet_log(std::ostream& log);
   /// Writes the packet log's last rows (after the run).
   void finish_packet_log();
-  /// Buffer occupancy sampled every output.sample_interval, as results.json "timeseries".
+  /// qp_rates.csv into `log` (its header first): at every sample, the CC rate of each QP with requests.
+  void set_qp_rate_log(std::ostream& log);
+  /// Buffer occupancy and CC rates sampled every output.sample_interval, as results.json "timeseries".
   nlohmann::json timeseries() const;
   /// FCT and slowdown of every message delivered whose flow started after the warm-up (results.json "flows").
   const FlowStats& flows() const { return *flows_; }
@@ -124,7 +129,14 @@ class Fabric : public sc_core::sc_module {
   nlohmann::json stall_;
   std::vector<double> sample_times_ns_;
   std::vector<std::vector<std::uint64_t>> ingress_samples_, egress_samples_;  // [switch port][sample]
-  std::vector<std::vector<std::vector<double>>> rate_samples_;  // [endpoint][sample][qp] CC rate [Gb/s]
+  // Per endpoint, per sample, the lowest and mean CC rate [Gb/s] of its QPs with requests;
+  // empty until it has one, NaN (null in JSON) at samples when it has none.
+  struct RateSeries {
+    std::vector<double> lowest, mean;
+  };
+  std::vector<RateSeries> rate_series_;
+  std::vector<tlm_fabric::QpRate> rates_;    // sample()'s scratch
+  std::ostream* qp_rate_log_ = nullptr;
 };
 
 /// What run_simulation does with the model once the results are built.
@@ -137,12 +149,35 @@ enum class ModelTeardown {
             ///< Not with RTL waveforms (switch.rtl_trace): their files are finished on destruction.
 };
 
-/// Elaborates, simulates for simulation.duration and returns results.json content.
-/// `packet_log`, when given, receives packets.csv.
+/// Where a run writes its CSV files (each written only when given).
+struct RunLogs {
+  std::ostream* packets = nullptr;   ///< packets.csv: a row per packet delivered (tlm/packet_log.h)
+  std::ostream* qps = nullptr;       ///< qps.csv: a row per RDMA queue pair, at the end of the run
+  std::ostream* qp_rates = nullptr;  ///< qp_rates.csv: at every sample, the CC rate of each QP with requests
+};
+
+/// The CSV files of a run in folder `dir`, open for writing: packets.csv with
+/// output.packet_csv, qps.csv always, qp_rates.csv when output.sample_interval samples.
+class RunFiles {
+ public:
+  RunFiles(const std::filesystem::path& dir, const FabricConfig& config);
+  RunLogs logs() { return {packets_ ? &*packets_ : nullptr, &qps_, qp_rates_ ? &*qp_rates_ : nullptr}; }
+  /// The files' names, for the command's last line.
+  std::vector<std::string> names() const;
+
+ private:
+  std::filesystem::path dir_;
+  std::optional<std::ofstream> packets_;
+  std::ofstream qps_;
+  std::optional<std::ofstream> qp_rates_;
+};
+
+/// Elaborates, simulates for simulation.duration and returns results.json content,
+/// writing `logs`.
 /// With `progress`, the simulation runs in slices of 1/200 of the duration so the
 /// progress line can follow simulated time; slicing does not change the results.
-nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log = nullptr,
-                              Progress* progress = nullptr, ModelTeardown teardown = ModelTeardown::destroy);
+nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs = {}, Progress* progress = nullptr,
+                              ModelTeardown teardown = ModelTeardown::destroy);
 
 /// A short human-readable table of a results document.
 std::string summary_table(const nlohmann::json& results);

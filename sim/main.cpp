@@ -86,16 +86,15 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
     std::cerr << "fabricsim: cannot create results folder '" << dir.string() << "': " << ec.message() << "\n";
     return kExitSimulationError;
   }
-  std::unique_ptr<std::ofstream> csv;
-  if (config.output.packet_csv) csv = std::make_unique<std::ofstream>(dir / "packets.csv");
+  RunFiles files(dir, config);
   Progress progress(verbosity);
   // The process exits once the results are written: no need to take the model apart.
-  const nlohmann::json results = run_simulation(config, csv.get(), &progress, ModelTeardown::skip);
+  const nlohmann::json results = run_simulation(config, files.logs(), &progress, ModelTeardown::skip);
   write_results(dir / "results.json", results);  // streamed: no string copy of the file
   if (verbosity != Verbosity::quiet) {
     std::cout << summary_table(results);
     std::cout << "results: " << (dir / "results.json").string();
-    if (csv) std::cout << ", " << (dir / "packets.csv").string();
+    for (const auto& name : files.names()) std::cout << ", " << name;
     std::cout << "\n";
   }
   const bool stalled = results.contains("stall"), scoreboard_ok = results["scoreboard"]["ok"].get<bool>();

@@ -1,7 +1,8 @@
 // run_simulation: elaborate, simulate, and turn the statistics registry and
-// link counters into results.json (layout in README.md, schema_version 2).
+// link counters into results.json (layout in README.md, schema_version 3).
 #include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -18,8 +19,43 @@ using tlm_fabric::to_sc;
 
 namespace {
 
+// One endpoint's QPs: a row each in qps.csv (`qp_log`, when given), and a summary over
+// its requesters (the QPs with requests posted) for results.json: goodput in the
+// measurement window and congestion-control rate as distributions, and Jain's fairness
+// index of the goodputs ((sum x)^2 / (n sum x^2): 1 when every requester got the same).
+nlohmann::json qp_results(int endpoint, const std::vector<tlm_fabric::QpReport>& qps, double window_s,
+                          std::ostream* qp_log) {
+  stats::Distribution goodput, rate;
+  double sum = 0, sum_squares = 0;
+  std::size_t requesters = 0;
+  char row[320];
+  for (const auto& q : qps) {
+    const double gbps = window_s > 0 ? q.window_acked_bytes * 8.0 / window_s / 1e9 : 0.0;
+    if (qp_log) {
+      const int n = std::snprintf(row, sizeof row,
+                                  "%d,%d,%d,%d,%d,%" PRIu64 ",%" PRIu64 ",%.9g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9g\n",
+                                  endpoint, q.qpn, q.peer, q.peer_qpn, q.sl, q.posted, q.acked_bytes, gbps,
+                                  q.retransmitted, q.timeouts, q.cnps_received, q.rate_gbps);
+      qp_log->write(row, std::min(n, static_cast<int>(sizeof row) - 1));
+    }
+    if (q.posted == 0) continue;
+    ++requesters;
+    goodput.add(gbps);
+    rate.add(q.rate_gbps);
+    sum += gbps;
+    sum_squares += gbps * gbps;
+  }
+  return {{"count", qps.size()},
+          {"requesters", requesters},
+          {"goodput_gbps", goodput.summary()},
+          {"jain_fairness", sum_squares > 0 ? nlohmann::json(sum * sum / (static_cast<double>(requesters) * sum_squares))
+                                            : nlohmann::json(nullptr)},
+          {"cc_rate_gbps", rate.summary()}};
+}
+
 // Per-endpoint throughput and latency.
-nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& registry, double window_s) {
+nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& registry, double window_s,
+                                std::ostream* qp_log) {
   nlohmann::json endpoints = nlohmann::json::array();
   for (const auto& nic : fabric.nics()) {
     const std::string base = nic->name();
@@ -30,12 +66,7 @@ nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& reg
     const auto load = [&](const char* c) { return window_s > 0 ? counter(c) * 8.0 / window_s / rate : 0.0; };
     auto& rdma = nic->rdma();
     const sc_time now = sc_core::sc_time_stamp();
-    nlohmann::json qps = nlohmann::json::array();
-    for (const auto& q : rdma.report(now))
-      qps.push_back({{"qpn", q.qpn}, {"peer", q.peer}, {"peer_qpn", q.peer_qpn}, {"acked_bytes", q.acked_bytes},
-                     {"goodput_gbps", window_s > 0 ? q.window_acked_bytes * 8.0 / window_s / 1e9 : 0.0},
-                     {"retransmitted_packets", q.retransmitted}, {"timeouts", q.timeouts},
-                     {"cnps_received", q.cnps_received}, {"cc_rate_gbps", q.rate_gbps}});
+    const nlohmann::json qps = qp_results(nic->id(), rdma.report(now), window_s, qp_log);
     auto rc = [&](const std::string& s) { return registry.find_counter(base + ".rdma." + s)->value(); };
     const nlohmann::json rdma_json{
         {"qps", qps},
@@ -183,14 +214,28 @@ Model* volatile left_to_exit = nullptr;
 
 }  // namespace
 
-nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_log, Progress* progress,
+RunFiles::RunFiles(const std::filesystem::path& dir, const FabricConfig& config) : dir_(dir), qps_(dir / "qps.csv") {
+  if (config.output.packet_csv) packets_.emplace(dir / "packets.csv");
+  if (config.output.sample_interval.in_seconds() > 0) qp_rates_.emplace(dir / "qp_rates.csv");
+}
+
+std::vector<std::string> RunFiles::names() const {
+  std::vector<std::string> n;
+  if (packets_) n.push_back((dir_ / "packets.csv").string());
+  n.push_back((dir_ / "qps.csv").string());
+  if (qp_rates_) n.push_back((dir_ / "qp_rates.csv").string());
+  return n;
+}
+
+nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, Progress* progress,
                               ModelTeardown teardown) {
   // A workload that ends the run itself (perftest) calls sc_stop: not news.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   auto model = std::make_unique<Model>(config);
   const stats::Registry& registry = model->registry;
   Fabric& fabric = model->fabric;
-  if (packet_log) fabric.set_packet_log(*packet_log);
+  if (logs.packets) fabric.set_packet_log(*logs.packets);
+  if (logs.qp_rates) fabric.set_qp_rate_log(*logs.qp_rates);
   // The model is built: back it with huge pages before the first packet moves.
   const std::size_t huge_page_bytes = use_huge_pages();
   const auto wall_start = std::chrono::steady_clock::now();
@@ -228,7 +273,11 @@ nlohmann::json run_simulation(const FabricConfig& config, std::ostream* packet_l
                    {"endpoints", fabric.graph().endpoints()},
                    {"aggregation_ports", fabric.nics().size() - static_cast<std::size_t>(fabric.graph().endpoints())}};
 
-  nlohmann::json endpoints = endpoint_results(fabric, registry, window_s);
+  if (logs.qps) *logs.qps << "endpoint,qpn,peer,peer_qpn,sl,posted_requests,acked_bytes,goodput_gbps,"
+                             "retransmitted_packets,timeouts,cnps_received,cc_rate_gbps\n";
+  nlohmann::json endpoints = endpoint_results(fabric, registry, window_s, logs.qps);
+  if (logs.qps) logs.qps->flush();
+  if (logs.qp_rates) logs.qp_rates->flush();
   std::uint64_t injected = 0, delivered = 0, dropped = 0, activations = 0, hops = 0;
   double accepted_sum = 0, offered_sum = 0;
   for (const auto& e : endpoints) {

@@ -51,8 +51,8 @@ void write_atomically(const fs::path& file, const std::string& text) {
   fs::rename(tmp, file);
 }
 
-/// Runs one point in this process and writes its results.json last (the point is complete
-/// once it exists): packets.csv first, both through a temporary file and a rename.
+/// Runs one point in this process and writes its results.json last, through a temporary
+/// file and a rename (the point is complete once it exists): its CSV files first.
 int run_point(const FabricConfig& config, const nlohmann::ordered_json& record) {
   const fs::path dir(config.output.directory);
   fs::create_directories(dir);
@@ -60,13 +60,8 @@ int run_point(const FabricConfig& config, const nlohmann::ordered_json& record) 
   fs::remove(dir / "results.json", ec);
   nlohmann::json r;
   try {
-    std::unique_ptr<std::ofstream> csv;
-    if (config.output.packet_csv) csv = std::make_unique<std::ofstream>(dir / "packets.csv.tmp");
-    r = run_simulation(config, csv.get(), nullptr, ModelTeardown::skip);  // the point's process exits next
-    if (csv) {
-      csv->close();
-      fs::rename(dir / "packets.csv.tmp", dir / "packets.csv");
-    }
+    RunFiles files(dir, config);
+    r = run_simulation(config, files.logs(), nullptr, ModelTeardown::skip);  // the point's process exits next
   } catch (const std::exception& e) {
     r = {{"error", e.what()}};
   }

@@ -72,11 +72,12 @@ std::optional<std::string> cut_to(const fs::path& example, const fabricsim::sim:
   return args;
 }
 
-// One run: its results.json without "simulator", its packets.csv, and how often the
-// switches and NICs woke (from "simulator").
+// One run: its results.json without "simulator", its packets.csv, its qps.csv and
+// qp_rates.csv (one after the other), and how often the switches and NICs woke (from
+// "simulator").
 struct RunOutput {
   nlohmann::json results;
-  std::string packets;
+  std::string packets, qps;
   std::uint64_t activations = 0;
 };
 
@@ -90,6 +91,7 @@ RunOutput run_once(const std::string& args, const fs::path& out) {
     run.results.erase("simulator");
   }
   run.packets = read_file(out / "packets.csv");
+  run.qps = read_file(out / "qps.csv") + read_file(out / "qp_rates.csv");
   fs::remove_all(out);
   return run;
 }
@@ -157,6 +159,7 @@ TEST_P(Determinism, TwoRunsGiveIdenticalResults) {
                   << head.dump(1);
   }
   EXPECT_TRUE(first.packets == second.packets) << "fabricsim " << args << ": packets.csv differ between two runs";
+  EXPECT_TRUE(first.qps == second.qps) << "fabricsim " << args << ": qps.csv or qp_rates.csv differ between two runs";
 }
 
 // The occupancy sampler only reads: a run with it gives the same model results as one
@@ -306,7 +309,7 @@ TEST_P(WakeUpsMatchEveryEdgeReference, SameModel) {
     nlohmann::json r = fabricsim::sim::in_child([&] {
       fabricsim::tlm_fabric::Switch::wake_every_edge_for_test(every_edge);
       std::ostringstream log;
-      nlohmann::json results = fabricsim::sim::run_simulation(config, &log);
+      nlohmann::json results = fabricsim::sim::run_simulation(config, {&log});
       results["packets_csv"] = log.str();
       return results;
     });
@@ -334,11 +337,12 @@ INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing:
 // Parallel lanes (simulation.threads, WakeQueue::set_lanes): the switches are shared out
 // among lanes, each run on a thread of its own in windows of the lookahead, and what
 // crosses between lanes (packets, credits, PAUSE frames) is handed over at the window's
-// end. The results and packets.csv must be those of one lane, bit for bit: in two lanes and in three
-// (more threads than this machine's cores), over the buffer organisations, adaptive
-// routing, credit stalls (small buffers), the occupancy sampler (it reads every lane, so
-// it runs between windows), PFC pauses with ECN and DCQCN over RDMA to a hotspot, and bit
-// errors with go-back-N recovery; in RTL builds, S4 (every switch's allocator the
+// end. The results, packets.csv, qps.csv and qp_rates.csv must be those of one lane, bit
+// for bit: in two lanes and in three (more threads than this machine's cores), over the
+// buffer organisations, adaptive routing, credit stalls (small buffers), the occupancy
+// sampler (it reads every lane, so it runs between windows), PFC pauses with ECN and
+// DCQCN over RDMA to a hotspot (its QPs' CC rates sampled), and bit errors with go-back-N
+// recovery; in RTL builds, S4 (every switch's allocator the
 // Verilated iSLIP, a VerilatedContext each, evaluated on its lane's thread). Replaying a
 // deferred call at the callee's time instead of the caller's fails it, and so do a
 // lookahead above the least delay of a credit (with bit errors: the check in defer())
@@ -379,9 +383,11 @@ TEST_P(LanesMatchOneLane, SameResults) {
     with.push_back("simulation.threads=" + std::to_string(threads));
     const auto config = fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/" + c.file, with);
     nlohmann::json r = fabricsim::sim::in_child([&] {
-      std::ostringstream log;
-      nlohmann::json results = fabricsim::sim::run_simulation(config, &log);
+      std::ostringstream log, qps, rates;
+      nlohmann::json results = fabricsim::sim::run_simulation(config, {&log, &qps, &rates});
       results["packets_csv"] = log.str();
+      results["qps_csv"] = qps.str();
+      results["qp_rates_csv"] = rates.str();
       return results;
     });
     ASSERT_FALSE(r.contains("error")) << c.name << " threads " << threads << ": " << r.dump().substr(0, 400);
@@ -452,7 +458,7 @@ INSTANTIATE_TEST_SUITE_P(
                                {"link.flow_control=pfc", "switch.pfc.xoff=4KiB", "switch.pfc.xon=2KiB",
                                 "switch.pfc.headroom=8KiB", "switch.input_buffer=64KiB", "switch.ecn.enabled=true",
                                 "traffic.transport=rdma", "nic.congestion_control.kind=dcqcn", "traffic.pattern=hotspot",
-                                "traffic.load=0.6"}},
+                                "traffic.load=0.6", "output.sample_interval=1us"}},
                       LaneCase{"BitErrorsGoBackN", {"link.ber=1e-6", "traffic.transport=rdma"}},
                       LaneCase{"RtlAllocator", {"switch.allocator_impl=rtl"}, true},
                       LaneCase{"RingAllReduceTwoChannels",

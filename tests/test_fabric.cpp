@@ -1,10 +1,12 @@
 // End-to-end runs of the first fabric (NIC - link - switch - link - NIC)
 // checked against closed forms.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -228,7 +230,7 @@ TEST(Cli, RunWritesResultsAndPacketCsv) {
   EXPECT_THAT(r.output, ::testing::HasSubstr("rx Gb/s"));
   std::ifstream results(dir + "/results.json");
   const json j = json::parse(results);
-  EXPECT_EQ(j.at("schema_version"), 2);
+  EXPECT_EQ(j.at("schema_version"), 3);
   EXPECT_TRUE(j.at("simulator").contains("packet_hops_per_wall_second"));
   std::ifstream csv(dir + "/packets.csv");
   std::string line;
@@ -303,6 +305,96 @@ TEST(Cli, PacketCsvHasTheRdmaPackets) {
   EXPECT_EQ(by_op["write"], 4 * 16);  // 64 KiB in 4 KiB segments, no loss
   EXPECT_GT(by_op["ack"], 0);
   EXPECT_EQ(by_op["raw"], 0);
+}
+
+
+// CSV rows split on commas.
+std::vector<std::vector<std::string>> csv_rows(const std::string& file, const std::string& header) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, header) << file;
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::size_t from = 0;
+    for (std::size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
+      cells.push_back(line.substr(from, comma - from));
+    cells.push_back(line.substr(from));
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// qps.csv has a row per QP, pairs agreeing end to end; results.json summarises each
+// endpoint's requesters; qp_rates.csv has each requester's CC rate at every sample, whose
+// lowest per endpoint is the JSON time series'.
+TEST(Cli, QpCsvListsEveryQpAndTheResultsSummariseThem) {
+  const std::string dir = ::testing::TempDir() + "/fabricsim_cli_qps";
+  std::filesystem::remove_all(dir);
+  const auto r = fabricsim::testing::run_command(
+      "run " + std::string(FABRICSIM_SOURCE_DIR) + "/examples/quickstart.yaml --out " + dir +
+      " --set traffic.transport=rdma --set traffic.load=0.9 --set nic.congestion_control.kind=dcqcn"
+      " --set switch.ecn.enabled=true --set switch.ecn.kmin=5KB --set switch.ecn.kmax=50KB --set output.sample_interval=5us");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr(dir + "/qps.csv"));
+  std::ifstream results(dir + "/results.json");
+  const json j = json::parse(results);
+  const auto qps = csv_rows(dir + "/qps.csv",
+                            "endpoint,qpn,peer,peer_qpn,sl,posted_requests,acked_bytes,goodput_gbps,"
+                            "retransmitted_packets,timeouts,cnps_received,cc_rate_gbps");
+  std::map<std::pair<int, int>, std::pair<int, int>> peer_of;  // (endpoint, qpn) -> (peer, peer_qpn)
+  std::map<int, std::vector<double>> goodputs;                  // endpoint -> its requesters' goodput
+  std::map<int, int> count;
+  for (const auto& q : qps) {
+    ASSERT_EQ(q.size(), 12u);
+    const int e = std::stoi(q[0]);
+    peer_of[{e, std::stoi(q[1])}] = {std::stoi(q[2]), std::stoi(q[3])};
+    ++count[e];
+    if (std::stoull(q[5]) > 0) goodputs[e].push_back(std::stod(q[7]));
+  }
+  for (const auto& [qp, peer] : peer_of) EXPECT_EQ(peer_of.at(peer), qp) << "QP " << qp.first << "." << qp.second;
+  for (const auto& ep : j.at("endpoints")) {
+    const int e = ep.at("id").get<int>();
+    const auto& s = ep.at("rdma").at("qps");
+    EXPECT_EQ(s.at("count").get<int>(), count[e]);
+    EXPECT_EQ(s.at("count").get<int>(), 6);  // three destinations, three sources
+    const auto& g = goodputs[e];
+    ASSERT_EQ(s.at("requesters").get<std::size_t>(), g.size());
+    ASSERT_EQ(g.size(), 3u);
+    double sum = 0, squares = 0;
+    for (double x : g) sum += x, squares += x * x;
+    EXPECT_NEAR(s.at("goodput_gbps").at("mean").get<double>(), sum / 3, 1e-6);
+    EXPECT_NEAR(s.at("goodput_gbps").at("max").get<double>(), *std::max_element(g.begin(), g.end()), 1e-6);
+    EXPECT_NEAR(s.at("jain_fairness").get<double>(), sum * sum / (3 * squares), 1e-6);
+    EXPECT_LT(s.at("jain_fairness").get<double>(), 1.0);  // uniform traffic: unequal shares over 50 us
+  }
+  std::map<std::pair<long long, int>, std::vector<double>> rates;  // (time [ns], endpoint) -> its QPs' rates
+  for (const auto& row : csv_rows(dir + "/qp_rates.csv", "time_ns,endpoint,qpn,cc_rate_gbps"))
+    rates[{std::llround(std::stod(row[0])), std::stoi(row[1])}].push_back(std::stod(row[3]));
+  std::map<std::pair<long long, int>, double> lowest;
+  std::size_t unequal = 0;  // samples where an endpoint's QPs run at different rates (DCQCN cut some)
+  for (const auto& [key, of_qps] : rates) {
+    lowest[key] = *std::min_element(of_qps.begin(), of_qps.end());
+    unequal += lowest[key] != *std::max_element(of_qps.begin(), of_qps.end());
+  }
+  EXPECT_GT(unequal, 4u);
+  const auto& ts = j.at("timeseries");
+  const auto& times = ts.at("time_ns");
+  ASSERT_EQ(ts.at("rdma_rates").size(), 4u);
+  std::size_t compared = 0;
+  for (const auto& ep : ts.at("rdma_rates")) {
+    const auto& low = ep.at("lowest_qp_rate_gbps");
+    ASSERT_EQ(low.size(), times.size());
+    for (std::size_t k = 0; k < times.size(); ++k) {
+      const auto at = lowest.find({std::llround(times[k].get<double>()), ep.at("endpoint").get<int>()});
+      EXPECT_EQ(at == lowest.end(), low[k].is_null()) << "sample " << k;
+      if (at == lowest.end()) continue;
+      EXPECT_NEAR(low[k].get<double>(), at->second, 1e-6 * at->second);
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 4u * (times.size() - 2));
 }
 
 }  // namespace

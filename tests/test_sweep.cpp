@@ -187,7 +187,7 @@ TEST(Sweep, RerunRunsOnlyTheMissingPoints) {
   const auto before = result_times(d / "out", 24);
   fs::remove(d / "out/points/0003/results.json");
   fs::remove(d / "out/points/0017/results.json");
-  write(d / "out/points/0009/results.json", "{\"schema_version\": 2, \"pack");  // a torn file
+  write(d / "out/points/0009/results.json", "{\"schema_version\": 3, \"pack");  // a torn file
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const auto second = run_command(cmd + " --verbose");
   ASSERT_EQ(second.exit_code, 0) << second.output;

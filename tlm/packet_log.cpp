@@ -23,11 +23,12 @@ void PacketLog::add(const Packet& p, const sc_core::sc_time& now) {
   static constexpr const char* kOps[] = {"raw", "write", "send", "read_request", "read_response", "ack", "nak", "cnp"};
   static_assert(static_cast<int>(RdmaOp::cnp) == 7, "kOps follows RdmaOp");
   Lane& lane = *lanes_[static_cast<std::size_t>(detail::lane)];
-  // Times in ns as a stream writes a double by default (%g: six significant digits).
+  // Times in ns to 12 significant digits (a picosecond up to a second; %g's six would
+  // round a time past 1 ms to 10 ns or more).
   char row[512];
   const int n = std::snprintf(row, sizeof row,
                               "%" PRIu64 ",%d,%d,%s,%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32
-                              ",%u,%g,%g,%g,%g,%d,%d\n",
+                              ",%u,%.12g,%.12g,%.12g,%.12g,%d,%d\n",
                               p.id, p.src, p.dst, kOps[static_cast<int>(p.op)], p.qp, p.flow, p.message, p.psn,
                               p.payload_bytes, static_cast<unsigned>(p.hops), p.created.to_seconds() * 1e9,
                               p.injected.to_seconds() * 1e9, now.to_seconds() * 1e9,

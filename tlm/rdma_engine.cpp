@@ -535,16 +535,18 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
 
 std::vector<QpReport> RdmaEngine::report(const sc_time& now) {
   std::vector<QpReport> out;
+  out.reserve(qps_.size());
   for (Qp& q : qps_)
-    out.push_back({q.qpn, q.peer, q.peer_qpn, q.acked_bytes, q.window_acked_bytes, q.retransmitted, q.timeouts, q.cnps_received,
-                   q.cc->rate_bps(now.to_seconds()) / 1e9});
+    out.push_back({q.qpn, q.peer, q.peer_qpn, q.sl, q.sq_base + q.sq.size(), q.acked_bytes, q.window_acked_bytes,
+                   q.retransmitted, q.timeouts, q.cnps_received, q.cc->rate_bps(now.to_seconds()) / 1e9});
   return out;
 }
 
-std::vector<double> RdmaEngine::qp_rates(const sc_time& now) {
-  std::vector<double> r;
-  for (Qp& q : qps_) r.push_back(q.cc->rate_bps(now.to_seconds()) / 1e9);
-  return r;
+void RdmaEngine::requester_rates(const sc_time& now, std::vector<QpRate>& out) {
+  out.clear();
+  if (cc_kind_ == hw::CcKind::none) return;
+  for (Qp& q : qps_)
+    if (q.sq_base + q.sq.size() > 0) out.push_back({q.qpn, q.cc->rate_bps(now.to_seconds()) / 1e9});
 }
 
 }  // namespace fabricsim::tlm_fabric

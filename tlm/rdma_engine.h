@@ -127,11 +127,18 @@ struct FlowRecord {
   sc_core::sc_time end;         ///< last byte's tail arrived at the destination NIC (in order for RDMA)
 };
 
-/// Per-QP figures for results.json.
+/// Per-QP figures (qps.csv; results.json's per-endpoint summaries).
 struct QpReport {
-  int qpn, peer, peer_qpn;
+  int qpn, peer, peer_qpn, sl;
+  std::uint64_t posted;  ///< requests (WRITE, SEND, READ) posted on it: 0 for a QP that only responds
   std::uint64_t acked_bytes, window_acked_bytes, retransmitted, timeouts, cnps_received;
-  double rate_gbps;
+  double rate_gbps;      ///< its congestion control's current rate
+};
+
+/// A QP's congestion-control rate at a sample.
+struct QpRate {
+  int qpn;
+  double gbps;
 };
 
 class RdmaEngine {
@@ -176,8 +183,9 @@ class RdmaEngine {
   /// does not match their length (must stay 0), and messages delivered.
   std::uint64_t corrupt_messages() const { return corrupt_messages_; }
   std::uint64_t delivered_messages() const { return delivered_messages_; }
-  /// Current CC rate of each QP [Gb/s] (for the rate time series).
-  std::vector<double> qp_rates(const sc_core::sc_time& now);
+  /// The current CC rate of each QP with requests posted, into `out` (cleared first); none
+  /// without congestion control (every QP at line rate throughout).
+  void requester_rates(const sc_core::sc_time& now, std::vector<QpRate>& out);
 
  private:
   struct SendWqe {
