@@ -2,8 +2,9 @@
 """HTML report of a fabricsim sweep (or of one run): plots and tables in one page.
 
 Run by `fabricsim report RESULTS_DIR` with Debian's /usr/bin/python3 (python3-matplotlib).
-RESULTS_DIR is the folder of `fabricsim sweep` (sweep.json, points/NNNN/results.json and
-packets.csv) or of `fabricsim run` (results.json, packets.csv). Writes RESULTS_DIR/report/:
+RESULTS_DIR is the folder of `fabricsim sweep` (sweep.json, points/NNNN/results.json,
+packets.csv and qp_rates.csv) or of `fabricsim run` (results.json, packets.csv,
+qp_rates.csv). Writes RESULTS_DIR/report/:
   index.html                  self-contained: every plot inlined as a PNG data URI, no
                               network, no external file needed to view it offline
   load_latency.png            network latency p50 / p99 vs offered load, one curve per
@@ -13,6 +14,9 @@ packets.csv) or of `fabricsim run` (results.json, packets.csv). Writes RESULTS_D
   buffer_occupancy.png        switch buffer occupancy over time (ingress + egress, all ports) of up to 8 points
   link_utilisation.png        egress utilisation heatmap per tier: points x links
   allreduce_busbw.png         collective bus bandwidth vs message size (runs with a collective)
+  cc_rates.png                RDMA congestion-control rate over time (from qp_rates.csv): one run,
+                              each QP (more than 8: their lowest, mean and highest); a sweep, the
+                              mean over QPs of up to 8 points
 A plot whose data is absent (e.g. no collective, no packets.csv) is listed as not applicable.
 """
 import base64
@@ -220,6 +224,50 @@ def plot_allreduce(points, out):
                      xscale=("log",), marker="o")
 
 
+def read_rates(folder):
+    """qp_rates.csv as {(endpoint, qpn): ([time_us], [rate_gbps])}, or {} when absent."""
+    path = os.path.join(folder, "qp_rates.csv")
+    rates = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                xs, ys = rates.setdefault((int(r["endpoint"]), int(r["qpn"])), ([], []))
+                xs.append(float(r["time_ns"]) / 1e3)
+                ys.append(float(r["cc_rate_gbps"]))
+    return rates
+
+
+def across_qps(rates, how):
+    """Per sample time, `how` (min, max, mean) of the rates of the QPs sampled then."""
+    at = {}
+    for xs, ys in rates.values():
+        for x, y in zip(xs, ys):
+            at.setdefault(x, []).append(y)
+    times = sorted(at)
+    return times, [how(at[t]) for t in times]
+
+
+def plot_cc_rates(points, out):
+    def has_rows(folder):
+        path = os.path.join(folder, "qp_rates.csv")
+        return os.path.exists(path) and os.path.getsize(path) > len("time_ns,endpoint,qpn,cc_rate_gbps\n")
+
+    with_rates = [(label, read_rates(folder)) for label, _, _, folder in pick([p for p in points if has_rows(p[3])])]
+    if len(points) == 1 and with_rates:
+        rates = with_rates[0][1]
+        if len(rates) <= MAX_CURVES:
+            series = [("endpoint %d QP %d" % qp, xs, ys) for qp, (xs, ys) in sorted(rates.items())]
+        else:
+            series = [("%s of %d QPs" % (name, len(rates)),) + across_qps(rates, how)
+                      for name, how in (("lowest", min), ("mean", mean), ("highest", max))]
+    else:
+        series = [("mean, " + label,) + across_qps(rates, mean) for label, rates in with_rates]
+    return line_plot(out, "cc_rates.png", "Congestion-control rate over time", "simulated time (us)",
+                     "CC rate (Gb/s)", series,
+                     "no qp_rates.csv with rows (no RDMA queue pairs with congestion control, or "
+                     "output.sample_interval: 0s)")
+
+
 def table_html(sweep, points):
     cols = ["point"] + sweep["axes"] + ["seed"] + sweep.get("columns", [])
     rows = []
@@ -289,7 +337,8 @@ def main():
                       ("Latency CDF", lambda: plot_cdf(points, out)),
                       ("Buffer occupancy over time", lambda: plot_buffers(points, out)),
                       ("Link utilisation per tier", lambda: plot_utilisation(points, out)),
-                      ("AllReduce bus bandwidth vs message size", lambda: plot_allreduce(points, out))):
+                      ("AllReduce bus bandwidth vs message size", lambda: plot_allreduce(points, out)),
+                      ("Congestion-control rate over time", lambda: plot_cc_rates(points, out))):
         written, why_not = fn()
         body = ""
         for path in written:

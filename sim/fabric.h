@@ -158,14 +158,19 @@ struct RunLogs {
 
 /// The CSV files of a run in folder `dir`, open for writing: packets.csv with
 /// output.packet_csv, qps.csv always, qp_rates.csv when output.sample_interval samples.
+/// Throws if one cannot be opened.
 class RunFiles {
  public:
   RunFiles(const std::filesystem::path& dir, const FabricConfig& config);
   RunLogs logs() { return {packets_ ? &*packets_ : nullptr, &qps_, qp_rates_ ? &*qp_rates_ : nullptr}; }
-  /// The files' names, for the command's last line.
+  /// The files' names, in the order packets.csv, qps.csv, qp_rates.csv (those written).
   std::vector<std::string> names() const;
+  /// Closes the files; throws if one could not be written in full (a full disk).
+  void close();
 
  private:
+  /// Throws naming the first file whose stream failed (`what`: open, write).
+  void check(const char* what) const;
   std::filesystem::path dir_;
   std::optional<std::ofstream> packets_;
   std::ofstream qps_;

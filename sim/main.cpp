@@ -14,6 +14,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 
 #include <CLI/CLI.hpp>
 #include <systemc>
@@ -60,6 +61,8 @@ void write_results(const std::filesystem::path& file, const nlohmann::json& resu
   nlohmann::detail::serializer<nlohmann::json>(buffered, ' ').dump(results, true, false, 2);
   buffered->flush();
   out << "\n";
+  out.close();
+  if (out.fail()) throw std::runtime_error("cannot write " + file.string());
 }
 
 constexpr int kExitSimulationError = 1;
@@ -90,6 +93,7 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   Progress progress(verbosity);
   // The process exits once the results are written: no need to take the model apart.
   const nlohmann::json results = run_simulation(config, files.logs(), &progress, ModelTeardown::skip);
+  files.close();
   write_results(dir / "results.json", results);  // streamed: no string copy of the file
   if (verbosity != Verbosity::quiet) {
     std::cout << summary_table(results);

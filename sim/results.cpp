@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 
 #include "sim/fabric.h"
 #include "sim/huge_pages.h"
@@ -217,6 +218,23 @@ Model* volatile left_to_exit = nullptr;
 RunFiles::RunFiles(const std::filesystem::path& dir, const FabricConfig& config) : dir_(dir), qps_(dir / "qps.csv") {
   if (config.output.packet_csv) packets_.emplace(dir / "packets.csv");
   if (config.output.sample_interval.in_seconds() > 0) qp_rates_.emplace(dir / "qp_rates.csv");
+  check("open");
+}
+
+void RunFiles::close() {
+  for (std::ofstream* f : {packets_ ? &*packets_ : nullptr, &qps_, qp_rates_ ? &*qp_rates_ : nullptr})
+    if (f) f->close();
+  check("write");
+}
+
+void RunFiles::check(const char* what) const {
+  const std::vector<std::string> names = this->names();
+  std::size_t i = 0;
+  for (const std::ofstream* f : {packets_ ? &*packets_ : nullptr, &qps_, qp_rates_ ? &*qp_rates_ : nullptr}) {
+    if (!f) continue;
+    if (f->fail()) throw std::runtime_error(std::string("cannot ") + what + " " + names[i]);
+    ++i;
+  }
 }
 
 std::vector<std::string> RunFiles::names() const {

@@ -62,6 +62,7 @@ int run_point(const FabricConfig& config, const nlohmann::ordered_json& record) 
   try {
     RunFiles files(dir, config);
     r = run_simulation(config, files.logs(), nullptr, ModelTeardown::skip);  // the point's process exits next
+    files.close();
   } catch (const std::exception& e) {
     r = {{"error", e.what()}};
   }

@@ -397,4 +397,26 @@ TEST(Cli, QpCsvListsEveryQpAndTheResultsSummariseThem) {
   EXPECT_GT(compared, 4u * (times.size() - 2));
 }
 
+// An output file that cannot be opened or written in full (a full disk: /dev/full) is an
+// error naming it, not a silently short file.
+TEST(Cli, AnOutputFileThatCannotBeWrittenIsAnErrorNamingIt) {
+  const std::string dir = ::testing::TempDir() + "/fabricsim_cli_full";
+  const std::string run = "run " + std::string(FABRICSIM_SOURCE_DIR) + "/examples/quickstart.yaml --quiet --out " + dir +
+                          " --set simulation.duration=10us";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/qps.csv");  // a folder where the file goes
+  auto r = fabricsim::testing::run_command(run);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr("cannot open " + dir + "/qps.csv"));
+  for (const char* file : {"qps.csv", "results.json"}) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::filesystem::create_symlink("/dev/full", dir + "/" + file);
+    r = fabricsim::testing::run_command(run);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_THAT(r.output, ::testing::HasSubstr(std::string("cannot write ") + dir + "/" + file));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace

@@ -322,8 +322,9 @@ TEST(Sweep, SlurmJobArrayEqualsLocalExecutor) {
   EXPECT_EQ(read(d / "slurm_out/sweep.csv"), read(d / "local/sweep.csv"));
 }
 
-// The report of a load sweep and of a collective sweep opens in headless Chromium with
-// every plot decoded, no console error, and a screenshot.
+// The report of a load sweep, of a collective sweep and of one DCQCN run (its QPs' rates
+// over time) opens in headless Chromium with every plot decoded, no console error, and a
+// screenshot.
 TEST(Report, OpensInHeadlessChromiumWithEveryPlot) {
   if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "/usr/bin/chromium not installed (scripts/setup.sh installs it)";
   const fs::path d = temp_dir();
@@ -333,9 +334,12 @@ TEST(Report, OpensInHeadlessChromiumWithEveryPlot) {
                       "  collective: {op: allreduce, sizes: [4KiB, 16KiB, 64KiB], iterations: 1}\n"
                       "axes:\n  - {key: collective.algorithm, values: [ring, halving_doubling]}\n");
   ASSERT_EQ(run_command("sweep " + (d / "c.yaml").string() + " --out " + (d / "coll").string()).exit_code, 0);
+  ASSERT_EQ(run_command("run " + kSource + "/examples/dcqcn_incast_roce.yaml --set simulation.duration=300us"
+                        " --set simulation.warmup=50us --quiet --out " + (d / "dcqcn").string()).exit_code, 0);
   const std::map<std::string, std::vector<std::string>> expected{
       {"load", {"load_latency.png", "throughput_load.png", "latency_cdf.png", "buffer_occupancy.png", "link_utilisation.png"}},
-      {"coll", {"allreduce_busbw.png", "latency_cdf.png", "link_utilisation.png"}}};
+      {"coll", {"allreduce_busbw.png", "latency_cdf.png", "link_utilisation.png"}},
+      {"dcqcn", {"cc_rates.png", "buffer_occupancy.png", "link_utilisation.png"}}};
   for (const auto& [name, pngs] : expected) {
     const fs::path dir = d / name;
     const auto r = run_command("report " + dir.string());
