@@ -117,7 +117,7 @@ void Nic::kick() {
   // Anything ready by the time the wire is free wakes it then (wake_tx_at).
   const sc_time now = sim_now();
   sc_time at;
-  if (rdma_.next_ready(now, at, std::max(now, port_.busy_until()))) wake_tx_at(at);
+  if (rdma_.next_ready(now, at)) wake_tx_at(at);
 }
 
 void Nic::wake_tx_at(const sc_time& t) { tx_wake_.notify_at(t > port_.busy_until() ? t : port_.busy_until()); }
@@ -180,7 +180,7 @@ void Nic::on_tx() {
     sc_time at = port_.busy_until();
     if (port_.flow_control() == FlowControl::credit && send_queue_depth() == 0) {
       sc_time ready;
-      if (!rdma_.next_ready(now, ready, at)) return;  // nothing waits, no timeout armed: new work kicks
+      if (!rdma_.next_ready(now, ready)) return;  // nothing waits, no timeout armed: new work kicks
       if (ready > at) at = ready;
     }
     wake_tx_at(at);

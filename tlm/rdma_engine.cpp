@@ -1,6 +1,7 @@
 #include "tlm/rdma_engine.h"
 
 #include <algorithm>
+#include <cassert>
 #include <stdexcept>
 
 #include "tlm/link.h"
@@ -35,7 +36,8 @@ sc_time HostParams::landing_delay(hw::MemoryTarget m) const {
 RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu, const TransportParams& transport,
                        const HostParams& host, const CcParams& cc, PacketSource& packets, stats::Registry& stats,
                        sc_time measure_from)
-    : packets_(packets),
+    : earliest_(sc_core::sc_max_time()),
+      packets_(packets),
       measure_from_(measure_from),
       processing_(to_sc(transport.processing_latency)),
       retransmit_timeout_(to_sc(transport.retransmit_timeout)),
@@ -78,6 +80,7 @@ int RdmaEngine::create_qp(int peer, int peer_qpn, int sl) {
   q.cc = hw::make_congestion_control(cc_params_.kind, cc_params_.dcqcn, cc_params_.ib, link_->data_rate().bps());
   qps_.push_back(std::move(q));
   busy_qps_.resize(qps_.size());
+  earliest_.resize(qps_.size());
   return qps_.back().qpn;
 }
 
@@ -103,6 +106,7 @@ void RdmaEngine::post(int qpn, const WorkRequest& wr, const sc_time& now) {
   }
   q.sq.push_back(std::move(w));
   busy_qps_.insert(static_cast<std::size_t>(qpn));
+  refresh(q);
 }
 
 std::uint32_t RdmaEngine::segment_bytes(const SendWqe& w, std::uint32_t index) const {
@@ -179,6 +183,7 @@ Packet* RdmaEngine::next_packet(const sc_time& now, TxGate& gate) {
       return false;
     }
     out = next_of(q, now, gate);
+    refresh(q);
     if (out) rr_ = (i + 1) % n;
     return out != nullptr;
   });
@@ -272,21 +277,33 @@ Packet* RdmaEngine::next_segment(Qp& q, int vl, const sc_time& now, TxGate& gate
 }
 
 template <class F>
+bool RdmaEngine::qp_times(const Qp& q, F&& consider) const {
+  // Each of a QP's next packets waits for its data (READ response read from memory, a
+  // resend's payload re-fetched, the next segment's payload) and for its rate limiter.
+  auto data = [&](const sc_time& t) { return consider(std::max(t, q.next_allowed)); };
+  if (!q.responses.empty() && data(q.responses.front().ready)) return true;
+  if (!q.resend.empty() && data(q.resend.front().ready)) return true;
+  if (q.unsent()) {
+    const SendWqe& w = q.sq[q.unsent_seq - q.sq_base];
+    if (data(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent])) return true;
+  }
+  return !q.outstanding.empty() && consider(q.last_progress + retransmit_timeout_);
+}
+
+template <class F>
 void RdmaEngine::wake_times(F&& consider) const {
   if (!control_.empty() && consider(control_.front().ready)) return;
-  busy_qps_.cycle_from(0, [&](std::size_t i) {  // (an idle QP considers nothing)
-    const Qp& q = qps_[i];
-    // Each of a QP's next packets waits for its data (READ response read from memory, a
-    // resend's payload re-fetched, the next segment's payload) and for its rate limiter.
-    auto data = [&](const sc_core::sc_time& t) { return consider(std::max(t, q.next_allowed)); };
-    if (!q.responses.empty() && data(q.responses.front().ready)) return true;
-    if (!q.resend.empty() && data(q.resend.front().ready)) return true;
-    if (q.unsent()) {
-      const SendWqe& w = q.sq[q.unsent_seq - q.sq_base];
-      if (data(w.wr.opcode == RdmaOpcode::read ? w.wqe_ready : w.chunk_ready[w.sent])) return true;
-    }
-    return !q.outstanding.empty() && consider(q.last_progress + retransmit_timeout_);
+  // (an idle QP considers nothing)
+  busy_qps_.cycle_from(0, [&](std::size_t i) { return qp_times(qps_[i], consider); });
+}
+
+void RdmaEngine::refresh(const Qp& q) {
+  sc_time first = earliest_.none();
+  qp_times(q, [&](const sc_time& t) {
+    first = std::min(first, t);
+    return false;
   });
+  earliest_.set(static_cast<std::size_t>(q.qpn), first);
 }
 
 bool RdmaEngine::next_wake(const sc_time& now, sc_time& at) const {
@@ -300,15 +317,21 @@ bool RdmaEngine::next_wake(const sc_time& now, sc_time& at) const {
   return have;
 }
 
-bool RdmaEngine::next_ready(const sc_time& now, sc_time& at, const sc_time& enough) const {
-  bool have = false;
+bool RdmaEngine::next_ready(const sc_time& now, sc_time& at) const {
+  sc_time first = earliest_.min();
+  if (!control_.empty()) first = std::min(first, control_.front().ready);
+#ifndef NDEBUG
+  // The kept times are those a walk over the busy QPs finds (every refresh in place).
+  sc_time walked = earliest_.none();
   wake_times([&](const sc_time& t) {
-    const sc_time v = t > now ? t : now;
-    if (!have || v < at) at = v;
-    have = true;
-    return at <= enough;
+    walked = std::min(walked, t);
+    return false;
   });
-  return have;
+  assert(walked == first);
+#endif
+  if (first == earliest_.none()) return false;
+  at = std::max(first, now);
+  return true;
 }
 
 void RdmaEngine::check_timeouts(Qp& q, const sc_time& now) {
@@ -523,6 +546,7 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
       break;
     case RdmaOp::raw: break;
   }
+  refresh(q);
   // Data at the responder changes nothing the transmitter reads unless it queued an
   // ACK, NAK or CNP; an ACK only opens the window, which matters to a QP with segments
   // still to send; the rest (READ requests and responses, NAK, CNP) may always.

@@ -38,6 +38,7 @@
 #include "tlm/fabric_protocol.h"
 #include "tlm/fifo.h"
 #include "tlm/index_set.h"
+#include "tlm/min_tree.h"
 #include "tlm/packet_pool.h"
 
 namespace fabricsim::tlm_fabric {
@@ -167,10 +168,9 @@ class RdmaEngine {
   /// Earliest future time at which next_packet() could return something; false if none.
   bool next_wake(const sc_core::sc_time& now, sc_core::sc_time& at) const;
   /// Earliest time, `now` or later, at which next_packet() could return something (what is
-  /// ready already counts as `now`); false if nothing is waiting to go and no timeout is armed.
-  /// The search stops at the first time not after `enough`, returned then: for a caller that
-  /// waits until `enough` in any case, every such time is as good as the earliest.
-  bool next_ready(const sc_core::sc_time& now, sc_core::sc_time& at, const sc_core::sc_time& enough) const;
+  /// ready already counts as `now`); false if nothing is waiting to go and no timeout is
+  /// armed. O(1): each QP's earliest time is kept in a MinTree.
+  bool next_ready(const sc_core::sc_time& now, sc_core::sc_time& at) const;
   /// Handles an arrived transport packet (not released here). Returns whether it may
   /// have given next_packet() something new to send (a control packet, a READ response,
   /// a window opened for segments waiting, a retransmission, a rate change); then the
@@ -259,11 +259,17 @@ class RdmaEngine {
 
   Qp& qp(int qpn);
   /// Calls `consider(t)` for each time at which next_packet() could next return something,
-  /// until it returns true: a control packet; per QP, its next READ response, resend and
-  /// new segment, each not before its data is in and the QP's rate limiter allows; its
-  /// retransmission timeout.
+  /// until it returns true: a control packet; each busy QP's times (qp_times).
   template <class F>
   void wake_times(F&& consider) const;
+  /// Calls `consider(t)` for each time at which `q` could next send, until it returns
+  /// true (then returns true): its next READ response, resend and new segment, each not
+  /// before its data is in and its rate limiter allows; its retransmission timeout.
+  template <class F>
+  bool qp_times(const Qp& q, F&& consider) const;
+  /// Keeps `q`'s earliest time (qp_times) in earliest_: called after anything that may
+  /// change it (a post, the transmitter's visit, a packet received for it).
+  void refresh(const Qp& q);
   void send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const sc_core::sc_time& now);
   void requester_ack(Qp& q, std::uint32_t ack_psn, const sc_core::sc_time& now);
   void go_back(Qp& q, std::uint32_t from, const sc_core::sc_time& now);
@@ -298,6 +304,8 @@ class RdmaEngine {
   // idle(), and some that became idle since the last walk (next_packet drops them). A
   // QP joins where it gets something to send: a post, a READ request, a resend.
   IndexSet busy_qps_;
+  // Per QP, the earliest of its qp_times (sc_max_time() if none): next_ready's answer.
+  MinTree<sc_core::sc_time> earliest_;
   PacketSource& packets_;  // the NIC's
   const hw::PhyTiming* link_ = nullptr;
   sc_core::sc_time measure_from_;  ///< warm-up ends: completions posted earlier and earlier ACKs stay out of the stats
