@@ -28,12 +28,17 @@ SCENARIOS = {
            "s3_leafspine_allreduce.yaml", []),
     "S4": ("S2 with the RTL iSLIP allocator co-simulated", "s2_kary_ntree.yaml",
            ["switch.allocator_impl=rtl"]),
+    # Not in the suite: the workload whose QPs grow with the square of the ranks.
+    "S5": ("leaf-spine of 32-port switches, 512 endpoints, direct all-to-all 1 MiB per rank (a QP per pair of ranks)",
+           "s3_leafspine_allreduce.yaml",
+           ["topology.radix=32", "collective.op=alltoall", "collective.algorithm=direct", "collective.sizes=[1MiB]"]),
 }
 QUICK = {  # --quick: same shapes, less work
     "S1": ["simulation.duration=100us"],
     "S2": ["simulation.duration=50us"],
     "S3": ["simulation.duration=200us"],  # the first 200 us of the real S3 (full scale, part of the time)
     "S4": ["simulation.duration=50us"],
+    "S5": ["simulation.duration=10us"],
 }
 # A tiny scenario for the smoke test (tests/CMakeLists.txt): 4 endpoints, 5 us.
 TINY = ("4 endpoints on one switch, 5 us (smoke test)", "s1_switch64.yaml",
@@ -134,7 +139,7 @@ def bench(name, what, config, sets, fabricsim, out_dir):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_common_arguments(ap, "S1,S2,S3,S4", "folder for each run's results")
+    add_common_arguments(ap, "S1,S2,S3,S4,S5", "folder for each run's results")
     ap.add_argument("--quick", action="store_true", help="shorter runs; S3: its first 200 us simulated (2048 endpoints, 64 MiB per rank)")
     ap.add_argument("--tiny", action="store_true", help="one tiny scenario (the smoke test)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,

@@ -31,7 +31,7 @@ sys.path.insert(0, HERE)
 import bench  # noqa: E402  (the scenarios)
 
 # The windows of docs/performance.md: S1 and S2 from 0 to 20 us, S3 between 20 and 40 us.
-WINDOWS = {"S1": "20us", "S2": "20us", "S3": "20us,40us", "S4": "20us"}
+WINDOWS = {"S1": "20us", "S2": "20us", "S3": "20us,40us", "S4": "20us", "S5": "5us,10us"}
 TINY_WINDOW = "2us,5us"
 # callgrind's event names (the "Events :" line of its summary).
 EVENTS = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "Bc", "Bcm", "Bi", "Bim"]
