@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -162,19 +161,21 @@ struct RunLogs {
 class RunFiles {
  public:
   RunFiles(const std::filesystem::path& dir, const FabricConfig& config);
-  RunLogs logs() { return {packets_ ? &*packets_ : nullptr, &qps_, qp_rates_ ? &*qp_rates_ : nullptr}; }
+  RunLogs logs() const;
   /// The files' names, in the order packets.csv, qps.csv, qp_rates.csv (those written).
   std::vector<std::string> names() const;
   /// Closes the files; throws if one could not be written in full (a full disk).
   void close();
 
  private:
-  /// Throws naming the first file whose stream failed (`what`: open, write).
-  void check(const char* what) const;
-  std::filesystem::path dir_;
-  std::optional<std::ofstream> packets_;
-  std::ofstream qps_;
-  std::optional<std::ofstream> qp_rates_;
+  struct File {
+    std::string name;
+    std::ofstream out;
+  };
+  std::vector<std::unique_ptr<File>> files_;  // in the order of names()
+  File* packets_ = nullptr;
+  File* qps_ = nullptr;
+  File* qp_rates_ = nullptr;
 };
 
 /// Elaborates, simulates for simulation.duration and returns results.json content,

@@ -215,34 +215,33 @@ Model* volatile left_to_exit = nullptr;
 
 }  // namespace
 
-RunFiles::RunFiles(const std::filesystem::path& dir, const FabricConfig& config) : dir_(dir), qps_(dir / "qps.csv") {
-  if (config.output.packet_csv) packets_.emplace(dir / "packets.csv");
-  if (config.output.sample_interval.in_seconds() > 0) qp_rates_.emplace(dir / "qp_rates.csv");
-  check("open");
+RunFiles::RunFiles(const std::filesystem::path& dir, const FabricConfig& config) {
+  auto open = [&](const char* name) {
+    files_.push_back(std::make_unique<File>(File{(dir / name).string(), std::ofstream(dir / name)}));
+    if (!files_.back()->out) throw std::runtime_error("cannot open " + files_.back()->name);
+    return files_.back().get();
+  };
+  if (config.output.packet_csv) packets_ = open("packets.csv");
+  qps_ = open("qps.csv");
+  if (config.output.sample_interval.in_seconds() > 0) qp_rates_ = open("qp_rates.csv");
 }
 
-void RunFiles::close() {
-  for (std::ofstream* f : {packets_ ? &*packets_ : nullptr, &qps_, qp_rates_ ? &*qp_rates_ : nullptr})
-    if (f) f->close();
-  check("write");
-}
-
-void RunFiles::check(const char* what) const {
-  const std::vector<std::string> names = this->names();
-  std::size_t i = 0;
-  for (const std::ofstream* f : {packets_ ? &*packets_ : nullptr, &qps_, qp_rates_ ? &*qp_rates_ : nullptr}) {
-    if (!f) continue;
-    if (f->fail()) throw std::runtime_error(std::string("cannot ") + what + " " + names[i]);
-    ++i;
-  }
+RunLogs RunFiles::logs() const {
+  auto out = [](File* f) -> std::ostream* { return f ? &f->out : nullptr; };
+  return {out(packets_), out(qps_), out(qp_rates_)};
 }
 
 std::vector<std::string> RunFiles::names() const {
-  std::vector<std::string> n;
-  if (packets_) n.push_back((dir_ / "packets.csv").string());
-  n.push_back((dir_ / "qps.csv").string());
-  if (qp_rates_) n.push_back((dir_ / "qp_rates.csv").string());
-  return n;
+  std::vector<std::string> names;
+  for (const auto& f : files_) names.push_back(f->name);
+  return names;
+}
+
+void RunFiles::close() {
+  for (const auto& f : files_) {
+    f->out.close();
+    if (f->out.fail()) throw std::runtime_error("cannot write " + f->name);
+  }
 }
 
 nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, Progress* progress,
