@@ -11,7 +11,8 @@ qp_rates.csv). Writes RESULTS_DIR/report/:
                               combination of the other axes (mean over seeds)
   throughput_load.png         accepted vs offered load (the ideal y = x dashed)
   latency_cdf.png             network-latency CDF of up to 8 points (from packets.csv)
-  buffer_occupancy.png        switch buffer occupancy over time (ingress + egress, all ports) of up to 8 points
+  buffer_occupancy.png        switch buffer occupancy over time (ingress + egress, all ports: results.json
+                              timeseries) of up to 8 points
   link_utilisation.png        egress utilisation heatmap per tier: points x links
   allreduce_busbw.png         collective bus bandwidth vs message size (runs with a collective)
   cc_rates.png                RDMA congestion-control rate over time (from qp_rates.csv): one run,
@@ -182,8 +183,7 @@ def plot_buffers(points, out):
     series = []
     for label, _, res, _ in pick([p for p in points if p[2] is not None and p[2].get("timeseries", {}).get("time_ns")]):
         ts = res["timeseries"]
-        total = [sum(port["ingress_bytes"][i] + port["egress_bytes"][i] for port in ts["ports"]) / 1024
-                 for i in range(len(ts["time_ns"]))]
+        total = [(i + e) / 1024 for i, e in zip(ts["ingress_bytes"], ts["egress_bytes"])]
         series.append((label, [t / 1e3 for t in ts["time_ns"]], total))
     return line_plot(out, "buffer_occupancy.png", "Buffer occupancy over time", "simulated time (us)",
                      "buffer occupancy, all ports (KiB)", series,

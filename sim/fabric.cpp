@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -210,10 +211,6 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     const auto& pt = config_.perftest;
     perftest_ = std::make_unique<testbench::Perftest>("perftest", *nics_[pt.client], *nics_[pt.server], pt);
   }
-  for (const auto& pl : port_links_) {
-    ingress_samples_.resize(ingress_samples_.size() + pl.size());
-    egress_samples_.resize(egress_samples_.size() + pl.size());
-  }
   if (config_.simulation.watchdog.in_seconds() > 0) {
     SC_METHOD(watchdog);
     sensitive << watchdog_event_;
@@ -336,15 +333,21 @@ void Fabric::sample() {
     series.lowest.push_back(lowest);
     series.mean.push_back(rates_.empty() ? kNone : sum / static_cast<double>(rates_.size()));
   }
-  std::size_t i = 0;
-  std::vector<std::uint64_t> ingress, egress;
-  for (const auto& sw : switches_) {
-    sw->occupancy(ingress, egress);
-    for (int p = 0; p < sw->params().ports; ++p, ++i) {
-      ingress_samples_[i].push_back(ingress[p]);
-      egress_samples_[i].push_back(egress[p]);
+  std::uint64_t ingress_total = 0, egress_total = 0;
+  for (std::size_t s = 0; s < switches_.size(); ++s) {
+    switches_[s]->occupancy(ingress_, egress_);
+    for (std::size_t p = 0; p < ingress_.size(); ++p) {
+      ingress_total += ingress_[p];
+      egress_total += egress_[p];
+      if (!occupancy_log_ || (ingress_[p] == 0 && egress_[p] == 0)) continue;
+      char row[256];
+      const int n = std::snprintf(row, sizeof row, "%.12g,%s,%zu,%" PRIu64 ",%" PRIu64 "\n", now.to_seconds() * 1e9,
+                                  switches_[s]->name(), p, ingress_[p], egress_[p]);
+      occupancy_log_->write(row, std::min(n, static_cast<int>(sizeof row) - 1));
     }
   }
+  ingress_totals_.push_back(ingress_total);
+  egress_totals_.push_back(egress_total);
   sampler_->notify_at(now + to_sc(config_.output.sample_interval));
 }
 
@@ -353,14 +356,12 @@ void Fabric::set_qp_rate_log(std::ostream& log) {
   log << "time_ns,endpoint,qpn,cc_rate_gbps\n";
 }
 
+void Fabric::set_occupancy_log(std::ostream& log) {
+  occupancy_log_ = &log;
+  log << "time_ns,switch,port,ingress_bytes,egress_bytes\n";
+}
+
 nlohmann::json Fabric::timeseries() const {
-  nlohmann::json ports = nlohmann::json::array();
-  std::size_t i = 0;
-  for (const auto& sw : switches_)
-    for (int p = 0; p < sw->params().ports; ++p, ++i)
-      ports.push_back({{"name", std::string(sw->name()) + ".port" + std::to_string(p)},
-                       {"ingress_bytes", ingress_samples_[i]},
-                       {"egress_bytes", egress_samples_[i]}});
   // Per endpoint with QPs posted to and congestion control: the lowest and mean CC rate of
   // its requesters at each sample (each QP's in qp_rates.csv).
   nlohmann::json rates = nlohmann::json::array();
@@ -371,7 +372,8 @@ nlohmann::json Fabric::timeseries() const {
                        {"mean_qp_rate_gbps", rate_series_[e].mean}});
   return {{"interval_ns", config_.output.sample_interval.in_ns()},
           {"time_ns", sample_times_ns_},
-          {"ports", ports},
+          {"ingress_bytes", ingress_totals_},
+          {"egress_bytes", egress_totals_},
           {"rdma_rates", rates}};
 }
 

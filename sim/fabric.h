@@ -81,7 +81,11 @@ class Fabric : public sc_core::sc_module {
   void finish_packet_log();
   /// qp_rates.csv into `log` (its header first): at every sample, the CC rate of each QP with requests.
   void set_qp_rate_log(std::ostream& log);
-  /// Buffer occupancy and CC rates sampled every output.sample_interval, as results.json "timeseries".
+  /// occupancy.csv into `log` (its header first): at every sample, the bytes each switch
+  /// port holds (ingress and egress), a row per port holding any.
+  void set_occupancy_log(std::ostream& log);
+  /// Sampled every output.sample_interval, as results.json "timeseries": the bytes all
+  /// switch ports hold (each port's in occupancy.csv) and the CC rates of each endpoint.
   nlohmann::json timeseries() const;
   /// FCT and slowdown of every message delivered whose flow started after the warm-up (results.json "flows").
   const FlowStats& flows() const { return *flows_; }
@@ -127,7 +131,9 @@ class Fabric : public sc_core::sc_module {
   std::uint64_t last_progress_ = 0;
   nlohmann::json stall_;
   std::vector<double> sample_times_ns_;
-  std::vector<std::vector<std::uint64_t>> ingress_samples_, egress_samples_;  // [switch port][sample]
+  std::vector<std::uint64_t> ingress_totals_, egress_totals_;  // [sample]: bytes in every switch port
+  std::vector<std::uint64_t> ingress_, egress_;                // sample()'s scratch: one switch's ports
+  std::ostream* occupancy_log_ = nullptr;
   // Per endpoint, per sample, the lowest and mean CC rate [Gb/s] of its QPs with requests;
   // empty until it has one, NaN (null in JSON) at samples when it has none.
   struct RateSeries {
@@ -153,16 +159,18 @@ struct RunLogs {
   std::ostream* packets = nullptr;   ///< packets.csv: a row per packet delivered (tlm/packet_log.h)
   std::ostream* qps = nullptr;       ///< qps.csv: a row per RDMA queue pair, at the end of the run
   std::ostream* qp_rates = nullptr;  ///< qp_rates.csv: at every sample, the CC rate of each QP with requests
+  std::ostream* occupancy = nullptr; ///< occupancy.csv: at every sample, the bytes each switch port holds
 };
 
 /// The CSV files of a run in folder `dir`, open for writing: packets.csv with
-/// output.packet_csv, qps.csv always, qp_rates.csv when output.sample_interval samples.
+/// output.packet_csv, qps.csv always, qp_rates.csv and occupancy.csv when
+/// output.sample_interval samples.
 /// Throws if one cannot be opened.
 class RunFiles {
  public:
   RunFiles(const std::filesystem::path& dir, const FabricConfig& config);
   RunLogs logs() const;
-  /// The files' names, in the order packets.csv, qps.csv, qp_rates.csv (those written).
+  /// The files' names, in the order packets.csv, qps.csv, qp_rates.csv, occupancy.csv (those written).
   std::vector<std::string> names() const;
   /// Closes the files; throws if one could not be written in full (a full disk).
   void close();
@@ -176,6 +184,7 @@ class RunFiles {
   File* packets_ = nullptr;
   File* qps_ = nullptr;
   File* qp_rates_ = nullptr;
+  File* occupancy_ = nullptr;
 };
 
 /// Elaborates, simulates for simulation.duration and returns results.json content,

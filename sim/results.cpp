@@ -223,12 +223,15 @@ RunFiles::RunFiles(const std::filesystem::path& dir, const FabricConfig& config)
   };
   if (config.output.packet_csv) packets_ = open("packets.csv");
   qps_ = open("qps.csv");
-  if (config.output.sample_interval.in_seconds() > 0) qp_rates_ = open("qp_rates.csv");
+  if (config.output.sample_interval.in_seconds() > 0) {
+    qp_rates_ = open("qp_rates.csv");
+    occupancy_ = open("occupancy.csv");
+  }
 }
 
 RunLogs RunFiles::logs() const {
   auto out = [](File* f) -> std::ostream* { return f ? &f->out : nullptr; };
-  return {out(packets_), out(qps_), out(qp_rates_)};
+  return {out(packets_), out(qps_), out(qp_rates_), out(occupancy_)};
 }
 
 std::vector<std::string> RunFiles::names() const {
@@ -253,6 +256,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   Fabric& fabric = model->fabric;
   if (logs.packets) fabric.set_packet_log(*logs.packets);
   if (logs.qp_rates) fabric.set_qp_rate_log(*logs.qp_rates);
+  if (logs.occupancy) fabric.set_occupancy_log(*logs.occupancy);
   // The model is built: back it with huge pages before the first packet moves.
   const std::size_t huge_page_bytes = use_huge_pages();
   const auto wall_start = std::chrono::steady_clock::now();
@@ -295,6 +299,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   nlohmann::json endpoints = endpoint_results(fabric, registry, window_s, logs.qps);
   if (logs.qps) logs.qps->flush();
   if (logs.qp_rates) logs.qp_rates->flush();
+  if (logs.occupancy) logs.occupancy->flush();
   std::uint64_t injected = 0, delivered = 0, dropped = 0, activations = 0, hops = 0;
   double accepted_sum = 0, offered_sum = 0;
   for (const auto& e : endpoints) {

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -73,11 +74,11 @@ std::optional<std::string> cut_to(const fs::path& example, const fabricsim::sim:
 }
 
 // One run: its results.json without "simulator", its packets.csv, its qps.csv and
-// qp_rates.csv (one after the other), and how often the switches and NICs woke (from
-// "simulator").
+// qp_rates.csv (one after the other), its occupancy.csv, and how often the switches and
+// NICs woke (from "simulator").
 struct RunOutput {
   nlohmann::json results;
-  std::string packets, qps;
+  std::string packets, qps, occupancy;
   std::uint64_t activations = 0;
 };
 
@@ -92,6 +93,7 @@ RunOutput run_once(const std::string& args, const fs::path& out) {
   }
   run.packets = read_file(out / "packets.csv");
   run.qps = read_file(out / "qps.csv") + read_file(out / "qp_rates.csv");
+  run.occupancy = read_file(out / "occupancy.csv");
   fs::remove_all(out);
   return run;
 }
@@ -121,6 +123,7 @@ void expect_same_model(RunOutput a, RunOutput b, const std::string& what) {
   }
   EXPECT_LE(differences, 10) << what << ": " << differences << " results differ in all";
   EXPECT_TRUE(a.packets == b.packets) << what << ": packets.csv differ";
+  EXPECT_TRUE(a.occupancy == b.occupancy) << what << ": occupancy.csv differ";
 }
 
 class Determinism : public ::testing::TestWithParam<fs::path> {};
@@ -160,6 +163,7 @@ TEST_P(Determinism, TwoRunsGiveIdenticalResults) {
   }
   EXPECT_TRUE(first.packets == second.packets) << "fabricsim " << args << ": packets.csv differ between two runs";
   EXPECT_TRUE(first.qps == second.qps) << "fabricsim " << args << ": qps.csv or qp_rates.csv differ between two runs";
+  EXPECT_TRUE(first.occupancy == second.occupancy) << "fabricsim " << args << ": occupancy.csv differ between two runs";
 }
 
 // The occupancy sampler only reads: a run with it gives the same model results as one
@@ -177,7 +181,8 @@ TEST(Determinism, OccupancySamplerDoesNotPerturbTheModel) {
                                   " --set output.sample_interval=" + interval + " --packet-csv --out " + out.string(),
                               out));
     ASSERT_GT(delivered(runs[0]), 0u) << example;
-    ASSERT_FALSE(runs[1].results["timeseries"]["ports"].empty()) << example;
+    ASSERT_FALSE(runs[1].results["timeseries"]["time_ns"].empty()) << example;
+    ASSERT_FALSE(runs[1].occupancy.empty()) << example;
     for (auto& r : runs)
       for (const char* k : {"timeseries", "config"}) r.results.erase(k);
     EXPECT_EQ(runs[0].results.dump(1), runs[1].results.dump(1)) << example;
@@ -199,12 +204,35 @@ TEST(Determinism, OccupancySamplerSeesReleasedBuffersEmpty) {
                                out);
   ASSERT_GT(delivered(r), 0u);
   ASSERT_EQ(r.results["packets"]["in_flight"], 0) << "traffic must be over before the end";
-  const auto& ports = r.results["timeseries"]["ports"];
-  ASSERT_FALSE(ports.empty());
-  for (const auto& port : ports) {
-    EXPECT_EQ(port["ingress_bytes"].back(), 0) << port["name"];
-    EXPECT_EQ(port["egress_bytes"].back(), 0) << port["name"];
+  // occupancy.csv has a row per port holding bytes at a sample; per sample they add up
+  // to results.json's totals, and the last sample has none.
+  const auto& ts = r.results["timeseries"];
+  const auto& times = ts["time_ns"];
+  ASSERT_GT(times.size(), 20u);
+  std::map<long long, std::pair<std::uint64_t, std::uint64_t>> sums;  // time [ns] -> (ingress, egress)
+  std::istringstream csv(r.occupancy);
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "time_ns,switch,port,ingress_bytes,egress_bytes");
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string c; std::getline(row, c, ',');) cells.push_back(c);
+    ASSERT_EQ(cells.size(), 5u) << line;
+    auto& s = sums[std::llround(std::stod(cells[0]))];
+    s.first += std::stoull(cells[3]);
+    s.second += std::stoull(cells[4]);
   }
+  ASSERT_GT(sums.size(), 2u) << "no sample saw a buffer in use";
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    const auto at = sums.find(std::llround(times[k].get<double>()));
+    const auto held = at == sums.end() ? std::make_pair(std::uint64_t{0}, std::uint64_t{0}) : at->second;
+    EXPECT_EQ(ts["ingress_bytes"][k].get<std::uint64_t>(), held.first) << "sample " << k;
+    EXPECT_EQ(ts["egress_bytes"][k].get<std::uint64_t>(), held.second) << "sample " << k;
+  }
+  EXPECT_EQ(ts["ingress_bytes"].back(), 0);
+  EXPECT_EQ(ts["egress_bytes"].back(), 0);
+  EXPECT_EQ(sums.count(std::llround(times.back().get<double>())), 0u) << "rows at the last sample";
 }
 
 // Where nothing admission does can be seen before the switch's next wake (credit links,
@@ -337,8 +365,8 @@ INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing:
 // Parallel lanes (simulation.threads, WakeQueue::set_lanes): the switches are shared out
 // among lanes, each run on a thread of its own in windows of the lookahead, and what
 // crosses between lanes (packets, credits, PAUSE frames) is handed over at the window's
-// end. The results, packets.csv, qps.csv and qp_rates.csv must be those of one lane, bit
-// for bit: in two lanes and in three (more threads than this machine's cores), over the
+// end. The results and every CSV file (packets, QPs, QP rates, occupancy) must be those of
+// one lane, bit for bit: in two lanes and in three (more threads than this machine's cores), over the
 // buffer organisations, adaptive routing, credit stalls (small buffers), the occupancy
 // sampler (it reads every lane, so it runs between windows), PFC pauses with ECN and
 // DCQCN over RDMA to a hotspot (its QPs' CC rates sampled), and bit errors with go-back-N
@@ -383,11 +411,12 @@ TEST_P(LanesMatchOneLane, SameResults) {
     with.push_back("simulation.threads=" + std::to_string(threads));
     const auto config = fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/" + c.file, with);
     nlohmann::json r = fabricsim::sim::in_child([&] {
-      std::ostringstream log, qps, rates;
-      nlohmann::json results = fabricsim::sim::run_simulation(config, {&log, &qps, &rates});
+      std::ostringstream log, qps, rates, occupancy;
+      nlohmann::json results = fabricsim::sim::run_simulation(config, {&log, &qps, &rates, &occupancy});
       results["packets_csv"] = log.str();
       results["qps_csv"] = qps.str();
       results["qp_rates_csv"] = rates.str();
+      results["occupancy_csv"] = occupancy.str();
       return results;
     });
     ASSERT_FALSE(r.contains("error")) << c.name << " threads " << threads << ": " << r.dump().substr(0, 400);
