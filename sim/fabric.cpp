@@ -310,8 +310,9 @@ tlm_fabric::Link& Fabric::add_link(const std::string& name, const tlm_fabric::Li
 
 void Fabric::sample() {
   const sc_time now = tlm_fabric::sim_now();
+  const double now_ns = now.to_seconds() * 1e9;
   const std::size_t k = sample_times_ns_.size();  // this sample's index
-  sample_times_ns_.push_back(now.to_seconds() * 1e9);
+  sample_times_ns_.push_back(now_ns);
   rate_series_.resize(nics_.size());
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   for (std::size_t e = 0; e < nics_.size(); ++e) {
@@ -326,7 +327,7 @@ void Fabric::sample() {
       lowest = std::isnan(lowest) ? r.gbps : std::min(lowest, r.gbps);
       sum += r.gbps;
       if (qp_rate_log_) {
-        const int n = std::snprintf(row, sizeof row, "%.12g,%zu,%d,%.9g\n", now.to_seconds() * 1e9, e, r.qpn, r.gbps);
+        const int n = std::snprintf(row, sizeof row, "%.12g,%zu,%d,%.9g\n", now_ns, e, r.qpn, r.gbps);
         qp_rate_log_->write(row, std::min(n, static_cast<int>(sizeof row) - 1));
       }
     }
@@ -341,7 +342,7 @@ void Fabric::sample() {
       egress_total += egress_[p];
       if (!occupancy_log_ || (ingress_[p] == 0 && egress_[p] == 0)) continue;
       char row[256];
-      const int n = std::snprintf(row, sizeof row, "%.12g,%s,%zu,%" PRIu64 ",%" PRIu64 "\n", now.to_seconds() * 1e9,
+      const int n = std::snprintf(row, sizeof row, "%.12g,%s,%zu,%" PRIu64 ",%" PRIu64 "\n", now_ns,
                                   switches_[s]->name(), p, ingress_[p], egress_[p]);
       occupancy_log_->write(row, std::min(n, static_cast<int>(sizeof row) - 1));
     }

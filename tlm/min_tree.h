@@ -16,7 +16,6 @@ class MinTree {
   /// `none`: the value of an empty slot, not less than any value set.
   explicit MinTree(const T& none) : none_(none) {}
 
-  std::size_t size() const { return size_; }
   const T& none() const { return none_; }
   /// n slots (the slots added hold `none`); growing is amortised O(1) per slot.
   void resize(std::size_t n) {

@@ -561,7 +561,7 @@ std::vector<QpReport> RdmaEngine::report(const sc_time& now) {
   std::vector<QpReport> out;
   out.reserve(qps_.size());
   for (Qp& q : qps_)
-    out.push_back({q.qpn, q.peer, q.peer_qpn, q.sl, q.sq_base + q.sq.size(), q.acked_bytes, q.window_acked_bytes,
+    out.push_back({q.qpn, q.peer, q.peer_qpn, q.sl, q.posted(), q.acked_bytes, q.window_acked_bytes,
                    q.retransmitted, q.timeouts, q.cnps_received, q.cc->rate_bps(now.to_seconds()) / 1e9});
   return out;
 }
@@ -570,7 +570,7 @@ void RdmaEngine::requester_rates(const sc_time& now, std::vector<QpRate>& out) {
   out.clear();
   if (cc_kind_ == hw::CcKind::none) return;
   for (Qp& q : qps_)
-    if (q.sq_base + q.sq.size() > 0) out.push_back({q.qpn, q.cc->rate_bps(now.to_seconds()) / 1e9});
+    if (q.posted() > 0) out.push_back({q.qpn, q.cc->rate_bps(now.to_seconds()) / 1e9});
 }
 
 }  // namespace fabricsim::tlm_fabric

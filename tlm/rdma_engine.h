@@ -244,8 +244,10 @@ class RdmaEngine {
     bool nak_sent = false;
     sc_core::sc_time last_cnp;
     bool cnp_ever = false;
+    /// Requests posted on it so far (completed ones included).
+    std::uint64_t posted() const { return sq_base + sq.size(); }
     /// Some posted request still has segments to send.
-    bool unsent() const { return unsent_seq < sq_base + sq.size(); }
+    bool unsent() const { return unsent_seq < posted(); }
   };
   struct Control {
     Packet packet;
