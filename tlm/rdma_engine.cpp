@@ -76,11 +76,14 @@ int RdmaEngine::create_qp(int peer, int peer_qpn, int sl) {
   q.qpn = static_cast<int>(qps_.size());
   q.peer = peer;
   q.peer_qpn = peer_qpn;
-  q.sl = sl;
-  q.cc = hw::make_congestion_control(cc_params_.kind, cc_params_.dcqcn, cc_params_.ib, link_->data_rate().bps());
+  q.sl = static_cast<std::uint8_t>(sl);
+  auto cc = hw::make_congestion_control(cc_params_.kind, cc_params_.dcqcn, cc_params_.ib, link_->data_rate().bps());
+  if (cc_kind_ != hw::CcKind::none) q.cc = std::move(cc);
+  else if (!no_cc_) no_cc_ = std::move(cc);
   qps_.push_back(std::move(q));
   busy_qps_.resize(qps_.size());
   earliest_.resize(qps_.size());
+  if (cc_kind_ != hw::CcKind::none) next_cnp_.resize(qps_.size(), sc_core::SC_ZERO_TIME);
   return qps_.back().qpn;
 }
 
@@ -138,9 +141,10 @@ Packet* RdmaEngine::emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t byte
   if (link_) {
     const double wire = static_cast<double>(link_->wire_bytes(bytes)) * 8.0;
     const double t = now.to_seconds();
-    const double gap = wire / q.cc->rate_bps(t) + q.cc->inter_packet_delay_s(t);
+    hw::CongestionControl& limiter = cc(q);
+    const double gap = wire / limiter.rate_bps(t) + limiter.inter_packet_delay_s(t);
     q.next_allowed = now + sc_time(gap, sc_core::SC_SEC);
-    q.cc->on_bytes_sent(link_->wire_bytes(bytes), t);
+    limiter.on_bytes_sent(link_->wire_bytes(bytes), t);
   }
   return &p;
 }
@@ -399,17 +403,25 @@ void RdmaEngine::complete_wqes(Qp& q, const sc_time& now) {
   }
 }
 
-void RdmaEngine::consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_time& now, const sc_time& landed) {
+void RdmaEngine::consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_time& now, const sc_time& landed,
+                         const Completion* last) {
   // The next PSN in order: count its bytes; a message's last PSN delivers it.
   q.message_bytes += bytes;
   ++q.expected;
-  auto it = q.pending_last.find(psn);
-  if (it == q.pending_last.end()) return;
-  Completion c = it->second;
-  // Its last packet came ahead of a gap: the host sees the message once the packet
-  // that filled the gap has landed too.
-  c.visible = std::max(c.visible, landed + poll_latency_);
-  q.pending_last.erase(it);
+  Completion c;
+  if (last) {
+    c = *last;
+  } else {
+    if (!q.reorder) return;
+    auto& pending = q.reorder->pending_last;
+    auto it = pending.find(psn);
+    if (it == pending.end()) return;
+    c = it->second;
+    // Its last packet came ahead of a gap: the host sees the message once the packet
+    // that filled the gap has landed too.
+    c.visible = std::max(c.visible, landed + poll_latency_);
+    pending.erase(it);
+  }
   // Scoreboard: every byte of the message arrived exactly once, in order.
   ++delivered_messages_;
   if (q.message_bytes != c.bytes && !(c.bytes == 0 && q.message_bytes == 0)) ++corrupt_messages_;
@@ -429,7 +441,8 @@ void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
   if (!in_order) {
     const bool keep = transport_.mode == RetransmitMode::selective_repeat &&
                       psn - q.expected < static_cast<std::uint32_t>(transport_.window);
-    if (!keep || !q.held.emplace(psn, p.payload_bytes).second) {
+    if (keep && !q.reorder) q.reorder = std::make_unique<Reorder>();
+    if (!keep || !q.reorder->held.emplace(psn, p.payload_bytes).second) {
       if (keep) duplicates_.add();
       if (!q.nak_sent) {
         send_control(q, RdmaOp::nak, q.expected, now);
@@ -444,24 +457,27 @@ void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
   }
   // Direct placement: the payload goes to memory as it arrives.
   const sc_time landed = dma_.write(now, p.payload_bytes, host_.memory);
+  Completion last;
   if (p.last_of_message) {
     sc_time visible = landed;
     if (p.op == RdmaOp::send) visible = dma_.write(landed, host_.cqe_bytes, host_.memory);
-    q.pending_last[psn] = Completion{q.qpn, p.wr_id, p.op == RdmaOp::send ? RdmaOpcode::send : RdmaOpcode::write,
-                                     p.read_bytes, false, p.message_start, visible + poll_latency_};
+    last = Completion{q.qpn, p.wr_id, p.op == RdmaOp::send ? RdmaOpcode::send : RdmaOpcode::write,
+                      p.read_bytes, false, p.message_start, visible + poll_latency_};
+    if (!in_order) q.reorder->pending_last[psn] = last;
   }
   if (!in_order) return;
-  consume(q, psn, p.payload_bytes, now, landed);
+  consume(q, psn, p.payload_bytes, now, landed, p.last_of_message ? &last : nullptr);
   // Selective repeat: the gap filler releases the packets held behind it; the ACK must
   // cover them (one of them may end a message the requester is waiting on).
-  const bool released_held = !q.held.empty() && q.held.begin()->first == q.expected;
-  while (!q.held.empty() && q.held.begin()->first == q.expected) {
-    const auto [held_psn, held_bytes] = *q.held.begin();
-    q.held.erase(q.held.begin());
+  auto* held = q.reorder ? &q.reorder->held : nullptr;
+  const bool released_held = held && !held->empty() && held->begin()->first == q.expected;
+  while (held && !held->empty() && held->begin()->first == q.expected) {
+    const auto [held_psn, held_bytes] = *held->begin();
+    held->erase(held->begin());
     consume(q, held_psn, held_bytes, now, landed);
   }
   q.nak_sent = false;
-  if (!q.held.empty()) {
+  if (held && !held->empty()) {
     // Another gap behind the released packets: NAK it now (it acknowledges up to it),
     // rather than leave the requester to find it by timeout.
     send_control(q, RdmaOp::nak, q.expected, now);
@@ -481,10 +497,9 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
   // DCQCN paces CNPs per QP; IB CC returns a BECN for every FECN.
   const bool marked = p.ecn == Ecn::ce || p.fecn;
   const sc_time interval = cc_kind_ == hw::CcKind::dcqcn ? cnp_interval_ : sc_core::SC_ZERO_TIME;
-  if (marked && cc_kind_ != hw::CcKind::none && (!q.cnp_ever || q.last_cnp + interval <= now)) {
+  if (marked && cc_kind_ != hw::CcKind::none && next_cnp_[q.qpn] <= now) {
     send_control(q, RdmaOp::cnp, 0, now);
-    q.last_cnp = now;
-    q.cnp_ever = true;
+    next_cnp_[q.qpn] = now + interval;
   }
   switch (p.op) {
     case RdmaOp::write:
@@ -519,9 +534,10 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
         // A response went missing: ask again from the first missing PSN, once; the
         // responses still in flight behind the gap are dropped (the new stream repeats
         // them). A lost re-request is found by the timeout.
-        if (q.resend.empty() && q.read_asked_from != q.una) {
+        if (q.resend.empty() && (!q.read_asked || q.read_asked_from != q.una)) {
           go_back(q, q.una, now);
           q.read_asked_from = q.una;
+          q.read_asked = true;
         }
         break;
       }
@@ -540,7 +556,7 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
       }
       break;
     case RdmaOp::cnp:
-      q.cc->on_notification(now.to_seconds());
+      cc(q).on_notification(now.to_seconds());
       cnps_received_.add();
       ++q.cnps_received;
       break;
@@ -562,7 +578,7 @@ std::vector<QpReport> RdmaEngine::report(const sc_time& now) {
   out.reserve(qps_.size());
   for (Qp& q : qps_)
     out.push_back({q.qpn, q.peer, q.peer_qpn, q.sl, q.posted(), q.acked_bytes, q.window_acked_bytes,
-                   q.retransmitted, q.timeouts, q.cnps_received, q.cc->rate_bps(now.to_seconds()) / 1e9});
+                   q.retransmitted, q.timeouts, q.cnps_received, cc(q).rate_bps(now.to_seconds()) / 1e9});
   return out;
 }
 
@@ -570,7 +586,7 @@ void RdmaEngine::requester_rates(const sc_time& now, std::vector<QpRate>& out) {
   out.clear();
   if (cc_kind_ == hw::CcKind::none) return;
   for (Qp& q : qps_)
-    if (q.posted() > 0) out.push_back({q.qpn, q.cc->rate_bps(now.to_seconds()) / 1e9});
+    if (q.posted() > 0) out.push_back({q.qpn, cc(q).rate_bps(now.to_seconds()) / 1e9});
 }
 
 }  // namespace fabricsim::tlm_fabric

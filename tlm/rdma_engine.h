@@ -22,7 +22,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -213,11 +212,23 @@ class RdmaEngine {
     std::uint64_t wr_id;
     sc_core::sc_time ready;
   };
+  // Selective repeat at the responder: the packets received beyond the next expected
+  // PSN, held until the gap fills. Out of line: a QP in an all-to-all is one of
+  // n (n - 1) and most never see a packet out of order.
+  struct Reorder {
+    std::map<std::uint32_t, std::uint32_t> held;       // PSN -> payload bytes
+    std::map<std::uint32_t, Completion> pending_last;  // a held message's last PSN -> its completion
+  };
   // What the transmitter's scans over the QPs read (next_packet, wake_times,
   // check_timeouts) comes first, in the first three cache lines of a QP: at 2,048 NICs
-  // each scan finds them cold.
+  // each scan finds them cold. Four cache lines in all: an all-to-all has a QP per
+  // ordered pair of ranks at each end (8.4 million at 2,048 ranks), so what few QPs
+  // use lives elsewhere (Reorder; the CNP timers, RdmaEngine::next_cnp_).
   struct alignas(64) Qp {
-    int qpn = 0, peer = 0, peer_qpn = 0, sl = 0;
+    int qpn = 0, peer = 0, peer_qpn = 0;
+    std::uint8_t sl = 0;
+    bool nak_sent = false;                     // responder: a NAK for `expected` is out
+    bool read_asked = false;                   // requester: read_asked_from holds a PSN
     sc_core::sc_time next_allowed, last_progress;
     Fifo<ResponseSeg> responses;               // responder: READ response segments
     // requester
@@ -229,26 +240,26 @@ class RdmaEngine {
     // if none): requests send in posting order, so every one before it has sent all.
     std::uint64_t unsent_seq = 0;
     std::uint32_t next_psn = 0, una = 0;
+    // Its congestion control's state; none for congestion control `none`, which keeps
+    // no state per QP (RdmaEngine::cc() gives the engine's one line-rate limiter).
     std::unique_ptr<hw::CongestionControl> cc;
-    std::uint64_t acked_bytes = 0, window_acked_bytes = 0, retransmitted = 0, timeouts = 0, cnps_received = 0;
-    // requester: a READ response went missing and the READ was asked again from this PSN;
-    // later responses are dropped until it arrives (IBTA: the responder's stream from there)
-    std::optional<std::uint32_t> read_asked_from;
+    std::uint64_t acked_bytes = 0, window_acked_bytes = 0;
+    std::uint32_t retransmitted = 0, timeouts = 0, cnps_received = 0;
+    std::uint32_t expected = 0;                // responder: next PSN in order
+    // requester: a READ response went missing and the READ was asked again from this PSN
+    // (read_asked); later responses are dropped until it arrives (IBTA: the responder's
+    // stream from there)
+    std::uint32_t read_asked_from = 0;
+    int unacked = 0;                           // responder: packets since its last ACK
     sc_core::sc_time read_landed;              // requester: last READ data written to memory
-    // responder
-    std::uint32_t expected = 0;
-    std::map<std::uint32_t, std::uint32_t> held;  // selective repeat: PSN -> payload received beyond `expected`
     std::uint64_t message_bytes = 0;           // responder: bytes of the message in progress
-    std::map<std::uint32_t, Completion> pending_last;  // last PSN of a message -> its completion
-    int unacked = 0;
-    bool nak_sent = false;
-    sc_core::sc_time last_cnp;
-    bool cnp_ever = false;
+    std::unique_ptr<Reorder> reorder;          // responder: only once a packet came out of order (selective repeat)
     /// Requests posted on it so far (completed ones included).
     std::uint64_t posted() const { return sq_base + sq.size(); }
     /// Some posted request still has segments to send.
     bool unsent() const { return unsent_seq < posted(); }
   };
+  static_assert(sizeof(Qp) == 256, "a QP is four cache lines");
   struct Control {
     Packet packet;
     sc_core::sc_time ready;
@@ -283,8 +294,12 @@ class RdmaEngine {
   void complete_wqes(Qp& q, const sc_core::sc_time& now);
   void responder_data(Qp& q, const Packet& p, const sc_core::sc_time& now);
   /// `landed`: when this packet's data is in memory (a held packet's: the gap filler's).
+  /// `last`: the completion of the message this in-order packet ends (none: a held
+  /// message's last packet is looked up in q.reorder).
   void consume(Qp& q, std::uint32_t psn, std::uint32_t bytes, const sc_core::sc_time& now,
-               const sc_core::sc_time& landed);
+               const sc_core::sc_time& landed, const Completion* last = nullptr);
+  /// `q`'s congestion control: its own, or the engine's line-rate one (congestion control none).
+  hw::CongestionControl& cc(Qp& q) { return q.cc ? *q.cc : *no_cc_; }
   void check_timeouts(Qp& q, const sc_core::sc_time& now);
   /// `q`'s next packet at `now`: a READ response, a resend, a new segment (next_packet's
   /// turn at `q`), after its retransmission timeout is checked; nullptr if none.
@@ -316,6 +331,10 @@ class RdmaEngine {
   int endpoint_;
   std::uint32_t mtu_;
   hw::CcKind cc_kind_;  // cc_params_.kind
+  std::unique_ptr<hw::CongestionControl> no_cc_;  // congestion control none: stateless, one for every QP
+  // Per QP, with congestion control on (empty without): the earliest time its next CNP
+  // (BECN) may go, the notification point's pacing (DCQCN: one per cnp_interval).
+  std::vector<sc_core::sc_time> next_cnp_;
   TransportParams transport_;
   stats::Counter& acks_sent_;
 
