@@ -1,6 +1,6 @@
 // A FIFO in one contiguous buffer: a vector and the index of its first live element.
 //
-// The model's queues (a switch's VOQs and arrivals, a NIC's receive queue and send
+// The model's queues (a switch's buffer releases, a NIC's receive queue and send
 // queues, a queue pair's send queue and outstanding PSNs) were std::deque: 80 bytes of
 // iterators per queue, a map and a 512-byte node allocated even while empty, and a
 // node lookup for each size() or operator[]. At 2,048 NICs every packet reads several

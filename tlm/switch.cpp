@@ -206,12 +206,13 @@ void Switch::occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uin
   // (admission_wake()) have entered the buffers all the same.
   if (!fold_admission_) return;
   for (std::size_t p = 0; p < inputs_.size(); ++p)
-    for (const Entry& e : inputs_[p].arrivals) {
-      if (e.header_edge > now) break;
-      if (e.corrupted) continue;
+    inputs_[p].arrivals.walk(entries_, [&](const Entry& e) {
+      if (e.header_edge > now) return false;
+      if (e.corrupted) return true;
       ingress[p] += e.charged;
       egress[e.out] += e.charged;
-    }
+      return true;
+    });
 }
 
 double Switch::egress_paused_seconds(int port, int vl) const {
@@ -239,16 +240,26 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   if (phase != END_TAIL) return tlm::TLM_ACCEPTED;
   if (!has_route(p.dst)) throw std::runtime_error(std::string(name()) + ": no route to endpoint " + std::to_string(p.dst));
   auto& ip = inputs_[port];
-  Entry e{&p, p.header_at, p.tail_at, p.header_at, port, -1, p.vl, p.frame_bytes, clock_.edge_at_or_after(p.header_at), 0, p.corrupted};
+  Entry e;
+  e.packet = &p;
+  e.header_at = p.header_at;
+  e.tail_at = p.tail_at;
+  e.ready = p.header_at;
+  e.header_edge = clock_.edge_at_or_after(p.header_at);
+  e.frame_bytes = p.frame_bytes;
   e.charged = (e.frame_bytes + params_.cell_bytes - 1) / params_.cell_bytes * params_.cell_bytes;
+  e.in = static_cast<std::int16_t>(port);
+  e.out = -1;
+  e.vl = p.vl;
+  e.corrupted = p.corrupted;
   if (ip.fc == FlowControl::credit)
     ip.credits_held.hold(p.vl, (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
   if (fold_admission_) {
     // The route and the ready time do not depend on when admission runs.
-    e.out = route(p, e.header_edge);
+    e.out = static_cast<std::int16_t>(route(p, e.header_edge));
     e.ready = pipeline_ready(e);
   }
-  ip.arrivals.push_back(e);
+  ip.arrivals.push_back(entries_, entries_.add(e));
   if (ip.arrivals.size() == 1) ip.first_header = e.header_at;
   ip.stale();
   arriving_.insert(port);
@@ -330,8 +341,11 @@ void Switch::admit_arrivals(const sc_time& now) {
   arriving_.for_each([&](int port) {
     const InputPort& ip = inputs_[port];
     if (ip.first_header > now) return;
-    const auto& a = ip.arrivals;
-    for (std::size_t i = 0; i < a.size() && a[i].header_at <= now; ++i) due_.push_back({a[i].header_edge, port});
+    ip.arrivals.walk(entries_, [&](const Entry& e) {
+      if (e.header_at > now) return false;
+      due_.push_back({e.header_edge, port});
+      return true;
+    });
   });
   // Filled by input, then arrival: a stable insertion sort (a few per wake; std::stable_sort
   // would allocate its buffer on every wake).
@@ -339,18 +353,18 @@ void Switch::admit_arrivals(const sc_time& now) {
     for (std::size_t j = i; j > 0 && due_[j] < due_[j - 1]; --j) std::swap(due_[j], due_[j - 1]);
   for (const DueArrival& d : due_) {
     auto& ip = inputs_[d.in];
-    Entry e = ip.arrivals.front();
-    ip.arrivals.pop_front();
+    const std::uint32_t i = ip.arrivals.pop_front(entries_);
     ip.stale();  // and admit() below changes the buffer
     if (ip.arrivals.empty()) {
       ip.first_header = end_of_time_;
       arriving_.erase(d.in);
     } else {
-      ip.first_header = ip.arrivals.front().header_at;
+      ip.first_header = entries_[ip.arrivals.front()].header_at;
     }
-    if (admit(e, fold_admission_ ? d.edge : now)) {
-      enqueue(e);
+    if (admit(entries_[i], fold_admission_ ? d.edge : now)) {
+      enqueue(i);
     } else {
+      entries_.remove(i);
       --in_switch_;
       ++dropped_;
     }
@@ -368,17 +382,18 @@ void Switch::admit_arrivals(const sc_time& now) {
 // an admission edge runs the egress decisions too). This computes the folded case
 // without edge_decides_ and keeps it in the input until InputPort::stale().
 void Switch::fold_admission_wake(InputPort& ip) const {
-  const Entry& front = ip.arrivals.front();
-  ip.folded_wake = front.ready;
+  const sc_time ready = entries_[ip.arrivals.front()].ready;
+  ip.folded_wake = ready;
   std::uint64_t bytes = ip.bytes;
-  for (const Entry& e : ip.arrivals) {
-    if (e.header_edge >= front.ready) break;
+  ip.arrivals.walk(entries_, [&](const Entry& e) {
+    if (e.header_edge >= ready) return false;
     bytes += e.charged;  // the input's buffer with every arrival up to this one admitted
     if (e.corrupted || bytes > ip.high_water) {
       ip.folded_wake = e.header_edge;
-      break;
+      return false;
     }
-  }
+    return true;
+  });
   ip.folded_wake_valid = true;
 }
 
@@ -400,10 +415,10 @@ bool Switch::admit(Entry& e, const sc_time& now) {
     return false;
   }
   // Route lookup: one of the equal-cost ports, chosen when the header is in.
-  if (e.out < 0) e.out = route(p, now);
+  if (e.out < 0) e.out = static_cast<std::int16_t>(route(p, now));
   auto& o = outputs_[e.out];
   const int in_vl = p.vl;
-  e.vl = params_.vl_of(p.sl);
+  e.vl = static_cast<std::uint8_t>(params_.vl_of(p.sl));
   const FlowControl fc = ip.fc;
   // Bytes queued for the packet's output and VL: only shared-memory thresholds, WRED and
   // ECN read it (a cache line less per packet without them).
@@ -487,7 +502,8 @@ bool Switch::admit(Entry& e, const sc_time& now) {
   return true;
 }
 
-void Switch::enqueue(Entry e) {
+void Switch::enqueue(std::uint32_t i) {
+  const Entry& e = entries_[i];
   const int q = queue_index(e.in, e.out, e.vl);
   auto& queue = queues_[q];
   auto& o = outputs_[e.out];
@@ -495,11 +511,11 @@ void Switch::enqueue(Entry e) {
   o.bytes += e.charged;
   o.high_water = std::max(o.high_water, o.bytes);
   egress_queued_[e.out] = o.bytes;
-  const Packet* prev_head = queue.empty() ? nullptr : queue.front().packet;
-  const int prev_out = prev_head ? queue.front().out : -1;
+  const std::uint32_t prev_head = queue.front();
+  const int prev_out = prev_head != kNoNode ? entries_[prev_head].out : -1;
   // Output-side queues take packets from many inputs: keep them in ready order.
-  queue.insert_by_ready(e);
-  if (queue.front().packet != prev_head) head_changed(q, prev_out);
+  queue.insert_sorted(entries_, i, [](const Entry& x) -> const sc_time& { return x.ready; });
+  if (queue.front() != prev_head) head_changed(q, prev_out);
 }
 
 void Switch::head_changed(int q, int prev_out) {
@@ -516,7 +532,7 @@ void Switch::head_changed(int q, int prev_out) {
   if (queue.empty()) {
     remove(prev_out);
   } else {
-    const Entry& e = queue.front();
+    const Entry& e = entries_[queue.front()];
     const auto blocks = static_cast<std::uint32_t>(outputs_[e.out].tx.credit_blocks(e.packet->payload_bytes));
     const Head head{e.ready, q, e.in, e.vl, blocks, e.frame_bytes};
     if (prev_out < 0) {

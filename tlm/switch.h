@@ -6,11 +6,13 @@
 // docs/switch.md has the diagram and every parameter.
 //
 // CODE FLOW
-//   in[i] END_TAIL   -> arrivals[i] (sorted by header time on one link)
+//   in[i] END_TAIL   -> an entry in the pool (entries_), linked into arrivals[i]
+//                       (header order); it stays in its slot until transmitted
 //   edge wake        -> releases due: ingress accounting down, PFC resume
 //                    -> arrivals whose header is in: SL->VL, admission (drop /
-//                       PFC pause / credit invariant), ECN mark, enqueue with
-//                       ready = edge(header | tail) + ingress pipeline
+//                       PFC pause / credit invariant), ECN mark, entry linked
+//                       into its queue with ready = edge(header | tail) + ingress
+//                       pipeline
 //                    -> egress: per free output, VL by the egress scheduler;
 //                       input-side queues go through the switch allocator
 //                    -> transmit: start = max(grant + crossbar/egress cycles,
@@ -41,6 +43,7 @@
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
 #include "tlm/fifo.h"
+#include "tlm/linked_queue.h"
 #include "tlm/link.h"
 #include "tlm/packet_pool.h"
 #include "tlm/rtl_allocator.h"
@@ -259,25 +262,23 @@ class Switch : public sc_core::sc_module {
   static void wake_every_edge_for_test(bool on) { every_edge_for_test_ = on; }
 
  private:
-  struct Entry {  // 64 bytes: one cache line of a queue's buffer
+  // A packet's descriptor from arrival to transmission: one slot of the switch's entry
+  // pool (entries_), linked into its input's arrivals, then into its queue.
+  struct Entry {  // 64 bytes: one cache line of the pool
     Packet* packet;
     sc_core::sc_time header_at, tail_at, ready;
-    int in, out, vl;
-    std::uint32_t frame_bytes;   // as buffered (ingress framing)
     sc_core::sc_time header_edge;  // first core edge after the header: admission
-    std::uint32_t charged;       // bytes charged to buffers (whole cells)
-    bool corrupted;              // packet->corrupted, for admission's look ahead without the packet
+    std::uint32_t frame_bytes;     // as buffered (ingress framing)
+    std::uint32_t charged;         // bytes charged to buffers (whole cells)
+    std::int16_t in, out;          // ports (out -1 until routed)
+    std::uint8_t vl;
+    bool corrupted;                // packet->corrupted, for admission's look ahead without the packet
+    std::uint32_t next;            // the entry behind it in its queue (NodePool, LinkedQueue)
   };
+  static_assert(sizeof(Entry) == 64, "an entry is one cache line");
   // A switch queue (VOQ, input FIFO or output queue) in ready order, or an input's
-  // arrivals in header order. Allocates nothing until its first packet: a 256-port VOQ
-  // switch has 65,536 of them.
-  class EntryQueue : public Fifo<Entry> {
-   public:
-    /// Behind every packet that is ready no later than `e`.
-    void insert_by_ready(const Entry& e) {
-      insert_sorted(e, [](const Entry& x) -> const sc_core::sc_time& { return x.ready; });
-    }
-  };
+  // arrivals in header order: 12 bytes, its entries in entries_.
+  using EntryQueue = LinkedQueue<Entry>;
   // A queue's head as the per-wake walks (choose_vls, edge_decides) read it, copied into
   // its output's ready list: a walk reads one array, not each queue, entry and packet.
   struct Head {
@@ -350,14 +351,15 @@ class Switch : public sc_core::sc_module {
   /// schedule_next asks for every input with arrivals on every wake.
   const sc_core::sc_time& admission_wake(int port) {
     InputPort& ip = inputs_[port];
-    if (!fold_admission_ || edge_decides_) return ip.arrivals.front().header_edge;
+    if (!fold_admission_ || edge_decides_) return entries_[ip.arrivals.front()].header_edge;
     if (!ip.folded_wake_valid) fold_admission_wake(ip);
     return ip.folded_wake;
   }
   void fold_admission_wake(InputPort& ip) const;
   sc_core::sc_time pipeline_ready(const Entry& e) const;
   bool admit(Entry& e, const sc_core::sc_time& now);
-  void enqueue(Entry e);
+  /// Links admitted entry `i` into its queue (in ready order).
+  void enqueue(std::uint32_t i);
   void send_pause(int in_port, int vl, std::uint16_t quanta, const sc_core::sc_time& now);
   void return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_core::sc_time& delay);
   void count_drop(FlowControl fc, bool headroom_exceeded);
@@ -409,6 +411,7 @@ class Switch : public sc_core::sc_module {
   std::vector<InputPort> inputs_;
   std::vector<sc_core::sc_time> read_free_;  // per input: when its read port frees (read by every wake's walks)
   std::vector<OutputPort> outputs_;
+  NodePool<Entry> entries_;  // every packet in the switch, arrived or queued
   std::vector<EntryQueue> queues_;
   // Ready lists: the non-empty queues, per output their head leaves on, in the order
   // they last became non-empty (the order decisions have always walked them in).

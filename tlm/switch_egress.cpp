@@ -85,7 +85,7 @@ void Switch::allocate_input_queues(const sc_time& now) {
   for (const Candidate& c : requests) {
     // A packet's age is when it left its source: its own time, not the order the
     // kernel ran same-time sources in (equal ages go to the lower input).
-    const Packet& p = *queues_[c.queue].front().packet;
+    const Packet& p = *entries_[queues_[c.queue].front()].packet;
     allocator_->add_request({c.in, c.out, p.injected.value(), p.sl});
     ++requests_per_output[c.out];
   }
@@ -114,8 +114,9 @@ void Switch::serve_output_queues(const sc_time& now) {
 }
 
 void Switch::transmit(int q, const sc_time& now) {
-  const Entry e = queues_[q].front();
-  queues_[q].pop_front();
+  const std::uint32_t i = queues_[q].pop_front(entries_);
+  const Entry e = entries_[i];
+  entries_.remove(i);
   head_changed(q, e.out);
   Packet& p = *e.packet;
   auto& o = outputs_[e.out];
@@ -164,7 +165,7 @@ std::vector<BlockedHead> Switch::blocked_heads() const {
     for (const Head& h : list) order.push_back(h.queue);
   std::sort(order.begin(), order.end(), [&](int a, int b) { return queue_seq_[a] < queue_seq_[b]; });
   for (int q : order) {
-    const Entry& e = queues_[q].front();
+    const Entry& e = entries_[queues_[q].front()];
     const auto& tx = outputs_[e.out].tx;
     if (!tx.attached() || tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
     heads.push_back({e.in, e.packet->vl, e.out, e.vl,
