@@ -333,10 +333,7 @@ int CollectiveRunner::endpoint_of(int participant) const {
 }
 
 int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
-  // Channels number below 64 (config), ranks below ranks.size().
-  const std::uint64_t key =
-      (static_cast<std::uint64_t>(src_rank) * params_.ranks.size() + static_cast<std::uint64_t>(dst_rank)) * 64 +
-      static_cast<std::uint64_t>(channel);
+  const std::uint64_t key = qp_key(src_rank, dst_rank, channel);
   auto it = qps_.find(key);
   if (it != qps_.end()) return it->second;
   const int a = params_.ranks[src_rank], b = params_.ranks[dst_rank];
@@ -344,6 +341,24 @@ int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
   const int qb = nics_[b]->rdma().create_qp(a, qa, params_.sl);
   nics_[a]->rdma().connect(qa, qb);
   return qps_[key] = qa;
+}
+
+void CollectiveRunner::make_qps(const std::vector<std::uint64_t>& keys) {
+  const std::uint64_t ranks = params_.ranks.size();
+  std::vector<std::uint64_t> fresh;
+  for (std::uint64_t k : keys)
+    if (qps_.find(k) == qps_.end()) fresh.push_back(k);
+  std::sort(fresh.begin(), fresh.end());
+  fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
+  std::vector<std::size_t> more(nics_.size(), 0);
+  for (std::uint64_t k : fresh) {
+    ++more[static_cast<std::size_t>(params_.ranks[k / 64 / ranks])];
+    ++more[static_cast<std::size_t>(params_.ranks[k / 64 % ranks])];
+  }
+  for (std::size_t e = 0; e < nics_.size(); ++e)
+    if (more[e] > 0) nics_[e]->rdma().reserve_qps(more[e]);
+  for (std::uint64_t k : keys)
+    qp_for(static_cast<int>(k / 64 / ranks), static_cast<int>(k / 64 % ranks), static_cast<int>(k % 64));
 }
 
 void CollectiveRunner::start_iteration(const sc_time& now) {
@@ -361,16 +376,18 @@ void CollectiveRunner::start_iteration(const sc_time& now) {
   // Every QP now, in schedule order: a lane posting later must not make one on another
   // lane's NIC. (A rank's transfers mostly go where its last one went: a ring's always.)
   std::vector<std::pair<int, int>> last_peer(static_cast<std::size_t>(n), {-1, -1});  // per rank: (dst, channel)
+  std::vector<std::uint64_t> qp_keys;
   for (std::size_t i = 0; i < m; ++i) {
     const Schedule::Step t = schedule_.step(i);
     const std::pair<int, int> peer{t.dst, t.channel};
     if (!sharp && last_peer[static_cast<std::size_t>(t.src)] != peer) {
-      qp_for(t.src, t.dst, t.channel);
+      qp_keys.push_back(qp_key(t.src, t.dst, t.channel));
       last_peer[static_cast<std::size_t>(t.src)] = peer;
     }
     ++lane_of(t.dst).expected;
     if (schedule_.deps(i).size() == 0) lane_of(t.src).eligible.push({now + params_.step_latency, i});
   }
+  make_qps(qp_keys);
   iteration_start_ = now;
   running_ = true;
   for (auto& lane : lanes_)

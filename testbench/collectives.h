@@ -259,6 +259,14 @@ class CollectiveRunner : public sc_core::sc_module {
   void run();
   void next_training_job(const sc_core::sc_time& now);
   int qp_for(int src_rank, int dst_rank, int channel);
+  /// Makes every QP `keys` name (qp_key, in the order given) that does not exist yet,
+  /// with room for all of them reserved at each NIC first.
+  void make_qps(const std::vector<std::uint64_t>& keys);
+  std::uint64_t qp_key(int src_rank, int dst_rank, int channel) const {
+    // Channels number below 64 (config), ranks below ranks.size().
+    return (static_cast<std::uint64_t>(src_rank) * params_.ranks.size() + static_cast<std::uint64_t>(dst_rank)) * 64 +
+           static_cast<std::uint64_t>(channel);
+  }
 
   std::vector<tlm_fabric::Nic*> nics_;
   CollectiveParams params_;

@@ -77,14 +77,21 @@ int RdmaEngine::create_qp(int peer, int peer_qpn, int sl) {
   q.peer = peer;
   q.peer_qpn = peer_qpn;
   q.sl = static_cast<std::uint8_t>(sl);
-  auto cc = hw::make_congestion_control(cc_params_.kind, cc_params_.dcqcn, cc_params_.ib, link_->data_rate().bps());
-  if (cc_kind_ != hw::CcKind::none) q.cc = std::move(cc);
-  else if (!no_cc_) no_cc_ = std::move(cc);
+  auto make_cc = [&] {
+    return hw::make_congestion_control(cc_params_.kind, cc_params_.dcqcn, cc_params_.ib, link_->data_rate().bps());
+  };
+  if (cc_kind_ != hw::CcKind::none) q.cc = make_cc();
+  else if (!no_cc_) no_cc_ = make_cc();
   qps_.push_back(std::move(q));
   busy_qps_.resize(qps_.size());
   earliest_.resize(qps_.size());
   if (cc_kind_ != hw::CcKind::none) next_cnp_.resize(qps_.size(), sc_core::SC_ZERO_TIME);
   return qps_.back().qpn;
+}
+
+void RdmaEngine::reserve_qps(std::size_t more) {
+  qps_.reserve(qps_.size() + more);
+  if (cc_kind_ != hw::CcKind::none) next_cnp_.reserve(qps_.size() + more);
 }
 
 void RdmaEngine::connect(int qpn, int peer_qpn) { qp(qpn).peer_qpn = peer_qpn; }

@@ -151,6 +151,9 @@ class RdmaEngine {
   void attach(const hw::PhyTiming* link) { link_ = link; }
   /// New RC QP to `peer`'s QP `peer_qpn` on service level `sl`; returns the local QP number.
   int create_qp(int peer, int peer_qpn, int sl);
+  /// Room for `more` QPs than it has, made at once (an all-to-all makes one per peer:
+  /// without, the QP table is copied at each doubling).
+  void reserve_qps(std::size_t more);
   /// Fixes the remote QP number once both ends exist.
   void connect(int qpn, int peer_qpn);
   /// Host posts a work request on `qpn` at `now`.
