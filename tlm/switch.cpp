@@ -131,12 +131,10 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     out[p].register_bw(this, &Switch::egress_bw, p);
     auto& ip = inputs_[p];
     ip.pfc.assign(v, hw::PfcIngress(params_.pfc));
-    ip.vl_bytes.assign(v, 0);
     ip.credits_held = hw::CreditLedger(v);
     ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
     auto& o = outputs_[p];
     o.scheduler = make_scheduler(params_);
-    o.vl_bytes.assign(v, 0);
     o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
     o.stall_s.assign(v, 0.0);
     const std::string port = base + ".port" + std::to_string(p);
@@ -316,7 +314,6 @@ void Switch::process_releases(const sc_time& now) {
     releases_.pop_front();
     auto& ip = inputs_[r.in];
     ip.stale();
-    ip.vl_bytes[r.vl] -= r.charged;
     ip.bytes -= r.charged;
     if (shared_) shared_->free(r.charged);
     if (ip.fc == FlowControl::pfc &&
@@ -471,7 +468,6 @@ bool Switch::admit(Entry& e, const sc_time& now) {
     return false;
   }
   if (shared_) shared_->allocate(e.charged);
-  ip.vl_bytes[in_vl] += e.charged;
   ip.bytes += e.charged;
   if (ip.bytes > ip.high_water) {
     stats_[e.in].high_water->add(ip.bytes - ip.high_water);

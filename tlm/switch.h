@@ -318,7 +318,6 @@ class Switch : public sc_core::sc_module {
     std::uint64_t high_water = 0;
     const Link* link = nullptr;
     FabricCall upstream;                     // in[port]'s transmitter, once bound
-    std::vector<std::uint64_t> vl_bytes;     // ingress accounting per VL
     hw::CreditLedger credits_held;           // credit links: blocks not yet returned upstream
     std::vector<hw::PfcIngress> pfc;         // per VL (pfc links)
     std::vector<sc_core::sc_time> pause_sent_at;
@@ -333,8 +332,11 @@ class Switch : public sc_core::sc_module {
     int chosen_vl = -1;                      // this edge's egress scheduler choice
     std::unique_ptr<hw::EgressScheduler> scheduler;  // none with one VL (make_scheduler, switch.cpp)
     TxPort tx;
-    std::vector<std::uint64_t> vl_bytes;     // queued for this output per VL
-    std::uint64_t bytes = 0, high_water = 0;
+    // Queued for this output, in all and per VL: a line of its own, which every packet
+    // queued and sent here writes (in place: a vector's buffer was a line more).
+    alignas(64) std::uint64_t bytes = 0;
+    std::uint64_t high_water = 0;
+    std::array<std::uint64_t, hw::kMaxDataVls> vl_bytes{};
     sc_core::sc_time write_free;             // output write port (output-queued organisations)
     std::vector<sc_core::sc_time> stall_since;  // per VL with an open stall: since when
     std::vector<double> stall_s;
