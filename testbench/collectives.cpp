@@ -333,7 +333,7 @@ int CollectiveRunner::endpoint_of(int participant) const {
 }
 
 int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
-  const std::uint64_t key = qp_key(src_rank, dst_rank, channel);
+  const std::uint64_t key = qp_key({src_rank, dst_rank, channel});
   auto it = qps_.find(key);
   if (it != qps_.end()) return it->second;
   const int a = params_.ranks[src_rank], b = params_.ranks[dst_rank];
@@ -344,21 +344,23 @@ int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
 }
 
 void CollectiveRunner::make_qps(const std::vector<std::uint64_t>& keys) {
-  const std::uint64_t ranks = params_.ranks.size();
   std::vector<std::uint64_t> fresh;
   for (std::uint64_t k : keys)
     if (qps_.find(k) == qps_.end()) fresh.push_back(k);
   std::sort(fresh.begin(), fresh.end());
   fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
-  std::vector<std::size_t> more(nics_.size(), 0);
+  std::vector<std::size_t> more(nics_.size(), 0);  // new QPs per NIC: one at each end
   for (std::uint64_t k : fresh) {
-    ++more[static_cast<std::size_t>(params_.ranks[k / 64 / ranks])];
-    ++more[static_cast<std::size_t>(params_.ranks[k / 64 % ranks])];
+    const QpEnds q = qp_ends(k);
+    ++more[static_cast<std::size_t>(params_.ranks[q.src_rank])];
+    ++more[static_cast<std::size_t>(params_.ranks[q.dst_rank])];
   }
   for (std::size_t e = 0; e < nics_.size(); ++e)
     if (more[e] > 0) nics_[e]->rdma().reserve_qps(more[e]);
-  for (std::uint64_t k : keys)
-    qp_for(static_cast<int>(k / 64 / ranks), static_cast<int>(k / 64 % ranks), static_cast<int>(k % 64));
+  for (std::uint64_t k : keys) {
+    const QpEnds q = qp_ends(k);
+    qp_for(q.src_rank, q.dst_rank, q.channel);
+  }
 }
 
 void CollectiveRunner::start_iteration(const sc_time& now) {
@@ -381,7 +383,7 @@ void CollectiveRunner::start_iteration(const sc_time& now) {
     const Schedule::Step t = schedule_.step(i);
     const std::pair<int, int> peer{t.dst, t.channel};
     if (!sharp && last_peer[static_cast<std::size_t>(t.src)] != peer) {
-      qp_keys.push_back(qp_key(t.src, t.dst, t.channel));
+      qp_keys.push_back(qp_key({t.src, t.dst, t.channel}));
       last_peer[static_cast<std::size_t>(t.src)] = peer;
     }
     ++lane_of(t.dst).expected;

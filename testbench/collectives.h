@@ -262,10 +262,18 @@ class CollectiveRunner : public sc_core::sc_module {
   /// Makes every QP `keys` name (qp_key, in the order given) that does not exist yet,
   /// with room for all of them reserved at each NIC first.
   void make_qps(const std::vector<std::uint64_t>& keys);
-  std::uint64_t qp_key(int src_rank, int dst_rank, int channel) const {
+  /// A QP's key in qps_: (source rank, destination rank, channel) as one number.
+  struct QpEnds {
+    int src_rank, dst_rank, channel;
+  };
+  std::uint64_t qp_key(const QpEnds& q) const {
     // Channels number below 64 (config), ranks below ranks.size().
-    return (static_cast<std::uint64_t>(src_rank) * params_.ranks.size() + static_cast<std::uint64_t>(dst_rank)) * 64 +
-           static_cast<std::uint64_t>(channel);
+    return (static_cast<std::uint64_t>(q.src_rank) * params_.ranks.size() + static_cast<std::uint64_t>(q.dst_rank)) * 64 +
+           static_cast<std::uint64_t>(q.channel);
+  }
+  QpEnds qp_ends(std::uint64_t key) const {
+    const std::uint64_t ranks = params_.ranks.size();
+    return {static_cast<int>(key / 64 / ranks), static_cast<int>(key / 64 % ranks), static_cast<int>(key % 64)};
   }
 
   std::vector<tlm_fabric::Nic*> nics_;

@@ -76,7 +76,6 @@ class LinkedQueue {
   std::uint32_t pop_front(NodePool<T>& pool) {
     const std::uint32_t i = head_;
     head_ = pool[i].next;
-    if (head_ == kNoNode) tail_ = kNoNode;
     --size_;
     return i;
   }
@@ -107,7 +106,7 @@ class LinkedQueue {
   }
 
  private:
-  std::uint32_t head_ = kNoNode, tail_ = kNoNode, size_ = 0;
+  std::uint32_t head_ = kNoNode, tail_ = kNoNode, size_ = 0;  // tail_ means something only when not empty()
 };
 
 }  // namespace fabricsim::tlm_fabric
