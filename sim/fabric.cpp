@@ -472,16 +472,19 @@ void Fabric::cross_lanes(int from, tlm_fabric::Link& link, int to) {
 }
 
 void Fabric::merge_lane_flows() {
-  // Each lane's records are in completion order; FlowStats takes them in that order
-  // (equal completion times in its own order).
-  std::vector<tlm_fabric::FlowRecord> all;
+  // Each lane's records are in completion order; FlowStats takes them in that order, equal
+  // completion times lane by lane (std::merge takes the first range's first), in its own
+  // order within an instant. The buffers are kept: no allocation per window.
+  auto by_end = [](const tlm_fabric::FlowRecord& a, const tlm_fabric::FlowRecord& b) { return a.end < b.end; };
+  merged_flows_.clear();
   for (auto& records : lane_flows_) {
-    all.insert(all.end(), records.begin(), records.end());
+    if (records.empty()) continue;
+    merged_flows_.swap(merging_flows_);
+    merged_flows_.resize(merging_flows_.size() + records.size());
+    std::merge(merging_flows_.begin(), merging_flows_.end(), records.begin(), records.end(), merged_flows_.begin(), by_end);
     records.clear();
   }
-  std::stable_sort(all.begin(), all.end(),
-                   [](const tlm_fabric::FlowRecord& a, const tlm_fabric::FlowRecord& b) { return a.end < b.end; });
-  for (const auto& f : all) flows_->add(f);
+  for (const auto& f : merged_flows_) flows_->add(f);
 }
 
 void Fabric::set_packet_log(std::ostream& log) {

@@ -121,6 +121,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<int> switch_lane_;  // per switch: its wake-queue lane (its NICs and sources wake there too)
   sc_core::sc_time lookahead_;    // of the lanes' windows: the least delay across a link between lanes
   std::vector<std::vector<tlm_fabric::FlowRecord>> lane_flows_;  // per lane: flow records of this window
+  std::vector<tlm_fabric::FlowRecord> merged_flows_, merging_flows_;  // merge_lane_flows' buffers
   std::unique_ptr<tlm_fabric::PacketLog> packet_log_;
   std::unique_ptr<testbench::Perftest> perftest_;
   std::unique_ptr<testbench::CollectiveRunner> collective_;

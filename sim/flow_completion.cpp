@@ -14,7 +14,8 @@ IdealFct::IdealFct(const TopologyGraph& graph, std::vector<hw::PhyTiming> host_l
       fabric_link_(fabric_link),
       switch_(switch_params),
       mtu_(mtu),
-      distances_(graph.switches.size()) {}
+      distances_(graph.switches.size()),
+      endpoints_(host_links_.size() * host_links_.size() <= kMemoSlots ? host_links_.size() : 0) {}
 
 int IdealFct::switch_hops(int src, int dst) const {
   if (graph_.switches.empty()) return 0;  // back to back
@@ -27,7 +28,8 @@ int IdealFct::switch_hops(int src, int dst) const {
 double IdealFct::seconds(int src, int dst, std::uint64_t bytes) const {
   const std::uint64_t key = (static_cast<std::uint64_t>(src) * 0x9E3779B97F4A7C15ull) ^
                             (static_cast<std::uint64_t>(dst) * 0xC2B2AE3D27D4EB4Full) ^ (bytes * 0x165667B19E3779F9ull);
-  Memo& m = memo_[(key >> 32) & (kMemoSlots - 1)];
+  Memo& m = memo_[endpoints_ ? static_cast<std::size_t>(src) * endpoints_ + static_cast<std::size_t>(dst)
+                             : (key >> 32) & (kMemoSlots - 1)];
   if (m.src != src || m.dst != dst || m.bytes != bytes) m = {src, dst, bytes, compute_seconds(src, dst, bytes)};
   return m.seconds;
 }

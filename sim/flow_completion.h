@@ -57,15 +57,17 @@ class IdealFct {
   tlm_fabric::SwitchParams switch_;
   std::uint64_t mtu_;
   mutable std::vector<std::vector<int>> distances_;    // per switch, filled on first use: to every switch, in switch-switch hops
-  /// The answers of `seconds` last asked, direct mapped by (src, dst, bytes): a fabric
-  /// completes flows between the same pairs with the same sizes over and over.
+  /// The answers of `seconds` last asked: a fabric completes flows between the same pairs
+  /// with the same sizes over and over. A slot per (src, dst) pair where the pairs are
+  /// few enough (kMemoSlots), else direct mapped by (src, dst, bytes).
   struct Memo {
     int src = -1, dst = -1;
     std::uint64_t bytes = 0;
     double seconds = 0;
   };
-  static constexpr std::size_t kMemoSlots = 4096;  // a power of two
+  static constexpr std::size_t kMemoSlots = 16384;  // a power of two
   mutable std::vector<Memo> memo_ = std::vector<Memo>(kMemoSlots);
+  std::size_t endpoints_;  // slot per pair when endpoints_ squared fits kMemoSlots, else 0
   double compute_seconds(int src, int dst, std::uint64_t bytes) const;
 };
 
