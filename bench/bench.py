@@ -127,6 +127,7 @@ def bench(name, what, config, sets, fabricsim, out_dir):
         peak_memory_bytes=rss,
         peak_memory_mib=round(rss / 2**20, 1),
         huge_page_mib=round(s.get("huge_page_bytes", 0) / 2**20),  # of it, backed by 2 MiB pages (sim/huge_pages.h)
+        malloc_huge_pages=s.get("malloc_huge_pages", False),  # malloc asked for huge pages from the start
         build=s.get("build"),                            # CMake build type and PGO / LTO (scripts/build_fast.sh)
         lanes=s.get("lanes", 1),                         # wake-queue lanes run in parallel (simulation.threads)
         switches=r["topology"]["switches"],

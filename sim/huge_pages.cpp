@@ -1,10 +1,13 @@
 #include "sim/huge_pages.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -51,6 +54,45 @@ std::size_t use_huge_pages() {
     }
   }
   return collapsed;
+#endif
+}
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
+bool malloc_huge_pages() {
+  // GLIBC_TUNABLES: name=value pairs separated by ':'; the last of a name counts.
+  std::istringstream tunables(env("GLIBC_TUNABLES"));
+  const std::string name = "glibc.malloc.hugetlb=";
+  bool on = false;
+  for (std::string t; std::getline(tunables, t, ':');)
+    if (t.rfind(name, 0) == 0) on = t == kMallocHugePages;
+  return on;
+}
+
+void run_with_malloc_huge_pages(char* argv[]) {
+#ifndef FABRICSIM_ASAN
+  if (env("GLIBC_TUNABLES").find("glibc.malloc.hugetlb=") != std::string::npos) return;
+  if (env("LD_PRELOAD").find("vgpreload") != std::string::npos) return;  // valgrind's tools
+  std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(enabled, modes);
+  if (modes.empty() || modes.find("[never]") != std::string::npos) return;
+  const std::string before = env("GLIBC_TUNABLES");
+  const std::string tunables = before.empty() ? kMallocHugePages : before + ":" + kMallocHugePages;
+  if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // Not run again (no /proc?): on as before.
+  if (before.empty()) unsetenv("GLIBC_TUNABLES");
+  else setenv("GLIBC_TUNABLES", before.c_str(), 1);
+#else
+  (void)argv;
 #endif
 }
 

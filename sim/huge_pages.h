@@ -18,4 +18,20 @@ namespace fabricsim::sim {
 /// memory is such a mapping). Returns the bytes collapsed into huge pages.
 std::size_t use_huge_pages();
 
+/// glibc's malloc asks for transparent huge pages for the memory it maps and the heap it
+/// grows only with its tunable glibc.malloc.hugetlb=1 (glibc 2.35 and later), which it
+/// reads from GLIBC_TUNABLES once, as the process starts. use_huge_pages() covers the model
+/// as built; what is allocated while it runs (an all-to-all's QPs, made per iteration;
+/// the results) would otherwise land on 4 KiB pages, each first touch a page fault.
+inline constexpr const char* kMallocHugePages = "glibc.malloc.hugetlb=1";
+/// Whether GLIBC_TUNABLES of this process has kMallocHugePages.
+bool malloc_huge_pages();
+/// Makes this process run with kMallocHugePages: executes this program again in its place
+/// (/proc/self/exe, the same arguments) with the tunable added to GLIBC_TUNABLES. Call it
+/// first thing in main. Returns, changing nothing, where GLIBC_TUNABLES already says
+/// glibc.malloc.hugetlb (either way: the user's choice, and no second exec), transparent
+/// huge pages are off, under valgrind (its tools would lose the program) or
+/// AddressSanitizer (its own allocator), or the exec fails.
+void run_with_malloc_huge_pages(char* argv[]);
+
 }  // namespace fabricsim::sim

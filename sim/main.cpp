@@ -24,6 +24,7 @@
 #include "sim/config.h"
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
+#include "sim/huge_pages.h"
 #include "sim/progress.h"
 #include "sim/python_script.h"
 #include "sim/sweep.h"
@@ -275,6 +276,7 @@ int sc_main(int argc, char* argv[]) {
 
 // Own entry point so the SystemC banner is off before the kernel starts.
 int main(int argc, char* argv[]) {
+  fabricsim::sim::run_with_malloc_huge_pages(argv);  // returns in the process that runs the command
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -390,6 +390,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
                     {"packet_hops", hops},
                     {"packet_hops_per_wall_second", wall > 0 ? hops / wall : 0.0},
                     {"huge_page_bytes", huge_page_bytes},
+                    {"malloc_huge_pages", malloc_huge_pages()},
                     {"lanes", tlm_fabric::WakeQueue::instance().lanes()},
                     {"parallel_windows", tlm_fabric::WakeQueue::instance().windows()},
                     {"build", FABRICSIM_BUILD_FLAVOUR}};

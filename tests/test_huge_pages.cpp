@@ -1,18 +1,25 @@
 // sim/huge_pages.h: the model's memory keeps its contents and, where the kernel
-// offers transparent huge pages with MADV_COLLAPSE, is backed by 2 MiB pages.
+// offers transparent huge pages with MADV_COLLAPSE, is backed by 2 MiB pages; the
+// fabricsim command runs with glibc's malloc asking for huge pages, unless told otherwise.
 #include <sys/mman.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "sim/huge_pages.h"
+#include "tests/command.h"
+#include "tests/sanitizer.h"
 
 namespace {
 
@@ -69,6 +76,65 @@ TEST(HugePages, BackTheModelsMemoryAndKeepItsContents) {
   EXPECT_GE(collapsed, std::size_t{60} << 20);
   // (madvise splits the mapping at the 2 MiB boundaries: the middle holds them).
   EXPECT_GE(anon_huge_kib_at(blocks.data() + blocks.size() / 2), std::uint64_t{60} << 10);
+}
+
+// GLIBC_TUNABLES set to `value` (unset without one) until the end of the scope.
+class TunablesAre {
+ public:
+  explicit TunablesAre(std::optional<std::string> value) {
+    if (const char* v = std::getenv("GLIBC_TUNABLES")) before_ = v;
+    set(value);
+  }
+  ~TunablesAre() { set(before_); }
+
+ private:
+  static void set(const std::optional<std::string>& v) {
+    if (v) setenv("GLIBC_TUNABLES", v->c_str(), 1);
+    else unsetenv("GLIBC_TUNABLES");
+  }
+  std::optional<std::string> before_;
+};
+
+TEST(HugePages, MallocHugePagesReadsTheLastSettingOfTheTunable) {
+  using fabricsim::sim::malloc_huge_pages;
+  const std::pair<std::optional<std::string>, bool> cases[] = {
+      {std::nullopt, false},
+      {"glibc.malloc.hugetlb=1", true},
+      {"glibc.malloc.check=0:glibc.malloc.hugetlb=1", true},
+      {"glibc.malloc.hugetlb=1:glibc.malloc.hugetlb=0", false},
+      {"glibc.malloc.hugetlb=0:glibc.malloc.hugetlb=1", true},
+      {"glibc.malloc.hugetlb=2", false},
+      {"glibc.malloc.hugetlb=10", false},
+      {"xglibc.malloc.hugetlb=1", false},
+  };
+  for (const auto& [tunables, on] : cases) {
+    TunablesAre env(tunables);
+    EXPECT_EQ(malloc_huge_pages(), on) << tunables.value_or("(unset)");
+  }
+}
+
+// What `simulator.malloc_huge_pages` a short run of the fabricsim command reports.
+bool command_runs_with_malloc_huge_pages(const std::optional<std::string>& tunables) {
+  TunablesAre env(tunables);
+  const std::string dir = ::testing::TempDir() + "/fabricsim_malloc_huge_pages";
+  std::filesystem::remove_all(dir);
+  const auto r = fabricsim::testing::run_command("run " + std::string(FABRICSIM_SOURCE_DIR) +
+                                                 "/examples/quickstart.yaml --quiet --out " + dir +
+                                                 " --set simulation.duration=2us --set simulation.warmup=0us");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream results(dir + "/results.json");
+  return nlohmann::json::parse(results).at("simulator").at("malloc_huge_pages").get<bool>();
+}
+
+TEST(HugePages, TheCommandRunsWithHugePageMallocUnlessTheTunableSaysOtherwise) {
+  if (fabricsim::test::kAddressSanitizer) GTEST_SKIP() << "AddressSanitizer has its own allocator";
+  std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(enabled, modes);
+  if (modes.empty() || modes.find("[never]") != std::string::npos) GTEST_SKIP() << "transparent huge pages off";
+  EXPECT_TRUE(command_runs_with_malloc_huge_pages(std::nullopt));
+  EXPECT_TRUE(command_runs_with_malloc_huge_pages("glibc.malloc.check=0"));  // added to what is there
+  EXPECT_FALSE(command_runs_with_malloc_huge_pages("glibc.malloc.hugetlb=0"));  // the user's choice
 }
 
 }  // namespace
