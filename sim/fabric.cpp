@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cinttypes>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -16,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "tlm/csv_row.h"
 #include "tlm/sim_time.h"
 
 namespace fabricsim::sim {
@@ -322,13 +322,14 @@ void Fabric::sample() {
     series.lowest.resize(k, kNone);
     series.mean.resize(k, kNone);
     double lowest = kNone, sum = 0;
-    char row[128];
+    tlm_fabric::CsvRow row;
     for (const auto& r : rates_) {
       lowest = std::isnan(lowest) ? r.gbps : std::min(lowest, r.gbps);
       sum += r.gbps;
       if (qp_rate_log_) {
-        const int n = std::snprintf(row, sizeof row, "%.12g,%zu,%d,%.9g\n", now_ns, e, r.qpn, r.gbps);
-        qp_rate_log_->write(row, std::min(n, static_cast<int>(sizeof row) - 1));
+        row.clear();
+        const std::string_view line = row.add(now_ns, 12).add(e).add(r.qpn).add(r.gbps, 9).line();
+        qp_rate_log_->write(line.data(), static_cast<std::streamsize>(line.size()));
       }
     }
     series.lowest.push_back(lowest);
@@ -341,10 +342,10 @@ void Fabric::sample() {
       ingress_total += ingress_[p];
       egress_total += egress_[p];
       if (!occupancy_log_ || (ingress_[p] == 0 && egress_[p] == 0)) continue;
-      char row[256];
-      const int n = std::snprintf(row, sizeof row, "%.12g,%s,%zu,%" PRIu64 ",%" PRIu64 "\n", now_ns,
-                                  switches_[s]->name(), p, ingress_[p], egress_[p]);
-      occupancy_log_->write(row, std::min(n, static_cast<int>(sizeof row) - 1));
+      tlm_fabric::CsvRow row;
+      const std::string_view line =
+          row.add(now_ns, 12).add(switches_[s]->name()).add(p).add(ingress_[p]).add(egress_[p]).line();
+      occupancy_log_->write(line.data(), static_cast<std::streamsize>(line.size()));
     }
   }
   ingress_totals_.push_back(ingress_total);

@@ -2,7 +2,6 @@
 // link counters into results.json (layout in README.md, schema_version 3).
 #include <algorithm>
 #include <chrono>
-#include <cinttypes>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -12,6 +11,7 @@
 #include "sim/fabric.h"
 #include "sim/huge_pages.h"
 #include "sim/invariants.h"
+#include "tlm/csv_row.h"
 
 namespace fabricsim::sim {
 
@@ -29,15 +29,15 @@ nlohmann::json qp_results(int endpoint, const std::vector<tlm_fabric::QpReport>&
   stats::Distribution goodput, rate;
   double sum = 0, sum_squares = 0;
   std::size_t requesters = 0;
-  char row[320];
+  tlm_fabric::CsvRow row;
   for (const auto& q : qps) {
     const double gbps = window_s > 0 ? q.window_acked_bytes * 8.0 / window_s / 1e9 : 0.0;
     if (qp_log) {
-      const int n = std::snprintf(row, sizeof row,
-                                  "%d,%d,%d,%d,%d,%" PRIu64 ",%" PRIu64 ",%.9g,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9g\n",
-                                  endpoint, q.qpn, q.peer, q.peer_qpn, q.sl, q.posted, q.acked_bytes, gbps,
-                                  q.retransmitted, q.timeouts, q.cnps_received, q.rate_gbps);
-      qp_log->write(row, std::min(n, static_cast<int>(sizeof row) - 1));
+      row.clear();
+      row.add(endpoint).add(q.qpn).add(q.peer).add(q.peer_qpn).add(q.sl).add(q.posted).add(q.acked_bytes).add(gbps, 9);
+      row.add(q.retransmitted).add(q.timeouts).add(q.cnps_received).add(q.rate_gbps, 9);
+      const std::string_view line = row.line();
+      qp_log->write(line.data(), static_cast<std::streamsize>(line.size()));
     }
     if (q.posted == 0) continue;
     ++requesters;

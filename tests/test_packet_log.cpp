@@ -2,12 +2,17 @@
 // then the destination's own order, whatever order the NICs delivered them in.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <systemc>
 
+#include "tlm/csv_row.h"
 #include "tlm/packet_log.h"
 
 namespace {
@@ -78,6 +83,48 @@ TEST(PacketLog, WritesTheRowsBeforeNowOnceEnoughGathered) {
   EXPECT_EQ(all[4001], (std::pair<int, int>{8, 0}));
   EXPECT_EQ(all[4002], (std::pair<int, int>{9, 0}));
   EXPECT_EQ(all[4096], (std::pair<int, int>{9, 94}));
+}
+
+}  // namespace
+
+// tlm/csv_row.h: every field as printf writes it (%d, %u, %llu, %.Ng), the row's last
+// comma a newline; the files written with it are the same bit for bit as with printf.
+namespace {
+
+using fabricsim::tlm_fabric::CsvRow;
+
+TEST(CsvRow, FieldsAsPrintfWritesThem) {
+  std::mt19937_64 rng(7);
+  std::vector<double> values{0.0, -0.0, 1.0, -1.0, 0.1, 1e-300, 4.9e-324, 1.7976931348623157e308, 123456789.0,
+                             1234567890123.0, 918.154, 1e21, 1e-5, 0.5, 2.5e-7,
+                             std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                             std::numeric_limits<double>::quiet_NaN()};
+  for (int i = 0; i < 20000; ++i) {
+    values.push_back(std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 200) - 150));
+    values.push_back(static_cast<double>(rng() % 100000000) / 1000.0);  // times in ns to the ps
+  }
+  char expected[512];
+  for (double v : values)
+    for (int precision : {6, 9, 12}) {
+      CsvRow row;
+      const int i = static_cast<int>(rng());
+      const unsigned u = static_cast<unsigned>(rng());
+      const auto big = static_cast<unsigned long long>(rng());
+      std::snprintf(expected, sizeof expected, "%d,%.*g,%u,%s,%llu\n", i, precision, v, u, "fabric.sw0", big);
+      EXPECT_EQ(row.add(i).add(v, precision).add(u).add("fabric.sw0").add(big).line(), std::string(expected))
+          << "value " << v << " precision " << precision;
+    }
+}
+
+TEST(CsvRow, ClearStartsTheNextRowAndTooLongARowThrows) {
+  CsvRow row;
+  row.add(1).add(2);
+  row.clear();
+  EXPECT_EQ(row.add(3).line(), "3\n");
+  const std::string long_field(300, 'x');
+  CsvRow full;
+  full.add(long_field);
+  EXPECT_THROW(full.add(long_field), std::logic_error);
 }
 
 }  // namespace

@@ -2,9 +2,8 @@
 #include "tlm/packet_log.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 
+#include "tlm/csv_row.h"
 #include "tlm/sim_time.h"
 #include "tlm/wake_queue.h"
 
@@ -25,16 +24,13 @@ void PacketLog::add(const Packet& p, const sc_core::sc_time& now) {
   Lane& lane = *lanes_[static_cast<std::size_t>(detail::lane)];
   // Times in ns to 12 significant digits (a picosecond up to a second; %g's six would
   // round a time past 1 ms to 10 ns or more).
-  char row[512];
-  const int n = std::snprintf(row, sizeof row,
-                              "%" PRIu64 ",%d,%d,%s,%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32
-                              ",%u,%.12g,%.12g,%.12g,%.12g,%d,%d\n",
-                              p.id, p.src, p.dst, kOps[static_cast<int>(p.op)], p.qp, p.flow, p.message, p.psn,
-                              p.payload_bytes, static_cast<unsigned>(p.hops), p.created.to_seconds() * 1e9,
-                              p.injected.to_seconds() * 1e9, now.to_seconds() * 1e9,
-                              (now - p.injected).to_seconds() * 1e9, static_cast<int>(p.sl), static_cast<int>(p.vl));
+  CsvRow row;
+  row.add(p.id).add(p.src).add(p.dst).add(kOps[static_cast<int>(p.op)]).add(p.qp).add(p.flow).add(p.message);
+  row.add(p.psn).add(p.payload_bytes).add(static_cast<unsigned>(p.hops));
+  row.add(p.created.to_seconds() * 1e9, 12).add(p.injected.to_seconds() * 1e9, 12).add(now.to_seconds() * 1e9, 12);
+  row.add((now - p.injected).to_seconds() * 1e9, 12).add(static_cast<int>(p.sl)).add(static_cast<int>(p.vl));
   const auto begin = static_cast<std::uint32_t>(lane.text.size());
-  lane.text.append(row, static_cast<std::size_t>(std::min(n, static_cast<int>(sizeof row) - 1)));
+  lane.text.append(row.line());
   lane.rows.push_back({now, p.dst, begin, static_cast<std::uint32_t>(lane.text.size())});
   // In step with the kernel every lane has run every pass before now.
   if (lane.rows.size() >= kKeep && !WakeQueue::instance().in_window()) write_before(now);
