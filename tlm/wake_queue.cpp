@@ -590,7 +590,14 @@ void WakeQueue::Lane::order_due() {
     }
     if (by_bitmap) return;
   }
-  std::sort(due_.begin(), due_.end(), [](const Due& a, const Due& b) { return b > a; });
+  // Most passes run one or two blocks: an insertion sort, where std::sort's set-up cost
+  // more than the sorting (the keys (time, handle) are unique: any sort gives one order).
+  if (due_.size() <= 16) {
+    for (std::size_t i = 1; i < due_.size(); ++i)
+      for (std::size_t j = i; j > 0 && due_[j - 1] > due_[j]; --j) std::swap(due_[j - 1], due_[j]);
+  } else {
+    std::sort(due_.begin(), due_.end(), [](const Due& a, const Due& b) { return b > a; });
+  }
   for (const Due& d : due_) run_.push_back(d.client);
 }
 
