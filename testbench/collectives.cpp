@@ -332,21 +332,26 @@ int CollectiveRunner::endpoint_of(int participant) const {
   return participant < n ? params_.ranks[participant] : params_.tree.endpoints.at(participant - n);
 }
 
-int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) {
-  const std::uint64_t key = qp_key({src_rank, dst_rank, channel});
-  auto it = qps_.find(key);
-  if (it != qps_.end()) return it->second;
-  const int a = params_.ranks[src_rank], b = params_.ranks[dst_rank];
-  const int qa = nics_[a]->rdma().create_qp(b, 0, params_.sl);
-  const int qb = nics_[b]->rdma().create_qp(a, qa, params_.sl);
-  nics_[a]->rdma().connect(qa, qb);
-  return qps_[key] = qa;
+int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) const {
+  const auto& qps = rank_qps_[static_cast<std::size_t>(src_rank)];
+  const RankQp key{peer_key(dst_rank, channel), 0};
+  const auto it = std::lower_bound(qps.begin(), qps.end(), key);
+  if (it == qps.end() || it->peer != key.peer)
+    throw std::logic_error("collective: no QP from rank " + std::to_string(src_rank) + " to rank " +
+                           std::to_string(dst_rank) + " on channel " + std::to_string(channel));
+  return it->qp;
 }
 
 void CollectiveRunner::make_qps(const std::vector<std::uint64_t>& keys) {
-  std::vector<std::uint64_t> fresh;
+  rank_qps_.resize(params_.ranks.size());
+  auto made = [&](const QpEnds& q) {
+    const auto& qps = rank_qps_[static_cast<std::size_t>(q.src_rank)];
+    return std::binary_search(qps.begin(), qps.end(), RankQp{peer_key(q.dst_rank, q.channel), 0});
+  };
+  std::vector<std::uint64_t> fresh;  // the keys of the QPs to make, sorted, each once
   for (std::uint64_t k : keys)
-    if (qps_.find(k) == qps_.end()) fresh.push_back(k);
+    if (!made(qp_ends(k))) fresh.push_back(k);
+  if (fresh.empty()) return;
   std::sort(fresh.begin(), fresh.end());
   fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
   std::vector<std::size_t> more(nics_.size(), 0);  // new QPs per NIC: one at each end
@@ -357,10 +362,20 @@ void CollectiveRunner::make_qps(const std::vector<std::uint64_t>& keys) {
   }
   for (std::size_t e = 0; e < nics_.size(); ++e)
     if (more[e] > 0) nics_[e]->rdma().reserve_qps(more[e]);
+  // In the order `keys` names them (the QP numbers at each NIC follow it).
+  std::vector<std::uint8_t> done(fresh.size(), 0);
   for (std::uint64_t k : keys) {
+    const auto at = std::lower_bound(fresh.begin(), fresh.end(), k);
+    if (at == fresh.end() || *at != k || done[static_cast<std::size_t>(at - fresh.begin())]) continue;
+    done[static_cast<std::size_t>(at - fresh.begin())] = 1;
     const QpEnds q = qp_ends(k);
-    qp_for(q.src_rank, q.dst_rank, q.channel);
+    const int a = params_.ranks[q.src_rank], b = params_.ranks[q.dst_rank];
+    const int qa = nics_[a]->rdma().create_qp(b, 0, params_.sl);
+    const int qb = nics_[b]->rdma().create_qp(a, qa, params_.sl);
+    nics_[a]->rdma().connect(qa, qb);
+    rank_qps_[static_cast<std::size_t>(q.src_rank)].push_back({peer_key(q.dst_rank, q.channel), qa});
   }
+  for (auto& qps : rank_qps_) std::sort(qps.begin(), qps.end());
 }
 
 void CollectiveRunner::start_iteration(const sc_time& now) {

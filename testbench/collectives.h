@@ -258,11 +258,12 @@ class CollectiveRunner : public sc_core::sc_module {
   Lane& lane_of(int participant) { return *lanes_[static_cast<std::size_t>(endpoint_lane_[endpoint_of(participant)])]; }
   void run();
   void next_training_job(const sc_core::sc_time& now);
-  int qp_for(int src_rank, int dst_rank, int channel);
+  /// The QP a transfer from `src_rank` to `dst_rank` on `channel` posts on (make_qps made it).
+  int qp_for(int src_rank, int dst_rank, int channel) const;
   /// Makes every QP `keys` name (qp_key, in the order given) that does not exist yet,
   /// with room for all of them reserved at each NIC first.
   void make_qps(const std::vector<std::uint64_t>& keys);
-  /// A QP's key in qps_: (source rank, destination rank, channel) as one number.
+  /// A QP's key: (source rank, destination rank, channel) as one number.
   struct QpEnds {
     int src_rank, dst_rank, channel;
   };
@@ -279,7 +280,16 @@ class CollectiveRunner : public sc_core::sc_module {
   std::vector<tlm_fabric::Nic*> nics_;
   CollectiveParams params_;
   std::vector<int> endpoint_lane_;
-  std::unordered_map<std::uint64_t, int> qps_;     // (src rank, dst rank, channel) -> src QP (qp_for)
+  // Per source rank, its QPs by (destination rank x 64 + channel), ascending (qp_for): 8
+  // bytes a QP where a hash map's node and bucket took about 40, and an all-to-all has a
+  // QP per pair of ranks (2,048 ranks: 4.2 million).
+  struct RankQp {
+    std::uint32_t peer;  // destination rank x 64 + channel
+    std::int32_t qp;     // at the source
+    bool operator<(const RankQp& o) const { return peer < o.peer; }
+  };
+  static std::uint32_t peer_key(int dst_rank, int channel) { return static_cast<std::uint32_t>(dst_rank) * 64 + channel; }
+  std::vector<std::vector<RankQp>> rank_qps_;
   Schedule schedule_;
   // Per transfer, one byte, written only in its destination's lane: whether it landed
   // (a ring's graph is a formula: this is all a ring AllReduce keeps per transfer).
