@@ -59,7 +59,7 @@ std::uint64_t TrafficSource::draw(const std::vector<Weighted>& choices) {
 }
 
 sc_time TrafficSource::draw_gap() {
-  const double slot = params_.slot.to_seconds();
+  const double slot = slot_s_;
   const double load = params_.load;
   double gap = 0;
   switch (params_.arrival) {
@@ -84,9 +84,8 @@ sc_time TrafficSource::draw_gap() {
       break;
     }
   }
-  const double res = sc_core::sc_get_time_resolution().to_seconds();
-  const auto ticks = std::max<long long>(1, std::llround(gap / res));
-  return sc_core::sc_get_time_resolution() * static_cast<double>(ticks);
+  const auto ticks = std::max<long long>(1, std::llround(gap / resolution_s_));
+  return resolution_ * static_cast<double>(ticks);
 }
 
 void TrafficSource::fire() {

@@ -91,6 +91,10 @@ class TrafficSource : public sc_core::sc_module {
   GeneratorParams params_;
   std::mt19937_64 rng_;
   tlm_fabric::WakeEvent next_;  // the next message (through the WakeQueue: no kernel event per source)
+  // draw_gap's constants (library calls each, once per message before).
+  const sc_core::sc_time resolution_ = sc_core::sc_get_time_resolution();
+  const double resolution_s_ = resolution_.to_seconds();
+  const double slot_s_ = params_.slot.to_seconds();
   std::uint64_t posted_ = 0;
   bool in_burst_ = false;
 };
