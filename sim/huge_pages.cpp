@@ -83,7 +83,8 @@ void run_with_malloc_huge_pages(char* argv[]) {
   std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string modes;
   std::getline(enabled, modes);
-  if (modes.empty() || modes.find("[never]") != std::string::npos) return;
+  // Only where the kernel gives huge pages to the memory asked for them ([always]: to all).
+  if (modes.find("[madvise]") == std::string::npos) return;
   const std::string before = env("GLIBC_TUNABLES");
   const std::string tunables = before.empty() ? kMallocHugePages : before + ":" + kMallocHugePages;
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;

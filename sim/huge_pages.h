@@ -30,7 +30,7 @@ bool malloc_huge_pages();
 /// (/proc/self/exe, the same arguments) with the tunable added to GLIBC_TUNABLES. Call it
 /// first thing in main. Returns, changing nothing, where GLIBC_TUNABLES already says
 /// glibc.malloc.hugetlb (either way: the user's choice, and no second exec), transparent
-/// huge pages are off, under valgrind (its tools would lose the program) or
+/// huge pages are not "madvise" (off, or "always": every mapping has them without asking), under valgrind (its tools would lose the program) or
 /// AddressSanitizer (its own allocator), or the exec fails.
 void run_with_malloc_huge_pages(char* argv[]);
 
