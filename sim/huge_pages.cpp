@@ -78,14 +78,14 @@ bool malloc_huge_pages() {
 
 void run_with_malloc_huge_pages(char* argv[]) {
 #ifndef FABRICSIM_ASAN
-  if (env("GLIBC_TUNABLES").find("glibc.malloc.hugetlb=") != std::string::npos) return;
+  const std::string before = env("GLIBC_TUNABLES");
+  if (before.find("glibc.malloc.hugetlb=") != std::string::npos) return;
   if (env("LD_PRELOAD").find("vgpreload") != std::string::npos) return;  // valgrind's tools
   std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string modes;
   std::getline(enabled, modes);
   // Only where the kernel gives huge pages to the memory asked for them ([always]: to all).
   if (modes.find("[madvise]") == std::string::npos) return;
-  const std::string before = env("GLIBC_TUNABLES");
   const std::string tunables = before.empty() ? kMallocHugePages : before + ":" + kMallocHugePages;
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);

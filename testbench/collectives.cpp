@@ -363,7 +363,7 @@ void CollectiveRunner::make_qps(const std::vector<std::uint64_t>& keys) {
   for (std::size_t e = 0; e < nics_.size(); ++e)
     if (more[e] > 0) nics_[e]->rdma().reserve_qps(more[e]);
   // In the order `keys` names them (the QP numbers at each NIC follow it).
-  std::vector<std::uint8_t> done(fresh.size(), 0);
+  std::vector<std::uint8_t> done(fresh.size(), 0), sources(params_.ranks.size(), 0);
   for (std::uint64_t k : keys) {
     const auto at = std::lower_bound(fresh.begin(), fresh.end(), k);
     if (at == fresh.end() || *at != k || done[static_cast<std::size_t>(at - fresh.begin())]) continue;
@@ -374,8 +374,10 @@ void CollectiveRunner::make_qps(const std::vector<std::uint64_t>& keys) {
     const int qb = nics_[b]->rdma().create_qp(a, qa, params_.sl);
     nics_[a]->rdma().connect(qa, qb);
     rank_qps_[static_cast<std::size_t>(q.src_rank)].push_back({peer_key(q.dst_rank, q.channel), qa});
+    sources[static_cast<std::size_t>(q.src_rank)] = 1;
   }
-  for (auto& qps : rank_qps_) std::sort(qps.begin(), qps.end());
+  for (std::size_t r = 0; r < rank_qps_.size(); ++r)
+    if (sources[r]) std::sort(rank_qps_[r].begin(), rank_qps_[r].end());
 }
 
 void CollectiveRunner::start_iteration(const sc_time& now) {
