@@ -26,10 +26,13 @@ int IdealFct::switch_hops(int src, int dst) const {
 }
 
 double IdealFct::seconds(int src, int dst, std::uint64_t bytes) const {
-  const std::uint64_t key = (static_cast<std::uint64_t>(src) * 0x9E3779B97F4A7C15ull) ^
-                            (static_cast<std::uint64_t>(dst) * 0xC2B2AE3D27D4EB4Full) ^ (bytes * 0x165667B19E3779F9ull);
-  Memo& m = memo_[endpoints_ ? static_cast<std::size_t>(src) * endpoints_ + static_cast<std::size_t>(dst)
-                             : (key >> 32) & (kMemoSlots - 1)];
+  std::size_t slot = static_cast<std::size_t>(src) * endpoints_ + static_cast<std::size_t>(dst);
+  if (endpoints_ == 0) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) * 0x9E3779B97F4A7C15ull) ^
+                              (static_cast<std::uint64_t>(dst) * 0xC2B2AE3D27D4EB4Full) ^ (bytes * 0x165667B19E3779F9ull);
+    slot = (key >> 32) & (kMemoSlots - 1);
+  }
+  Memo& m = memo_[slot];
   if (m.src != src || m.dst != dst || m.bytes != bytes) m = {src, dst, bytes, compute_seconds(src, dst, bytes)};
   return m.seconds;
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -64,28 +65,33 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
+constexpr const char* kHugetlbTunable = "glibc.malloc.hugetlb";
+
+// The value GLIBC_TUNABLES gives tunable `name` (name=value pairs separated by ':', the
+// last of a name counts), if any.
+std::optional<std::string> tunable(const std::string& name) {
+  std::istringstream tunables(env("GLIBC_TUNABLES"));
+  std::optional<std::string> value;
+  for (std::string t; std::getline(tunables, t, ':');)
+    if (t.size() > name.size() && t.compare(0, name.size(), name) == 0 && t[name.size()] == '=')
+      value = t.substr(name.size() + 1);
+  return value;
+}
+
 }  // namespace
 
-bool malloc_huge_pages() {
-  // GLIBC_TUNABLES: name=value pairs separated by ':'; the last of a name counts.
-  std::istringstream tunables(env("GLIBC_TUNABLES"));
-  const std::string name = "glibc.malloc.hugetlb=";
-  bool on = false;
-  for (std::string t; std::getline(tunables, t, ':');)
-    if (t.rfind(name, 0) == 0) on = t == kMallocHugePages;
-  return on;
-}
+bool malloc_huge_pages() { return tunable(kHugetlbTunable) == "1"; }
 
 void run_with_malloc_huge_pages(char* argv[]) {
 #ifndef FABRICSIM_ASAN
-  const std::string before = env("GLIBC_TUNABLES");
-  if (before.find("glibc.malloc.hugetlb=") != std::string::npos) return;
+  if (tunable(kHugetlbTunable)) return;
   if (env("LD_PRELOAD").find("vgpreload") != std::string::npos) return;  // valgrind's tools
   std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string modes;
   std::getline(enabled, modes);
   // Only where the kernel gives huge pages to the memory asked for them ([always]: to all).
   if (modes.find("[madvise]") == std::string::npos) return;
+  const std::string before = env("GLIBC_TUNABLES");
   const std::string tunables = before.empty() ? kMallocHugePages : before + ":" + kMallocHugePages;
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);

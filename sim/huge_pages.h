@@ -24,14 +24,16 @@ std::size_t use_huge_pages();
 /// as built; what is allocated while it runs (an all-to-all's QPs, made per iteration;
 /// the results) would otherwise land on 4 KiB pages, each first touch a page fault.
 inline constexpr const char* kMallocHugePages = "glibc.malloc.hugetlb=1";
-/// Whether GLIBC_TUNABLES of this process has kMallocHugePages.
+/// Whether this process runs with kMallocHugePages (its GLIBC_TUNABLES, whose last
+/// glibc.malloc.hugetlb is 1; a glibc before 2.35 ignores the tunable).
 bool malloc_huge_pages();
 /// Makes this process run with kMallocHugePages: executes this program again in its place
 /// (/proc/self/exe, the same arguments) with the tunable added to GLIBC_TUNABLES. Call it
-/// first thing in main. Returns, changing nothing, where GLIBC_TUNABLES already says
+/// first thing in main. Returns, changing nothing, where GLIBC_TUNABLES already sets
 /// glibc.malloc.hugetlb (either way: the user's choice, and no second exec), transparent
-/// huge pages are not "madvise" (off, or "always": every mapping has them without asking), under valgrind (its tools would lose the program) or
-/// AddressSanitizer (its own allocator), or the exec fails.
+/// huge pages are not "madvise" (off, or "always": every mapping has them without
+/// asking), under valgrind (its tools would lose the program) or AddressSanitizer (its
+/// own allocator), or the exec fails.
 void run_with_malloc_huge_pages(char* argv[]);
 
 }  // namespace fabricsim::sim

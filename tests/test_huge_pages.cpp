@@ -106,6 +106,7 @@ TEST(HugePages, MallocHugePagesReadsTheLastSettingOfTheTunable) {
       {"glibc.malloc.hugetlb=2", false},
       {"glibc.malloc.hugetlb=10", false},
       {"xglibc.malloc.hugetlb=1", false},
+      {"glibc.malloc.hugetlbx=1", false},
   };
   for (const auto& [tunables, on] : cases) {
     TunablesAre env(tunables);
