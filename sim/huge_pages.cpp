@@ -1,15 +1,18 @@
 #include "sim/huge_pages.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <optional>
-#include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #ifndef MADV_COLLAPSE
@@ -22,6 +25,10 @@
 #if __has_feature(address_sanitizer)
 #define FABRICSIM_ASAN 1
 #endif
+#endif
+// Sanitizers with an allocator of their own: glibc's malloc tunables do nothing there.
+#if defined(FABRICSIM_ASAN) || defined(__SANITIZE_THREAD__)
+#define FABRICSIM_OWN_ALLOCATOR 1
 #endif
 
 namespace fabricsim::sim {
@@ -60,46 +67,78 @@ std::size_t use_huge_pages() {
 
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
+constexpr std::string_view kHugetlbTunable = "glibc.malloc.hugetlb";
+
+// The value GLIBC_TUNABLES (`tunables`, name=value pairs separated by ':') gives tunable
+// `name`, the last of that name counting; empty optional if none. No allocation, no
+// library state: run_with_malloc_huge_pages uses it before any constructor has run.
+std::optional<std::string_view> tunable(std::string_view tunables, std::string_view name) {
+  std::optional<std::string_view> value;
+  while (!tunables.empty()) {
+    const std::size_t colon = tunables.find(':');
+    const std::string_view t = tunables.substr(0, colon);
+    if (t.size() > name.size() && t.substr(0, name.size()) == name && t[name.size()] == '=')
+      value = t.substr(name.size() + 1);
+    if (colon == std::string_view::npos) break;
+    tunables.remove_prefix(colon + 1);
+  }
+  return value;
 }
 
-constexpr const char* kHugetlbTunable = "glibc.malloc.hugetlb";
-
-// The value GLIBC_TUNABLES gives tunable `name` (name=value pairs separated by ':', the
-// last of a name counts), if any.
-std::optional<std::string> tunable(const std::string& name) {
-  std::istringstream tunables(env("GLIBC_TUNABLES"));
-  std::optional<std::string> value;
-  for (std::string t; std::getline(tunables, t, ':');)
-    if (t.size() > name.size() && t.compare(0, name.size(), name) == 0 && t[name.size()] == '=')
-      value = t.substr(name.size() + 1);
-  return value;
+// The value of `name` in the environment `envp` (NAME=value entries), empty if absent.
+std::string_view env_value(char** envp, std::string_view name) {
+  for (char** e = envp; e && *e; ++e) {
+    const std::string_view entry(*e);
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=')
+      return entry.substr(name.size() + 1);
+  }
+  return {};
 }
 
 }  // namespace
 
-bool malloc_huge_pages() { return tunable(kHugetlbTunable) == "1"; }
+bool malloc_huge_pages() {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return tunable(tunables ? tunables : "", kHugetlbTunable) == std::string_view("1");
+}
 
-void run_with_malloc_huge_pages(char* argv[]) {
-#ifndef FABRICSIM_ASAN
-  if (tunable(kHugetlbTunable)) return;
-  if (env("LD_PRELOAD").find("vgpreload") != std::string::npos) return;  // valgrind's tools
-  std::ifstream enabled("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string modes;
-  std::getline(enabled, modes);
+void run_with_malloc_huge_pages(char** argv, char** envp) {
+#ifndef FABRICSIM_OWN_ALLOCATOR
+  const std::string_view before = env_value(envp, "GLIBC_TUNABLES");
+  if (tunable(before, kHugetlbTunable)) return;
+  if (env_value(envp, "LD_PRELOAD").find("vgpreload") != std::string_view::npos) return;  // valgrind's tools
   // Only where the kernel gives huge pages to the memory asked for them ([always]: to all).
-  if (modes.find("[madvise]") == std::string::npos) return;
-  const std::string before = env("GLIBC_TUNABLES");
-  const std::string tunables = before.empty() ? kMallocHugePages : before + ":" + kMallocHugePages;
-  if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
-  // Not run again (no /proc?): on as before.
-  if (before.empty()) unsetenv("GLIBC_TUNABLES");
-  else setenv("GLIBC_TUNABLES", before.c_str(), 1);
+  char modes[256] = {};
+  const int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  const ssize_t n = read(fd, modes, sizeof modes - 1);
+  close(fd);
+  if (n <= 0 || std::string_view(modes, static_cast<std::size_t>(n)).find("[madvise]") == std::string_view::npos) return;
+  // The environment again with GLIBC_TUNABLES set, in static storage: nothing here may
+  // allocate (the C++ runtime is not initialised yet). An environment too large for it
+  // runs as it is.
+  static char tunables[4096];
+  static char* env[1024];
+  const std::string_view name = "GLIBC_TUNABLES=", added = kMallocHugePages;
+  const std::size_t length = name.size() + before.size() + (before.empty() ? 0 : 1) + added.size();
+  if (length >= sizeof tunables) return;
+  char* w = tunables;
+  for (std::string_view part : {name, before, before.empty() ? std::string_view() : std::string_view(":"), added})
+    w = std::copy(part.begin(), part.end(), w);
+  *w = '\0';
+  std::size_t k = 0;
+  for (char** e = envp; e && *e; ++e) {
+    if (std::string_view(*e).substr(0, name.size()) == name) continue;
+    if (k + 2 >= std::size(env)) return;
+    env[k++] = *e;
+  }
+  env[k++] = tunables;
+  env[k] = nullptr;
+  execve("/proc/self/exe", argv, env);
+  // Not run again (no /proc?): on as before, the environment unchanged.
 #else
   (void)argv;
+  (void)envp;
 #endif
 }
 

@@ -60,15 +60,16 @@ nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& reg
   nlohmann::json endpoints = nlohmann::json::array();
   for (const auto& nic : fabric.nics()) {
     const std::string base = nic->name();
-    auto counter = [&](const std::string& s) { return registry.find_counter(base + "." + s)->value(); };
-    auto dist = [&](const std::string& s) { return registry.find_distribution(base + "." + s)->summary(); };
+    const stats::Registry::Scope own = registry.scope(base + ".");
+    auto counter = [&](std::string_view s) { return own.find_counter(s)->value(); };
+    auto dist = [&](std::string_view s) { return own.find_distribution(s)->summary(); };
     // Normalised to the link's data rate in wire bytes, like the offered load.
     const double rate = fabric.uplink(nic->id()).timing().data_rate().bps();
     const auto load = [&](const char* c) { return window_s > 0 ? counter(c) * 8.0 / window_s / rate : 0.0; };
     auto& rdma = nic->rdma();
     const sc_time now = sc_core::sc_time_stamp();
     const nlohmann::json qps = qp_results(nic->id(), rdma.report(now), window_s, qp_log);
-    auto rc = [&](const std::string& s) { return registry.find_counter(base + ".rdma." + s)->value(); };
+    auto rc = [&](const char* s) { return counter(std::string("rdma.") + s); };
     const nlohmann::json rdma_json{
         {"qps", qps},
         {"completions", rc("completions")},
@@ -79,7 +80,7 @@ nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& reg
         {"cnps_sent", rc("cnps_sent")},
         {"cnps_received", rc("cnps_received")},
         {"duplicates", rc("duplicates")},
-        {"completion_latency_ns", registry.find_distribution(base + ".rdma.completion_latency")->summary()},
+        {"completion_latency_ns", dist("rdma.completion_latency")},
         {"pcie_upstream_utilisation", now.to_seconds() > 0 ? rdma.dma().upstream_busy_s() / now.to_seconds() : 0.0},
         {"pcie_downstream_utilisation", now.to_seconds() > 0 ? rdma.dma().downstream_busy_s() / now.to_seconds() : 0.0}};
     endpoints.push_back({{"name", base},
@@ -111,20 +112,22 @@ nlohmann::json port_results(const Fabric& fabric, const stats::Registry& registr
       const PortLinks& pl = fabric.port_links()[s][p];
       if (!pl.egress) continue;
       const std::string name = std::string(sw.name()) + ".port" + std::to_string(p);
+      const stats::Registry::Scope own = registry.scope(name + ".");
       nlohmann::json per_vl = nlohmann::json::array();
       for (int vl = 0; vl < vls; ++vl) {
-        const std::string pv = name + ".vl" + std::to_string(vl);
-        const auto drops = registry.find_counter(pv + ".drops")->value();
+        const std::string pv = "vl" + std::to_string(vl) + ".";
+        auto counter = [&](const char* stat) { return own.find_counter(pv + stat)->value(); };
+        const auto drops = counter("drops");
         dropped += drops;
         per_vl.push_back({{"vl", vl},
                           {"drops", drops},
-                          {"pause_sent", registry.find_counter(pv + ".pause_sent")->value()},
-                          {"pause_received", registry.find_counter(pv + ".pause_received")->value()},
+                          {"pause_sent", counter("pause_sent")},
+                          {"pause_received", counter("pause_received")},
                           {"egress_paused_ns", sw.egress_paused_seconds(static_cast<int>(p), vl) * 1e9},
                           {"credit_stall_ns", sw.credit_stall_seconds(static_cast<int>(p), vl) * 1e9},
-                          {"ecn_marks", registry.find_counter(pv + ".ecn_marks")->value()}});
+                          {"ecn_marks", counter("ecn_marks")}});
       }
-      const auto crc = registry.find_counter(name + ".crc_drops")->value();
+      const auto crc = own.find_counter("crc_drops")->value();
       dropped += crc;
       ports.push_back({{"name", name},
                        {"crc_drops", crc},
@@ -325,8 +328,9 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
 
   stats::Distribution network, packet;
   for (const auto& nic : fabric.nics()) {
-    network.merge(*registry.find_distribution(std::string(nic->name()) + ".network_latency"));
-    packet.merge(*registry.find_distribution(std::string(nic->name()) + ".packet_latency"));
+    const stats::Registry::Scope own = registry.scope(std::string(nic->name()) + ".");
+    network.merge(*own.find_distribution("network_latency"));
+    packet.merge(*own.find_distribution("packet_latency"));
   }
   const double n_ep = static_cast<double>(fabric.nics().size());
   // In flight = packets still held anywhere (pool slots not yet released):

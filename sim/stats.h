@@ -7,17 +7,18 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace fabricsim::stats {
 
-/// What a statistic is, for reports.
+/// What a statistic is, for reports: one line and a unit, both string literals (the
+/// registry keeps the pointers).
 struct StatInfo {
-  std::string name;         ///< hierarchical name, e.g. "fabric.sw0.port1.egress_packets"
-  std::string description;  ///< one line
-  std::string unit;         ///< "packets", "B", "ns", ...
+  const char* description;  ///< one line
+  const char* unit;         ///< "packets", "B", "ns", ...
 };
 
 /// A monotonically increasing count.
@@ -91,24 +92,50 @@ class Registry {
   Registry& operator=(const Registry&) = delete;
   Registry(Registry&&) = default;      // a deque's elements stay where they are
   Registry& operator=(Registry&&) = default;
-  Counter& counter(const std::string& name, const std::string& description, const std::string& unit);
-  Distribution& distribution(const std::string& name, const std::string& description,
-                             const std::string& unit);
+  /// A new statistic `name`; `description` and `unit` are string literals (kept as pointers).
+  Counter& counter(const std::string& name, const char* description, const char* unit);
+  Distribution& distribution(const std::string& name, const char* description, const char* unit);
   /// Counter by name, or nullptr (for reports, not hot paths).
   const Counter* find_counter(const std::string& name) const;
   const Distribution* find_distribution(const std::string& name) const;
+  class Scope;
+  /// The statistics whose names start with `prefix` (one block's: "fabric.ep3."), found by
+  /// the rest of their names: a report that reads a block's statistics looks the block up
+  /// once, not each statistic among all the run's (S3: 190,000).
+  Scope scope(const std::string& prefix) const;
   /// Every statistic as {name: {unit, description, value | summary}}, sorted by name.
   nlohmann::json to_json() const;
 
  private:
-  void claim(const std::string& name);
+  // A statistic: what it is, and either its counter or its distribution.
+  struct Entry {
+    StatInfo info;
+    Counter* counter = nullptr;
+    Distribution* distribution = nullptr;
+  };
+  // Registers `name` (once: a second time throws std::logic_error).
+  Entry& claim(const std::string& name, const char* description, const char* unit);
   // The statistics themselves, in registration order and side by side (a deque never
   // moves what it holds): a block's counters share cache lines, where one allocation each
   // put every counter a packet adds to on a line of its own.
   std::deque<Counter> counter_store_;
   std::deque<Distribution> distribution_store_;
-  std::map<std::string, std::pair<StatInfo, Counter*>> counters_;
-  std::map<std::string, std::pair<StatInfo, Distribution*>> distributions_;
+  std::map<std::string, Entry> stats_;  // by name, as the report lists them
+};
+
+class Registry::Scope {
+ public:
+  /// Counter `prefix` + `rest`, or nullptr.
+  const Counter* find_counter(std::string_view rest) const;
+  /// Distribution `prefix` + `rest`, or nullptr.
+  const Distribution* find_distribution(std::string_view rest) const;
+
+ private:
+  friend class Registry;
+  using It = std::map<std::string, Entry>::const_iterator;
+  const Entry* find(std::string_view rest) const;
+  std::size_t prefix_ = 0;  // length of the prefix every name in [first_, last_) starts with
+  It first_, last_;
 };
 
 }  // namespace fabricsim::stats

@@ -344,22 +344,33 @@ std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g
   }
   std::vector<std::vector<std::vector<int>>> routes(n, std::vector<std::vector<int>>(g.endpoints()));
   if (n == 0) return routes;  // back to back: no switch to route in
-  // Distances from each switch that hosts endpoints; shared by its endpoints.
-  std::map<int, std::vector<int>> dist_from;
+  // Per switch that hosts endpoints: the distances to it, and each switch's next hops
+  // toward it, shared by its endpoints (each copies them: a leaf's uplinks to every remote
+  // endpoint are one list, built once).
+  struct Toward {
+    std::vector<int> distance;
+    std::vector<std::vector<int>> next_hops;  // per switch
+  };
+  std::map<int, Toward> toward;
   for (int e = 0; e < g.endpoints(); ++e) {
     const int root = g.host_switch[e];
-    auto it = dist_from.find(root);
-    if (it == dist_from.end()) it = dist_from.emplace(root, switch_distances(g, root)).first;
-    const std::vector<int>& d = it->second;
+    auto it = toward.find(root);
+    if (it == toward.end()) {
+      Toward t{switch_distances(g, root), std::vector<std::vector<int>>(static_cast<std::size_t>(n))};
+      for (int s = 0; s < n; ++s)
+        for (const auto& [next, port] : adj[s])
+          if (t.distance[s] >= 0 && t.distance[next] == t.distance[s] - 1) t.next_hops[s].push_back(port);
+      it = toward.emplace(root, std::move(t)).first;
+    }
+    const Toward& t = it->second;
     for (int s = 0; s < n; ++s) {
       if (s == root) {
         routes[s][e] = {g.host_port[e]};
         continue;
       }
-      if (d[s] < 0)
+      if (t.distance[s] < 0)
         throw std::invalid_argument("endpoint ep" + std::to_string(e) + " is unreachable from switch " + g.switches[s].name);
-      for (const auto& [t, port] : adj[s])
-        if (d[t] == d[s] - 1) routes[s][e].push_back(port);
+      routes[s][e] = t.next_hops[s];
     }
   }
   return routes;
