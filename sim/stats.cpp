@@ -93,9 +93,17 @@ double Distribution::percentile(double q) const {
 }
 
 nlohmann::json Distribution::summary() const {
-  return {{"count", count()},         {"mean", mean()},           {"min", min()},
-          {"p50", percentile(50)},    {"p99", percentile(99)},    {"p99.9", percentile(99.9)},
-          {"max", max()}};
+  // Straight into the object's map (an initializer list builds and copies a pair per field).
+  nlohmann::json s = nlohmann::json::object();
+  auto& fields = s.get_ref<nlohmann::json::object_t&>();
+  fields.emplace("count", count());
+  fields.emplace("mean", mean());
+  fields.emplace("min", min());
+  fields.emplace("p50", percentile(50));
+  fields.emplace("p99", percentile(99));
+  fields.emplace("p99.9", percentile(99.9));
+  fields.emplace("max", max());
+  return s;
 }
 
 Registry::Entry& Registry::claim(const std::string& name, const char* description, const char* unit) {
