@@ -6,16 +6,11 @@
 
 namespace fabricsim::stats {
 
-void Distribution::add(double v) {
-  if (!(v >= 0)) throw std::invalid_argument("distribution sample " + std::to_string(v) + " is negative or NaN");
-  min_ = count_ == 0 ? v : std::min(min_, v);
-  max_ = count_ == 0 ? v : std::max(max_, v);
-  ++count_;
-  sum_ += v;
-  if (binned_) {
-    bin(v);
-    return;
-  }
+void Distribution::reject(double v) {
+  throw std::invalid_argument("distribution sample " + std::to_string(v) + " is negative or NaN");
+}
+
+void Distribution::keep(double v) {
   if (!samples_.empty() && v < samples_.back()) sorted_ = false;
   samples_.push_back(v);
   if (samples_.size() > kExactSamples) bin_samples();
@@ -27,12 +22,7 @@ void Distribution::bin_samples() {
   binned_ = true;
 }
 
-void Distribution::bin(double v) {
-  if (v == 0) ++zeros_;
-  else count_in(bucket_of(v), 1);
-}
-
-int Distribution::bucket_of(double v) {
+int Distribution::bucket_of_by_frexp(double v) {
   int e = 0;
   const double m = std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1); (m - 0.5) x 2 kSubBuckets is exact
   return e * kSubBuckets + static_cast<int>((m - 0.5) * (2 * kSubBuckets));

@@ -3,7 +3,9 @@
 // paths keep the returned reference; nothing looks names up while simulating.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <string>
@@ -48,7 +50,15 @@ class alignas(64) Distribution {
   static constexpr double kRelativeError = 1.0 / (2 * kSubBuckets);
 
   /// Adds one sample; a negative or NaN value is a bug in the caller (std::invalid_argument).
-  void add(double v);
+  void add(double v) {
+    if (!(v >= 0)) reject(v);
+    min_ = count_ == 0 ? v : std::min(min_, v);
+    max_ = count_ == 0 ? v : std::max(max_, v);
+    ++count_;
+    sum_ += v;
+    if (binned_) bin(v);
+    else keep(v);
+  }
   std::uint64_t count() const { return count_; }
   double mean() const { return count_ == 0 ? 0.0 : sum_ / static_cast<double>(count_); }
   double min() const { return count_ == 0 ? 0.0 : min_; }
@@ -66,10 +76,34 @@ class alignas(64) Distribution {
   bool binned() const { return binned_; }
 
  private:
-  static int bucket_of(double v);       // v > 0
+  // The histogram bucket of v > 0: e kSubBuckets + the sub-bucket, with v = m 2^e, m in
+  // [0.5, 1) (std::frexp), (m - 0.5) 2 kSubBuckets the sub-bucket. For a normal double, e
+  // is its biased exponent - 1022 and the sub-bucket the top 8 bits of its mantissa,
+  // exactly; subnormals and infinity go through frexp.
+  static int bucket_of(double v) {
+    static_assert(kSubBuckets == 256, "the sub-bucket is the mantissa's top 8 bits");
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    const auto biased = static_cast<int>(bits >> 52);  // v > 0: no sign bit
+    if (biased == 0 || biased == 0x7ff) return bucket_of_by_frexp(v);
+    return (biased - 1022) * kSubBuckets + static_cast<int>((bits >> 44) & 0xff);
+  }
+  static int bucket_of_by_frexp(double v);
+  [[noreturn]] static void reject(double v);  // a negative or NaN sample
+  void keep(double v);  // one sample into the exact samples
   static double bucket_middle(int bucket);
   void count_in(int bucket, std::uint64_t n);
-  void bin(double v);  // one sample into the histogram
+  // One sample into the histogram.
+  void bin(double v) {
+    if (v == 0) {
+      ++zeros_;
+      return;
+    }
+    const int b = bucket_of(v);
+    const auto i = static_cast<std::size_t>(b - first_);
+    if (b >= first_ && i < counts_.size()) ++counts_[i];
+    else count_in(b, 1);
+  }
   void bin_samples();
 
   // What add() reads of a binned distribution first, in one cache line (the object is

@@ -77,6 +77,34 @@ TEST(Distribution, BinnedPercentilesWithinTheRelativeErrorBound) {
   }
 }
 
+// The bucket a binned sample falls in, as std::frexp defines it: v = m 2^e, m in [0.5, 1).
+// Distribution::bucket_of takes it from the double's bits; this is the reference.
+double frexp_bucket_middle(double v) {
+  int e = 0;
+  const double m = std::frexp(v, &e);
+  const int sub = static_cast<int>((m - 0.5) * (2 * Distribution::kSubBuckets));
+  return std::ldexp(0.5 + (sub + 0.5) / (2 * Distribution::kSubBuckets), e);
+}
+
+TEST(Distribution, BinnedSamplesFallInTheBucketFrexpGives) {
+  // A binned distribution of v (one sample) and copies of a larger value: its lowest
+  // percentile is the middle of v's bucket, clamped to [v, the larger value].
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> mantissa(0.5, 1.0);
+  std::uniform_int_distribution<int> exponent(-1070, 1000);
+  std::vector<double> values = {1.0, 0.5, 0.75, 1.5, 1000.0, 250.125, 743.8, 1e-300, 4.9e-324, 1e-310, 2.2250738585072014e-308,
+                                1.7976931348623157e308 / 4, std::nextafter(1.0, 0.0), std::nextafter(1.0, 2.0)};
+  for (int i = 0; i < 2000; ++i) values.push_back(std::ldexp(mantissa(rng), exponent(rng)));
+  for (double v : values) {
+    Distribution d;
+    d.add(v);
+    const double top = std::max(v, 1.0) * 4;
+    for (std::size_t i = 0; i < Distribution::kExactSamples; ++i) d.add(top);
+    ASSERT_TRUE(d.binned());
+    EXPECT_EQ(d.percentile(0), std::clamp(frexp_bucket_middle(v), v, top)) << v;
+  }
+}
+
 TEST(Distribution, EqualSamplesGiveTheExactValue) {
   Distribution d;
   for (int i = 0; i < 5000; ++i) d.add(743.8);
