@@ -69,31 +69,34 @@ namespace {
 
 constexpr std::string_view kHugetlbTunable = "glibc.malloc.hugetlb";
 
+// The value of `entry` if it is `name`=value. No allocation, no library state:
+// run_with_malloc_huge_pages uses it before any constructor has run.
+std::optional<std::string_view> value_of(std::string_view entry, std::string_view name) {
+  if (entry.size() <= name.size() || entry.substr(0, name.size()) != name || entry[name.size()] != '=') return {};
+  return entry.substr(name.size() + 1);
+}
+
 // The value GLIBC_TUNABLES (`tunables`, name=value pairs separated by ':') gives tunable
-// `name`, the last of that name counting; empty optional if none. No allocation, no
-// library state: run_with_malloc_huge_pages uses it before any constructor has run.
+// `name`, the last of that name counting; empty optional if none.
 std::optional<std::string_view> tunable(std::string_view tunables, std::string_view name) {
   std::optional<std::string_view> value;
   while (!tunables.empty()) {
     const std::size_t colon = tunables.find(':');
-    const std::string_view t = tunables.substr(0, colon);
-    if (t.size() > name.size() && t.substr(0, name.size()) == name && t[name.size()] == '=')
-      value = t.substr(name.size() + 1);
+    if (const auto v = value_of(tunables.substr(0, colon), name)) value = v;
     if (colon == std::string_view::npos) break;
     tunables.remove_prefix(colon + 1);
   }
   return value;
 }
 
+#ifndef FABRICSIM_OWN_ALLOCATOR
 // The value of `name` in the environment `envp` (NAME=value entries), empty if absent.
 std::string_view env_value(char** envp, std::string_view name) {
-  for (char** e = envp; e && *e; ++e) {
-    const std::string_view entry(*e);
-    if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=')
-      return entry.substr(name.size() + 1);
-  }
+  for (char** e = envp; e && *e; ++e)
+    if (const auto v = value_of(*e, name)) return *v;
   return {};
 }
+#endif
 
 }  // namespace
 
@@ -119,16 +122,17 @@ void run_with_malloc_huge_pages(char** argv, char** envp) {
   // runs as it is.
   static char tunables[4096];
   static char* env[1024];
-  const std::string_view name = "GLIBC_TUNABLES=", added = kMallocHugePages;
-  const std::size_t length = name.size() + before.size() + (before.empty() ? 0 : 1) + added.size();
+  const std::string_view name = "GLIBC_TUNABLES", added = kMallocHugePages;
+  const std::string_view separator = before.empty() ? "" : ":";
+  const std::size_t length = name.size() + 1 + before.size() + separator.size() + added.size();
   if (length >= sizeof tunables) return;
   char* w = tunables;
-  for (std::string_view part : {name, before, before.empty() ? std::string_view() : std::string_view(":"), added})
+  for (std::string_view part : {name, std::string_view("="), before, separator, added})
     w = std::copy(part.begin(), part.end(), w);
   *w = '\0';
   std::size_t k = 0;
   for (char** e = envp; e && *e; ++e) {
-    if (std::string_view(*e).substr(0, name.size()) == name) continue;
+    if (value_of(*e, name)) continue;  // replaced by `tunables`
     if (k + 2 >= std::size(env)) return;
     env[k++] = *e;
   }

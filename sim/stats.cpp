@@ -115,16 +115,6 @@ Distribution& Registry::distribution(const std::string& name, const char* descri
   return *e.distribution;
 }
 
-const Counter* Registry::find_counter(const std::string& name) const {
-  auto it = stats_.find(name);
-  return it == stats_.end() ? nullptr : it->second.counter;
-}
-
-const Distribution* Registry::find_distribution(const std::string& name) const {
-  auto it = stats_.find(name);
-  return it == stats_.end() ? nullptr : it->second.distribution;
-}
-
 Registry::Scope Registry::scope(const std::string& prefix) const {
   Scope s;
   s.prefix_ = prefix.size();

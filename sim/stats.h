@@ -129,9 +129,6 @@ class Registry {
   /// A new statistic `name`; `description` and `unit` are string literals (kept as pointers).
   Counter& counter(const std::string& name, const char* description, const char* unit);
   Distribution& distribution(const std::string& name, const char* description, const char* unit);
-  /// Counter by name, or nullptr (for reports, not hot paths).
-  const Counter* find_counter(const std::string& name) const;
-  const Distribution* find_distribution(const std::string& name) const;
   class Scope;
   /// The statistics whose names start with `prefix` (one block's: "fabric.ep3."), found by
   /// the rest of their names: a report that reads a block's statistics looks the block up

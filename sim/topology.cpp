@@ -359,7 +359,7 @@ std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g
       Toward t{switch_distances(g, root), std::vector<std::vector<int>>(static_cast<std::size_t>(n))};
       for (int s = 0; s < n; ++s)
         for (const auto& [next, port] : adj[s])
-          if (t.distance[s] >= 0 && t.distance[next] == t.distance[s] - 1) t.next_hops[s].push_back(port);
+          if (t.distance[next] == t.distance[s] - 1) t.next_hops[s].push_back(port);  // none for unreachable s (-1)
       it = toward.emplace(root, std::move(t)).first;
     }
     const Toward& t = it->second;

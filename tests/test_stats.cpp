@@ -105,6 +105,28 @@ TEST(Distribution, BinnedSamplesFallInTheBucketFrexpGives) {
   }
 }
 
+TEST(Registry, ScopeFindsOneBlocksStatisticsByTheRestOfTheirNames) {
+  fabricsim::stats::Registry r;
+  r.counter("fabric.ep1.rx_packets", "d", "packets").add(1);
+  r.counter("fabric.ep10.rx_packets", "d", "packets").add(10);
+  r.counter("fabric.ep1.rdma.completions", "d", "completions").add(3);
+  r.distribution("fabric.ep1.packet_latency", "d", "ns").add(7.5);
+  r.counter("fabric.ep2.rx_packets", "d", "packets").add(2);
+  r.counter("fabric.ep0.tx_packets", "d", "packets").add(4);
+  const auto ep1 = r.scope("fabric.ep1.");
+  ASSERT_NE(ep1.find_counter("rx_packets"), nullptr);
+  EXPECT_EQ(ep1.find_counter("rx_packets")->value(), 1u);  // not ep10's, which sorts right after
+  EXPECT_EQ(ep1.find_counter("rdma.completions")->value(), 3u);
+  EXPECT_EQ(ep1.find_distribution("packet_latency")->max(), 7.5);
+  EXPECT_EQ(ep1.find_counter("packet_latency"), nullptr);  // a distribution, not a counter
+  EXPECT_EQ(ep1.find_counter("tx_packets"), nullptr);
+  EXPECT_EQ(r.scope("fabric.ep10.").find_counter("rx_packets")->value(), 10u);
+  EXPECT_EQ(r.scope("fabric.ep3.").find_counter("rx_packets"), nullptr);  // no such block
+  EXPECT_EQ(r.scope("fabric.ep0.").find_counter("rx_packets"), nullptr);  // ep1's is not ep0's
+  EXPECT_EQ(r.scope("fabric.ep0.").find_counter("tx_packets")->value(), 4u);
+  EXPECT_THROW(r.counter("fabric.ep1.packet_latency", "d", "packets"), std::logic_error);
+}
+
 TEST(Distribution, EqualSamplesGiveTheExactValue) {
   Distribution d;
   for (int i = 0; i < 5000; ++i) d.add(743.8);
