@@ -295,6 +295,7 @@ struct ReferenceCase {
 std::vector<ReferenceCase> reference_cases() {
   const bool asan = fabricsim::test::kAddressSanitizer;
   const std::string s1 = asan ? "20us" : "60us", s2 = asan ? "30us" : "100us";
+  const std::string s2_pfc = asan ? "15us" : "40us", incast = asan ? "60us" : "150us";
   // The sanitizer build stops the AllReduce examples part way (about 1 ms whole) and runs
   // a shorter training step (a tenth of the compute, a third of the gradients, the first
   // bucket's AllReduce still overlapping the backward pass); Release runs the examples as
@@ -317,6 +318,14 @@ std::vector<ReferenceCase> reference_cases() {
        {"collective.algorithm=double_binary_tree", "collective.sizes=[1MiB]"}},
       {"TrainingStepFattree", "examples/training_step_fattree.yaml", training},
       {"Quickstart", "examples/quickstart.yaml", {}},
+      // PFC: PAUSE, refresh and RESUME on VOQ inputs (small thresholds: inputs pause and
+      // resume all the time), and the RoCE examples (shared memory, ECN, DCQCN).
+      {"S2PfcPauses", "bench/s2_kary_ntree.yaml",
+       {"simulation.duration=" + s2_pfc, "simulation.warmup=5us", "link.framing=roce_v2", "link.flow_control=pfc",
+        "switch.pfc.xoff=4KiB", "switch.pfc.xon=2KiB", "switch.pfc.headroom=8KiB", "switch.input_buffer=64KiB",
+        "switch.pfc.pause_quanta=64", "traffic.pattern=hotspot", "traffic.load=0.6"}},
+      {"IncastRoce", "examples/incast_roce.yaml", {"simulation.duration=" + incast, "simulation.warmup=10us"}},
+      {"DcqcnIncastRoce", "examples/dcqcn_incast_roce.yaml", {"simulation.duration=" + incast, "simulation.warmup=10us"}},
   };
 }
 

@@ -180,10 +180,11 @@ std::vector<BlockedHead> Switch::blocked_heads() const {
 // so an edge in between finds the same heads as now. It decides something only for a
 // head that is ready with its output (and input) free: the head waits for credits, or it
 // lost allocation and is retried on any edge; or for an open credit stall, which closes
-// on the edge where its head is no longer blocked; or with a PFC input, whose refresh and
-// resume run on any edge. Otherwise credit returns wait for the next wake (TxPort::update
-// applies every return due by then), and so do releases (process_releases runs before
-// admission): the same state, fewer activations.
+// on the edge where its head is no longer blocked. Otherwise credit returns wait for the
+// next wake (TxPort::update applies every return due by then), and so do releases
+// (process_releases runs before admission): the same state, fewer activations. A PFC
+// input needs no edge of its own for a release except while it pauses (a release can
+// resume it) and refreshes a PAUSE at a time schedule_next asks for.
 bool Switch::can_leave(const Head& h, const sc_time& now, const sc_time& horizon) const {
   // Ready, and (input-side queues) its input's read port frees before the next edge.
   return h.ready <= now && (!input_queued() || read_free_[h.in] <= horizon);
@@ -247,7 +248,7 @@ Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next
     }
     if (decide && !next_edge && blocked_next != o.open_stalls) next_edge = true;
   });
-  return {next_edge || ready_with_wire || every_edge_ || pfc_inputs_ || !stalling_.empty(), next_edge, leave};
+  return {next_edge || ready_with_wire || every_edge_ || !stalling_.empty(), next_edge, leave};
 }
 
 void Switch::schedule_next(const sc_time& now) {
@@ -264,21 +265,28 @@ void Switch::schedule_next(const sc_time& now) {
   if (outlook.leave != end_of_time_) consider(outlook.leave);
   if (outlook.next_edge || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(next_edge);
   arriving_.for_each([&](int p) { consider(admission_wake(p)); });
-  if (!releases_.empty() && edge_decides_) consider(releases_.front().at);
+  // PFC: a PAUSE still needed is refreshed on the first edge its half-quanta have run out,
+  // and while an input pauses a release can resume it (process_releases) on its own edge.
+  bool pausing = false;
+  for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
+    const auto& ip = inputs_[p];
+    if (!ip.link || ip.fc != FlowControl::pfc) continue;
+    for (int vl = 0; vl < params_.vls; ++vl)
+      if (ip.pfc[vl].pausing()) {
+        pausing = true;
+        consider(ip.pause_sent_at[vl] +
+                 sc_time(params_.pause_quanta * 256.0 / ip.link->timing().data_rate().bps(), sc_core::SC_SEC));
+      }
+  }
+  // Otherwise a release changes only counts that the next wake's admissions read after
+  // applying it (process_releases runs first), as they would on the release's own edge.
+  if (!releases_.empty() && (edge_decides_ || pausing)) consider(releases_.front().at);
   // Without edge_decides_ only PAUSE changes count (TxPort::next_change).
   if (edge_decides_ || pause_received_)
     tx_changing_.for_each([&](int op) {
       sc_time at;
       if (outputs_[op].tx.next_change(now, at, edge_decides_)) consider(at);
     });
-  for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
-    const auto& ip = inputs_[p];
-    if (!ip.link || ip.fc != FlowControl::pfc) continue;
-    for (int vl = 0; vl < params_.vls; ++vl)
-      if (ip.pfc[vl].pausing())
-        consider(ip.pause_sent_at[vl] +
-                 sc_time(params_.pause_quanta * 256.0 / ip.link->timing().data_rate().bps(), sc_core::SC_SEC));
-  }
   if (have) wake_at(clock_.edge_at_or_after(next));
 }
 
