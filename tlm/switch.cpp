@@ -178,6 +178,7 @@ void Switch::attach_ingress(int port, const Link* link) {
   InputPort& ip = inputs_.at(port);
   ip.link = link;
   ip.fc = link->params().flow_control;
+  ip.pause_refresh = sc_time(params_.pause_quanta * 256.0 / link->timing().data_rate().bps(), sc_core::SC_SEC);
   pfc_inputs_ = pfc_inputs_ || ip.fc == FlowControl::pfc;
   fold_admission_ = fold_admission_ && ip.fc == FlowControl::credit;
 }
@@ -324,10 +325,8 @@ void Switch::process_releases(const sc_time& now) {
   for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
     auto& ip = inputs_[p];
     if (!ip.link || ip.fc != FlowControl::pfc) continue;
-    for (int vl = 0; vl < params_.vls; ++vl) {
-      const sc_time half = sc_time(params_.pause_quanta * 256.0 / ip.link->timing().data_rate().bps(), sc_core::SC_SEC);
-      if (ip.pfc[vl].pausing() && now >= ip.pause_sent_at[vl] + half) send_pause(p, vl, params_.pause_quanta, now);
-    }
+    for (int vl = 0; vl < params_.vls; ++vl)
+      if (ip.pfc[vl].pausing() && now >= ip.pause_sent_at[vl] + ip.pause_refresh) send_pause(p, vl, params_.pause_quanta, now);
   }
 }
 

@@ -321,6 +321,9 @@ class Switch : public sc_core::sc_module {
     hw::CreditLedger credits_held;           // credit links: blocks not yet returned upstream
     std::vector<hw::PfcIngress> pfc;         // per VL (pfc links)
     std::vector<sc_core::sc_time> pause_sent_at;
+    // PFC: a PAUSE still needed is re-sent this long after the last (half its quanta at
+    // the link's rate), set with the link.
+    sc_core::sc_time pause_refresh;
   };
   // Aligned to a cache line, which holds what every wake reads of an output it walks:
   // the fields up to and with the start of tx (TxPort keeps its hot fields first).

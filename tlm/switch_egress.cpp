@@ -274,8 +274,7 @@ void Switch::schedule_next(const sc_time& now) {
     for (int vl = 0; vl < params_.vls; ++vl)
       if (ip.pfc[vl].pausing()) {
         pausing = true;
-        consider(ip.pause_sent_at[vl] +
-                 sc_time(params_.pause_quanta * 256.0 / ip.link->timing().data_rate().bps(), sc_core::SC_SEC));
+        consider(ip.pause_sent_at[vl] + ip.pause_refresh);
       }
   }
   // Otherwise a release changes only counts that the next wake's admissions read after
