@@ -281,6 +281,9 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   fabric.finish_packet_log();
+  // Admissions a switch folded into a wake after the end, due before it (the marks they take).
+  const bool stopped = sc_core::sc_get_status() == sc_core::SC_STOPPED;
+  for (const auto& sw : fabric.switches()) sw->settle_admissions(sc_core::sc_time_stamp(), stopped);
 
   const double end_s = sc_core::sc_time_stamp().to_seconds();
   const double window_s = end_s - config.simulation.warmup.in_seconds();

@@ -103,7 +103,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   const auto routing = params_.routing.algorithm;
   every_edge_ = every_edge_for_test_;
   input_queued_ = params_.buffer == BufferOrganisation::input_fifo || params_.buffer == BufferOrganisation::voq;
-  fold_admission_ = !every_edge_ && input_queued() && !params_.ecn.enabled && to_allocator_ > sc_core::SC_ZERO_TIME &&
+  fold_admission_ = !every_edge_ && to_allocator_ > sc_core::SC_ZERO_TIME &&
                     (routing == hw::RoutingAlgorithm::d_mod_k || routing == hw::RoutingAlgorithm::ecmp);
   inputs_.resize(n);
   outputs_.resize(n);
@@ -180,10 +180,28 @@ void Switch::attach_ingress(int port, const Link* link) {
   ip.fc = link->params().flow_control;
   ip.pause_refresh = sc_time(params_.pause_quanta * 256.0 / link->timing().data_rate().bps(), sc_core::SC_SEC);
   pfc_inputs_ = pfc_inputs_ || ip.fc == FlowControl::pfc;
-  fold_admission_ = fold_admission_ && ip.fc == FlowControl::credit;
+  // A lossy admission can drop for the buffer (or WRED's draw) at any arrival: its edge shows.
+  fold_admission_ = fold_admission_ && ip.fc != FlowControl::none;
 }
 
 void Switch::end_of_elaboration() {
+  // PFC admission into an output-side buffer can also fail for the buffer's size, which
+  // every input fills: folded only where that buffer holds the most the lossless inputs
+  // can have in it at once (a credit input its allotment in cells, a PFC input xoff +
+  // headroom per VL), so that it never refuses a packet PFC accepts. An input buffer is
+  // the input's own: fold_admission_wake bounds it per arrival (its high-water mark).
+  if (fold_admission_ && pfc_inputs_ && !input_queued()) {
+    const std::uint64_t cell_factor =
+        std::max<std::uint64_t>(1, (params_.cell_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
+    const auto& t = params_.pfc;
+    std::uint64_t most = 0;
+    for (const InputPort& ip : inputs_)
+      if (ip.link)
+        most += ip.fc == FlowControl::credit ? params_.input_buffer.in_bytes() * cell_factor
+                                             : static_cast<std::uint64_t>(params_.vls) * (t.xoff_bytes + t.headroom_bytes);
+    const hw::Size& buffer = shared_ ? params_.shared_buffer : params_.output_buffer;
+    fold_admission_ = most <= buffer.in_bytes();
+  }
   for (auto& o : outputs_) o.tx.resolve_receiver();
   // Credits and PAUSE frames go upstream without reading the socket each time.
   for (int p = 0; p < params_.ports; ++p)
@@ -201,12 +219,14 @@ void Switch::occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uin
   // switch only where it can change a decision) have left the buffer all the same.
   for (const Release& r : releases_)
     if (r.at <= now) ingress[r.in] -= r.charged;
-  // Admissions whose header edge has come but that wait for the next wake
-  // (admission_wake()) have entered the buffers all the same.
+  // Admissions whose header edge has passed but that wait for the next wake
+  // (admission_wake()) have entered the buffers all the same. One on an edge at this
+  // instant has not: edge by edge, the sampler runs before the switches at an instant
+  // (its wake-up was made first, tlm/wake_queue.h), so it reads them before they admit.
   if (!fold_admission_) return;
   for (std::size_t p = 0; p < inputs_.size(); ++p)
     inputs_[p].arrivals.walk(entries_, [&](const Entry& e) {
-      if (e.header_edge > now) return false;
+      if (e.header_edge >= now) return false;
       if (e.corrupted) return true;
       ingress[p] += e.charged;
       egress[e.out] += e.charged;
@@ -298,15 +318,23 @@ void Switch::wake_at(const sc_time& t) { wake_.notify_at(t); }
 void Switch::on_edge() {
   ++activations_;
   const sc_time now = sim_now();
+  const sc_time next_edge = clock_.edge_after(now);
   process_releases(now);
-  admit_arrivals(now);
+  admit_arrivals(now, next_edge);  // header edge at or before now (a wake is on an edge)
   tx_changing_.for_each([&](int op) {
     TxPort& tx = outputs_[op].tx;
     tx.update(now);
     if (tx.settled()) tx_changing_.erase(op);
   });
   schedule_egress(now);
-  schedule_next(now);
+  schedule_next(now, next_edge);
+}
+
+void Switch::settle_admissions(const sc_time& end, bool stopped) {
+  // Edge by edge, every header edge before the end had its wake; a run that ends at its
+  // duration leaves the events at the end itself alone (the kernel's rule), a run the
+  // model stopped ran every wake due at that instant first.
+  if (fold_admission_) admit_arrivals(end, stopped ? clock_.edge_after(end) : end);
 }
 
 void Switch::process_releases(const sc_time& now) {
@@ -330,15 +358,16 @@ void Switch::process_releases(const sc_time& now) {
   }
 }
 
-void Switch::admit_arrivals(const sc_time& now) {
-  // Every arrival whose header is in, in the order edge-by-edge admission takes them: by
-  // header edge, then input, then arrival (folded admissions can span several edges).
+void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
+  // Every arrival whose header edge is before `limit`, in the order edge-by-edge admission
+  // takes them: by header edge, then input, then arrival (folded admissions can span
+  // several edges).
   due_.clear();
   arriving_.for_each([&](int port) {
     const InputPort& ip = inputs_[port];
-    if (ip.first_header > now) return;
+    if (ip.first_header >= limit) return;  // its header edge is not before it either
     ip.arrivals.walk(entries_, [&](const Entry& e) {
-      if (e.header_at > now) return false;
+      if (e.header_edge >= limit) return false;
       due_.push_back({e.header_edge, port});
       return true;
     });
@@ -373,18 +402,31 @@ void Switch::admit_arrivals(const sc_time& now) {
 // waits for the first wake at or after its header edge, at the latest its ready time,
 // unless its own edge can change something seen before then: a corrupted frame (credits
 // back, drop counted), a possible new ingress high-water mark (the buffer counted with
-// every earlier arrival and no release above the mark: the statistic could otherwise
-// miss the end of the run), or an edge that decides something anyway (edge_decides_:
-// an admission edge runs the egress decisions too). This computes the folded case
-// without edge_decides_ and keeps it in the input until InputPort::stale().
+// every earlier arrival and no release above the mark: a later wake applies the releases
+// due by then first, and the mark could come out lower), on a PFC input an arrival whose
+// priority pauses (edge by edge, a release before the wake finds its bytes counted and
+// may not resume) or whose count with the arrivals ahead reaches xoff (PAUSE), or an
+// edge that decides something anyway (edge_decides_: an admission edge runs the egress
+// decisions too). This computes the folded case without edge_decides_ and keeps it in
+// the input until InputPort::stale() (an arrival or a release on the input).
 void Switch::fold_admission_wake(InputPort& ip) const {
   const sc_time ready = entries_[ip.arrivals.front()].ready;
   ip.folded_wake = ready;
   std::uint64_t bytes = ip.bytes;
+  // PFC: each VL's count with the arrivals ahead admitted, as PfcIngress keeps it.
+  const bool pfc = ip.fc == FlowControl::pfc;
+  std::array<std::uint64_t, hw::kMaxDataVls> pfc_bytes;
+  for (int vl = 0; pfc && vl < params_.vls; ++vl) pfc_bytes[vl] = ip.pfc[vl].occupancy();
+  // Until admission, an entry's VL is the one it arrived on (PFC's priority).
+  auto pfc_shows = [&](const Entry& e) {
+    const hw::PfcIngress& count = ip.pfc[e.vl];
+    pfc_bytes[e.vl] += e.charged;
+    return count.pausing() || pfc_bytes[e.vl] >= count.thresholds().xoff_bytes;
+  };
   ip.arrivals.walk(entries_, [&](const Entry& e) {
     if (e.header_edge >= ready) return false;
     bytes += e.charged;  // the input's buffer with every arrival up to this one admitted
-    if (e.corrupted || bytes > ip.high_water) {
+    if (e.corrupted || bytes > ip.high_water || (pfc && pfc_shows(e))) {
       ip.folded_wake = e.header_edge;
       return false;
     }

@@ -254,8 +254,17 @@ class Switch : public sc_core::sc_module {
   std::vector<BufferBound> buffer_bounds() const;
   /// Ingress drops by cause; they add up to packets_dropped().
   const DropCounts& drop_counts() const { return drops_; }
+  /// At the end of a run (at `end`; `stopped`: the model stopped it there, rather than
+  /// its duration): admits the arrivals whose admission was folded into a wake after the
+  /// end but whose header edge came before it, as an edge-by-edge switch did on those
+  /// edges, so that what admission counts (ECN/FECN marks) is in the results.
+  void settle_admissions(const sc_core::sc_time& end, bool stopped);
   /// Test only: see AccountingFault.
-  void inject_fault_for_test(AccountingFault f) { fault_ = f; }
+  void inject_fault_for_test(AccountingFault f) {
+    fault_ = f;
+    // The fault drops at admission: on the packet's own edge.
+    if (f == AccountingFault::drop_lossless) fold_admission_ = false;
+  }
   /// Test only: switches built after this wake on every core edge while they hold a
   /// packet (the allocator runs every cycle, as in hardware), with no wake-up cut. The
   /// reference the event-driven wake-ups must reproduce exactly.
@@ -351,7 +360,8 @@ class Switch : public sc_core::sc_module {
   void end_of_elaboration() override;
   // switch.cpp: admission side
   void process_releases(const sc_core::sc_time& now);
-  void admit_arrivals(const sc_core::sc_time& now);
+  /// Admits the arrivals whose header edge is before `limit`, at `now`.
+  void admit_arrivals(const sc_core::sc_time& now, const sc_core::sc_time& limit);
   /// When input `port` next needs the switch awake for admission (switch.cpp). Inline:
   /// schedule_next asks for every input with arrivals on every wake.
   const sc_core::sc_time& admission_wake(int port) {
@@ -376,7 +386,8 @@ class Switch : public sc_core::sc_module {
   void transmit(int q, const sc_core::sc_time& now);
   void head_changed(int q, int prev_out);
   void refresh_heads_ready(int op);
-  void schedule_next(const sc_core::sc_time& now);
+  /// `next_edge`: the core edge after now.
+  void schedule_next(const sc_core::sc_time& now, const sc_core::sc_time& next_edge);
   /// What the heads waiting now ask of the next wake-ups (switch_egress.cpp).
   struct EdgeOutlook {
     bool decides;             ///< an edge with only a credit return or release due could decide something
@@ -458,10 +469,13 @@ class Switch : public sc_core::sc_module {
   bool pause_received_ = false; // some output got a PAUSE frame (TxPort pause changes to wake for)
   // Admission without an edge of its own (admission_wake()): a packet is admitted at the
   // first wake at or after its header edge, in the order edge-by-edge admission would
-  // take, where nothing admission does is seen before that wake: every input on credit
-  // flow control (no drop, no PAUSE), routing that reads neither queues nor the clock
-  // nor a counter (D-mod-k, ECMP: the port is chosen on arrival), no ECN/FECN marking,
-  // input-side queues, a packet never ready on its own header edge.
+  // take, where nothing admission does is seen before that wake: every input lossless
+  // (credit or PFC flow control: no drop for the buffer; a PFC arrival that could send
+  // PAUSE keeps its edge, fold_admission_wake), routing that reads neither queues nor the
+  // clock nor a counter (D-mod-k, ECMP: the port is chosen on arrival), a packet never
+  // ready on its own header edge. The ECN/FECN marks admission takes read the output
+  // queue, which only admissions (in the same order) and transmissions (at wakes) change,
+  // and are counted at the end of a run for arrivals it left (settle_admissions()).
   bool fold_admission_ = false;
   bool input_queued_ = false;   // buffer is input_fifo or voq
   const sc_core::sc_time end_of_time_ = sc_core::sc_max_time();  // EdgeOutlook::leave when no head can leave

@@ -251,7 +251,7 @@ Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next
   return {next_edge || ready_with_wire || every_edge_ || !stalling_.empty(), next_edge, leave};
 }
 
-void Switch::schedule_next(const sc_time& now) {
+void Switch::schedule_next(const sc_time& now, const sc_time& next_edge) {
   bool have = false;
   sc_time next;
   auto consider = [&](const sc_time& t) {
@@ -259,7 +259,6 @@ void Switch::schedule_next(const sc_time& now) {
     if (!have || t < next) next = t;
     have = true;
   };
-  const sc_time next_edge = clock_.edge_after(now);
   const EdgeOutlook outlook = edge_decides(now, next_edge);
   edge_decides_ = outlook.decides;
   if (outlook.leave != end_of_time_) consider(outlook.leave);
