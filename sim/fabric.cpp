@@ -337,6 +337,8 @@ void Fabric::sample() {
   }
   std::uint64_t ingress_total = 0, egress_total = 0;
   for (std::size_t s = 0; s < switches_.size(); ++s) {
+    // Before the switches act at this instant, as edge by edge (its wake-up was made first).
+    switches_[s]->settle_admissions(now, false);
     switches_[s]->occupancy(ingress_, egress_);
     for (std::size_t p = 0; p < ingress_.size(); ++p) {
       ingress_total += ingress_[p];

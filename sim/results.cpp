@@ -281,7 +281,9 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   fabric.finish_packet_log();
-  // Admissions a switch folded into a wake after the end, due before it (the marks they take).
+  // Admissions a switch folded into a wake after the end, due before it. A run that ends
+  // at its duration leaves the events at the end itself alone (the kernel's rule); a run
+  // the model stopped ran every wake due at that instant first.
   const bool stopped = sc_core::sc_get_status() == sc_core::SC_STOPPED;
   for (const auto& sw : fabric.switches()) sw->settle_admissions(sc_core::sc_time_stamp(), stopped);
 

@@ -270,8 +270,8 @@ void expect_same_as_every_edge(const fabricsim::sim::FabricConfig& config, const
 // switch before the switch acts at that instant), runs ending at assorted instants (a
 // packet admitted only after the end must change no statistic: the ingress high-water
 // mark keeps its edge when it could rise, the ECN marks of arrivals left at the end are
-// counted by Switch::settle_admissions), ECN marking, output-side buffers and PFC
-// inputs (an arrival that could send PAUSE keeps its edge).
+// counted by Switch::settle_admissions), ECN marking, routes chosen at admission,
+// output-side buffers and PFC inputs (an arrival that could send PAUSE keeps its edge).
 TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
   const bool asan = fabricsim::test::kAddressSanitizer;
   const std::vector<std::string> ecn = {"switch.ecn.enabled=true", "switch.ecn.kmin=1KB", "switch.ecn.kmax=16KB",
@@ -283,6 +283,10 @@ TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
   const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
       {"bench/s2_kary_ntree.yaml", {}},
       {"bench/s2_kary_ntree.yaml", with(ecn, {"switch.buffer=shared_memory", "switch.shared_buffer=32MiB"})},
+      // The route is chosen at admission: on the queues (adaptive), per packet (spray).
+      {"bench/s2_kary_ntree.yaml", with(ecn, {"routing.algorithm=adaptive"})},
+      {"bench/s2_kary_ntree.yaml", {"routing.algorithm=spray", "switch.buffer=output_queued", "switch.speedup=2",
+                                    "switch.output_buffer=4MiB"}},
       {"examples/single_switch.yaml", with(ecn, {"switch.buffer=output_queued", "switch.speedup=2"})},
       {"examples/single_switch.yaml",
        with(ecn, {"link.flow_control=pfc", "switch.buffer=voq", "switch.pfc.xoff=24KiB", "switch.pfc.xon=12KiB",

@@ -100,11 +100,9 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
   credit_return_latency_ = to_sc(params_.credit_return_latency);
-  const auto routing = params_.routing.algorithm;
   every_edge_ = every_edge_for_test_;
   input_queued_ = params_.buffer == BufferOrganisation::input_fifo || params_.buffer == BufferOrganisation::voq;
-  fold_admission_ = !every_edge_ && to_allocator_ > sc_core::SC_ZERO_TIME &&
-                    (routing == hw::RoutingAlgorithm::d_mod_k || routing == hw::RoutingAlgorithm::ecmp);
+  fold_admission_ = !every_edge_ && to_allocator_ > sc_core::SC_ZERO_TIME;
   inputs_.resize(n);
   outputs_.resize(n);
   egress_queued_.assign(n, 0);
@@ -219,19 +217,6 @@ void Switch::occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uin
   // switch only where it can change a decision) have left the buffer all the same.
   for (const Release& r : releases_)
     if (r.at <= now) ingress[r.in] -= r.charged;
-  // Admissions whose header edge has passed but that wait for the next wake
-  // (admission_wake()) have entered the buffers all the same. One on an edge at this
-  // instant has not: edge by edge, the sampler runs before the switches at an instant
-  // (its wake-up was made first, tlm/wake_queue.h), so it reads them before they admit.
-  if (!fold_admission_) return;
-  for (std::size_t p = 0; p < inputs_.size(); ++p)
-    inputs_[p].arrivals.walk(entries_, [&](const Entry& e) {
-      if (e.header_edge >= now) return false;
-      if (e.corrupted) return true;
-      ingress[p] += e.charged;
-      egress[e.out] += e.charged;
-      return true;
-    });
 }
 
 double Switch::egress_paused_seconds(int port, int vl) const {
@@ -273,11 +258,7 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   e.corrupted = p.corrupted;
   if (ip.fc == FlowControl::credit)
     ip.credits_held.hold(p.vl, (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
-  if (fold_admission_) {
-    // The route and the ready time do not depend on when admission runs.
-    e.out = static_cast<std::int16_t>(route(p, e.header_edge));
-    e.ready = pipeline_ready(e);
-  }
+  if (fold_admission_) e.ready = pipeline_ready(e);  // it does not depend on when admission runs
   ip.arrivals.push_back(entries_, entries_.add(e));
   if (ip.arrivals.size() == 1) ip.first_header = e.header_at;
   ip.stale();
@@ -330,11 +311,8 @@ void Switch::on_edge() {
   schedule_next(now, next_edge);
 }
 
-void Switch::settle_admissions(const sc_time& end, bool stopped) {
-  // Edge by edge, every header edge before the end had its wake; a run that ends at its
-  // duration leaves the events at the end itself alone (the kernel's rule), a run the
-  // model stopped ran every wake due at that instant first.
-  if (fold_admission_) admit_arrivals(end, stopped ? clock_.edge_after(end) : end);
+void Switch::settle_admissions(const sc_time& at, bool inclusive) {
+  if (fold_admission_) admit_arrivals(at, inclusive ? clock_.edge_after(at) : at);
 }
 
 void Switch::process_releases(const sc_time& now) {

@@ -239,7 +239,8 @@ class Switch : public sc_core::sc_module {
   /// Packets dropped (admission, PFC headroom, bit errors) so far.
   std::uint64_t packets_dropped() const { return dropped_; }
   /// Buffer occupancy now, per port (all VLs): bytes accounted to each input and bytes
-  /// queued for each output (`ports` entries each).
+  /// queued for each output (`ports` entries each). Admissions a switch folded into a
+  /// later wake are in only once settled (settle_admissions()).
   void occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uint64_t>& egress) const;
   /// Time output `port` spent paused on `vl` by its downstream [s].
   double egress_paused_seconds(int port, int vl) const;
@@ -254,11 +255,14 @@ class Switch : public sc_core::sc_module {
   std::vector<BufferBound> buffer_bounds() const;
   /// Ingress drops by cause; they add up to packets_dropped().
   const DropCounts& drop_counts() const { return drops_; }
-  /// At the end of a run (at `end`; `stopped`: the model stopped it there, rather than
-  /// its duration): admits the arrivals whose admission was folded into a wake after the
-  /// end but whose header edge came before it, as an edge-by-edge switch did on those
-  /// edges, so that what admission counts (ECN/FECN marks) is in the results.
-  void settle_admissions(const sc_core::sc_time& end, bool stopped);
+  /// Admits the arrivals whose admission was folded into a wake after `at` but whose
+  /// header edge came before it (`inclusive`: or at it), as an edge-by-edge switch did on
+  /// those edges, for what reads the switch from outside at `at`: the occupancy sampler
+  /// (before the switches act at its instant) and the results at the end of a run (the
+  /// marks, routes and buffers of those arrivals). Nothing the switch decides changes:
+  /// from the header edge to the folded wake nothing else is admitted before and nothing
+  /// is sent.
+  void settle_admissions(const sc_core::sc_time& at, bool inclusive);
   /// Test only: see AccountingFault.
   void inject_fault_for_test(AccountingFault f) {
     fault_ = f;
@@ -469,13 +473,13 @@ class Switch : public sc_core::sc_module {
   bool pause_received_ = false; // some output got a PAUSE frame (TxPort pause changes to wake for)
   // Admission without an edge of its own (admission_wake()): a packet is admitted at the
   // first wake at or after its header edge, in the order edge-by-edge admission would
-  // take, where nothing admission does is seen before that wake: every input lossless
-  // (credit or PFC flow control: no drop for the buffer; a PFC arrival that could send
-  // PAUSE keeps its edge, fold_admission_wake), routing that reads neither queues nor the
-  // clock nor a counter (D-mod-k, ECMP: the port is chosen on arrival), a packet never
-  // ready on its own header edge. The ECN/FECN marks admission takes read the output
-  // queue, which only admissions (in the same order) and transmissions (at wakes) change,
-  // and are counted at the end of a run for arrivals it left (settle_admissions()).
+  // take, with the header edge's time, where nothing admission does is seen before that
+  // wake: every input lossless (credit or PFC flow control: no drop for the buffer; a PFC
+  // arrival that could send PAUSE keeps its edge, fold_admission_wake), a packet never
+  // ready on its own header edge. The route (adaptive: the queued bytes; flowlet: the
+  // time; spray: a counter) and the ECN/FECN mark read what only admissions, in the same
+  // order, and transmissions, at wakes, change; what reads them from outside first settles
+  // them (settle_admissions()).
   bool fold_admission_ = false;
   bool input_queued_ = false;   // buffer is input_fifo or voq
   const sc_core::sc_time end_of_time_ = sc_core::sc_max_time();  // EdgeOutlook::leave when no head can leave
