@@ -271,11 +271,14 @@ void expect_same_as_every_edge(const fabricsim::sim::FabricConfig& config, const
 // packet admitted only after the end must change no statistic: the ingress high-water
 // mark keeps its edge when it could rise, the ECN marks of arrivals left at the end are
 // counted by Switch::settle_admissions), ECN marking, routes chosen at admission,
-// output-side buffers and PFC inputs (an arrival that could send PAUSE keeps its edge).
+// output-side buffers, PFC inputs (an arrival that could send PAUSE keeps its edge) and
+// lossy ones (drops for the buffer and WRED's).
 TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
   const bool asan = fabricsim::test::kAddressSanitizer;
   const std::vector<std::string> ecn = {"switch.ecn.enabled=true", "switch.ecn.kmin=1KB", "switch.ecn.kmax=16KB",
                                         "switch.ecn.pmax=0.5", "traffic.load=0.7"};
+  const std::vector<std::string> lossy = {"link.flow_control=none", "switch.wred.enabled=true", "switch.wred.kmin=2KB",
+                                          "switch.wred.kmax=16KB", "traffic.load=0.8"};
   auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
@@ -291,6 +294,11 @@ TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
       {"examples/single_switch.yaml",
        with(ecn, {"link.flow_control=pfc", "switch.buffer=voq", "switch.pfc.xoff=24KiB", "switch.pfc.xon=12KiB",
                   "switch.pfc.headroom=64KiB", "traffic.load=0.9"})},
+      // Lossy: drops for the input buffer, the output queue or the shared pool (which
+      // releases change: not folded), and WRED's.
+      {"bench/s2_kary_ntree.yaml", with(lossy, {"switch.buffer=voq", "switch.input_buffer=8KiB"})},
+      {"examples/single_switch.yaml", with(lossy, {"switch.buffer=output_queued", "switch.output_buffer=16KiB"})},
+      {"examples/single_switch.yaml", with(lossy, {"switch.buffer=shared_memory", "switch.shared_buffer=64KiB"})},
   };
   const std::vector<const char*> durations =
       asan ? std::vector<const char*>{"7.0007us"} : std::vector<const char*>{"20us", "13.3337us", "7.0007us"};

@@ -178,8 +178,11 @@ void Switch::attach_ingress(int port, const Link* link) {
   ip.fc = link->params().flow_control;
   ip.pause_refresh = sc_time(params_.pause_quanta * 256.0 / link->timing().data_rate().bps(), sc_core::SC_SEC);
   pfc_inputs_ = pfc_inputs_ || ip.fc == FlowControl::pfc;
-  // A lossy admission can drop for the buffer (or WRED's draw) at any arrival: its edge shows.
-  fold_admission_ = fold_admission_ && ip.fc != FlowControl::none;
+  // A lossy admission into a shared buffer reads the pool's free bytes, which the releases
+  // a later wake applies first would raise: the drop could come out differently. An input
+  // buffer's refusal is bounded by its high-water rule (fold_admission_wake), an output
+  // queue's reads only admissions and transmissions; WRED's draws come in admission order.
+  fold_admission_ = fold_admission_ && (ip.fc != FlowControl::none || !shared_);
 }
 
 void Switch::end_of_elaboration() {
@@ -381,7 +384,8 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
 // unless its own edge can change something seen before then: a corrupted frame (credits
 // back, drop counted), a possible new ingress high-water mark (the buffer counted with
 // every earlier arrival and no release above the mark: a later wake applies the releases
-// due by then first, and the mark could come out lower), on a PFC input an arrival whose
+// due by then first, and the mark could come out lower; below it, an input buffer cannot
+// refuse the arrival either way, lossy or PFC), on a PFC input an arrival whose
 // priority pauses (edge by edge, a release before the wake finds its bytes counted and
 // may not resume) or whose count with the arrivals ahead reaches xoff (PAUSE), or an
 // edge that decides something anyway (edge_decides_: an admission edge runs the egress

@@ -474,9 +474,10 @@ class Switch : public sc_core::sc_module {
   // Admission without an edge of its own (admission_wake()): a packet is admitted at the
   // first wake at or after its header edge, in the order edge-by-edge admission would
   // take, with the header edge's time, where nothing admission does is seen before that
-  // wake: every input lossless (credit or PFC flow control: no drop for the buffer; a PFC
-  // arrival that could send PAUSE keeps its edge, fold_admission_wake), a packet never
-  // ready on its own header edge. The route (adaptive: the queued bytes; flowlet: the
+  // wake: no drop for the buffer that could come out differently (credit inputs; PFC and
+  // lossy inputs where their buffer is bounded, attach_ingress, end_of_elaboration and
+  // fold_admission_wake; a PFC arrival that could send PAUSE keeps its edge), a packet
+  // never ready on its own header edge. The route (adaptive: the queued bytes; flowlet: the
   // time; spray: a counter) and the ECN/FECN mark read what only admissions, in the same
   // order, and transmissions, at wakes, change; what reads them from outside first settles
   // them (settle_admissions()).
