@@ -116,7 +116,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   has_head_.assign(n, 0);
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
   any_blocked_.assign(n, 0);
-  for (PortSet* set : {&out_heads_, &arriving_, &stalling_, &tx_changing_}) set->resize(n);
+  for (PortSet* set : {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_}) set->resize(n);
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
@@ -326,17 +326,22 @@ void Switch::process_releases(const sc_time& now) {
     ip.stale();
     ip.bytes -= r.charged;
     if (shared_) shared_->free(r.charged);
-    if (ip.fc == FlowControl::pfc &&
-        ip.pfc[r.vl].release(r.charged) == hw::PfcAction::send_resume)
-      send_pause(r.in, r.vl, 0, now);
+    if (ip.fc != FlowControl::pfc) continue;
+    if (ip.pfc[r.vl].release(r.charged) == hw::PfcAction::send_resume) send_pause(r.in, r.vl, 0, now);
+    note_pausing(r.in);
   }
   // PFC refresh: a PAUSE still needed is re-sent before its quanta run out.
-  for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
+  pausing_.for_each([&](int p) {
     auto& ip = inputs_[p];
-    if (!ip.link || ip.fc != FlowControl::pfc) continue;
     for (int vl = 0; vl < params_.vls; ++vl)
       if (ip.pfc[vl].pausing() && now >= ip.pause_sent_at[vl] + ip.pause_refresh) send_pause(p, vl, params_.pause_quanta, now);
-  }
+  });
+}
+
+void Switch::note_pausing(int in_port) {
+  const auto& pfc = inputs_[in_port].pfc;
+  if (std::any_of(pfc.begin(), pfc.end(), [](const hw::PfcIngress& c) { return c.pausing(); })) pausing_.insert(in_port);
+  else pausing_.erase(in_port);
 }
 
 void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
@@ -367,7 +372,9 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
     } else {
       ip.first_header = entries_[ip.arrivals.front()].header_at;
     }
-    if (admit(entries_[i], fold_admission_ ? d.edge : now)) {
+    const bool admitted = admit(entries_[i], fold_admission_ ? d.edge : now);
+    if (ip.fc == FlowControl::pfc) note_pausing(d.in);  // PFC may have paused (or undone) on it
+    if (admitted) {
       enqueue(i);
     } else {
       entries_.remove(i);

@@ -380,6 +380,8 @@ class Switch : public sc_core::sc_module {
   /// Links admitted entry `i` into its queue (in ready order).
   void enqueue(std::uint32_t i);
   void send_pause(int in_port, int vl, std::uint16_t quanta, const sc_core::sc_time& now);
+  /// After PFC accounting on input `in_port` changed: whether it is in pausing_.
+  void note_pausing(int in_port);
   void return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_core::sc_time& delay);
   void count_drop(FlowControl fc, bool headroom_exceeded);
   // switch_egress.cpp: allocation and transmission
@@ -443,6 +445,7 @@ class Switch : public sc_core::sc_module {
   PortSet arriving_;     // inputs with arrivals not yet admitted
   PortSet stalling_;     // outputs with an open credit stall (OutputPort::open_stalls)
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
+  PortSet pausing_;      // PFC inputs with a priority that pauses its upstream (note_pausing)
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
   Fifo<Release> releases_;  // in order of `at`, equal times in the order they were made
@@ -469,7 +472,7 @@ class Switch : public sc_core::sc_module {
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;
   WakeEvent wake_;
-  bool pfc_inputs_ = false;     // some input link uses PFC (refresh and resume work)
+  bool pfc_inputs_ = false;     // some input link uses PFC (end_of_elaboration: the fold's buffer bound)
   bool pause_received_ = false; // some output got a PAUSE frame (TxPort pause changes to wake for)
   // Admission without an edge of its own (admission_wake()): a packet is admitted at the
   // first wake at or after its header edge, in the order edge-by-edge admission would

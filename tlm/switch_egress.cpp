@@ -266,19 +266,14 @@ void Switch::schedule_next(const sc_time& now, const sc_time& next_edge) {
   arriving_.for_each([&](int p) { consider(admission_wake(p)); });
   // PFC: a PAUSE still needed is refreshed on the first edge its half-quanta have run out,
   // and while an input pauses a release can resume it (process_releases) on its own edge.
-  bool pausing = false;
-  for (int p = 0; pfc_inputs_ && p < params_.ports; ++p) {
+  pausing_.for_each([&](int p) {
     const auto& ip = inputs_[p];
-    if (!ip.link || ip.fc != FlowControl::pfc) continue;
     for (int vl = 0; vl < params_.vls; ++vl)
-      if (ip.pfc[vl].pausing()) {
-        pausing = true;
-        consider(ip.pause_sent_at[vl] + ip.pause_refresh);
-      }
-  }
+      if (ip.pfc[vl].pausing()) consider(ip.pause_sent_at[vl] + ip.pause_refresh);
+  });
   // Otherwise a release changes only counts that the next wake's admissions read after
   // applying it (process_releases runs first), as they would on the release's own edge.
-  if (!releases_.empty() && (edge_decides_ || pausing)) consider(releases_.front().at);
+  if (!releases_.empty() && (edge_decides_ || !pausing_.empty())) consider(releases_.front().at);
   // Without edge_decides_ only PAUSE changes count (TxPort::next_change).
   if (edge_decides_ || pause_received_)
     tx_changing_.for_each([&](int op) {
