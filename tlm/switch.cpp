@@ -177,7 +177,6 @@ void Switch::attach_ingress(int port, const Link* link) {
   ip.link = link;
   ip.fc = link->params().flow_control;
   ip.pause_refresh = sc_time(params_.pause_quanta * 256.0 / link->timing().data_rate().bps(), sc_core::SC_SEC);
-  pfc_inputs_ = pfc_inputs_ || ip.fc == FlowControl::pfc;
   // A lossy admission into a shared buffer reads the pool's free bytes, which the releases
   // a later wake applies first would raise: the drop could come out differently. An input
   // buffer's refusal is bounded by its high-water rule (fold_admission_wake), an output
@@ -191,17 +190,20 @@ void Switch::end_of_elaboration() {
   // can have in it at once (a credit input its allotment in cells, a PFC input xoff +
   // headroom per VL), so that it never refuses a packet PFC accepts. An input buffer is
   // the input's own: fold_admission_wake bounds it per arrival (its high-water mark).
-  if (fold_admission_ && pfc_inputs_ && !input_queued()) {
+  if (fold_admission_ && !input_queued()) {
     const std::uint64_t cell_factor =
         std::max<std::uint64_t>(1, (params_.cell_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
     const auto& t = params_.pfc;
     std::uint64_t most = 0;
-    for (const InputPort& ip : inputs_)
-      if (ip.link)
-        most += ip.fc == FlowControl::credit ? params_.input_buffer.in_bytes() * cell_factor
-                                             : static_cast<std::uint64_t>(params_.vls) * (t.xoff_bytes + t.headroom_bytes);
+    bool pfc = false;
+    for (const InputPort& ip : inputs_) {
+      if (!ip.link) continue;
+      pfc = pfc || ip.fc == FlowControl::pfc;
+      most += ip.fc == FlowControl::credit ? params_.input_buffer.in_bytes() * cell_factor
+                                           : static_cast<std::uint64_t>(params_.vls) * (t.xoff_bytes + t.headroom_bytes);
+    }
     const hw::Size& buffer = shared_ ? params_.shared_buffer : params_.output_buffer;
-    fold_admission_ = most <= buffer.in_bytes();
+    fold_admission_ = !pfc || most <= buffer.in_bytes();  // credits alone never overfill it
   }
   for (auto& o : outputs_) o.tx.resolve_receiver();
   // Credits and PAUSE frames go upstream without reading the socket each time.

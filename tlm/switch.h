@@ -472,7 +472,6 @@ class Switch : public sc_core::sc_module {
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;
   WakeEvent wake_;
-  bool pfc_inputs_ = false;     // some input link uses PFC (end_of_elaboration: the fold's buffer bound)
   bool pause_received_ = false; // some output got a PAUSE frame (TxPort pause changes to wake for)
   // Admission without an edge of its own (admission_wake()): a packet is admitted at the
   // first wake at or after its header edge, in the order edge-by-edge admission would
