@@ -109,6 +109,10 @@ Counter& Registry::counter(const std::string& name, const char* description, con
   return *e.counter;
 }
 
+void Registry::attach(const std::string& name, const char* description, const char* unit, Counter& counter) {
+  claim(name, description, unit).counter = &counter;
+}
+
 Distribution& Registry::distribution(const std::string& name, const char* description, const char* unit) {
   Entry& e = claim(name, description, unit);
   e.distribution = &distribution_store_.emplace_back();

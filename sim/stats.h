@@ -128,6 +128,10 @@ class Registry {
   Registry& operator=(Registry&&) = default;
   /// A new statistic `name`; `description` and `unit` are string literals (kept as pointers).
   Counter& counter(const std::string& name, const char* description, const char* unit);
+  /// A new counter `name` that the block keeps in its own data, beside what it writes
+  /// with it on its hot path (a registry counter is a cache line of its own per update);
+  /// `counter` must outlive every report of this registry.
+  void attach(const std::string& name, const char* description, const char* unit, Counter& counter);
   Distribution& distribution(const std::string& name, const char* description, const char* unit);
   class Scope;
   /// The statistics whose names start with `prefix` (one block's: "fabric.ep3."), found by

@@ -4,13 +4,15 @@
 // plain `Packet`, not tlm_generic_payload: a fabric packet has no address or
 // byte lanes, and a flat struct keeps the per-packet cost low.
 //
-// Forward path (transmitter -> link -> receiver), all calls made when the first
-// bit leaves the transmitter, with the annotated delay giving the time at the
-// receiver:
-//   BEGIN_HEADER  the header is parsed-ready at the receiver (cut-through may act)
-//   END_TAIL      the last bit of the frame has arrived (store-and-forward may act)
-// The link answers BEGIN_HEADER with TLM_UPDATED / END_REQ and a delay: the time
-// the transmitter stays busy with the packet (serialization incl. gaps).
+// Forward path (transmitter -> link -> receiver), both calls made when the first
+// bit leaves the transmitter:
+//   BEGIN_HEADER  transmitter -> link, the delay is when the first bit leaves. The link
+//                 answers TLM_UPDATED / END_REQ and a delay: the time the transmitter
+//                 stays busy with the packet (serialization incl. gaps).
+//   END_TAIL      link -> receiver, the delay is when the last bit of the frame has
+//                 arrived (store-and-forward may act). The packet carries both times
+//                 at the receiver: `header_at` (header parsed-ready: cut-through may
+//                 act) and `tail_at`; one call per packet, not one per time.
 //
 // Backward path (receiver -> link -> transmitter):
 //   CREDIT_RETURN  `credit_blocks` blocks of the receive buffer for `vl` are free again;

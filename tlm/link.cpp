@@ -59,10 +59,9 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
   // `delay` is when the first bit leaves the transmitter, relative to now.
   const sc_core::sc_time start = delay;
   const Frame times = frame(p.payload_bytes);  // a copy: the receiver asks this link too
-  sc_core::sc_time header = start + times.header;
-  sc_core::sc_time tail = start + times.tail;
+  const sc_core::sc_time tail = start + times.tail;
   const sc_core::sc_time now = sim_now();
-  p.header_at = now + header;
+  p.header_at = now + start + times.header;
   p.tail_at = now + tail;
   p.frame_bytes = static_cast<std::uint32_t>(times.bytes);
   // Bit errors: the receiver's CRC check will drop a corrupted frame.
@@ -73,8 +72,8 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
     p.corrupted = hw::unit_interval(rng_()) < loss;
     if (p.corrupted) ++counters_.corrupted;
   }
-  if (crosses_lanes_ && WakeQueue::instance().in_window()) defer_forward(p, header, tail);
-  else deliver(p, header, tail);
+  if (crosses_lanes_ && WakeQueue::instance().in_window()) defer_forward(p, tail);
+  else deliver(p, tail);
 
   const sc_core::sc_time busy = times.busy;
   ++counters_.packets;
@@ -85,10 +84,8 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
   return tlm::TLM_UPDATED;
 }
 
-void Link::deliver(Packet& p, sc_core::sc_time header, sc_core::sc_time tail) {
-  tlm::tlm_phase ph = BEGIN_HEADER;
-  receiver_(p, ph, header);
-  ph = END_TAIL;
+void Link::deliver(Packet& p, sc_core::sc_time tail) {
+  tlm::tlm_phase ph = END_TAIL;
   receiver_(p, ph, tail);
 }
 
@@ -101,13 +98,13 @@ tlm::tlm_sync_enum Link::backward(int, Packet& p, tlm::tlm_phase& phase, sc_core
 }
 
 // Out of line: the calls within a lane, nearly all of them, keep their short path.
-void Link::defer_forward(Packet& p, const sc_core::sc_time& header, const sc_core::sc_time& tail) {
+void Link::defer_forward(Packet& p, const sc_core::sc_time& tail) {
   // The receiver is another lane's: it hears of the packet before its next window, as of
   // now (the header is in after this window).
   Packet* packet = &p;
-  const sc_core::sc_time::value_type h = header.value(), t = tail.value();
-  WakeQueue::instance().defer(rx_lane_, sim_now(), p.header_at, [this, packet, h, t] {
-    deliver(*packet, sc_core::sc_time::from_value(h), sc_core::sc_time::from_value(t));
+  const sc_core::sc_time::value_type t = tail.value();
+  WakeQueue::instance().defer(rx_lane_, sim_now(), p.header_at, [this, packet, t] {
+    deliver(*packet, sc_core::sc_time::from_value(t));
   });
 }
 

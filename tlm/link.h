@@ -95,9 +95,9 @@ class Link : public sc_core::sc_module {
   tlm::tlm_sync_enum backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   Frame frame_of(std::uint32_t payload) const;
-  void deliver(Packet& p, sc_core::sc_time header, sc_core::sc_time tail);  // to the receiver
+  void deliver(Packet& p, sc_core::sc_time tail);  // to the receiver: END_TAIL
   // A parallel window: to the other lane's receiver, transmitter, when the window ends.
-  [[gnu::noinline]] void defer_forward(Packet& p, const sc_core::sc_time& header, const sc_core::sc_time& tail);
+  [[gnu::noinline]] void defer_forward(Packet& p, const sc_core::sc_time& tail);
   [[gnu::noinline]] void defer_backward(const Packet& p, const tlm::tlm_phase& phase, const sc_core::sc_time& d);
   void end_of_elaboration() override;
 

@@ -92,10 +92,10 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
       clock_(params.core_clock),
       route_policy_(params.routing, params.seed),
       rng_(params.seed),
-      wake_([this] { on_edge(); }),
-      forwarded_(stats.counter(std::string(this->name()) + ".forwarded_packets",
-                               "packets granted to an egress port", "packets")) {
+      wake_([this] { on_edge(); }) {
   params_.validate();
+  stats.attach(std::string(this->name()) + ".forwarded_packets", "packets granted to an egress port", "packets",
+               forwarded_);
   const int n = params_.ports, v = params_.vls;
   to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
@@ -137,8 +137,8 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     o.stall_s.assign(v, 0.0);
     const std::string port = base + ".port" + std::to_string(p);
     PortStats s;
-    s.egress_packets = &stats.counter(port + ".egress_packets", "packets sent on the egress link", "packets");
-    s.egress_bytes = &stats.counter(port + ".egress_payload_bytes", "payload bytes sent on the egress link", "B");
+    stats.attach(port + ".egress_packets", "packets sent on the egress link", "packets", o.egress_packets);
+    stats.attach(port + ".egress_payload_bytes", "payload bytes sent on the egress link", "B", o.egress_bytes);
     s.conflicts = &stats.counter(port + ".arbitration_conflicts", "requests for this output that lost allocation", "requests");
     s.high_water = &stats.counter(port + ".ingress_high_water", "largest bytes accounted to this input", "B");
     s.crc_drops = &stats.counter(port + ".crc_drops", "packets dropped at ingress after a link bit error", "packets");

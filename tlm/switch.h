@@ -307,8 +307,6 @@ class Switch : public sc_core::sc_module {
     std::uint64_t charged;
   };
   struct PortStats {
-    stats::Counter* egress_packets;
-    stats::Counter* egress_bytes;
     stats::Counter* conflicts;
     stats::Counter* high_water;
     stats::Counter* crc_drops;
@@ -352,6 +350,7 @@ class Switch : public sc_core::sc_module {
     // queued and sent here writes (in place: a vector's buffer was a line more).
     alignas(64) std::uint64_t bytes = 0;
     std::uint64_t high_water = 0;
+    stats::Counter egress_packets, egress_bytes;  // port<p>.egress_packets, .egress_payload_bytes
     std::array<std::uint64_t, hw::kMaxDataVls> vl_bytes{};
     sc_core::sc_time write_free;             // output write port (output-queued organisations)
     std::vector<sc_core::sc_time> stall_since;  // per VL with an open stall: since when
@@ -489,13 +488,13 @@ class Switch : public sc_core::sc_module {
 
   bool edge_decides_ = false;   // an edge with only a credit return or a release due would change something (edge_decides())
   std::uint64_t in_switch_ = 0;
+  stats::Counter forwarded_;  // <switch>.forwarded_packets, beside in_switch_ (both written per transmit)
   std::uint64_t activations_ = 0;
   std::uint64_t received_ = 0, dropped_ = 0;
   DropCounts drops_;
   AccountingFault fault_ = AccountingFault::none;
   static inline bool every_edge_for_test_ = false;
   bool every_edge_ = false;  // wake_every_edge_for_test() when built
-  stats::Counter& forwarded_;
 };
 
 }  // namespace fabricsim::tlm_fabric

@@ -146,8 +146,8 @@ void Switch::transmit(int q, const sc_time& now) {
   p.vl = static_cast<std::uint8_t>(e.vl);
   ++p.hops;
   o.tx.send(p, start - now);
-  stats_[e.out].egress_packets->add();
-  stats_[e.out].egress_bytes->add(p.payload_bytes);
+  o.egress_packets.add();
+  o.egress_bytes.add(p.payload_bytes);
   forwarded_.add();
   --in_switch_;
 
