@@ -266,7 +266,8 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   if (fold_admission_) e.ready = pipeline_ready(e);  // it does not depend on when admission runs
   ip.arrivals.push_back(entries_, entries_.add(e));
   if (ip.arrivals.size() == 1) ip.first_header = e.header_at;
-  ip.stale();
+  // An arrival behind the folded wake leaves it where it is (fold_admission_wake).
+  if (ip.arrivals.size() == 1 || e.header_edge < ip.folded_wake) ip.stale();
   arriving_.insert(port);
   ++in_switch_;
   ++received_;
@@ -325,7 +326,7 @@ void Switch::process_releases(const sc_time& now) {
     const Release r = releases_.front();
     releases_.pop_front();
     auto& ip = inputs_[r.in];
-    ip.stale();
+    if (ip.folded_on_count) ip.stale();  // fold_admission_wake: only such a wake can move
     ip.bytes -= r.charged;
     if (shared_) shared_->free(r.charged);
     if (ip.fc != FlowControl::pfc) continue;
@@ -399,10 +400,15 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
 // may not resume) or whose count with the arrivals ahead reaches xoff (PAUSE), or an
 // edge that decides something anyway (edge_decides_: an admission edge runs the egress
 // decisions too). This computes the folded case without edge_decides_ and keeps it in
-// the input until InputPort::stale() (an arrival or a release on the input).
+// the input until InputPort::stale(): on an admission; on an arrival ahead of the folded
+// wake (one behind it is not reached: the walk below stops at the wake); on a release
+// only where the wake is an arrival's edge for its count. Lower counts can only make an
+// arrival invisible, never visible: the earlier ones stay invisible, a corrupted one
+// visible, and with no visible arrival the wake is the first one's ready time either way.
 void Switch::fold_admission_wake(InputPort& ip) const {
   const sc_time ready = entries_[ip.arrivals.front()].ready;
   ip.folded_wake = ready;
+  ip.folded_on_count = false;
   std::uint64_t bytes = ip.bytes;
   // PFC: each VL's count with the arrivals ahead admitted, as PfcIngress keeps it.
   const bool pfc = ip.fc == FlowControl::pfc;
@@ -419,6 +425,7 @@ void Switch::fold_admission_wake(InputPort& ip) const {
     bytes += e.charged;  // the input's buffer with every arrival up to this one admitted
     if (e.corrupted || bytes > ip.high_water || (pfc && pfc_shows(e))) {
       ip.folded_wake = e.header_edge;
+      ip.folded_on_count = !e.corrupted;
       return false;
     }
     return true;

@@ -320,11 +320,13 @@ class Switch : public sc_core::sc_module {
     // whose next header is not in yet without reading the queue's own allocation.
     sc_core::sc_time first_header = sc_core::sc_max_time();
     // admission_wake() with admission folded and no edge deciding, kept until the
-    // arrivals, the buffer or its high-water mark change (stale()).
+    // arrivals, the buffer or its high-water mark change (stale(); fold_admission_wake
+    // says which changes can move it).
     sc_core::sc_time folded_wake;
     std::uint64_t bytes = 0;
     FlowControl fc = FlowControl::credit;    // link->params().flow_control, kept beside what each packet reads
     bool folded_wake_valid = false;
+    bool folded_on_count = false;            // folded_wake is an arrival's edge for its count (a release can move it)
     void stale() { folded_wake_valid = false; }
     std::uint64_t high_water = 0;
     const Link* link = nullptr;
