@@ -99,12 +99,14 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   const int n = params_.ports, v = params_.vls;
   to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
+  ahead_ = grant_to_wire_ + clock_.period();
   credit_return_latency_ = to_sc(params_.credit_return_latency);
   every_edge_ = every_edge_for_test_;
   input_queued_ = params_.buffer == BufferOrganisation::input_fifo || params_.buffer == BufferOrganisation::voq;
   fold_admission_ = !every_edge_ && to_allocator_ > sc_core::SC_ZERO_TIME;
   inputs_.resize(n);
   outputs_.resize(n);
+  out_due_.assign(n, end_of_time_);  // no heads
   egress_queued_.assign(n, 0);
   const std::size_t queues = params_.buffer == BufferOrganisation::voq ? static_cast<std::size_t>(n) * n * v
                                                                         : static_cast<std::size_t>(n) * v;
@@ -585,7 +587,10 @@ void Switch::head_changed(int q, int prev_out) {
     }
     out_heads_.insert(e.out);
     // The output it joined takes it in; the one it left (or was replaced on) recounts.
-    if (e.out != prev_out) outputs_[e.out].heads_ready = std::min(outputs_[e.out].heads_ready, e.ready);
+    if (e.out != prev_out) {
+      outputs_[e.out].heads_ready = std::min(outputs_[e.out].heads_ready, e.ready);
+      refresh_due(e.out);
+    }
   }
   if (prev_out >= 0) refresh_heads_ready(prev_out);
 }
@@ -594,6 +599,7 @@ void Switch::refresh_heads_ready(int op) {
   sc_time ready = end_of_time_;
   for (const Head& h : out_queues_[op]) ready = std::min(ready, h.ready);
   outputs_[op].heads_ready = ready;
+  refresh_due(op);
 }
 
 void Switch::return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_time& delay) {

@@ -172,6 +172,7 @@ class PortSet {
   void resize(int ports) { words_used_ = static_cast<std::size_t>((ports + 63) / 64); }
   void insert(int p) { words_[static_cast<std::size_t>(p >> 6)] |= bit(p); }
   void erase(int p) { words_[static_cast<std::size_t>(p >> 6)] &= ~bit(p); }
+  bool contains(int p) const { return (words_[static_cast<std::size_t>(p >> 6)] & bit(p)) != 0; }
   bool empty() const {
     for (std::size_t i = 0; i < words_used_; ++i)
       if (words_[i]) return false;
@@ -393,6 +394,12 @@ class Switch : public sc_core::sc_module {
   void transmit(int q, const sc_core::sc_time& now);
   void head_changed(int q, int prev_out);
   void refresh_heads_ready(int op);
+  /// out_due_[op] after its wire or its heads' ready time changed.
+  void refresh_due(int op) {
+    const sc_core::sc_time& busy = outputs_[op].tx.busy_until();
+    const sc_core::sc_time wire = busy > ahead_ ? busy - ahead_ : sc_core::SC_ZERO_TIME;
+    out_due_[op] = std::max(wire, outputs_[op].heads_ready);
+  }
   /// `next_edge`: the core edge after now.
   void schedule_next(const sc_core::sc_time& now, const sc_core::sc_time& next_edge);
   /// What the heads waiting now ask of the next wake-ups (switch_egress.cpp).
@@ -443,6 +450,11 @@ class Switch : public sc_core::sc_module {
   std::uint64_t next_seq_ = 0;
   // Work sets: the per-wake loops visit these ports only.
   PortSet out_heads_;    // outputs with a non-empty ready list (out_queues_)
+  // Per output, side by side: the first edge a head of it could be decided on, its wire
+  // free before the grant reaches it (ahead_) and its first head ready (refresh_due). The
+  // per-wake walks pass over an output not due without reading it (choose_vls, edge_decides).
+  std::vector<sc_core::sc_time> out_due_;
+  sc_core::sc_time ahead_;  // grant to wire and a cycle: the egress decides one cycle ahead
   PortSet arriving_;     // inputs with arrivals not yet admitted
   PortSet stalling_;     // outputs with an open credit stall (OutputPort::open_stalls)
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)

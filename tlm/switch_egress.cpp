@@ -27,9 +27,14 @@ void Switch::choose_vls(const sc_time& now) {
   const int v = params_.vls;
   chosen_.clear();
   eligible_.clear();
-  // Outputs with no head and no open stall have nothing to choose or close (their
-  // chosen_vl is not read: allocation walks chosen_).
-  (out_heads_ | stalling_).for_each([&](int op) {
+  // Outputs with no head due and no open stall have nothing to choose or close (their
+  // chosen_vl is not read: allocation walks chosen_; their head and blocked marks are
+  // reset when next walked).
+  PortSet walk = stalling_;
+  out_heads_.for_each([&](int op) {
+    if (out_due_[op] <= now) walk.insert(op);
+  });
+  walk.for_each([&](int op) {
     auto& o = outputs_[op];
     auto& heads = heads_[op];
     if (has_head_[op]) std::fill(heads.begin(), heads.end(), 0u);
@@ -146,6 +151,7 @@ void Switch::transmit(int q, const sc_time& now) {
   p.vl = static_cast<std::uint8_t>(e.vl);
   ++p.hops;
   o.tx.send(p, start - now);
+  refresh_due(e.out);
   o.egress_packets.add();
   o.egress_bytes.add(p.payload_bytes);
   forwarded_.add();
@@ -218,6 +224,10 @@ Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next
   bool ready_with_wire = false, next_edge = false;
   sc_time leave = end_of_time_;
   (out_heads_ | stalling_).for_each([&](int op) {
+    // Not due before `leave` nor (while it is asked) by the next edge, and no stall to
+    // compare: the walk below would stop at once (out_due_ is its two tests' time).
+    const sc_time& due = out_due_[op];
+    if (due >= leave && (next_edge || due > next) && !stalling_.contains(op)) return;
     const OutputPort& o = outputs_[op];
     const sc_time& busy = o.tx.busy_until();
     const sc_time wire = free_edge(busy);
