@@ -43,9 +43,12 @@ class ClockDomain {
   /// First edge after t. Not t + period(): rounded to the kernel resolution the edges
   /// are not evenly spaced (1.5 GHz at 1 ps: 667, 666, 667 ps apart).
   sc_core::sc_time edge_after(const sc_core::sc_time& t) const { return edge_at_or_after(t + tick_); }
-  /// Time of edge k (computed from k, so rounding never accumulates).
+  /// Time of edge k (computed from k, so rounding never accumulates). A whole number of
+  /// ticks, kept in integers: sc_time's `* double` (through a volatile double) gave the
+  /// same value below 2^53 ticks, at a store and a load per edge.
   sc_core::sc_time at(std::uint64_t k) const {
-    return tick_ * static_cast<double>(round_half_up(static_cast<double>(k) * period_s_ / tick_s_));
+    const auto ticks = static_cast<sc_core::sc_time::value_type>(round_half_up(static_cast<double>(k) * period_s_ / tick_s_));
+    return sc_core::sc_time::from_value(ticks * tick_.value());
   }
   /// `cycles` periods as a duration.
   sc_core::sc_time cycles(std::uint64_t n) const { return at(n); }
