@@ -5,6 +5,8 @@
 #include <string>
 #include <tuple>
 
+#include "tlm/sim_time.h"
+
 namespace fabricsim::sim {
 
 IdealFct::IdealFct(const TopologyGraph& graph, std::vector<hw::PhyTiming> host_links, const hw::PhyTiming& fabric_link,
@@ -87,7 +89,7 @@ void FlowStats::add_instant() const {
     return std::tie(a.src, a.dst, a.flow, a.start, a.bytes) < std::tie(b.src, b.dst, b.flow, b.start, b.bytes);
   });
   for (const tlm_fabric::FlowRecord& f : instant_) {
-    const double t = (f.end - f.start).to_seconds();
+    const double t = tlm_fabric::seconds(f.end - f.start);
     const double s = t / ideal_.seconds(f.src, f.dst, f.bytes);
     fct_us_.add(t * 1e6);
     slowdown_.add(s);

@@ -281,7 +281,7 @@ void Nic::record(const Packet& p, const sc_time& now) {
     rx_window_bytes_.add(p.payload_bytes);
     rx_window_wire_bytes_.add(p.frame_bytes + rx_wire_extra_);
   }
-  if (p.created >= measure_from_) network_latency_.add((now - p.injected).to_seconds() * 1e9);
+  if (p.created >= measure_from_) network_latency_.add(seconds(now - p.injected) * 1e9);
 }
 
 void Nic::deliver(Packet& p) {
@@ -291,8 +291,8 @@ void Nic::deliver(Packet& p) {
   if (p.psn != expected) out_of_order_.add();
   expected = p.psn + 1;
   if (p.created >= measure_from_) {
-    packet_latency_.add((now - p.created).to_seconds() * 1e9);
-    if (p.last_of_message) message_latency_.add((now - p.created).to_seconds() * 1e9);
+    packet_latency_.add(seconds(now - p.created) * 1e9);
+    if (p.last_of_message) message_latency_.add(seconds(now - p.created) * 1e9);
   }
   if (p.last_of_message) rx_messages_.add();
   if (on_flow_) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "tlm/link.h"
+#include "tlm/sim_time.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -147,7 +148,7 @@ Packet* RdmaEngine::emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t byte
   // Rate limiter: the next packet of this QP waits for its wire time at the CC rate.
   if (link_) {
     const double wire = static_cast<double>(link_->wire_bytes(bytes)) * 8.0;
-    const double t = now.to_seconds();
+    const double t = seconds(now);
     hw::CongestionControl& limiter = cc(q);
     const double gap = wire / limiter.rate_bps(t) + limiter.inter_packet_delay_s(t);
     q.next_allowed = now + sc_time(gap, sc_core::SC_SEC);
@@ -403,7 +404,7 @@ void RdmaEngine::complete_wqes(Qp& q, const sc_time& now) {
                                    host_.cqe_bytes, host_.memory);
     Completion c{q.qpn, w.wr.wr_id, w.wr.opcode, w.wr.bytes, true, w.posted, cqe + poll_latency_};
     completions_.add();
-    if (c.posted >= measure_from_) completion_latency_.add((c.visible - c.posted).to_seconds() * 1e9);
+    if (c.posted >= measure_from_) completion_latency_.add(seconds(c.visible - c.posted) * 1e9);
     q.sq.pop_front();
     ++q.sq_base;
     if (on_completion_) on_completion_(c);
@@ -563,7 +564,7 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
       }
       break;
     case RdmaOp::cnp:
-      cc(q).on_notification(now.to_seconds());
+      cc(q).on_notification(seconds(now));
       cnps_received_.add();
       ++q.cnps_received;
       break;

@@ -1,6 +1,8 @@
 // The model's current time, read inline.
 #pragma once
 
+#include <cmath>
+
 #include <systemc>
 
 namespace fabricsim::tlm_fabric {
@@ -20,6 +22,21 @@ inline thread_local int lane = 0;
 /// while it runs blocks ahead of the kernel. Blocks and testbenches read time here only.
 inline const sc_core::sc_time& sim_now() {
   return detail::queue_now ? *detail::queue_now : sc_core::sc_get_curr_simcontext()->time_stamp();
+}
+
+namespace detail {
+/// The kernel's time resolution in femtoseconds (a power of ten, fixed once a time is made).
+inline double resolution_fs() {
+  static const double fs = std::round(sc_core::sc_time::from_value(1).to_seconds() * 1e15);
+  return fs;
+}
+}  // namespace detail
+
+/// `t` in seconds, exactly as sc_time::to_seconds() computes it (the value times the
+/// resolution in femtoseconds, times 1e-15), inline: the library call looks up the
+/// simulation context on every call, a line the parallel lanes share (several per packet).
+inline double seconds(const sc_core::sc_time& t) {
+  return static_cast<double>(t.value()) * detail::resolution_fs() * 1e-15;
 }
 
 }  // namespace fabricsim::tlm_fabric

@@ -47,6 +47,7 @@
 #include "tlm/link.h"
 #include "tlm/packet_pool.h"
 #include "tlm/rtl_allocator.h"
+#include "tlm/sim_time.h"
 #include "tlm/tx_port.h"
 #include "tlm/wake_queue.h"
 
@@ -434,7 +435,7 @@ class Switch : public sc_core::sc_module {
   int route(const Packet& p, const sc_core::sc_time& at) {
     const std::int32_t r = route_entry_[p.dst];
     if (r >= 0) return r;  // what the route policy picks from one candidate
-    return route_policy_.select({p.src, p.dst, p.flow}, route_groups_[-2 - r], egress_queued_, at.to_seconds());
+    return route_policy_.select({p.src, p.dst, p.flow}, route_groups_[-2 - r], egress_queued_, seconds(at));
   }
   hw::RoutePolicy route_policy_;
   std::vector<std::uint64_t> egress_queued_;  // bytes queued per output (adaptive routing)

@@ -69,7 +69,7 @@ void Switch::choose_vls(const sc_time& now) {
         if (o.open_stalls == 0) stalling_.insert(op);
         o.open_stalls |= bit;
       } else if (!stalled && (o.open_stalls & bit)) {
-        o.stall_s[vl] += (now - o.stall_since[vl]).to_seconds();
+        o.stall_s[vl] += seconds(now - o.stall_since[vl]);
         o.open_stalls &= ~bit;
         if (o.open_stalls == 0) stalling_.erase(op);
       }

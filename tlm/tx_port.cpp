@@ -51,7 +51,7 @@ void TxPort::close_window(VlState& s, const sc_time& t) {
   // Account the part of the current pause window that lies before t.
   if (s.pause.until > s.pause.from) {
     const sc_time end = std::min(t, s.pause.until);
-    if (end > s.pause.from) s.paused_s += (end - s.pause.from).to_seconds();
+    if (end > s.pause.from) s.paused_s += seconds(end - s.pause.from);
   }
 }
 
