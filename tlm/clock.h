@@ -7,6 +7,7 @@
 #include <systemc>
 
 #include "hw/units.h"
+#include "tlm/sim_time.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -48,7 +49,7 @@ class ClockDomain {
   /// same value below 2^53 ticks, at a store and a load per edge.
   sc_core::sc_time at(std::uint64_t k) const {
     const auto ticks = static_cast<sc_core::sc_time::value_type>(round_half_up(static_cast<double>(k) * period_s_ / tick_s_));
-    return sc_core::sc_time::from_value(ticks * tick_.value());
+    return from_ticks(ticks * tick_.value());
   }
   /// `cycles` periods as a duration.
   sc_core::sc_time cycles(std::uint64_t n) const { return at(n); }

@@ -104,7 +104,7 @@ void Link::defer_forward(Packet& p, const sc_core::sc_time& tail) {
   Packet* packet = &p;
   const sc_core::sc_time::value_type t = tail.value();
   WakeQueue::instance().defer(rx_lane_, sim_now(), p.header_at, [this, packet, t] {
-    deliver(*packet, sc_core::sc_time::from_value(t));
+    deliver(*packet, from_ticks(t));
   });
 }
 
@@ -125,7 +125,7 @@ void Link::defer_backward(const Packet& p, const tlm::tlm_phase& phase, const sc
     frame.pause_quanta = quanta;
     frame.credit_blocks = blocks;
     tlm::tlm_phase phase_back(ph);
-    sc_core::sc_time at = sc_core::sc_time::from_value(delay);
+    sc_core::sc_time at = from_ticks(delay);
     transmitter_(frame, phase_back, at);
   });
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include <systemc>
 
@@ -22,6 +23,19 @@ inline thread_local int lane = 0;
 /// while it runs blocks ahead of the kernel. Blocks and testbenches read time here only.
 inline const sc_core::sc_time& sim_now() {
   return detail::queue_now ? *detail::queue_now : sc_core::sc_get_curr_simcontext()->time_stamp();
+}
+
+/// The time of `ticks` kernel time units, inline (sc_time::from_value is a call into the
+/// library, and a switch makes several edge times per packet). sc_time is standard-layout
+/// with its value as its only member, so the object and that member are
+/// pointer-interconvertible: the value is written through a pointer to it.
+inline sc_core::sc_time from_ticks(sc_core::sc_time::value_type ticks) {
+  static_assert(std::is_standard_layout_v<sc_core::sc_time> &&
+                    sizeof(sc_core::sc_time) == sizeof(sc_core::sc_time::value_type),
+                "sc_time holds its value and nothing else");
+  sc_core::sc_time t;
+  *reinterpret_cast<sc_core::sc_time::value_type*>(&t) = ticks;
+  return t;
 }
 
 namespace detail {
