@@ -127,6 +127,21 @@ TEST(Registry, ScopeFindsOneBlocksStatisticsByTheRestOfTheirNames) {
   EXPECT_THROW(r.counter("fabric.ep1.packet_latency", "d", "packets"), std::logic_error);
 }
 
+// A counter a block keeps in its own data reports what the block adds to it, under its
+// name, after it was attached, and its name is taken like any other.
+TEST(Registry, AttachedCounterReportsTheBlocksOwnValue) {
+  fabricsim::stats::Registry r;
+  fabricsim::stats::Counter kept;
+  r.attach("fabric.s0.port1.egress_packets", "d", "packets", kept);
+  kept.add(5);
+  kept.add();
+  const auto* found = r.scope("fabric.s0.port1.").find_counter("egress_packets");
+  ASSERT_EQ(found, &kept);
+  EXPECT_EQ(r.to_json().at("fabric.s0.port1.egress_packets").at("value").get<std::uint64_t>(), 6u);
+  EXPECT_THROW(r.counter("fabric.s0.port1.egress_packets", "d", "packets"), std::logic_error);
+  EXPECT_THROW(r.attach("fabric.s0.port1.egress_packets", "d", "packets", kept), std::logic_error);
+}
+
 TEST(Distribution, EqualSamplesGiveTheExactValue) {
   Distribution d;
   for (int i = 0; i < 5000; ++i) d.add(743.8);

@@ -14,6 +14,7 @@
 #include "tests/fabric_run.h"
 #include "tests/validation.h"
 #include "tlm/clock.h"
+#include "tlm/sim_time.h"
 
 namespace {
 
@@ -43,6 +44,19 @@ TEST(ClockDomain, EdgesRoundLikeLlround) {
       const auto expected = tick * static_cast<double>(std::llround(static_cast<double>(k) * period_s / tick.to_seconds()));
       EXPECT_EQ(clock.at(k), expected) << ghz << " GHz, edge " << k;
     }
+  }
+}
+
+// The inline time helpers give exactly what the SystemC library's calls give: a time of
+// a tick count (sc_time::from_value) and a time in seconds (sc_time::to_seconds), over
+// the range a run covers and beyond.
+TEST(SimTime, FromTicksAndSecondsMatchTheLibrary) {
+  for (std::uint64_t v : {0ull, 1ull, 2ull, 666ull, 667ull, 1000ull, 123456789ull, 300000000ull, 1ull << 40,
+                          (1ull << 53) + 1, ~0ull >> 1}) {
+    const sc_core::sc_time t = sc_core::sc_time::from_value(v);
+    EXPECT_EQ(fabricsim::tlm_fabric::from_ticks(v), t) << v;
+    EXPECT_EQ(fabricsim::tlm_fabric::from_ticks(v).value(), v) << v;
+    EXPECT_EQ(fabricsim::tlm_fabric::seconds(t), t.to_seconds()) << v;  // bit for bit
   }
 }
 

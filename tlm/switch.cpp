@@ -268,8 +268,9 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   if (fold_admission_) e.ready = pipeline_ready(e);  // it does not depend on when admission runs
   ip.arrivals.push_back(entries_, entries_.add(e));
   if (ip.arrivals.size() == 1) ip.first_header = e.header_at;
-  // An arrival behind the folded wake leaves it where it is (fold_admission_wake).
-  if (ip.arrivals.size() == 1 || e.header_edge < ip.folded_wake) ip.stale();
+  // An arrival behind the folded wake leaves it where it is (fold_admission_wake; with
+  // no arrivals before it, the wake is stale already: the last admission made it so).
+  if (e.header_edge < ip.folded_wake) ip.stale();
   arriving_.insert(port);
   ++in_switch_;
   ++received_;

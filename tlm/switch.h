@@ -395,12 +395,13 @@ class Switch : public sc_core::sc_module {
   void transmit(int q, const sc_core::sc_time& now);
   void head_changed(int q, int prev_out);
   void refresh_heads_ready(int op);
-  /// out_due_[op] after its wire or its heads' ready time changed.
-  void refresh_due(int op) {
-    const sc_core::sc_time& busy = outputs_[op].tx.busy_until();
-    const sc_core::sc_time wire = busy > ahead_ ? busy - ahead_ : sc_core::SC_ZERO_TIME;
-    out_due_[op] = std::max(wire, outputs_[op].heads_ready);
+  /// The first edge whose grant finds a wire (or read port) busy until `busy` free by the
+  /// time it reaches it (ahead_).
+  sc_core::sc_time free_edge(const sc_core::sc_time& busy) const {
+    return busy > ahead_ ? busy - ahead_ : sc_core::SC_ZERO_TIME;
   }
+  /// out_due_[op] after its wire or its heads' ready time changed.
+  void refresh_due(int op) { out_due_[op] = std::max(free_edge(outputs_[op].tx.busy_until()), outputs_[op].heads_ready); }
   /// `next_edge`: the core edge after now.
   void schedule_next(const sc_core::sc_time& now, const sc_core::sc_time& next_edge);
   /// What the heads waiting now ask of the next wake-ups (switch_egress.cpp).

@@ -23,7 +23,7 @@ void Switch::schedule_egress(const sc_time& now) {
 void Switch::choose_vls(const sc_time& now) {
   // The egress scheduler decides one cycle ahead, so back-to-back packets leave
   // at line rate: an output is free if its wire frees before the next edge.
-  const sc_time horizon = now + grant_to_wire_ + clock_.period();
+  const sc_time horizon = now + ahead_;
   const int v = params_.vls;
   chosen_.clear();
   eligible_.clear();
@@ -43,7 +43,7 @@ void Switch::choose_vls(const sc_time& now) {
     any_blocked_[op] = 0;
     // Only the heads that leave on this output, none while its wire is busy or before
     // its first head is ready.
-    if (o.tx.busy_until() <= horizon && o.heads_ready <= now) {
+    if (out_due_[op] <= now) {
       for (const Head& h : out_queues_[op]) {
         if (!can_leave(h, now, horizon)) continue;
         if (!o.tx.can_send_blocks(h.vl, h.credit_blocks, now)) {
@@ -218,9 +218,7 @@ bool Switch::can_leave(const Head& h, const sc_time& now, const sc_time& horizon
 // `decides`: whether an edge with only a credit return or a release due could decide
 // something (edge_decides_, above). `next` is the edge after now.
 Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next) const {
-  const sc_time ahead = grant_to_wire_ + clock_.period();
-  const sc_time horizon = now + ahead, next_horizon = next + ahead;
-  auto free_edge = [&](const sc_time& busy_until) { return busy_until > ahead ? busy_until - ahead : sc_core::SC_ZERO_TIME; };
+  const sc_time horizon = now + ahead_, next_horizon = next + ahead_;
   bool ready_with_wire = false, next_edge = false;
   sc_time leave = end_of_time_;
   (out_heads_ | stalling_).for_each([&](int op) {
@@ -231,10 +229,10 @@ Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next
     const OutputPort& o = outputs_[op];
     const sc_time& busy = o.tx.busy_until();
     const sc_time wire = free_edge(busy);
-    // No head leaves before its output's first head is ready.
-    bool find_leave = std::max(wire, o.heads_ready) < leave;
+    // No head leaves before its output's first head is ready (nor its wire frees: due).
+    bool find_leave = due < leave;
     const bool decide = !next_edge;
-    bool walk_decide = decide && busy <= next_horizon && o.heads_ready <= next;
+    bool walk_decide = decide && due <= next;
     std::uint32_t blocked_next = 0;
     for (const Head& h : out_queues_[op]) {
       if (!find_leave && !walk_decide) break;
