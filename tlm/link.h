@@ -61,6 +61,8 @@ class Link : public sc_core::sc_module {
   const hw::PhyTiming& timing() const { return timing_; }
   const LinkParams& params() const { return params_; }
   const LinkCounters& counters() const { return counters_; }
+  /// Whether frames can arrive corrupted (drop_rate or ber set): the receiver drops them.
+  bool bit_errors() const { return bit_errors_; }
 
   /// A frame of one payload size on this link, as kernel times.
   struct Frame {

@@ -226,8 +226,14 @@ class Switch : public sc_core::sc_module {
   const SwitchParams& params() const { return params_; }
   /// Least time from a transmit decision to the packet's first bit on the wire.
   const sc_core::sc_time& least_start_delay() const { return grant_to_wire_; }
-  /// Least time from a call returning credits to the credit packet leaving (a drop returns at once).
-  const sc_core::sc_time& least_credit_delay() const { return credit_return_latency_; }
+  /// Least time from a call returning credits for a packet of an input to the credit packet
+  /// leaving. A packet sent on returns them when its tail has left the buffer, from the
+  /// transmit decision that makes the call: at least the grant-to-wire time later. A frame
+  /// dropped for bit errors (`bit_errors`: the input's link corrupts frames) returns them
+  /// from its admission at once.
+  sc_core::sc_time least_credit_delay(bool bit_errors) const {
+    return bit_errors ? credit_return_latency_ : grant_to_wire_ + credit_return_latency_;
+  }
   /// Packets held in the switch now (queued or still arriving).
   std::uint64_t packets_buffered() const;
   /// Clock edges the switch woke on: the simulator's effort, reported outside the model's statistics.
