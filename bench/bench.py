@@ -4,10 +4,13 @@
 (one per line) with wall time, simulated time, events, delivered packets and
 packet-hops per wall-second and the child's peak memory (getrusage ru_maxrss).
 
-    bench/bench.py [--fabricsim build/fabricsim] [--only S1,S2] [--quick] [--threads N] [--out DIR]
+    bench/bench.py [--fabricsim build/fabricsim] [--only S1,S2] [--quick] [--threads N] [--repeat N] [--out DIR]
 
 Standard library only. Benchmark figures, not timed tests: the numbers depend on
-the machine and its load.
+the machine and its load. On a shared machine one run can be a third slower than the
+next; --repeat N runs each scenario N times and reports the fastest run, with the
+median and every run's wall time beside it (bench/speedup.py sets two binaries
+against each other the same way).
 """
 import argparse
 import json
@@ -138,29 +141,66 @@ def bench(name, what, config, sets, fabricsim, out_dir):
     return record
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_common_arguments(ap, "S1,S2,S3,S4,S5", "folder for each run's results")
+def add_run_arguments(ap):
+    """The options that choose what each run simulates (bench.py and speedup.py)."""
     ap.add_argument("--quick", action="store_true", help="shorter runs; S3: its first 200 us simulated (2048 endpoints, 64 MiB per rank)")
     ap.add_argument("--tiny", action="store_true", help="one tiny scenario (the smoke test)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                     help="simulation.threads of every run: the fabric's parallel lanes, the same results with any "
                          "number (default: this machine's cores, %(default)s)")
-    args = ap.parse_args()
+
+
+def planned_runs(args, prog):
+    """(name, what, config path, --set list) per scenario the arguments ask for."""
     if args.threads < 1:
-        sys.exit("bench: --threads: at least 1")
-    names = selected(args, "bench")
-    out_dir = args.out or tempfile.mkdtemp(prefix="fabricsim_bench_")
+        sys.exit(f"{prog}: --threads: at least 1")
+    names = selected(args, prog)
     runs = [("tiny",) + TINY] if args.tiny else [(n,) + SCENARIOS[n] for n in names]
+    return [(name, what, os.path.join(HERE, config),
+             sets + (QUICK.get(name, []) if args.quick else []) + [f"simulation.threads={args.threads}"] + args.set)
+            for name, what, config, sets in runs]
+
+
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+def best_of(records):
+    """The fastest of several runs of one scenario, with the median and every wall time; a
+    failed run, or runs that simulated differently (same seed: they must not), fail it."""
+    failed = next((r for r in records if r["status"] != "ok"), None)
+    if failed:
+        return failed
+    counts = {(r["events"], r["delivered_packets"], r["packet_hops"]) for r in records}
+    best = dict(min(records, key=lambda r: r["wall_time_s"]))
+    if len(counts) > 1:
+        best.update(status="failed", error=[f"runs of one scenario simulated differently (events, delivered, hops): "
+                                            f"{sorted(counts)}"])
+    walls = [r["wall_time_s"] for r in records]
+    best.update(runs=len(records), wall_time_s_median=round(median(walls), 3), wall_time_s_runs=walls,
+                delivered_packets_per_wall_s_median=round(best["delivered_packets"] / median(walls)))
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_common_arguments(ap, "S1,S2,S3,S4,S5", "folder for each run's results")
+    add_run_arguments(ap)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per scenario; the record is the fastest, with the median and every wall time (default 1)")
+    args = ap.parse_args()
+    if args.repeat < 1:
+        sys.exit("bench: --repeat: at least 1")
+    out_dir = args.out or tempfile.mkdtemp(prefix="fabricsim_bench_")
     failed = False
-    for name, what, config, sets in runs:
-        config = os.path.join(HERE, config)
-        sets = sets + (QUICK.get(name, []) if args.quick else []) + [f"simulation.threads={args.threads}"] + args.set
+    for name, what, config, sets in planned_runs(args, "bench"):
         skipped = skipped_without_rtl(name, what, args.fabricsim, config, sets)
         if skipped:
             print(json.dumps(skipped), flush=True)
             continue
-        record = bench(name, what, config, sets, args.fabricsim, out_dir)
+        records = [bench(name, what, config, sets, args.fabricsim, out_dir) for _ in range(args.repeat)]
+        record = records[0] if args.repeat == 1 else best_of(records)
         failed = failed or record["status"] != "ok"
         print(json.dumps(record), flush=True)
     return 1 if failed else 0
