@@ -36,6 +36,14 @@ SCENARIOS = {
            "s3_leafspine_allreduce.yaml",
            ["topology.radix=32", "collective.op=alltoall", "collective.algorithm=direct", "collective.sizes=[1MiB]"]),
 }
+# The issue's targets (docs/performance.md), judged on a scenario run as it is (no --quick,
+# no --set but the threads): what, and whether a record meets it.
+TARGETS = {
+    "S2": ("at least 1,000,000 delivered packets per wall-second",
+           lambda r: r["delivered_packets_per_wall_s"] >= 1_000_000),
+    "S3": ("whole run under 2 minutes with under 4 GiB peak memory",
+           lambda r: r["wall_time_s"] < 120 and r["peak_memory_bytes"] < 4 * 2**30 and r.get("collective_finished", False)),
+}
 QUICK = {  # --quick: same shapes, less work
     "S1": ["simulation.duration=100us"],
     "S2": ["simulation.duration=50us"],
@@ -183,6 +191,14 @@ def best_of(records):
     return best
 
 
+def judge(record):
+    """Adds `target` and `target_met` to a record of a scenario the issue sets a target for."""
+    target = TARGETS.get(record.get("scenario"))
+    if target and record.get("status") == "ok":
+        record.update(target=target[0], target_met=bool(target[1](record)))
+    return record
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common_arguments(ap, "S1,S2,S3,S4,S5", "folder for each run's results")
@@ -201,6 +217,8 @@ def main():
             continue
         records = [bench(name, what, config, sets, args.fabricsim, out_dir) for _ in range(args.repeat)]
         record = records[0] if args.repeat == 1 else best_of(records)
+        if not args.quick and not args.set:
+            judge(record)
         failed = failed or record["status"] != "ok"
         print(json.dumps(record), flush=True)
     return 1 if failed else 0

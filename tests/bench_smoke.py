@@ -26,4 +26,20 @@ if r.get("status") != "ok" or r.get("runs") != 3 or not isinstance(runs, list) o
     sys.exit(f"--repeat 3: expected three runs, got: {line}")
 if r["wall_time_s"] != min(runs) or not min(runs) <= r["wall_time_s_median"] <= max(runs):
     sys.exit(f"--repeat 3: the record is the fastest run and the median lies between the runs: {line}")
+# The targets: judged on the record (S2's rate, S3's time, memory and a finished collective).
+sys.path.insert(0, __import__("os").path.dirname(bench))
+import bench as bench_module  # noqa: E402
+
+ok_s2 = {"scenario": "S2", "status": "ok", "delivered_packets_per_wall_s": 1_000_000}
+ok_s3 = {"scenario": "S3", "status": "ok", "wall_time_s": 119.9, "peak_memory_bytes": 4 * 2**30 - 1,
+         "collective_finished": True}
+cases = [(ok_s2, True), (dict(ok_s2, delivered_packets_per_wall_s=999_999), False), (ok_s3, True),
+         (dict(ok_s3, wall_time_s=120.0), False), (dict(ok_s3, peak_memory_bytes=4 * 2**30), False),
+         (dict(ok_s3, collective_finished=False), False)]
+for record, met in cases:
+    judged = bench_module.judge(dict(record))
+    if judged.get("target_met") is not met or not judged.get("target"):
+        sys.exit(f"target of {record}: expected met={met}, got {judged}")
+if "target_met" in bench_module.judge({"scenario": "S1", "status": "ok"}):
+    sys.exit("S1 has no target: no target_met")
 print("ok:", line)
