@@ -15,6 +15,7 @@ against each other the same way).
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -169,11 +170,6 @@ def planned_runs(args, prog):
             for name, what, config, sets in runs]
 
 
-def median(values):
-    v = sorted(values)
-    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
-
-
 def best_of(records):
     """The fastest of several runs of one scenario, with the median and every wall time; a
     failed run, or runs that simulated differently (same seed: they must not), fail it."""
@@ -186,8 +182,8 @@ def best_of(records):
         best.update(status="failed", error=[f"runs of one scenario simulated differently (events, delivered, hops): "
                                             f"{sorted(counts)}"])
     walls = [r["wall_time_s"] for r in records]
-    best.update(runs=len(records), wall_time_s_median=round(median(walls), 3), wall_time_s_runs=walls,
-                delivered_packets_per_wall_s_median=round(best["delivered_packets"] / median(walls)))
+    best.update(runs=len(records), wall_time_s_median=round(statistics.median(walls), 3), wall_time_s_runs=walls,
+                delivered_packets_per_wall_s_median=round(best["delivered_packets"] / statistics.median(walls)))
     return best
 
 

@@ -2,13 +2,13 @@
 """fabricsim speed comparison of two binaries: runs the benchmark scenarios with both,
 alternating in rounds (OLD then NEW, then NEW then OLD, ...), so both meet the same
 minutes of a shared machine, and prints one JSON object per scenario (one per line)
-with each binary's fastest and median wall time and the ratios OLD / NEW (above 1:
-NEW is faster).
+with each binary's record as bench.py --repeat gives it (its fastest run, the median
+and every wall time) and the ratios OLD / NEW (above 1: NEW is faster).
 
     bench/speedup.py OLD_BINARY NEW_BINARY [--only S2] [--rounds 5] [--threads N] [--quick] [--set K=V]
 
 Only the speed: whether the two simulate the same is bench/same_results.py's check
-(the record gives both binaries' event and packet counts). On this project's shared
+(each side gives its event and packet counts; the runs of one side must agree). On this project's shared
 two-core machines one run of S2 can be a third slower than the next; a change worth
 less than a few per cent needs more rounds than that to show, or callgrind's counts
 (bench/profile.py). Standard library only.
@@ -24,19 +24,8 @@ sys.path.insert(0, HERE)
 import bench  # noqa: E402  (the scenarios and one run)
 
 
-def side(records):
-    """One binary's figures over its rounds."""
-    walls = [r["wall_time_s"] for r in records]
-    first = records[0]
-    return {
-        "wall_time_s_min": min(walls),
-        "wall_time_s_median": round(bench.median(walls), 3),
-        "wall_time_s_runs": walls,
-        "delivered_packets_per_wall_s_best": round(first["delivered_packets"] / min(walls)),
-        "events": first["events"],
-        "delivered_packets": first["delivered_packets"],
-        "build": first.get("build"),
-    }
+# What a side's record leaves out: the scenario's own fields, given once.
+SCENARIO_FIELDS = ("scenario", "what", "config", "set")
 
 
 def main():
@@ -69,14 +58,16 @@ def main():
                 binary = args.old if key == "old" else args.new
                 runs[key].append(bench.bench(name, what, config, sets, binary, os.path.join(out_dir, key)))
         record = {"scenario": name, "what": what, "config": os.path.relpath(config), "set": sets, "rounds": args.rounds}
-        bad = [r for r in runs["old"] + runs["new"] if r["status"] != "ok"]
+        # Each side as bench.py --repeat reports it: its fastest run, the median and every wall time.
+        old, new = (bench.best_of(runs[key]) for key in ("old", "new"))
+        bad = next((r for r in (old, new) if r["status"] != "ok"), None)
         if bad:
-            record.update(status="failed", error=bad[0].get("error"))
+            record.update(status="failed", error=bad.get("error"))
             failed = True
         else:
-            old, new = side(runs["old"]), side(runs["new"])
+            old, new = ({k: v for k, v in r.items() if k not in SCENARIO_FIELDS} for r in (old, new))
             record.update(status="ok", old=old, new=new,
-                          speedup_min=round(old["wall_time_s_min"] / new["wall_time_s_min"], 3),
+                          speedup_min=round(old["wall_time_s"] / new["wall_time_s"], 3),
                           speedup_median=round(old["wall_time_s_median"] / new["wall_time_s_median"], 3))
         print(json.dumps(record), flush=True)
     return 1 if failed else 0
