@@ -113,6 +113,28 @@ TEST(Perftest, AllSizesRunAndPrintPerftestTable) {
   EXPECT_NE(r.at("perftest").at("table").get<std::string>().find("t_typical[usec]"), std::string::npos);
 }
 
+// Raw traffic above what the link carries, one-packet messages: what waits in a NIC's
+// send queues at the end is what its host posted less what it sent.
+TEST(SendQueue, HoldsThePostedMessagesNotYetSent) {
+  const json r = run_checked(load_config_text(R"(
+simulation: {seed: 3, duration: 20us, warmup: 0us}
+link: {framing: infiniband, lanes: 4, lane_rate: 106.25Gb/s, fec: rs544_514, fec_decoder_latency: 20ns, cable_length: 2m}
+topology: {kind: back_to_back}
+nic: {mtu: 1KiB}
+traffic: {pattern: uniform, arrival: poisson, load: 1.0, message_size: 1KiB}
+output: {sample_interval: 0s}
+)", "send_queue.yaml", {}));
+  std::uint64_t waiting = 0;
+  for (const json& ep : r.at("endpoints")) {
+    const std::string name = ep.at("name").get<std::string>();
+    const auto posted = r.at("stats").at(name + ".messages_posted").at("value").get<std::uint64_t>();
+    const auto sent = ep.at("tx_packets").get<std::uint64_t>();
+    EXPECT_EQ(ep.at("send_queue_messages").get<std::uint64_t>(), posted - sent) << name;
+    waiting += ep.at("send_queue_messages").get<std::uint64_t>();
+  }
+  EXPECT_GT(waiting, 0u);  // the queues did build up
+}
+
 // 64 KiB writes over a lossy cable.
 json lossy(double drop, const std::string& mode) {
   return run({"perftest.test=write_bw", "perftest.sizes=[64KiB]", "perftest.iterations=200",

@@ -96,11 +96,7 @@ int Nic::vl_of(int sl) const {
   return sl % static_cast<int>(send_queues_.size());
 }
 
-std::size_t Nic::send_queue_depth() const {
-  std::size_t n = 0;
-  for (const auto& q : send_queues_) n += q.size();
-  return n;
-}
+std::size_t Nic::send_queue_depth() const { return queued_messages_; }
 
 double Nic::paused_seconds(int vl) const { return port_.paused_seconds(vl, sim_now()); }
 
@@ -109,6 +105,7 @@ void Nic::post(const Message& m) {
   messages_posted_.add();
   const std::uint64_t message_id = (static_cast<std::uint64_t>(id_) << 40) | next_message_++;
   send_queues_[vl_of(m.sl)].push_back({m, message_id, m.bytes, sim_now()});
+  ++queued_messages_;
   wake_tx_at(sim_now());
 }
 
@@ -200,7 +197,9 @@ std::uint64_t Nic::order_key(int endpoint, std::uint32_t flow, int sl) {
 }
 
 Packet* Nic::next_raw_packet(const sc_time& now) {
-  // Round robin over VLs whose next segment flow control lets start now.
+  // Round robin over VLs whose next segment flow control lets start now (none queued:
+  // the queues are not read, an RDMA-only NIC asks on every wake).
+  if (queued_messages_ == 0) return nullptr;
   const int vls = static_cast<int>(send_queues_.size());
   for (int k = 0; k < vls; ++k) {
     const int vl = (next_vl_ + k) % vls;
@@ -224,7 +223,10 @@ Packet* Nic::next_raw_packet(const sc_time& now) {
     p.injected = now;
     m.remaining -= payload;
     p.last_of_message = m.remaining == 0;
-    if (p.last_of_message) send_queues_[vl].pop_front();
+    if (p.last_of_message) {
+      send_queues_[vl].pop_front();
+      --queued_messages_;
+    }
     return &p;
   }
   return nullptr;

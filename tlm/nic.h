@@ -139,6 +139,8 @@ class Nic : public sc_core::sc_module {
   FlowControl ingress_fc_ = FlowControl::credit;  // ingress_link_'s flow control
   bool ecn_capable_ = false;                      // egress framing is RoCEv2 / Ethernet: packets leave ECT(0)
   bool credit_blocked_ = false;                   // the last transmit decision was held back by flow control
+  std::uint32_t queued_messages_ = 0;             // raw messages posted, not fully sent (send_queues_, send_queue_depth())
+  std::uint64_t activations_ = 0;                 // wake-ups (activations()): written on every one
   WakeEvent tx_wake_{[this] { on_tx(); }};        // (registered before rx_wake_: the order of same-time wakes)
   WakeEvent rx_wake_{[this] { on_rx(); }};
   int sls_mapped_ = 0;                            // SLs in sl_to_vl_; others go to SL mod VLs
@@ -169,7 +171,6 @@ class Nic : public sc_core::sc_module {
   std::uint64_t next_message_ = 0;
   RdmaEngine rdma_;
 
-  std::uint64_t activations_ = 0;
   stats::Counter& messages_posted_;
   stats::Counter& rx_messages_;
   stats::Counter& out_of_order_;
