@@ -72,7 +72,7 @@ tlm::tlm_sync_enum Link::forward(int, Packet& p, tlm::tlm_phase& phase, sc_core:
     p.corrupted = hw::unit_interval(rng_()) < loss;
     if (p.corrupted) ++counters_.corrupted;
   }
-  if (crosses_lanes_ && WakeQueue::instance().in_window()) defer_forward(p, tail);
+  if (forward_crosses_lanes_ && WakeQueue::instance().in_window()) defer_forward(p, tail);
   else deliver(p, tail);
 
   const sc_core::sc_time busy = times.busy;
@@ -92,7 +92,7 @@ void Link::deliver(Packet& p, sc_core::sc_time tail) {
 tlm::tlm_sync_enum Link::backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay) {
   // A PAUSE acts once the frame is in and the transmitter has reacted.
   sc_core::sc_time d = delay + (phase == PFC_PAUSE ? pause_delay_ : reverse_delay_);
-  if (crosses_lanes_ && WakeQueue::instance().in_window()) defer_backward(p, phase, d);
+  if (backward_crosses_lanes_ && WakeQueue::instance().in_window()) defer_backward(p, phase, d);
   else transmitter_(p, phase, d);
   return tlm::TLM_ACCEPTED;
 }

@@ -80,7 +80,7 @@ class Link : public sc_core::sc_module {
   void set_lanes(int transmitter, int receiver) {
     tx_lane_ = transmitter;
     rx_lane_ = receiver;
-    crosses_lanes_ = transmitter != receiver;
+    forward_crosses_lanes_ = backward_crosses_lanes_ = transmitter != receiver;
   }
   /// The least time from a transmitter's call to the receiver acting on it: the first
   /// bit out to the header in (the transmitter adds its own least start delay).
@@ -113,13 +113,15 @@ class Link : public sc_core::sc_module {
   FabricCall receiver_;     // rx's target, once bound
   LinkCounters counters_;
   bool bit_errors_ = false;  // drop_rate or ber set
+  bool forward_crosses_lanes_ = false;  // the ends are in different lanes (set_lanes), for forward()
 
   alignas(64) FabricCall transmitter_;  // tx's initiator, once bound
   sc_core::sc_time reverse_delay_;
   sc_core::sc_time pause_delay_;
-  // Read by both ends, written only while the fabric is built: beside what backward()
-  // reads, not in the line forward() writes (two lanes' threads would pass it back and forth).
-  bool crosses_lanes_ = false;
+  // The same as forward_crosses_lanes_, written only while the fabric is built, for
+  // backward(): beside what it reads, not in the line forward() writes (the two ends'
+  // lanes' threads would pass that line back and forth).
+  bool backward_crosses_lanes_ = false;
   int tx_lane_ = 0, rx_lane_ = 0;
   std::mt19937_64 rng_;
 };

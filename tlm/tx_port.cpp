@@ -38,7 +38,9 @@ void TxPort::send(Packet& p, const sc_time& start_delay) {
 void TxPort::credit_returned(const sc_time& at, int vl, std::uint64_t blocks) {
   // Nearly always the latest: returns come back in the order their packets left.
   pending_.insert_sorted({at, vl, blocks}, [](const PendingCredit& c) -> const sc_time& { return c.at; });
-  next_credit_at_ = pending_.front().at;
+  // The queue's front is the earlier of the old front and this return (without reading
+  // the front's line: a switch output's queue spans several).
+  if (at < next_credit_at_) next_credit_at_ = at;
 }
 
 void TxPort::pause_received(const sc_time& at, int vl, std::uint16_t quanta) {
