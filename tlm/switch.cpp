@@ -111,7 +111,6 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   const std::size_t queues = params_.buffer == BufferOrganisation::voq ? static_cast<std::size_t>(n) * n * v
                                                                         : static_cast<std::size_t>(n) * v;
   queues_.resize(queues);
-  queue_seq_.assign(queues, 0);
   out_queues_.assign(n, {});
   read_free_.assign(n, sc_core::SC_ZERO_TIME);
   heads_.assign(n, std::vector<std::uint32_t>(v, 0));
@@ -574,7 +573,7 @@ void Switch::head_changed(int q, int prev_out) {
     const auto blocks = static_cast<std::uint32_t>(outputs_[e.out].tx.credit_blocks(e.packet->payload_bytes));
     const Head head{e.ready, q, e.in, e.vl, blocks, e.frame_bytes};
     if (prev_out < 0) {
-      queue_seq_[q] = next_seq_++;
+      queues_[q].seq = next_seq_++;
       out_queues_[e.out].push_back(head);
     } else if (e.out == prev_out) {
       *find(e.out) = head;
@@ -582,8 +581,8 @@ void Switch::head_changed(int q, int prev_out) {
       // An input FIFO's next head may leave on another output: it keeps its place in the order.
       remove(prev_out);
       auto& list = out_queues_[e.out];
-      list.insert(std::upper_bound(list.begin(), list.end(), queue_seq_[q],
-                                   [&](std::uint64_t seq, const Head& other) { return seq < queue_seq_[other.queue]; }),
+      list.insert(std::upper_bound(list.begin(), list.end(), queues_[q].seq,
+                                   [&](std::uint64_t seq, const Head& other) { return seq < queues_[other.queue].seq; }),
                   head);
     }
     out_heads_.insert(e.out);

@@ -300,6 +300,11 @@ class Switch : public sc_core::sc_module {
   // A switch queue (VOQ, input FIFO or output queue) in ready order, or an input's
   // arrivals in header order: 12 bytes, its entries in entries_.
   using EntryQueue = LinkedQueue<Entry>;
+  // A switch queue with its order key: when it last became non-empty (the order the ready
+  // lists keep), in the line the queue's head is read from when it does.
+  struct Queue : EntryQueue {
+    std::uint64_t seq = 0;
+  };
   // A queue's head as the per-wake walks (choose_vls, edge_decides) read it, copied into
   // its output's ready list: a walk reads one array, not each queue, entry and packet.
   struct Head {
@@ -450,11 +455,10 @@ class Switch : public sc_core::sc_module {
   std::vector<sc_core::sc_time> read_free_;  // per input: when its read port frees (read by every wake's walks)
   std::vector<OutputPort> outputs_;
   NodePool<Entry> entries_;  // every packet in the switch, arrived or queued
-  std::vector<EntryQueue> queues_;
+  std::vector<Queue> queues_;
   // Ready lists: the non-empty queues, per output their head leaves on, in the order
   // they last became non-empty (the order decisions have always walked them in).
   std::vector<std::vector<Head>> out_queues_;  // per output: its queues' heads
-  std::vector<std::uint64_t> queue_seq_;      // per queue: when it last became non-empty (order key)
   std::uint64_t next_seq_ = 0;
   // Work sets: the per-wake loops visit these ports only.
   PortSet out_heads_;    // outputs with a non-empty ready list (out_queues_)

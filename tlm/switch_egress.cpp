@@ -169,7 +169,7 @@ std::vector<BlockedHead> Switch::blocked_heads() const {
   std::vector<int> order;
   for (const auto& list : out_queues_)
     for (const Head& h : list) order.push_back(h.queue);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return queue_seq_[a] < queue_seq_[b]; });
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return queues_[a].seq < queues_[b].seq; });
   for (int q : order) {
     const Entry& e = entries_[queues_[q].front()];
     const auto& tx = outputs_[e.out].tx;
