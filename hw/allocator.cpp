@@ -97,9 +97,9 @@ class SeparableAllocator final : public AllocatorBase {
   SeparableAllocator(std::string_view name, const AllocatorParams& p, int iterations,
                      Choice choice, PointerUpdate update)
       : AllocatorBase(name, p), iterations_(iterations), choice_(choice), update_(update),
-        grant_ptr_(p.outputs, 0), accept_ptr_(p.inputs, 0), rng_(p.seed),
-        requesters_(p.outputs), granters_(p.inputs), in_match_(p.inputs, kUnmatched),
-        out_match_(p.outputs, kUnmatched) {}
+        grant_ptr_(p.outputs, 0), accept_ptr_(p.inputs, 0),
+        requesters_(p.outputs), granters_(p.inputs),
+        match_(static_cast<std::size_t>(p.inputs) + p.outputs, kUnmatched), rng_(p.seed) {}
 
   const std::vector<Grant>& arbitrate() override {
     // Only the outputs that were requested and the inputs that received grants are
@@ -122,10 +122,10 @@ class SeparableAllocator final : public AllocatorBase {
       // Grant: every unmatched output picks one unmatched input that requested it.
       granted_.clear();
       for (int o : requested_) {
-        if (out_match_[o] != kUnmatched) continue;
+        if (out_match(o) != kUnmatched) continue;
         candidates_.clear();
         for (int i : requesters_[o])
-          if (in_match_[i] == kUnmatched) candidates_.push_back(i);
+          if (in_match(i) == kUnmatched) candidates_.push_back(i);
         if (candidates_.empty()) continue;
         const int i = choose(candidates_, grant_ptr_[o]);
         if (granters_[i].empty()) granted_.push_back(i);
@@ -139,8 +139,8 @@ class SeparableAllocator final : public AllocatorBase {
         auto& grants = granters_[i];
         const int o = choose(grants, accept_ptr_[i]);
         grants.clear();
-        in_match_[i] = o;
-        out_match_[o] = i;
+        in_match(i) = o;
+        out_match(o) = i;
         result.push_back(Grant{i, o});
         const bool islip_move = update_ == PointerUpdate::kFirstIterationAccept && it == 0;
         if (islip_move) pointer_moves_.push_back({&grant_ptr_[o], (i + 1) % p_.inputs});
@@ -149,7 +149,7 @@ class SeparableAllocator final : public AllocatorBase {
       }
     }
     pending_ = true;
-    for (const Grant& g : result) in_match_[g.input] = out_match_[g.output] = kUnmatched;
+    for (const Grant& g : result) in_match(g.input) = out_match(g.output) = kUnmatched;
     std::sort(result.begin(), result.end(), [](const Grant& a, const Grant& b) { return a.input < b.input; });
     return result;
   }
@@ -167,19 +167,19 @@ class SeparableAllocator final : public AllocatorBase {
   /// candidates: fills `result` (by input) and the pointer moves the rounds below would
   /// make, without building their per-port lists. False (nothing changed) otherwise.
   bool conflict_free(std::vector<Grant>& result) {
-    // in_match_ / out_match_ are all kUnmatched between rounds: marks here.
+    // The matching is all kUnmatched between rounds: marks here.
     bool disjoint = true;
     std::size_t marked = 0;
     for (; marked < requests_.size(); ++marked) {
       const AllocRequest& r = requests_[marked];
-      if (in_match_[r.input] != kUnmatched || out_match_[r.output] != kUnmatched) {
+      if (in_match(r.input) != kUnmatched || out_match(r.output) != kUnmatched) {
         disjoint = false;
         break;
       }
-      in_match_[r.input] = r.output;
-      out_match_[r.output] = r.input;
+      in_match(r.input) = r.output;
+      out_match(r.output) = r.input;
     }
-    for (std::size_t k = 0; k < marked; ++k) in_match_[requests_[k].input] = out_match_[requests_[k].output] = kUnmatched;
+    for (std::size_t k = 0; k < marked; ++k) in_match(requests_[k].input) = out_match(requests_[k].output) = kUnmatched;
     if (!disjoint) return false;
     pointer_moves_.clear();
     if (choice_ == Choice::kRandom) next_rng_ = rng_;  // no draw: each choice has one candidate
@@ -213,13 +213,18 @@ class SeparableAllocator final : public AllocatorBase {
   std::vector<int> grant_ptr_;   ///< per output: highest-priority input
   std::vector<int> accept_ptr_;  ///< per input: highest-priority output
   std::vector<std::pair<int*, int>> pointer_moves_;  ///< the last arbitrate()'s pointer updates, for update_state()
-  std::mt19937_64 rng_, next_rng_;
   std::vector<std::vector<int>> requesters_;  ///< per output: requesting inputs, ascending
   std::vector<int> requested_;                ///< outputs with requests, ascending
   std::vector<std::vector<int>> granters_;    ///< per input: granting outputs, ascending (empty between rounds)
   std::vector<int> granted_;                  ///< inputs granted in this iteration
   std::vector<int> candidates_;
-  std::vector<int> in_match_, out_match_;     ///< this round's matching; all kUnmatched between rounds
+  /// This round's matching, per input (the output it is matched to) and then per output
+  /// (the input), in one array (a round reads both); all kUnmatched between rounds.
+  std::vector<int> match_;
+  int& in_match(int i) { return match_[static_cast<std::size_t>(i)]; }
+  int& out_match(int o) { return match_[static_cast<std::size_t>(p_.inputs + o)]; }
+  // After what every round reads (5 KiB: a round without a random choice does not touch them).
+  std::mt19937_64 rng_, next_rng_;
 };
 
 /// Greedy allocator over a total order of requests: walk the requests best first and
