@@ -2,6 +2,7 @@
 """Smoke test of the benchmark command (not a timed test): bench/bench.py --tiny runs
 one tiny scenario and must print one valid JSON object with every field; with --repeat 3
 the fastest of three runs, with the median and the three wall times beside it."""
+import os
 import sys
 
 from smoke_json import one_json_line
@@ -27,7 +28,7 @@ if r.get("status") != "ok" or r.get("runs") != 3 or not isinstance(runs, list) o
 if r["wall_time_s"] != min(runs) or not min(runs) <= r["wall_time_s_median"] <= max(runs):
     sys.exit(f"--repeat 3: the record is the fastest run and the median lies between the runs: {line}")
 # The targets: judged on the record (S2's rate, S3's time, memory and a finished collective).
-sys.path.insert(0, __import__("os").path.dirname(bench))
+sys.path.insert(0, os.path.dirname(bench))
 import bench as bench_module  # noqa: E402
 
 ok_s2 = {"scenario": "S2", "status": "ok", "delivered_packets_per_wall_s": 1_000_000}
