@@ -69,8 +69,8 @@ struct Ev {
   bool operator<(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
 
-// A binary heap (std::priority_queue) or a timing wheel of 1 ns slots (as fabricsim's
-// WakeQueue has), in the same order: time, then the order of scheduling.
+// A binary heap (std::priority_queue) or a timing wheel of 1.024 ns slots (as fabricsim's
+// WakeQueue is), in the same order: time, then the order of scheduling.
 struct HeapQueue {
   std::priority_queue<Ev> heap;
   bool empty() const { return heap.empty(); }
