@@ -12,7 +12,7 @@
 // what any per-packet event-driven simulator of this fabric pays per hop here, the
 // yardstick for S2's target (docs/performance.md, "The floor under S2's target").
 //
-// Usage: hop_floor [simulated_us]   (default 300, S2's duration); one JSON line per queue.
+// Usage: hop_floor [simulated_us [load]]   (defaults 300 and 0.4, S2's); one JSON line per queue.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -38,7 +38,7 @@ constexpr std::uint64_t kLinkLatency = 36 * kNs;  // first bit out -> header in 
 constexpr std::uint64_t kPipeline = 100 * kNs;    // header in -> may leave (route, arbitrate)
 constexpr std::uint64_t kCreditLatency = 10 * kNs + 15 * kNs;  // tail out -> credit back upstream
 constexpr int kCreditsPerVl = 256 * 1024 / kVls / (kPayloadBytes + 26);  // packets of a 256 KiB buffer per VL
-constexpr double kLoad = 0.4;
+constexpr double kS2Load = 0.4;                 // offered load per endpoint, S2's
 
 // Node ids: switches 0..47, NICs 48..111. A port: node * 8 + port (NICs: port 0).
 struct Peer { int node = -1, port = -1; };
@@ -129,7 +129,7 @@ struct Sim {
 
   void at(std::uint64_t t, Kind kind, std::uint32_t id) { queue.push({t, seq++, (kind << 28) | id}); }
 
-  Sim() {
+  explicit Sim(double load) {
     // Endpoint e hangs off leaf e / k, port e % k. Switch <w, l> up port k + j reaches
     // <w with digit l := j, l + 1> at its down port (digit l of w).
     for (int e = 0; e < kEndpoints; ++e) {
@@ -146,7 +146,7 @@ struct Sim {
         }
     for (auto& node : out)
       for (auto& p : node) std::fill(std::begin(p.credits), std::end(p.credits), kCreditsPerVl);
-    const double packets_per_s = kLoad * kLinkBps / (kPayloadBytes * 8);
+    const double packets_per_s = load * kLinkBps / (kPayloadBytes * 8);
     mean_gap = static_cast<std::uint64_t>(1e12 / packets_per_s);
     for (int e = 0; e < kEndpoints; ++e) at(next_gap(), kSource, e);
   }
@@ -250,8 +250,8 @@ struct Sim {
 };
 
 template <class Queue>
-void measure(const char* queue, double us) {
-  Sim<Queue> sim;
+void measure(const char* queue, double us, double load) {
+  Sim<Queue> sim(load);
   const auto t0 = std::chrono::steady_clock::now();
   sim.run(static_cast<std::uint64_t>(us * 1e6));
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -261,7 +261,7 @@ void measure(const char* queue, double us) {
               "\"accepted_load\": %.4f, \"mean_latency_ns\": %.1f, \"delivered_packets_per_wall_s\": %.0f, "
               "\"ns_per_hop\": %.1f}\n",
               queue, us, wall, static_cast<unsigned long long>(sim.injected), static_cast<unsigned long long>(sim.delivered),
-              static_cast<unsigned long long>(sim.hops), static_cast<unsigned long long>(sim.events), kLoad, accepted,
+              static_cast<unsigned long long>(sim.hops), static_cast<unsigned long long>(sim.events), load, accepted,
               sim.delivered ? sim.latency_sum / 1e3 / sim.delivered : 0.0, sim.delivered / wall, wall * 1e9 / sim.hops);
 }
 
@@ -269,10 +269,11 @@ void measure(const char* queue, double us) {
 
 int main(int argc, char** argv) {
   const double us = argc > 1 ? std::atof(argv[1]) : 300.0;
-  if (argc > 2 || !(us > 0 && us <= 1e5)) {
-    std::fprintf(stderr, "usage: hop_floor [simulated_us in (0, 100000]]\n");
+  const double load = argc > 2 ? std::atof(argv[2]) : kS2Load;
+  if (argc > 3 || !(us > 0 && us <= 1e5) || !(load > 0 && load <= 1)) {
+    std::fprintf(stderr, "usage: hop_floor [simulated_us in (0, 100000] [offered load in (0, 1]]]\n");
     return 2;
   }
-  measure<HeapQueue>("heap", us);
-  measure<WheelQueue>("wheel", us);
+  measure<HeapQueue>("heap", us, load);
+  measure<WheelQueue>("wheel", us, load);
 }
