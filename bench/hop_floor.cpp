@@ -3,7 +3,7 @@
 // S2's fabric and traffic (4-ary 3-tree: 64 endpoints, 48 switches of radix 8;
 // uniform destinations, Poisson arrivals at 0.4 of a 400 Gb/s link, 1 KiB packets, SLs
 // dealt round robin onto 4 VLs; cut-through; credit flow control per VL; d-mod-k up
-// ports) in the leanest packet-level discrete-event loop: 16-byte events, an
+// ports) in a bare packet-level discrete-event loop: 16-byte events, an
 // output-queued switch (a FIFO per output and VL, VLs round robin, a fixed pipeline
 // latency), no SystemC, no core clock, no allocator, no statistics beyond a latency
 // sum. Run twice: once with a binary heap (std::priority_queue), once with a timing
