@@ -59,6 +59,11 @@ struct OutPort {
   std::size_t head[kVls] = {};
   int next_vl = 0;
   bool wake_pending = false;
+  bool waiting() const {
+    for (int vl = 0; vl < kVls; ++vl)
+      if (head[vl] != fifo[vl].size()) return true;
+    return false;
+  }
 };
 
 enum Kind : std::uint32_t { kArrive, kPortFree, kCredit, kSource };
@@ -109,7 +114,10 @@ struct WheelQueue {
       }
       ++cur;
       cur_sorted = false;
-      while (!far.empty() && (far.top().t >> kShift) < cur + kSlots) { slot[(far.top().t >> kShift) % kSlots].push_back(far.top()); far.pop(); }
+      while (!far.empty() && (far.top().t >> kShift) < cur + kSlots) {  // now within the span
+        slot[(far.top().t >> kShift) % kSlots].push_back(far.top());
+        far.pop();
+      }
     }
   }
 };
@@ -170,10 +178,16 @@ struct Sim {
 
   void try_send(int node, int port) {
     OutPort& o = out[node][port];
-    if (o.busy_until > now) {
-      if (!o.wake_pending) { o.wake_pending = true; at(o.busy_until, kPortFree, node * kPorts + port); }
-      return;
+    if (o.busy_until <= now) send_next(o, node, port);
+    // Something waits behind a busy wire: look again when it frees (a credit's return looks too).
+    if (o.busy_until > now && o.waiting() && !o.wake_pending) {
+      o.wake_pending = true;
+      at(o.busy_until, kPortFree, node * kPorts + port);
     }
+  }
+
+  // The wire is free: the next VL in round robin with a packet and a credit sends its head.
+  void send_next(OutPort& o, int node, int port) {
     for (int i = 0; i < kVls; ++i) {
       const int vl = (o.next_vl + i) % kVls;
       if (o.head[vl] == o.fifo[vl].size() || o.credits[vl] == 0) continue;
@@ -193,12 +207,8 @@ struct Sim {
       p.in_node = to.node;
       p.in_port = to.port;
       at(now + kLinkLatency + (to.node >= kSwitches ? kSerialize : kPipeline), kArrive, id);
-      break;
+      return;
     }
-    // Something still waits: look again when the wire is free (a credit's return looks too).
-    bool waiting = false;
-    for (int vl = 0; vl < kVls; ++vl) waiting |= o.head[vl] != o.fifo[vl].size();
-    if (waiting && o.busy_until > now && !o.wake_pending) { o.wake_pending = true; at(o.busy_until, kPortFree, node * kPorts + port); }
   }
 
   void arrive(int id) {
@@ -236,7 +246,12 @@ struct Sim {
       const std::uint32_t id = ev.what & 0x0fffffff;
       switch (ev.what >> 28) {
         case kArrive: arrive(static_cast<int>(id)); break;
-        case kPortFree: out[id / kPorts][id % kPorts].wake_pending = false; try_send(static_cast<int>(id / kPorts), static_cast<int>(id % kPorts)); break;
+        case kPortFree: {
+          const int node = static_cast<int>(id / kPorts), port = static_cast<int>(id % kPorts);
+          out[node][port].wake_pending = false;
+          try_send(node, port);
+          break;
+        }
         case kCredit: {
           const int port = static_cast<int>(id / kVls), vl = static_cast<int>(id % kVls);
           ++out[port / kPorts][port % kPorts].credits[vl];
