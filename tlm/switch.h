@@ -252,7 +252,7 @@ class Switch : public sc_core::sc_module {
   void occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uint64_t>& egress) const;
   /// Time output `port` spent paused on `vl` by its downstream [s].
   double egress_paused_seconds(int port, int vl) const;
-  /// Time output `port` had a packet ready on `vl` but no credits [s].
+  /// Time output `port` had a packet ready on `vl`, its wire free and no credits for it [s].
   double credit_stall_seconds(int port, int vl) const;
   // Run-time invariants (sim/invariants.h).
   /// Transmit side of output `port`: its credits per VL toward the downstream buffer.
