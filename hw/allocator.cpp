@@ -116,6 +116,7 @@ class SeparableAllocator final : public AllocatorBase {
     std::sort(requested_.begin(), requested_.end());
     for (int o : requested_) std::sort(requesters_[o].begin(), requesters_[o].end());
     pointer_moves_.clear();
+    moves_from_grants_ = false;
     if (choice_ == Choice::kRandom) next_rng_ = rng_;  // draws are committed by update_state(), so arbitrate() repeats
 
     for (int it = 0; it < iterations_; ++it) {
@@ -156,8 +157,16 @@ class SeparableAllocator final : public AllocatorBase {
 
   void update_state() override {
     if (!pending_) return;
-    for (const auto& [pointer, value] : pointer_moves_) *pointer = value;  // in decision order: the last move wins
-    if (choice_ == Choice::kRandom) rng_ = next_rng_;
+    if (moves_from_grants_) {  // a conflict-free round: each pointer moves once, past its grant
+      if (update_ != PointerUpdate::kNever)
+        for (const Grant& g : grants_) {
+          grant_ptr_[g.output] = (g.input + 1) % p_.inputs;
+          accept_ptr_[g.input] = (g.output + 1) % p_.outputs;
+        }
+    } else {
+      for (const auto& [pointer, value] : pointer_moves_) *pointer = value;  // in decision order: the last move wins
+      if (choice_ == Choice::kRandom) rng_ = next_rng_;
+    }
     pending_ = false;
   }
 
@@ -167,10 +176,10 @@ class SeparableAllocator final : public AllocatorBase {
   /// candidates: fills `result` (by input) and the pointer moves the rounds below would
   /// make, without building their per-port lists. False (nothing changed) otherwise.
   bool conflict_free(std::vector<Grant>& result) {
-    // The matching is all kUnmatched between rounds: marks here.
+    // The matching is all kUnmatched between rounds: marks here. One request is disjoint.
     bool disjoint = true;
     std::size_t marked = 0;
-    for (; marked < requests_.size(); ++marked) {
+    for (; requests_.size() > 1 && marked < requests_.size(); ++marked) {
       const AllocRequest& r = requests_[marked];
       if (in_match(r.input) != kUnmatched || out_match(r.output) != kUnmatched) {
         disjoint = false;
@@ -181,18 +190,12 @@ class SeparableAllocator final : public AllocatorBase {
     }
     for (std::size_t k = 0; k < marked; ++k) in_match(requests_[k].input) = out_match(requests_[k].output) = kUnmatched;
     if (!disjoint) return false;
-    pointer_moves_.clear();
-    if (choice_ == Choice::kRandom) next_rng_ = rng_;  // no draw: each choice has one candidate
-    for (const AllocRequest& r : requests_) {
-      result.push_back(Grant{r.input, r.output});
-      // Each pointer moves at most once, so the order of the moves does not matter.
-      if (update_ != PointerUpdate::kNever) {
-        pointer_moves_.push_back({&grant_ptr_[r.output], (r.input + 1) % p_.inputs});
-        pointer_moves_.push_back({&accept_ptr_[r.input], (r.output + 1) % p_.outputs});
-      }
-    }
+    // No draw (each choice has one candidate); update_state() moves the pointers from the grants.
+    for (const AllocRequest& r : requests_) result.push_back(Grant{r.input, r.output});
     pending_ = true;
-    std::sort(result.begin(), result.end(), [](const Grant& a, const Grant& b) { return a.input < b.input; });
+    moves_from_grants_ = true;
+    if (result.size() > 1)
+      std::sort(result.begin(), result.end(), [](const Grant& a, const Grant& b) { return a.input < b.input; });
     return true;
   }
 
@@ -213,6 +216,7 @@ class SeparableAllocator final : public AllocatorBase {
   std::vector<int> grant_ptr_;   ///< per output: highest-priority input
   std::vector<int> accept_ptr_;  ///< per input: highest-priority output
   std::vector<std::pair<int*, int>> pointer_moves_;  ///< the last arbitrate()'s pointer updates, for update_state()
+  bool moves_from_grants_ = false;  ///< the last round was conflict-free: its moves are its grants' (update_state)
   std::vector<std::vector<int>> requesters_;  ///< per output: requesting inputs, ascending
   std::vector<int> requested_;                ///< outputs with requests, ascending
   std::vector<std::vector<int>> granters_;    ///< per input: granting outputs, ascending (empty between rounds)
