@@ -32,8 +32,7 @@ const AllocatorParams& validated(const AllocatorParams& p) {
 class AllocatorBase : public SwitchAllocator {
  public:
   AllocatorBase(std::string_view name, const AllocatorParams& p)
-      : name_(name), p_(validated(p)),
-        slot_(static_cast<std::size_t>(p_.inputs) * p_.outputs, kUnmatched) {}
+      : p_(validated(p)), slot_(static_cast<std::size_t>(p_.inputs) * p_.outputs, kUnmatched), name_(name) {}
 
   void add_request(const AllocRequest& r) override {
     if (r.input < 0 || r.input >= p_.inputs || r.output < 0 || r.output >= p_.outputs)
@@ -63,14 +62,17 @@ class AllocatorBase : public SwitchAllocator {
     return static_cast<std::size_t>(r.input) * p_.outputs + r.output;
   }
 
-  std::string name_;
+  // What every round reads first, the name last: a round's lines are few.
   AllocatorParams p_;
+  bool pending_ = false;       ///< the last arbitrate()'s state changes, not yet committed by update_state()
   std::vector<AllocRequest> requests_;
   std::vector<Grant> grants_;  ///< the last arbitrate()'s matching, by input
-  bool pending_ = false;       ///< the last arbitrate()'s state changes, not yet committed by update_state()
 
  private:
   std::vector<int> slot_;  ///< (input, output) -> index in requests_, or kUnmatched
+
+ protected:
+  std::string name_;
 };
 
 /// How a grant or accept arbiter picks among its candidates.
@@ -96,9 +98,8 @@ class SeparableAllocator final : public AllocatorBase {
  public:
   SeparableAllocator(std::string_view name, const AllocatorParams& p, int iterations,
                      Choice choice, PointerUpdate update)
-      : AllocatorBase(name, p), iterations_(iterations), choice_(choice), update_(update),
-        grant_ptr_(p.outputs, 0), accept_ptr_(p.inputs, 0),
-        requesters_(p.outputs), granters_(p.inputs),
+      : AllocatorBase(name, p), update_(update), pointers_(static_cast<std::size_t>(p.outputs) + p.inputs, 0),
+        iterations_(iterations), choice_(choice), requesters_(p.outputs), granters_(p.inputs),
         match_(static_cast<std::size_t>(p.inputs) + p.outputs, kUnmatched), rng_(p.seed) {}
 
   const std::vector<Grant>& arbitrate() override {
@@ -128,25 +129,25 @@ class SeparableAllocator final : public AllocatorBase {
         for (int i : requesters_[o])
           if (in_match(i) == kUnmatched) candidates_.push_back(i);
         if (candidates_.empty()) continue;
-        const int i = choose(candidates_, grant_ptr_[o]);
+        const int i = choose(candidates_, grant_ptr(o));
         if (granters_[i].empty()) granted_.push_back(i);
         granters_[i].push_back(o);  // ascending o
-        if (update_ == PointerUpdate::kEveryGrant) pointer_moves_.push_back({&grant_ptr_[o], (i + 1) % p_.inputs});
+        if (update_ == PointerUpdate::kEveryGrant) pointer_moves_.push_back({&grant_ptr(o), (i + 1) % p_.inputs});
       }
       if (granted_.empty()) break;  // no grant was possible, later iterations cannot add any
       // Accept: every input that received grants takes one of them.
       std::sort(granted_.begin(), granted_.end());
       for (int i : granted_) {
         auto& grants = granters_[i];
-        const int o = choose(grants, accept_ptr_[i]);
+        const int o = choose(grants, accept_ptr(i));
         grants.clear();
         in_match(i) = o;
         out_match(o) = i;
         result.push_back(Grant{i, o});
         const bool islip_move = update_ == PointerUpdate::kFirstIterationAccept && it == 0;
-        if (islip_move) pointer_moves_.push_back({&grant_ptr_[o], (i + 1) % p_.inputs});
+        if (islip_move) pointer_moves_.push_back({&grant_ptr(o), (i + 1) % p_.inputs});
         if (islip_move || update_ == PointerUpdate::kEveryGrant)
-          pointer_moves_.push_back({&accept_ptr_[i], (o + 1) % p_.outputs});
+          pointer_moves_.push_back({&accept_ptr(i), (o + 1) % p_.outputs});
       }
     }
     pending_ = true;
@@ -160,8 +161,8 @@ class SeparableAllocator final : public AllocatorBase {
     if (moves_from_grants_) {  // a conflict-free round: each pointer moves once, past its grant
       if (update_ != PointerUpdate::kNever)
         for (const Grant& g : grants_) {
-          grant_ptr_[g.output] = (g.input + 1) % p_.inputs;
-          accept_ptr_[g.input] = (g.output + 1) % p_.outputs;
+          grant_ptr(g.output) = (g.input + 1) % p_.inputs;
+          accept_ptr(g.input) = (g.output + 1) % p_.outputs;
         }
     } else {
       for (const auto& [pointer, value] : pointer_moves_) *pointer = value;  // in decision order: the last move wins
@@ -210,15 +211,19 @@ class SeparableAllocator final : public AllocatorBase {
     return it == candidates.end() ? candidates.front() : *it;
   }
 
+  // What a conflict-free round reads, first.
+  PointerUpdate update_;
+  bool moves_from_grants_ = false;  ///< the last round was conflict-free: its moves are its grants' (update_state)
+  /// The round-robin pointers in one array: per output its grant pointer (the highest-priority
+  /// input), then per input its accept pointer (the highest-priority output).
+  std::vector<int> pointers_;
+  int& grant_ptr(int o) { return pointers_[static_cast<std::size_t>(o)]; }
+  int& accept_ptr(int i) { return pointers_[static_cast<std::size_t>(p_.outputs + i)]; }
+  std::vector<int> requested_;                ///< outputs with requests, ascending
   int iterations_;
   Choice choice_;
-  PointerUpdate update_;
-  std::vector<int> grant_ptr_;   ///< per output: highest-priority input
-  std::vector<int> accept_ptr_;  ///< per input: highest-priority output
   std::vector<std::pair<int*, int>> pointer_moves_;  ///< the last arbitrate()'s pointer updates, for update_state()
-  bool moves_from_grants_ = false;  ///< the last round was conflict-free: its moves are its grants' (update_state)
   std::vector<std::vector<int>> requesters_;  ///< per output: requesting inputs, ascending
-  std::vector<int> requested_;                ///< outputs with requests, ascending
   std::vector<std::vector<int>> granters_;    ///< per input: granting outputs, ascending (empty between rounds)
   std::vector<int> granted_;                  ///< inputs granted in this iteration
   std::vector<int> candidates_;
