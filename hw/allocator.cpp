@@ -174,8 +174,9 @@ class SeparableAllocator final : public AllocatorBase {
  private:
   /// When no two requests share an input or an output (a switch forwarding disjoint
   /// flows, S3's ring), every iteration-1 grant is accepted and nothing is chosen among
-  /// candidates: fills `result` (by input) and the pointer moves the rounds below would
-  /// make, without building their per-port lists. False (nothing changed) otherwise.
+  /// candidates: fills `result` (by input) without building the rounds' per-port lists;
+  /// update_state() then moves each pointer once, past its grant, as the rounds below
+  /// would. False (nothing changed) otherwise.
   bool conflict_free(std::vector<Grant>& result) {
     // The matching is all kUnmatched between rounds: marks here. One request is disjoint.
     bool disjoint = true;

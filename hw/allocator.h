@@ -48,7 +48,8 @@ class SwitchAllocator {
   /// it stays valid until the next arbitrate() or clear().
   virtual const std::vector<Grant>& arbitrate() = 0;
   /// Commits the pointer/priority updates of the last arbitrate() (the switch calls it for
-  /// every round it uses).
+  /// every round it uses), before clear(): the updates follow from that round's requests
+  /// and matching, which clear() drops.
   virtual void update_state() = 0;
   /// Drops this round's requests.
   virtual void clear() = 0;
