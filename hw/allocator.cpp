@@ -70,8 +70,6 @@ class AllocatorBase : public SwitchAllocator {
 
  private:
   std::vector<int> slot_;  ///< (input, output) -> index in requests_, or kUnmatched
-
- protected:
   std::string name_;
 };
 
@@ -178,20 +176,22 @@ class SeparableAllocator final : public AllocatorBase {
   /// update_state() then moves each pointer once, past its grant, as the rounds below
   /// would. False (nothing changed) otherwise.
   bool conflict_free(std::vector<Grant>& result) {
-    // The matching is all kUnmatched between rounds: marks here. One request is disjoint.
-    bool disjoint = true;
-    std::size_t marked = 0;
-    for (; requests_.size() > 1 && marked < requests_.size(); ++marked) {
-      const AllocRequest& r = requests_[marked];
-      if (in_match(r.input) != kUnmatched || out_match(r.output) != kUnmatched) {
-        disjoint = false;
-        break;
+    // The matching is all kUnmatched between rounds: marks here (one request needs none).
+    if (requests_.size() > 1) {
+      bool disjoint = true;
+      std::size_t marked = 0;
+      for (; marked < requests_.size(); ++marked) {
+        const AllocRequest& r = requests_[marked];
+        if (in_match(r.input) != kUnmatched || out_match(r.output) != kUnmatched) {
+          disjoint = false;
+          break;
+        }
+        in_match(r.input) = r.output;
+        out_match(r.output) = r.input;
       }
-      in_match(r.input) = r.output;
-      out_match(r.output) = r.input;
+      for (std::size_t k = 0; k < marked; ++k) in_match(requests_[k].input) = out_match(requests_[k].output) = kUnmatched;
+      if (!disjoint) return false;
     }
-    for (std::size_t k = 0; k < marked; ++k) in_match(requests_[k].input) = out_match(requests_[k].output) = kUnmatched;
-    if (!disjoint) return false;
     // No draw (each choice has one candidate); update_state() moves the pointers from the grants.
     for (const AllocRequest& r : requests_) result.push_back(Grant{r.input, r.output});
     pending_ = true;

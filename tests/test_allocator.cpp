@@ -257,6 +257,25 @@ TEST(AllocatorPointers, ConflictFreeRoundMovesThemLikeAnyOther) {
   }
 }
 
+// A conflict-free round chooses nothing, so it draws nothing from PIM's random stream,
+// even when the round before it was arbitrated (its draws made) but never committed: the
+// rounds after it match as if the discarded round had not been.
+TEST(PimAllocator, ConflictFreeRoundDrawsNothing) {
+  std::mt19937_64 rng(5);
+  Matrix alone(8, std::vector<bool>(8, false));
+  alone[2][5] = true;
+  auto a = make_allocator("pim", params(8, 8, 1, 42));
+  auto b = make_allocator("pim", params(8, 8, 1, 42));
+  load(*a, all_ones(8));
+  a->arbitrate();  // draws, discarded: no update_state()
+  EXPECT_EQ(round(*a, alone), (std::vector<Grant>{{2, 5}}));
+  EXPECT_EQ(round(*b, alone), (std::vector<Grant>{{2, 5}}));
+  for (int r = 0; r < 20; ++r) {
+    const Matrix m = random_matrix(8, 8, 0.5, rng);
+    EXPECT_EQ(round(*a, m), round(*b, m)) << "round " << r;
+  }
+}
+
 // McKeown 1999 §III.C / Fig. 13: more iSLIP iterations fill in unmatched ports, so the
 // average match size grows with k on random request matrices.
 TEST(IslipAllocator, MoreIterationsMatchMore) {
