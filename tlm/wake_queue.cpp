@@ -50,8 +50,11 @@ WakeQueue& WakeQueue::instance() {
   return *made_;
 }
 
-WakeQueue::WakeQueue() : slot_width_(sc_core::sc_time(1, sc_core::SC_NS).value()) {
-  if (slot_width_ == 0) slot_width_ = 1;  // a resolution coarser than 1 ns
+WakeQueue::WakeQueue() {
+  // A slot: the widest power of two of kernel time units not above kSlotWidthNs (a
+  // shift, not a division, finds a request's slot).
+  const std::uint64_t units = sc_core::sc_time(kSlotWidthNs, sc_core::SC_NS).value();
+  while (slot_shift_ < 63 && (std::uint64_t{2} << slot_shift_) <= units) ++slot_shift_;
   set_lanes(1);
   sc_core::sc_spawn_options options;
   options.spawn_method();
@@ -60,8 +63,8 @@ WakeQueue::WakeQueue() : slot_width_(sc_core::sc_time(1, sc_core::SC_NS).value()
   sc_core::sc_spawn([this] { dispatch(); }, sc_core::sc_gen_unique_name("fabricsim_wake_queue"), &options);
 }
 
-WakeQueue::Lane::Lane(std::vector<Client>& clients, std::uint64_t slot_width)
-    : clients_(clients), wheel_(kSlots), occupied_(kSlots / 64, 0), slot_width_(slot_width) {}
+WakeQueue::Lane::Lane(std::vector<Client>& clients, unsigned slot_shift)
+    : clients_(clients), wheel_(kSlots, kNone), occupied_(kSlots / 64, 0), slot_shift_(slot_shift) {}
 
 void WakeQueue::set_lanes(int lanes) {
   if (lanes < 1) throw std::invalid_argument("wake queue: " + std::to_string(lanes) + " lanes (at least 1)");
@@ -69,8 +72,8 @@ void WakeQueue::set_lanes(int lanes) {
     throw std::logic_error("wake queue: lanes are set before any block is made (" + std::to_string(clients_.size()) +
                            " made)");
   lanes_.clear();
-  for (int k = 0; k < lanes; ++k) lanes_.push_back(std::make_unique<Lane>(clients_, slot_width_));
-  every_lane_ = lanes > 1 ? std::make_unique<Lane>(clients_, slot_width_) : nullptr;
+  for (int k = 0; k < lanes; ++k) lanes_.push_back(std::make_unique<Lane>(clients_, slot_shift_));
+  every_lane_ = lanes > 1 ? std::make_unique<Lane>(clients_, slot_shift_) : nullptr;
   for (auto& lane : lanes_)
     for (auto& box : lane->outbox) box.resize(static_cast<std::size_t>(lanes));
   building_lane_ = 0;
@@ -131,11 +134,8 @@ void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
                            ") asked for a wake-up at " + t.to_string() + ", before the end of its window " +
                            replay_floor_.to_string() + ": the lanes' lookahead is too long");
   // The kernel fired a timed request at its time, before any process ran: it runs in
-  // this pass whatever comes now (its entry stays, no longer the pending one).
-  if (c.where != Where::none && c.timed_at <= now) {
-    lane.entries_of(c)[c.index].pending = false;
-    c.where = Where::none;
-  }
+  // this pass whatever comes now (an entry of its own, no longer the pending one).
+  if (c.where != Where::none && c.timed_at <= now) lane.fire(c);
   if (c.delta_asked == delta) return;  // runs in the next delta cycle: nothing replaces that
   if (t <= now) {
     c.delta_asked = delta;
@@ -153,37 +153,50 @@ void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
 }
 
 void WakeQueue::Lane::insert(const Due& e) {
-  Client* c = e.pending ? &clients_[e.client] : nullptr;
-  if (c) c->timed_at = e.at;
+  if (!e.pending) {
+    fired_.push_back(e);
+    return;
+  }
+  Client& c = clients_[e.client];
+  c.timed_at = e.at;
   const std::uint64_t s = slot_of(e.at);
   if (s < base_ + kSlots) {
-    auto& entries = slot(s);
-    if (c) {
-      c->where = Where::wheel;
-      c->index = entries.size();
-    }
-    entries.push_back(e);
+    std::uint32_t& head = slot(s);
+    c.where = Where::wheel;
+    c.next = head;
+    head = static_cast<std::uint32_t>(e.client);
     occupied_[(s & (kSlots - 1)) / 64] |= std::uint64_t{1} << (s & 63);
     return;
   }
-  if (c) c->where = Where::overflow;
+  c.where = Where::overflow;
   overflow_.push_back(e);
   sift_up(overflow_.size() - 1);
 }
 
 void WakeQueue::Lane::erase_pending(Client& c) {
   // Both take the entry's client out of the queue (where = none).
-  if (c.where == Where::wheel) take_from_slot(slot_of(c.timed_at), c.index);
+  if (c.where == Where::wheel) unlink(c);
   else if (c.where == Where::overflow) erase_overflow(c.index);
 }
 
-void WakeQueue::Lane::take_from_slot(std::uint64_t s, std::size_t i) {
-  auto& entries = slot(s);
-  if (entries[i].pending) clients_[entries[i].client].where = Where::none;
-  entries[i] = entries.back();
-  entries.pop_back();
-  if (i < entries.size() && entries[i].pending) clients_[entries[i].client].index = i;
-  if (entries.empty()) occupied_[(s & (kSlots - 1)) / 64] &= ~(std::uint64_t{1} << (s & 63));
+void WakeQueue::Lane::fire(Client& c) {
+  if (c.where == Where::wheel) {
+    unlink(c);
+    fired_.push_back({c.timed_at, static_cast<int>(&c - clients_.data()), false});
+  } else {
+    overflow_[c.index].pending = false;
+    c.where = Where::none;
+  }
+}
+
+void WakeQueue::Lane::unlink(Client& c) {
+  const std::uint64_t s = slot_of(c.timed_at);
+  const auto k = static_cast<std::uint32_t>(&c - clients_.data());
+  std::uint32_t* link = &slot(s);
+  while (*link != k) link = &clients_[*link].next;
+  *link = c.next;
+  c.where = Where::none;
+  if (slot(s) == kNone) occupied_[(s & (kSlots - 1)) / 64] &= ~(std::uint64_t{1} << (s & 63));
 }
 
 void WakeQueue::Lane::advance(std::uint64_t to_slot) {
@@ -201,6 +214,11 @@ void WakeQueue::Lane::advance(std::uint64_t to_slot) {
 bool WakeQueue::Lane::earliest(sc_core::sc_time& at) const {
   bool have = !overflow_.empty();
   if (have) at = overflow_.front().at;
+  for (const Due& e : fired_)
+    if (!have || e.at < at) {
+      at = e.at;
+      have = true;
+    }
   // The first occupied slot from the base on (cyclically), and the earliest entry in it.
   const std::size_t words = kSlots / 64, first = static_cast<std::size_t>(base_ & (kSlots - 1));
   for (std::size_t k = 0; k <= words; ++k) {
@@ -208,9 +226,10 @@ bool WakeQueue::Lane::earliest(sc_core::sc_time& at) const {
     std::uint64_t bits = occupied_[w];
     if (k == 0) bits &= ~std::uint64_t{0} << (first & 63);  // from the base on (k == words: the rest of that word)
     if (!bits) continue;
-    for (const Due& e : wheel_[w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))])
-      if (!have || e.at < at) {
-        at = e.at;
+    for (std::uint32_t c = wheel_[w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))]; c != kNone;
+         c = clients_[c].next)
+      if (!have || clients_[c].timed_at < at) {
+        at = clients_[c].timed_at;
         have = true;
       }
     break;
@@ -222,7 +241,7 @@ bool WakeQueue::Lane::earliest(sc_core::sc_time& at) const {
 // children share a cache line or two.
 void WakeQueue::Lane::place(std::size_t i, const Due& e) {
   overflow_[i] = e;
-  if (e.pending) clients_[e.client].index = i;
+  if (e.pending) clients_[e.client].index = static_cast<std::uint32_t>(i);
 }
 
 void WakeQueue::Lane::sift_up(std::size_t i) {
@@ -364,27 +383,38 @@ void WakeQueue::Lane::collect(const sc_core::sc_time& at, std::uint64_t delta) {
   const std::uint64_t s = slot_of(at);
   advance(s);
   due_.clear();
-  auto& entries = slot(s);
-  for (std::size_t i = 0; i < entries.size();) {
-    if (entries[i].at <= at) {
-      due_.push_back(entries[i]);
-      take_from_slot(s, i);
+  if (!fired_.empty()) {
+    std::size_t kept = 0;
+    for (const Due& e : fired_) {
+      if (e.at <= at) due_.push_back(e);
+      else fired_[kept++] = e;
+    }
+    fired_.resize(kept);
+  }
+  for (std::uint32_t* link = &slot(s); *link != kNone;) {
+    Client& c = clients_[*link];
+    if (c.timed_at <= at) {
+      due_.push_back({c.timed_at, static_cast<int>(*link), true});
+      c.where = Where::none;
+      *link = c.next;
     } else {
-      ++i;
+      link = &c.next;
     }
   }
+  if (slot(s) == kNone) occupied_[(s & (kSlots - 1)) / 64] &= ~(std::uint64_t{1} << (s & 63));
   run_.clear();
-  order_due();
+  if (due_.size() == 1) run_.push_back(due_[0].client);  // most passes (S2: two in three)
+  else if (!due_.empty()) order_due();
   // Requests for now made in an earlier delta cycle, in request order; those made in
   // this one (by a process the kernel ran before this pass) wait for the next. A block
   // is in run_ once: its timed run is due in the first delta cycle at its time, its
   // requests for now in later ones, one per delta cycle.
-  std::size_t kept = 0;
+  std::size_t later = 0;
   for (const DeltaDue& r : asked_now) {
-    if (r.delta == delta) asked_now[kept++] = r;
+    if (r.delta == delta) asked_now[later++] = r;
     else run_.push_back(r.client);
   }
-  asked_now.resize(kept);
+  asked_now.resize(later);
 }
 
 void WakeQueue::Lane::call_due() {

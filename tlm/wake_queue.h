@@ -13,8 +13,8 @@
 //
 // What it saves: at 2,048 NICs the kernel's timed queue (a heap of pointers to
 // notifications allocated one by one) and its per-process bookkeeping miss the cache
-// on every wake; here a wake is a 16-byte entry in a timing wheel (a heap for the far
-// future) and a direct call, behind one kernel event and one method process for all blocks.
+// on every wake; here a wake is a link in a timing wheel's slot, through the block's own
+// line (a heap for the far future), and a direct call, behind one kernel event and one method process for all blocks.
 //
 // Running ahead (simulate_for): after a pass, when the next request is earlier than
 // anything else pending in the kernel and than the end of the run, the queue runs it
@@ -137,12 +137,15 @@ class WakeQueue {
   friend std::uint64_t delta_count();
   WakeQueue();
   static inline WakeQueue* made_ = nullptr;  // instance(), once made
-  static constexpr std::size_t kNone = ~std::size_t{0};
-  // Timed requests within kSlots slot widths of the wheel's base go into the wheel (a
-  // slot per nanosecond: a fabric's wakes are mostly a few link and packet times
-  // ahead, and thousands of blocks often share an instant); later ones (timeouts) wait
-  // in the overflow heap and move into the wheel as time comes near.
-  static constexpr std::size_t kSlots = 1024;  // a power of two
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  // Timed requests within kSlots slot widths of the wheel's base go into the wheel;
+  // later ones (timeouts) wait in the overflow heap and move into the wheel as time
+  // comes near. A slot is a power of two of kernel time units, at most kSlotWidthNs (128
+  // ps at the default resolution: a fabric's wakes fall a few per nanosecond, so a slot
+  // mostly holds one instant, and thousands of blocks often share one), and the wheel
+  // spans kSlots of them (half a microsecond: a few link and packet times).
+  static constexpr std::size_t kSlots = 4096;  // a power of two
+  static constexpr double kSlotWidthNs = 0.25;
   enum class Where : std::uint8_t { none, wheel, overflow };
   struct Due {
     sc_core::sc_time at;
@@ -157,10 +160,11 @@ class WakeQueue {
   struct alignas(64) Client {  // one cache line: a notify and a dispatch each read one
     std::function<void()> on_wake;
     sc_core::sc_time timed_at;  // pending timed request, when where != none
-    Where where = Where::none;
-    int lane = 0;  // -1: reads every lane (every_lane_)
-    std::size_t index = kNone;  // its entry: in its wheel slot, or in overflow_
     std::uint64_t delta_asked = ~std::uint64_t{0};  // delta cycle of the last request for now
+    std::uint32_t next = kNone;   // where == wheel: the next client in its slot
+    std::uint32_t index = kNone;  // where == overflow: its entry in overflow_
+    int lane = 0;  // -1: reads every lane (every_lane_)
+    Where where = Where::none;
   };
   /// A new entry in this lane's outbox to `to_lane` (checks `acts_at` against the window's end).
   struct Deferred;
@@ -173,7 +177,7 @@ class WakeQueue {
   // The requests of one lane's blocks: its own wheel, overflow heap and requests for now.
   class alignas(64) Lane {
    public:
-    Lane(std::vector<Client>& clients, std::uint64_t slot_width);
+    Lane(std::vector<Client>& clients, unsigned slot_shift);
     void fit(std::size_t clients) { marks_.resize((clients + 63) / 64, 0); }
     /// The lane's next pass: its time if requests for now wait, else its earliest timed request.
     bool next(sc_core::sc_time& at) const {
@@ -183,15 +187,17 @@ class WakeQueue {
       }
       return earliest(at);
     }
-    void insert(const Due& e);                      // into the wheel or the overflow heap
+    void insert(const Due& e);                      // into the wheel or the overflow heap (fired_ if not pending)
     void erase_pending(Client& c);                  // c's pending timed request
+    /// c's pending timed request, due now, was fired by the kernel before any process ran:
+    /// it runs in this pass as an entry of its own, no longer c's pending request.
+    void fire(Client& c);
     bool earliest(sc_core::sc_time& at) const;      // of the timed requests, if any
     /// The blocks due at `at` (timed, and asked for now before delta cycle `delta`) onto run_, in order.
     void collect(const sc_core::sc_time& at, std::uint64_t delta);
     void call_due();                                // runs what collect() found
-    std::uint64_t slot_of(const sc_core::sc_time& t) const { return t.value() / slot_width_; }
-    std::vector<Due>& slot(std::uint64_t s) { return wheel_[s & (kSlots - 1)]; }
-    std::vector<Due>& entries_of(const Client& c) { return c.where == Where::wheel ? slot(slot_of(c.timed_at)) : overflow_; }
+    std::uint64_t slot_of(const sc_core::sc_time& t) const { return t.value() >> slot_shift_; }
+    std::uint32_t& slot(std::uint64_t s) { return wheel_[s & (kSlots - 1)]; }
     std::vector<DeltaDue> asked_now;  // requests for the next delta cycle, in request order
     // In windows: the lane's time, the delta cycle of its pass and the passes run.
     sc_core::sc_time now;
@@ -205,21 +211,23 @@ class WakeQueue {
     sc_core::sc_time replay_now;     // the time of the call being made
 
    private:
-    void take_from_slot(std::uint64_t s, std::size_t i);  // removes entry i of slot s
+    void unlink(Client& c);                         // c out of its wheel slot
     void advance(std::uint64_t to_slot);            // the wheel's base to `to_slot`
     void order_due();                               // due_'s blocks onto run_, in (time, handle) order
-    // overflow_: a 4-ary min-heap on (at, client), indexed like the wheel (no stale entries).
+    // overflow_: a 4-ary min-heap on (at, client); a pending entry's position is its Client::index.
     void place(std::size_t i, const Due& e);
     void sift_up(std::size_t i);
     void sift_down(std::size_t i);
     void erase_overflow(std::size_t i);
     std::vector<Client>& clients_;
-    // Each slot holds every request of one slot width, unordered (the pass sorts what it
-    // runs); occupied_ has a bit per non-empty slot.
-    std::vector<std::vector<Due>> wheel_;
+    // Each slot is a list of the clients whose pending request falls in it, linked
+    // through Client::next, unordered (the pass sorts what it runs); occupied_ has a bit
+    // per non-empty slot.
+    std::vector<std::uint32_t> wheel_;
     std::vector<std::uint64_t> occupied_;
+    std::vector<Due> fired_;          // requests the kernel fired before a pass took them (fire())
     std::uint64_t base_ = 0;         // slot number of the wheel's first slot: slots base_ .. base_ + kSlots - 1
-    std::uint64_t slot_width_ = 1;   // kernel time units per slot (1 ns)
+    unsigned slot_shift_ = 0;        // a slot is 2^slot_shift_ kernel time units
     std::vector<Due> overflow_;
     std::vector<Due> due_;            // scratch: timed requests this pass runs
     std::vector<std::uint64_t> marks_;  // scratch of order_due: a bit per block, all clear between passes
@@ -246,7 +254,7 @@ class WakeQueue {
   int building_lane_ = 0;
   sc_core::sc_time lookahead_;
   sc_core::sc_time now_;  // the queue's time while it runs ahead of the kernel on this thread (sim_now())
-  std::uint64_t slot_width_ = 1;  // kernel time units per wheel slot (1 ns)
+  unsigned slot_shift_ = 0;  // a wheel slot is 2^slot_shift_ kernel time units
   EarliestNotify wake_;
   bool dispatching_ = false;  // in a pass: arm() follows it
   std::uint64_t pass_delta_ = 0;  // the delta cycle of the pass running
