@@ -370,4 +370,42 @@ TEST(WakeQueue, ADeferredCallActingInsideItsWindowIsAnError) {
   }
 }
 
+// The other rules of the lanes, each a clear error rather than a race or a late wake-up:
+// a block wakes a block of another lane only through defer(), and a deferred call asks
+// for nothing before the end of the window it was made in.
+TEST(WakeQueue, BreakingTheLanesRulesIsAnError) {
+  for (const bool through_defer : {false, true}) {
+    const json r = fabricsim::sim::in_child([through_defer] {
+      auto& queue = fabricsim::tlm_fabric::WakeQueue::instance();
+      queue.set_lanes(2);
+      std::unique_ptr<WakeEvent> a, b;
+      queue.building_lane(1);
+      b = std::make_unique<WakeEvent>([] {});
+      queue.building_lane(0);
+      a = std::make_unique<WakeEvent>([&] {
+        const sc_time now = fabricsim::tlm_fabric::sim_now();
+        if (queue.in_window()) {
+          const sc_time too_soon = now + sc_time(1, sc_core::SC_NS);
+          if (!through_defer) {
+            b->notify_at(too_soon);  // straight into lane 1
+          } else {
+            auto* called = b.get();
+            const sc_time::value_type at = too_soon.value();
+            queue.defer(1, now, now + sc_time(20, sc_core::SC_NS),
+                        [called, at] { called->notify_at(sc_time::from_value(at)); });
+          }
+        }
+        a->notify_at(now + sc_time(3, sc_core::SC_NS));
+      });
+      queue.set_lookahead(sc_time(10, sc_core::SC_NS));
+      a->notify_at(sc_core::SC_ZERO_TIME);
+      fabricsim::tlm_fabric::simulate_for(sc_time(1, sc_core::SC_US));
+      return json{{"windows", queue.windows()}};
+    });
+    ASSERT_TRUE(r.contains("error")) << r.dump();
+    const std::string expected = through_defer ? "before the end of its window" : "calls between lanes go through defer()";
+    EXPECT_NE(r["error"].get<std::string>().find(expected), std::string::npos) << r.dump();
+  }
+}
+
 }  // namespace

@@ -120,19 +120,9 @@ std::uint64_t WakeQueue::delta_for(const Lane& lane) const {
 void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
   Client& c = clients_[client];
   Lane& lane = lane_of(c);
-  if (in_window_ && c.lane != detail::lane)
-    throw std::logic_error("wake queue: a block of lane " + std::to_string(detail::lane) + " woke a block of lane " +
-                           std::to_string(c.lane) + " during a parallel window; calls between lanes go through defer()");
+  if (windowing_) check_lanes(c, lane, t);
   const sc_core::sc_time now = sim_now();
   const std::uint64_t delta = delta_for(lane);
-  if (c.lane < 0 && windowing_ && !in_window_ && t < window_end_)
-    throw std::logic_error("wake queue: a block that reads every lane was asked to wake at " + t.to_string() +
-                           ", before the end of the last window " + window_end_.to_string() +
-                           ": the lanes' lookahead is too long");
-  if (lane.replaying && t < replay_floor_)
-    throw std::logic_error("wake queue: a call deferred between lanes (made at " + now.to_string() +
-                           ") asked for a wake-up at " + t.to_string() + ", before the end of its window " +
-                           replay_floor_.to_string() + ": the lanes' lookahead is too long");
   // The kernel fired a timed request at its time, before any process ran: it runs in
   // this pass whatever comes now (an entry of its own, no longer the pending one).
   if (c.where != Where::none && c.timed_at <= now) lane.fire(c);
@@ -148,28 +138,43 @@ void WakeQueue::notify_at(int client, const sc_core::sc_time& t) {
     if (c.timed_at <= t) return;
     lane.erase_pending(c);
   }
-  lane.insert({t, client, true});
+  lane.insert_pending(client, t);
   if (!dispatching_) wake_.notify_at(t);
 }
 
+void WakeQueue::check_lanes(const Client& c, const Lane& lane, const sc_core::sc_time& t) const {
+  if (in_window_ && c.lane != detail::lane)
+    throw std::logic_error("wake queue: a block of lane " + std::to_string(detail::lane) + " woke a block of lane " +
+                           std::to_string(c.lane) + " during a parallel window; calls between lanes go through defer()");
+  if (c.lane < 0 && !in_window_ && t < window_end_)
+    throw std::logic_error("wake queue: a block that reads every lane was asked to wake at " + t.to_string() +
+                           ", before the end of the last window " + window_end_.to_string() +
+                           ": the lanes' lookahead is too long");
+  if (lane.replaying && t < replay_floor_)
+    throw std::logic_error("wake queue: a call deferred between lanes (made at " + sim_now().to_string() +
+                           ") asked for a wake-up at " + t.to_string() + ", before the end of its window " +
+                           replay_floor_.to_string() + ": the lanes' lookahead is too long");
+}
+
 void WakeQueue::Lane::insert(const Due& e) {
-  if (!e.pending) {
-    fired_.push_back(e);
-    return;
-  }
-  Client& c = clients_[e.client];
-  c.timed_at = e.at;
-  const std::uint64_t s = slot_of(e.at);
+  if (e.pending) insert_pending(e.client, e.at);
+  else fired_.push_back(e);
+}
+
+void WakeQueue::Lane::insert_pending(int client, const sc_core::sc_time& t) {
+  Client& c = clients_[client];
+  c.timed_at = t;
+  const std::uint64_t s = slot_of(t);
   if (s < base_ + kSlots) {
     std::uint32_t& head = slot(s);
     c.where = Where::wheel;
     c.next = head;
-    head = static_cast<std::uint32_t>(e.client);
+    head = static_cast<std::uint32_t>(client);
     occupied_[(s & (kSlots - 1)) / 64] |= std::uint64_t{1} << (s & 63);
     return;
   }
   c.where = Where::overflow;
-  overflow_.push_back(e);
+  overflow_.push_back({t, client, true});
   sift_up(overflow_.size() - 1);
 }
 

@@ -188,6 +188,7 @@ class WakeQueue {
       return earliest(at);
     }
     void insert(const Due& e);                      // into the wheel or the overflow heap (fired_ if not pending)
+    void insert_pending(int client, const sc_core::sc_time& t);  // client's pending request, for t
     void erase_pending(Client& c);                  // c's pending timed request
     /// c's pending timed request, due now, was fired by the kernel before any process ran:
     /// it runs in this pass as an entry of its own, no longer c's pending request.
@@ -234,6 +235,8 @@ class WakeQueue {
     std::vector<int> run_;            // scratch: blocks this pass runs, in order
   };
   void dispatch();
+  /// The lanes' rules for a request made while they run (windowing_): a clear error where one is broken.
+  void check_lanes(const Client& c, const Lane& lane, const sc_core::sc_time& t) const;
   void run_pass(const sc_core::sc_time& now, std::uint64_t delta);  // the blocks due now, lane by lane
   /// Parallel windows from the lanes' next requests up to `limit` (exclusive); the time of the last pass.
   sc_core::sc_time run_windows(const sc_core::sc_time& limit, sc_core::sc_time now);
