@@ -320,6 +320,26 @@ TEST(WakeQueue, AKernelEventNotifiedAheadOfTheKernelIsAnError) {
       << r.dump();
 }
 
+// Two lanes with a 10 ns lookahead: a block of lane 0 wakes every 3 ns for 1 us and, in
+// each parallel window, calls `in_window(now, b)` with b a block of lane 1. The windows run.
+std::uint64_t two_lanes(const std::function<void(const sc_time& now, WakeEvent& b)>& in_window) {
+  auto& queue = fabricsim::tlm_fabric::WakeQueue::instance();
+  queue.set_lanes(2);
+  std::unique_ptr<WakeEvent> a, b;
+  queue.building_lane(1);
+  b = std::make_unique<WakeEvent>([] {});
+  queue.building_lane(0);
+  a = std::make_unique<WakeEvent>([&] {
+    const sc_time now = fabricsim::tlm_fabric::sim_now();
+    if (queue.in_window()) in_window(now, *b);
+    a->notify_at(now + sc_time(3, sc_core::SC_NS));
+  });
+  queue.set_lookahead(sc_time(10, sc_core::SC_NS));
+  a->notify_at(sc_core::SC_ZERO_TIME);
+  fabricsim::tlm_fabric::simulate_for(sc_time(1, sc_core::SC_US));
+  return queue.windows();
+}
+
 // Lanes (WakeQueue::set_lanes) run in parallel windows no longer than the lookahead; a
 // call between lanes that would act inside the window it was made in means the
 // lookahead was too long: the run stops with an error, not with a silently late call.
@@ -327,33 +347,20 @@ TEST(WakeQueue, AKernelEventNotifiedAheadOfTheKernelIsAnError) {
 TEST(WakeQueue, ADeferredCallActingInsideItsWindowIsAnError) {
   for (const int early_ns : {5, 20}) {
     const json r = fabricsim::sim::in_child([early_ns] {
-      auto& queue = fabricsim::tlm_fabric::WakeQueue::instance();
-      queue.set_lanes(2);
       std::vector<std::uint64_t> calls_ps;  // when lane 1's block heard of lane 0's calls
-      std::unique_ptr<WakeEvent> a, b;
       int deferred = 0;
-      queue.building_lane(1);
-      b = std::make_unique<WakeEvent>([] {});
-      queue.building_lane(0);
-      a = std::make_unique<WakeEvent>([&] {
-        const sc_time now = fabricsim::tlm_fabric::sim_now();
-        if (queue.in_window()) {
-          ++deferred;
-          const sc_time acts = now + sc_time(early_ns, sc_core::SC_NS);
-          auto* calls = &calls_ps;
-          auto* called = b.get();
-          const sc_time::value_type at = acts.value();
-          queue.defer(1, now, acts, [calls, called, at] {  // a small trivially copyable callable
-            calls->push_back(fabricsim::tlm_fabric::sim_now().value());
-            called->notify_at(sc_time::from_value(at));
-          });
-        }
-        a->notify_at(now + sc_time(3, sc_core::SC_NS));
+      const std::uint64_t windows = two_lanes([&](const sc_time& now, WakeEvent& b) {
+        ++deferred;
+        const sc_time acts = now + sc_time(early_ns, sc_core::SC_NS);
+        auto* calls = &calls_ps;
+        auto* called = &b;
+        const sc_time::value_type at = acts.value();
+        fabricsim::tlm_fabric::WakeQueue::instance().defer(1, now, acts, [calls, called, at] {  // small, trivially copyable
+          calls->push_back(fabricsim::tlm_fabric::sim_now().value());
+          called->notify_at(sc_time::from_value(at));
+        });
       });
-      queue.set_lookahead(sc_time(10, sc_core::SC_NS));
-      a->notify_at(sc_core::SC_ZERO_TIME);
-      fabricsim::tlm_fabric::simulate_for(sc_time(1, sc_core::SC_US));
-      return json{{"deferred", deferred}, {"calls_ps", calls_ps}, {"windows", queue.windows()}};
+      return json{{"deferred", deferred}, {"calls_ps", calls_ps}, {"windows", windows}};
     });
     if (early_ns < 10) {
       ASSERT_TRUE(r.contains("error")) << r.dump();
@@ -376,31 +383,18 @@ TEST(WakeQueue, ADeferredCallActingInsideItsWindowIsAnError) {
 TEST(WakeQueue, BreakingTheLanesRulesIsAnError) {
   for (const bool through_defer : {false, true}) {
     const json r = fabricsim::sim::in_child([through_defer] {
-      auto& queue = fabricsim::tlm_fabric::WakeQueue::instance();
-      queue.set_lanes(2);
-      std::unique_ptr<WakeEvent> a, b;
-      queue.building_lane(1);
-      b = std::make_unique<WakeEvent>([] {});
-      queue.building_lane(0);
-      a = std::make_unique<WakeEvent>([&] {
-        const sc_time now = fabricsim::tlm_fabric::sim_now();
-        if (queue.in_window()) {
-          const sc_time too_soon = now + sc_time(1, sc_core::SC_NS);
-          if (!through_defer) {
-            b->notify_at(too_soon);  // straight into lane 1
-          } else {
-            auto* called = b.get();
-            const sc_time::value_type at = too_soon.value();
-            queue.defer(1, now, now + sc_time(20, sc_core::SC_NS),
-                        [called, at] { called->notify_at(sc_time::from_value(at)); });
-          }
+      const std::uint64_t windows = two_lanes([through_defer](const sc_time& now, WakeEvent& b) {
+        const sc_time too_soon = now + sc_time(1, sc_core::SC_NS);
+        if (!through_defer) {
+          b.notify_at(too_soon);  // straight into lane 1
+          return;
         }
-        a->notify_at(now + sc_time(3, sc_core::SC_NS));
+        auto* called = &b;
+        const sc_time::value_type at = too_soon.value();
+        fabricsim::tlm_fabric::WakeQueue::instance().defer(
+            1, now, now + sc_time(20, sc_core::SC_NS), [called, at] { called->notify_at(sc_time::from_value(at)); });
       });
-      queue.set_lookahead(sc_time(10, sc_core::SC_NS));
-      a->notify_at(sc_core::SC_ZERO_TIME);
-      fabricsim::tlm_fabric::simulate_for(sc_time(1, sc_core::SC_US));
-      return json{{"windows", queue.windows()}};
+      return json{{"windows", windows}};
     });
     ASSERT_TRUE(r.contains("error")) << r.dump();
     const std::string expected = through_defer ? "before the end of its window" : "calls between lanes go through defer()";
