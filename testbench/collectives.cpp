@@ -507,7 +507,7 @@ void CollectiveRunner::release(std::size_t j, const sc_time& visible) {
     ready = it->second.ready;
     lane.waiting.erase(it);
   }
-  if (bps > 0) ready += sc_time(static_cast<double>(t.reduce_bytes) * 8.0 / bps, sc_core::SC_SEC);
+  if (bps > 0) ready += tlm_fabric::from_seconds(static_cast<double>(t.reduce_bytes) * 8.0 / bps);
   lane.eligible.push({ready, j});
   lane.wake.notify_at(ready);
 }

@@ -2,6 +2,7 @@
 // forms: buffer organisations, allocators, VL/TC arbitration, PFC, ECN.
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,18 @@ TEST(SimTime, FromTicksAndSecondsMatchTheLibrary) {
     EXPECT_EQ(fabricsim::tlm_fabric::from_ticks(v).value(), v) << v;
     EXPECT_EQ(fabricsim::tlm_fabric::seconds(t), t.to_seconds()) << v;  // bit for bit
   }
+}
+
+// A time in seconds (a rate limiter's gap, a reduction's time) as the library makes it,
+// over gaps from a femtosecond to a second, at random and at the roundings' edges.
+TEST(SimTime, FromSecondsMatchesTheLibrary) {
+  std::mt19937_64 rng(7);
+  std::vector<double> gaps = {0.0, 1e-15, 4e-13, 5e-13, 6e-13, 1e-12, 1.5e-12, 2.5e-12, 20.48e-9, 1e-6, 0.1, 1.0};
+  std::uniform_real_distribution<double> exponent(-15, 0);
+  for (int k = 0; k < 100000; ++k) gaps.push_back(std::pow(10.0, exponent(rng)));
+  for (double tick : {0.5e-12, 1e-12, 1.5e-12}) gaps.push_back(tick);  // a half tick and around it
+  for (double s : gaps)
+    EXPECT_EQ(fabricsim::tlm_fabric::from_seconds(s), sc_core::sc_time(s, sc_core::SC_SEC)) << s;
 }
 
 // The edge after a time is the next edge of the rounded sequence, also where the edges are

@@ -151,7 +151,7 @@ Packet* RdmaEngine::emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t byte
     const double t = seconds(now);
     hw::CongestionControl& limiter = cc(q);
     const double gap = wire / limiter.rate_bps(t) + limiter.inter_packet_delay_s(t);
-    q.next_allowed = now + sc_time(gap, sc_core::SC_SEC);
+    q.next_allowed = now + from_seconds(gap);
     limiter.on_bytes_sent(link_->wire_bytes(bytes), t);
   }
   return &p;

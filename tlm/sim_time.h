@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 
 #include <systemc>
@@ -51,6 +52,16 @@ inline double resolution_fs() {
 /// simulation context on every call, a line the parallel lanes share (several per packet).
 inline double seconds(const sc_core::sc_time& t) {
   return static_cast<double>(t.value()) * detail::resolution_fs() * 1e-15;
+}
+
+/// The time of `s` seconds, exactly as sc_time(s, SC_SEC) makes it (s times the
+/// resolutions per second, plus a half, truncated), inline: the library's constructor
+/// looks up the simulation context, and a rate limiter makes one per packet.
+inline sc_core::sc_time from_seconds(double s) {
+  if (s == 0) return sc_core::SC_ZERO_TIME;
+  static const double per_second = 1e15 / detail::resolution_fs();
+  const volatile double ticks = s * per_second + 0.5;  // (as the library: no fused multiply-add)
+  return from_ticks(static_cast<sc_core::sc_time::value_type>(static_cast<std::int64_t>(ticks)));
 }
 
 }  // namespace fabricsim::tlm_fabric

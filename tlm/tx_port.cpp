@@ -44,7 +44,7 @@ void TxPort::credit_returned(const sc_time& at, int vl, std::uint64_t blocks) {
 }
 
 void TxPort::pause_received(const sc_time& at, int vl, std::uint16_t quanta) {
-  const sc_time until = at + sc_time(quanta * quantum_s_, sc_core::SC_SEC);
+  const sc_time until = at + from_seconds(quanta * quantum_s_);
   vl_[vl].incoming.push_back({at, until});
   paused_ever_ = true;
 }
