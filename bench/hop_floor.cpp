@@ -75,7 +75,7 @@ struct Ev {
 };
 
 // A binary heap (std::priority_queue) or a timing wheel of 1.024 ns slots (as fabricsim's
-// WakeQueue is), in the same order: time, then the order of scheduling.
+// WakeQueue was until its 128 ps slots), in the same order: time, then the order of scheduling.
 struct HeapQueue {
   std::priority_queue<Ev> heap;
   bool empty() const { return heap.empty(); }
