@@ -408,7 +408,7 @@ void WakeQueue::Lane::collect(const sc_core::sc_time& at, std::uint64_t delta) {
   }
   if (slot(s) == kNone) occupied_[(s & (kSlots - 1)) / 64] &= ~(std::uint64_t{1} << (s & 63));
   run_.clear();
-  if (due_.size() == 1) run_.push_back(due_[0].client);  // most passes (S2: two in three)
+  if (due_.size() == 1) run_.push_back(due_[0].client);  // one block: nothing to order
   else if (!due_.empty()) order_due();
   // Requests for now made in an earlier delta cycle, in request order; those made in
   // this one (by a process the kernel ran before this pass) wait for the next. A block

@@ -166,6 +166,7 @@ class WakeQueue {
     int lane = 0;  // -1: reads every lane (every_lane_)
     Where where = Where::none;
   };
+  static_assert(sizeof(Client) == 64, "a client is one cache line");
   /// A new entry in this lane's outbox to `to_lane` (checks `acts_at` against the window's end).
   struct Deferred;
   Deferred& deferred_slot(int to_lane, const sc_core::sc_time& made_at, const sc_core::sc_time& acts_at);
