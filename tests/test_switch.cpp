@@ -65,10 +65,10 @@ TEST(SimTime, FromTicksAndSecondsMatchTheLibrary) {
 // over gaps from a femtosecond to a second, at random and at the roundings' edges.
 TEST(SimTime, FromSecondsMatchesTheLibrary) {
   std::mt19937_64 rng(7);
+  // Around half a tick and a tick (1 ps), and gaps a run makes.
   std::vector<double> gaps = {0.0, 1e-15, 4e-13, 5e-13, 6e-13, 1e-12, 1.5e-12, 2.5e-12, 20.48e-9, 1e-6, 0.1, 1.0};
   std::uniform_real_distribution<double> exponent(-15, 0);
   for (int k = 0; k < 100000; ++k) gaps.push_back(std::pow(10.0, exponent(rng)));
-  for (double tick : {0.5e-12, 1e-12, 1.5e-12}) gaps.push_back(tick);  // a half tick and around it
   for (double s : gaps)
     EXPECT_EQ(fabricsim::tlm_fabric::from_seconds(s), sc_core::sc_time(s, sc_core::SC_SEC)) << s;
 }

@@ -201,7 +201,7 @@ void WakeQueue::Lane::unlink(Client& c) {
   while (*link != k) link = &clients_[*link].next;
   *link = c.next;
   c.where = Where::none;
-  if (slot(s) == kNone) occupied_[(s & (kSlots - 1)) / 64] &= ~(std::uint64_t{1} << (s & 63));
+  if (slot(s) == kNone) mark_empty(s);
 }
 
 void WakeQueue::Lane::advance(std::uint64_t to_slot) {
@@ -406,7 +406,7 @@ void WakeQueue::Lane::collect(const sc_core::sc_time& at, std::uint64_t delta) {
       link = &c.next;
     }
   }
-  if (slot(s) == kNone) occupied_[(s & (kSlots - 1)) / 64] &= ~(std::uint64_t{1} << (s & 63));
+  if (slot(s) == kNone) mark_empty(s);
   run_.clear();
   if (due_.size() == 1) run_.push_back(due_[0].client);  // one block: nothing to order
   else if (!due_.empty()) order_due();

@@ -214,6 +214,7 @@ class WakeQueue {
 
    private:
     void unlink(Client& c);                         // c out of its wheel slot
+    void mark_empty(std::uint64_t s) { occupied_[(s & (kSlots - 1)) / 64] &= ~(std::uint64_t{1} << (s & 63)); }
     void advance(std::uint64_t to_slot);            // the wheel's base to `to_slot`
     void order_due();                               // due_'s blocks onto run_, in (time, handle) order
     // overflow_: a 4-ary min-heap on (at, client); a pending entry's position is its Client::index.
