@@ -321,21 +321,25 @@ TEST(WakeQueue, AKernelEventNotifiedAheadOfTheKernelIsAnError) {
 }
 
 // Two lanes with a 10 ns lookahead: a block of lane 0 wakes every 3 ns for 1 us and, in
-// each parallel window, calls `in_window(now, b)` with b a block of lane 1. The windows run.
-std::uint64_t two_lanes(const std::function<void(const sc_time& now, WakeEvent& b)>& in_window) {
+// each parallel window, calls `in_window(now, b, every)` with b a block of lane 1 and
+// `every` a block that reads every lane, which wakes at 500 ns (between two windows). The
+// windows run.
+std::uint64_t two_lanes(const std::function<void(const sc_time& now, WakeEvent& b, WakeEvent& every)>& in_window) {
   auto& queue = fabricsim::tlm_fabric::WakeQueue::instance();
   queue.set_lanes(2);
-  std::unique_ptr<WakeEvent> a, b;
+  std::unique_ptr<WakeEvent> a, b, every;
+  every = std::make_unique<WakeEvent>([] {}, true);
   queue.building_lane(1);
   b = std::make_unique<WakeEvent>([] {});
   queue.building_lane(0);
   a = std::make_unique<WakeEvent>([&] {
     const sc_time now = fabricsim::tlm_fabric::sim_now();
-    if (queue.in_window()) in_window(now, *b);
+    if (queue.in_window()) in_window(now, *b, *every);
     a->notify_at(now + sc_time(3, sc_core::SC_NS));
   });
   queue.set_lookahead(sc_time(10, sc_core::SC_NS));
   a->notify_at(sc_core::SC_ZERO_TIME);
+  every->notify_at(sc_time(500, sc_core::SC_NS));
   fabricsim::tlm_fabric::simulate_for(sc_time(1, sc_core::SC_US));
   return queue.windows();
 }
@@ -349,7 +353,7 @@ TEST(WakeQueue, ADeferredCallActingInsideItsWindowIsAnError) {
     const json r = fabricsim::sim::in_child([early_ns] {
       std::vector<std::uint64_t> calls_ps;  // when lane 1's block heard of lane 0's calls
       int deferred = 0;
-      const std::uint64_t windows = two_lanes([&](const sc_time& now, WakeEvent& b) {
+      const std::uint64_t windows = two_lanes([&](const sc_time& now, WakeEvent& b, WakeEvent&) {
         ++deferred;
         const sc_time acts = now + sc_time(early_ns, sc_core::SC_NS);
         auto* calls = &calls_ps;
@@ -378,18 +382,25 @@ TEST(WakeQueue, ADeferredCallActingInsideItsWindowIsAnError) {
 }
 
 // The other rules of the lanes, each a clear error rather than a race or a late wake-up:
-// a block wakes a block of another lane only through defer(), and a deferred call asks
-// for nothing before the end of the window it was made in.
+// a block wakes a block of another lane only through defer(); a deferred call asks for
+// nothing before the end of the window it was made in; nothing asks a block
+// that reads every lane for a time before the end of the last window (the lanes have
+// run past it).
 TEST(WakeQueue, BreakingTheLanesRulesIsAnError) {
-  for (const bool through_defer : {false, true}) {
-    const json r = fabricsim::sim::in_child([through_defer] {
-      const std::uint64_t windows = two_lanes([through_defer](const sc_time& now, WakeEvent& b) {
+  enum class Breach { straight, deferred, every_lane };
+  for (const Breach breach : {Breach::straight, Breach::deferred, Breach::every_lane}) {
+    const json r = fabricsim::sim::in_child([breach] {
+      const std::uint64_t windows = two_lanes([breach](const sc_time& now, WakeEvent& b, WakeEvent& every) {
         const sc_time too_soon = now + sc_time(1, sc_core::SC_NS);
-        if (!through_defer) {
+        if (breach == Breach::straight) {
           b.notify_at(too_soon);  // straight into lane 1
           return;
         }
-        auto* called = &b;
+        // What lane 0 defers in the window before `every` wakes (at 500 ns) is called
+        // between the two, before `every` runs.
+        if (breach == Breach::every_lane && !(now >= sc_time(497, sc_core::SC_NS) && now < sc_time(500, sc_core::SC_NS)))
+          return;
+        auto* called = breach == Breach::deferred ? &b : &every;
         const sc_time::value_type at = too_soon.value();
         fabricsim::tlm_fabric::WakeQueue::instance().defer(
             1, now, now + sc_time(20, sc_core::SC_NS), [called, at] { called->notify_at(sc_time::from_value(at)); });
@@ -397,7 +408,9 @@ TEST(WakeQueue, BreakingTheLanesRulesIsAnError) {
       return json{{"windows", windows}};
     });
     ASSERT_TRUE(r.contains("error")) << r.dump();
-    const std::string expected = through_defer ? "before the end of its window" : "calls between lanes go through defer()";
+    const char* expected = breach == Breach::straight   ? "calls between lanes go through defer()"
+                           : breach == Breach::deferred ? "before the end of its window"
+                                                        : "a block that reads every lane was asked to wake";
     EXPECT_NE(r["error"].get<std::string>().find(expected), std::string::npos) << r.dump();
   }
 }
