@@ -22,9 +22,9 @@ namespace fabricsim::tlm_fabric {
 /// Converts a hw::Time to sc_time at the kernel resolution (rounded to nearest).
 sc_core::sc_time to_sc(hw::Time t);
 
-/// Link-layer parameters on top of the PHY.
-/// Link-level flow control, agreed by both ends of a link.
-enum class FlowControl {
+/// Link-level flow control, agreed by both ends of a link. A byte: a transmit port keeps it
+/// in its first cache line beside what its framing needs (TxPort).
+enum class FlowControl : std::uint8_t {
   credit,  ///< IB-style credits per VL in blocks: lossless by construction
   pfc,     ///< IEEE 802.1Qbb priority flow control: XOFF/XON per priority, drops beyond headroom
   none,    ///< lossy: the receiver drops what it cannot buffer
@@ -107,13 +107,14 @@ class Link : public sc_core::sc_module {
   hw::PhyTiming timing_;
   // What every packet and credit uses, in as few cache lines as they fit (a fabric of
   // thousands of links misses the cache on each line a packet touches): a packet's
-  // forward() reads the first three (the transmitter read the frame just before), its
-  // credit's backward() the fourth.
-  alignas(64) mutable RecentTwo<std::uint32_t, Frame> recent_frames_;  // frame() of the payload sizes used last
-  FabricCall receiver_;     // rx's target, once bound
+  // forward() reads the first two, the first whole and the frame of its size in the
+  // second (the transmitter read that frame just before), its credit's backward() the
+  // fourth.
+  alignas(64) FabricCall receiver_;  // rx's target, once bound
   LinkCounters counters_;
   bool bit_errors_ = false;  // drop_rate or ber set
   bool forward_crosses_lanes_ = false;  // the ends are in different lanes (set_lanes), for forward()
+  mutable RecentTwo<std::uint32_t, Frame> recent_frames_;  // frame() of the payload sizes used last
 
   alignas(64) FabricCall transmitter_;  // tx's initiator, once bound
   sc_core::sc_time reverse_delay_;

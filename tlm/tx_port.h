@@ -4,6 +4,7 @@
 // PFC pause state (pfc), or nothing (lossy).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -52,7 +53,9 @@ class TxPort {
   /// can_send_blocks about.
   std::uint64_t credit_blocks(std::uint32_t payload_bytes) const {
     if (fc_ != FlowControl::credit || !link_) return 0;
-    return credits_.front().blocks_for(link_->frame(payload_bytes).bytes);
+    // The link's frame bytes (hw::PhyTiming::frame_bytes) from the framing kept here:
+    // a switch asks for every new head, where the link's own line is cold.
+    return credits_.front().blocks_for(std::max<std::uint64_t>(std::uint64_t{frame_overhead_} + payload_bytes, min_frame_));
   }
   /// can_send for a packet of `blocks` (credit_blocks()).
   bool can_send_blocks(int vl, std::uint64_t blocks, const sc_core::sc_time& now) const {
@@ -117,6 +120,10 @@ class TxPort {
   const Link* link_ = nullptr;
   FlowControl fc_ = FlowControl::credit;
   bool paused_ever_ = false;  // a PAUSE arrived once: only then are the per-VL windows scanned
+  // credit_blocks(): the link's least frame and its header and trailer bytes (in the
+  // bytes left before the next field's alignment).
+  std::uint16_t min_frame_ = 0;
+  std::uint32_t frame_overhead_ = 0;
   // Then what a send and a credit return read: the receiver, the returns on their way
   // and the credits per VL in place, not in allocations of their own (at thousands of
   // ports each is a cache miss per packet).
