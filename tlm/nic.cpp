@@ -29,16 +29,6 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
       packets_(pool, id),
       id_(id),
       credit_block_bytes_(params.credit_block_bytes),
-      tx_packets_(stats.counter(std::string(this->name()) + ".tx_packets", "packets transmitted", "packets")),
-      tx_bytes_(stats.counter(std::string(this->name()) + ".tx_payload_bytes", "payload bytes transmitted", "B")),
-      tx_window_wire_bytes_(stats.counter(std::string(this->name()) + ".tx_window_wire_bytes",
-                                          "wire bytes (framing incl.) sent inside the measurement window", "B")),
-      rx_packets_(stats.counter(std::string(this->name()) + ".rx_packets", "packets received", "packets")),
-      rx_bytes_(stats.counter(std::string(this->name()) + ".rx_payload_bytes", "payload bytes received", "B")),
-      rx_window_bytes_(stats.counter(std::string(this->name()) + ".rx_window_payload_bytes",
-                                     "payload bytes received inside the measurement window", "B")),
-      rx_window_wire_bytes_(stats.counter(std::string(this->name()) + ".rx_window_wire_bytes",
-                                          "wire bytes (framing incl.) received inside the measurement window", "B")),
       network_latency_(stats.distribution(std::string(this->name()) + ".network_latency",
                                           "first bit injected -> packet tail received", "ns")),
       params_(params),
@@ -55,6 +45,17 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
       message_latency_(stats.distribution(std::string(this->name()) + ".message_latency",
                                           "message posted -> last packet tail received", "ns")) {
   params_.validate();
+  const std::string base = this->name();
+  stats.attach(base + ".tx_packets", "packets transmitted", "packets", tx_packets_);
+  stats.attach(base + ".tx_payload_bytes", "payload bytes transmitted", "B", tx_bytes_);
+  stats.attach(base + ".tx_window_wire_bytes", "wire bytes (framing incl.) sent inside the measurement window", "B",
+               tx_window_wire_bytes_);
+  stats.attach(base + ".rx_packets", "packets received", "packets", rx_packets_);
+  stats.attach(base + ".rx_payload_bytes", "payload bytes received", "B", rx_bytes_);
+  stats.attach(base + ".rx_window_payload_bytes", "payload bytes received inside the measurement window", "B",
+               rx_window_bytes_);
+  stats.attach(base + ".rx_window_wire_bytes", "wire bytes (framing incl.) received inside the measurement window",
+               "B", rx_window_wire_bytes_);
   credit_return_delay_ = to_sc(params_.credit_return_latency);
   tx.register_bw(this, &Nic::egress_bw);
   rx.register_fw(this, &Nic::ingress);

@@ -145,15 +145,15 @@ class Nic : public sc_core::sc_module {
   WakeEvent rx_wake_{[this] { on_rx(); }};
   int sls_mapped_ = 0;                            // SLs in sl_to_vl_; others go to SL mod VLs
   std::array<std::uint8_t, 16> sl_to_vl_{};       // SL 0..15 -> VL, in place (read for every packet sent)
-  // The statistics every packet adds to (the references: the values sit side by side in
-  // the registry).
-  stats::Counter& tx_packets_;
-  stats::Counter& tx_bytes_;
-  stats::Counter& tx_window_wire_bytes_;
-  stats::Counter& rx_packets_;
-  stats::Counter& rx_bytes_;
-  stats::Counter& rx_window_bytes_;
-  stats::Counter& rx_window_wire_bytes_;
+  // The statistics every packet adds to, in place (Registry::attach): a registry's
+  // counters would be a line more per packet sent and received.
+  stats::Counter tx_packets_;
+  stats::Counter tx_bytes_;
+  stats::Counter tx_window_wire_bytes_;
+  stats::Counter rx_packets_;
+  stats::Counter rx_bytes_;
+  stats::Counter rx_window_bytes_;
+  stats::Counter rx_window_wire_bytes_;
   stats::Distribution& network_latency_;
   hw::CreditLedger credits_held_;                 // credit ingress: blocks lent to the upstream
   TxPort port_;
