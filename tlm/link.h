@@ -107,14 +107,16 @@ class Link : public sc_core::sc_module {
   hw::PhyTiming timing_;
   // What every packet and credit uses, in as few cache lines as they fit (a fabric of
   // thousands of links misses the cache on each line a packet touches): a packet's
-  // forward() reads the first two, the first whole and the frame of its size in the
-  // second (the transmitter read that frame just before), its credit's backward() the
-  // fourth.
-  alignas(64) FabricCall receiver_;  // rx's target, once bound
+  // forward() reads the first three (the transmitter read the frame just before), its
+  // credit's backward() the fourth. The receiver's call is not in the line forward()
+  // writes (the counters): where the ends are in different lanes, the receiver's lane
+  // reads it to make the deferred call, and the line would pass between the two threads
+  // on every packet.
+  alignas(64) mutable RecentTwo<std::uint32_t, Frame> recent_frames_;  // frame() of the payload sizes used last
+  FabricCall receiver_;     // rx's target, once bound
   LinkCounters counters_;
   bool bit_errors_ = false;  // drop_rate or ber set
   bool forward_crosses_lanes_ = false;  // the ends are in different lanes (set_lanes), for forward()
-  mutable RecentTwo<std::uint32_t, Frame> recent_frames_;  // frame() of the payload sizes used last
 
   alignas(64) FabricCall transmitter_;  // tx's initiator, once bound
   sc_core::sc_time reverse_delay_;
