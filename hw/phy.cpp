@@ -83,8 +83,7 @@ Time PhyTiming::propagation() const {
 }
 
 std::uint64_t PhyTiming::frame_bytes(std::uint64_t payload) const {
-  const std::uint64_t frame = framing_.header_bytes + payload + framing_.trailer_bytes;
-  return frame < framing_.min_frame_bytes ? framing_.min_frame_bytes : frame;
+  return hw::frame_bytes(std::uint64_t{framing_.header_bytes} + framing_.trailer_bytes, payload, framing_.min_frame_bytes);
 }
 
 std::uint64_t PhyTiming::wire_bytes(std::uint64_t payload) const {

@@ -51,6 +51,12 @@ struct FramingOverhead {
 /// Framing for a kind: IB LRH+BTH / ICRC+VCRC; RoCEv2 Eth+IPv4+UDP+BTH / ICRC+FCS with
 /// preamble and IFG; plain Ethernet MAC header / FCS.
 FramingOverhead framing_overhead(Framing f);
+/// A frame's bytes: header and trailer (`header_trailer`) around the payload, padded up
+/// to the least frame (PhyTiming::frame_bytes; a transmit port keeps the two sizes).
+inline std::uint64_t frame_bytes(std::uint64_t header_trailer, std::uint64_t payload, std::uint64_t min_frame) {
+  const std::uint64_t frame = header_trailer + payload;
+  return frame < min_frame ? min_frame : frame;
+}
 
 /// Parameters of one link direction. Every field has a default (400GbE, 8 x 53.125G PAM4).
 struct PhyParams {

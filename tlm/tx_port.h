@@ -4,7 +4,6 @@
 // PFC pause state (pfc), or nothing (lossy).
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -53,9 +52,9 @@ class TxPort {
   /// can_send_blocks about.
   std::uint64_t credit_blocks(std::uint32_t payload_bytes) const {
     if (fc_ != FlowControl::credit || !link_) return 0;
-    // The link's frame bytes (hw::PhyTiming::frame_bytes) from the framing kept here:
-    // a switch asks for every new head, where the link's own line is cold.
-    return credits_.front().blocks_for(std::max<std::uint64_t>(std::uint64_t{frame_overhead_} + payload_bytes, min_frame_));
+    // The link's frame bytes from the framing kept here: a switch asks for every new
+    // head, where the link's own line is cold.
+    return credits_.front().blocks_for(hw::frame_bytes(frame_overhead_, payload_bytes, min_frame_));
   }
   /// can_send for a packet of `blocks` (credit_blocks()).
   bool can_send_blocks(int vl, std::uint64_t blocks, const sc_core::sc_time& now) const {
