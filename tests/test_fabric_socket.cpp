@@ -77,25 +77,22 @@ TEST(FabricCall, ReachesTheCallbackDirectlyOrThroughTheInterface) {
   EXPECT_EQ(r.at("through_status"), static_cast<int>(tlm::TLM_COMPLETED));
 }
 
-}  // namespace
-
 // A transmit port counts a packet's credit blocks from the framing it keeps (a switch asks
 // for every new head, where the link's own line is cold): the link's frame of the payload
 // in blocks, for every framing (the least frame included) and block size.
 TEST(TxPort, CreditBlocksAreTheLinksFrameInBlocks) {
   const json r = fabricsim::sim::in_child([] {
     json mismatches = json::array();
-    int link_index = 0;
     for (const auto framing : {fabricsim::hw::Framing::infiniband, fabricsim::hw::Framing::roce_v2,
                                fabricsim::hw::Framing::ethernet}) {
       fabricsim::tlm_fabric::LinkParams params;
       params.phy.framing = framing;
-      auto* link = new fabricsim::tlm_fabric::Link(("link" + std::to_string(link_index++)).c_str(), params);
+      const fabricsim::tlm_fabric::Link link(("link" + std::to_string(static_cast<int>(framing))).c_str(), params);
       for (const std::uint32_t block : {1u, 64u, 100u}) {
         fabricsim::tlm_fabric::TxPort port;
-        port.attach(nullptr, link, 1, block, std::uint64_t{1} << 20);
+        port.attach(nullptr, &link, 1, block, std::uint64_t{1} << 20);
         for (std::uint32_t payload = 0; payload <= 9000; ++payload) {
-          const std::uint64_t expected = (link->frame(payload).bytes + block - 1) / block;
+          const std::uint64_t expected = (link.frame(payload).bytes + block - 1) / block;
           if (port.credit_blocks(payload) != expected) mismatches.push_back({static_cast<int>(framing), block, payload});
         }
       }
@@ -105,3 +102,5 @@ TEST(TxPort, CreditBlocksAreTheLinksFrameInBlocks) {
   ASSERT_FALSE(r.contains("error")) << r.dump();
   EXPECT_TRUE(r["mismatches"].empty()) << r["mismatches"].dump();
 }
+
+}  // namespace
