@@ -18,6 +18,9 @@ void TxPort::attach(InitiatorSocket* socket, const Link* link, int vls, std::uin
   fc_ = link->params().flow_control;
   const hw::FramingOverhead framing = hw::framing_overhead(timing_->params().framing);
   frame_overhead_ = framing.header_bytes + framing.trailer_bytes;
+  if (framing.min_frame_bytes > std::numeric_limits<std::uint16_t>::max())
+    throw std::logic_error("transmit port: a least frame of " + std::to_string(framing.min_frame_bytes) +
+                           " bytes does not fit its 16-bit field");
   min_frame_ = static_cast<std::uint16_t>(framing.min_frame_bytes);
   // IEEE 802.1Qbb: one pause quantum is 512 bit times at the port speed.
   quantum_s_ = 512.0 / timing_->data_rate().bps();

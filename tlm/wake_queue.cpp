@@ -170,7 +170,7 @@ void WakeQueue::Lane::insert_pending(int client, const sc_core::sc_time& t) {
     c.where = Where::wheel;
     c.next = head;
     head = static_cast<std::uint32_t>(client);
-    occupied_[(s & (kSlots - 1)) / 64] |= std::uint64_t{1} << (s & 63);
+    occupied_word(s) |= slot_bit(s);
     return;
   }
   c.where = Where::overflow;

@@ -214,7 +214,10 @@ class WakeQueue {
 
    private:
     void unlink(Client& c);                         // c out of its wheel slot
-    void mark_empty(std::uint64_t s) { occupied_[(s & (kSlots - 1)) / 64] &= ~(std::uint64_t{1} << (s & 63)); }
+    // Slot s's bit in the occupied bitmap, set while its list holds a client.
+    std::uint64_t& occupied_word(std::uint64_t s) { return occupied_[(s & (kSlots - 1)) / 64]; }
+    static std::uint64_t slot_bit(std::uint64_t s) { return std::uint64_t{1} << (s & 63); }
+    void mark_empty(std::uint64_t s) { occupied_word(s) &= ~slot_bit(s); }
     void advance(std::uint64_t to_slot);            // the wheel's base to `to_slot`
     void order_due();                               // due_'s blocks onto run_, in (time, handle) order
     // overflow_: a 4-ary min-heap on (at, client); a pending entry's position is its Client::index.
