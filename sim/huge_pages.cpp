@@ -146,4 +146,14 @@ void run_with_malloc_huge_pages(char** argv, char** envp) {
 #endif
 }
 
+std::optional<std::uint64_t> peak_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line.c_str(), "VmHWM: %llu kB", &kib) == 1) return std::uint64_t{kib} * 1024;
+  }
+  return std::nullopt;
+}
+
 }  // namespace fabricsim::sim

@@ -1,4 +1,4 @@
-// Transparent huge pages for the model's memory.
+// The process's memory: transparent huge pages for the model, and its peak.
 //
 // A large fabric's blocks (thousands of NICs, links, switch ports) spread over
 // hundreds of MiB that every packet visits a few lines of: with 4 KiB pages
@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 
 namespace fabricsim::sim {
 
@@ -38,5 +40,12 @@ bool malloc_huge_pages();
 /// asking), under valgrind (its tools would lose the program) or a sanitizer with its own
 /// allocator (AddressSanitizer, ThreadSanitizer), or the exec fails.
 void run_with_malloc_huge_pages(char** argv, char** envp);
+
+/// The most memory this process has had resident so far [B] (VmHWM of /proc/self/status:
+/// its own address space, from its exec on), or nothing where the kernel does not say.
+/// Not getrusage's ru_maxrss: Linux folds into a process's ru_maxrss the high-water mark
+/// of the address space it replaced at exec, so a child of a large parent (a benchmark
+/// script that has read a big results.json) reports at least the parent's peak.
+std::optional<std::uint64_t> peak_resident_bytes();
 
 }  // namespace fabricsim::sim

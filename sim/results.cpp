@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -392,6 +393,8 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
     if (!pt->finished())
       r["perftest"]["error"] = "perftest did not finish within simulation.duration; raise it or lower iterations";
   }
+  // Read last, with the rest of the results built: what the run took but the writing.
+  const std::optional<std::uint64_t> peak_memory = peak_resident_bytes();
   r["simulator"] = {{"wall_time_s", wall},
                     {"process_activations", activations},
                     {"activations", per_process},
@@ -400,6 +403,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
                     {"packet_hops_per_wall_second", wall > 0 ? hops / wall : 0.0},
                     {"huge_page_bytes", huge_page_bytes},
                     {"malloc_huge_pages", malloc_huge_pages()},
+                    {"peak_memory_bytes", peak_memory ? nlohmann::json(*peak_memory) : nlohmann::json(nullptr)},
                     {"lanes", tlm_fabric::WakeQueue::instance().lanes()},
                     {"parallel_windows", tlm_fabric::WakeQueue::instance().windows()},
                     {"build", FABRICSIM_BUILD_FLAVOUR}};

@@ -4,6 +4,7 @@ one tiny scenario and must print one valid JSON object with every field; with --
 the fastest of three runs, with the median and the three wall times beside it."""
 import os
 import sys
+import tempfile
 
 from smoke_json import one_json_line
 
@@ -43,4 +44,14 @@ for record, met in cases:
         sys.exit(f"target of {record}: expected met={met}, got {judged}")
 if "target_met" in bench_module.judge({"scenario": "S1", "status": "ok"}):
     sys.exit("S1 has no target: no target_met")
+# Peak memory is the run's own, not this process's: on Linux a child's ru_maxrss would
+# carry the 512 MiB this process holds (as bench.py once held a parsed results.json).
+held = bytearray(512 * 2**20)
+held[::4096] = b"x" * (len(held) // 4096)
+with tempfile.TemporaryDirectory() as out:
+    what, config, sets = bench_module.TINY
+    r = bench_module.bench("tiny", what, os.path.join(bench_module.HERE, config), sets, fabricsim, out)
+if r.get("status") != "ok" or not 2**20 < r["peak_memory_bytes"] < 256 * 2**20:
+    sys.exit(f"the tiny run's peak memory is its own (a few tens of MiB), got {r.get('peak_memory_bytes')}: {r}")
+del held
 print("ok:", line)

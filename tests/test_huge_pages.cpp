@@ -138,4 +138,20 @@ TEST(HugePages, TheCommandRunsWithHugePageMallocUnlessTheTunableSaysOtherwise) {
   EXPECT_FALSE(command_runs_with_malloc_huge_pages("glibc.malloc.hugetlb=0"));  // the user's choice
 }
 
+// The peak a run reports (results.json simulator.peak_memory_bytes) is the process's own
+// high-water mark: it rises by what the process touches and stays there once freed.
+TEST(PeakResidentBytes, RisesByWhatTheProcessTouchesAndStays) {
+  using fabricsim::sim::peak_resident_bytes;
+  const std::optional<std::uint64_t> before = peak_resident_bytes();
+  ASSERT_TRUE(before.has_value()) << "no VmHWM in /proc/self/status";
+  constexpr std::size_t kBytes = std::size_t{256} << 20;  // above any peak the tests before reached
+  {
+    std::vector<char> touched(kBytes);
+    for (std::size_t i = 0; i < touched.size(); i += 4096) touched[i] = 1;
+    ASSERT_GE(*peak_resident_bytes(), kBytes);
+  }
+  EXPECT_GE(*peak_resident_bytes(), kBytes);  // a high-water mark: freeing does not lower it
+  EXPECT_GE(*peak_resident_bytes(), *before);
+}
+
 }  // namespace
