@@ -51,7 +51,7 @@ held[::4096] = b"x" * (len(held) // 4096)
 with tempfile.TemporaryDirectory() as out:
     what, config, sets = bench_module.TINY
     r = bench_module.bench("tiny", what, os.path.join(bench_module.HERE, config), sets, fabricsim, out)
+del held
 if r.get("status") != "ok" or not 2**20 < r["peak_memory_bytes"] < 256 * 2**20:
     sys.exit(f"the tiny run's peak memory is its own (a few tens of MiB), got {r.get('peak_memory_bytes')}: {r}")
-del held
 print("ok:", line)
