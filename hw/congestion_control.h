@@ -18,7 +18,7 @@ std::string_view to_string(CcKind k);
 const std::vector<CcKind>& all_cc_kinds();
 
 /// DCQCN (Zhu et al., SIGCOMM 2015). Defaults: the parameters released with the
-/// paper's simulator (DOMAIN.md); production values differ, every one is configurable.
+/// paper's simulator; production values differ, every one is configurable.
 struct DcqcnParams {
   double g = 1.0 / 256;                               ///< alpha gain
   Time alpha_timer = Time::us(55);                    ///< alpha decays each period without a CNP

@@ -51,7 +51,7 @@ class PfcIngress {
 /// at the port's bit rate. Throws std::invalid_argument unless bits_per_second > 0.
 double pause_quanta_seconds(std::uint16_t quanta, double bits_per_second);
 
-/// Headroom a port needs (DOMAIN.md, mlxsw): bytes in flight during the pause reaction:
+/// Headroom a port needs (IEEE 802.1Qbb; NVIDIA mlxsw driver wiki, Quality of Service): bytes in flight during the pause reaction:
 /// 2 x cable propagation x rate + 2 x MTU frame + response (PHY/reaction) delay x rate; returns bytes (rounded up).
 /// Cell-granular buffers need more (mlxsw scales the delay part by up to 2 x cell/(cell+1)).
 std::uint64_t pfc_headroom_bytes(double bits_per_second, double cable_delay_s,

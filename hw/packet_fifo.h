@@ -2,7 +2,7 @@
 // model of rtl/packet_fifo.sv. A buffer of fixed-size words, each flagged when it
 // ends its packet. Cut-through lets the head word leave as soon as it is stored,
 // so a packet may leave while its tail still arrives; store-and-forward holds
-// it until the packet's last word is stored (DOMAIN: SAF vs CT switching).
+// it until the packet's last word is stored (Kermani and Kleinrock, virtual cut-through, 1979).
 #pragma once
 
 #include <cstddef>

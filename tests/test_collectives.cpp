@@ -258,7 +258,7 @@ const std::vector<std::string> kSharp = {"switch.in_network_reduction=true", "co
 
 TEST(SharpAllReduce, LargeMessagesApproachTheLinkRate) {
   // Every rank sends S once and receives S once: t -> S / B, against the ring's
-  // 2(n-1)/n x S / B (DOMAIN.md; Graham et al., COMHPC 2016).
+  // 2(n-1)/n x S / B (Patarasuk and Yuan, JPDC 2009; Graham et al., COMHPC 2016).
   const json sharp = run(kSharp);
   ASSERT_TRUE(sharp.at("collective").at("finished").get<bool>());
   const double s_bytes = 64.0 * 1024 * 1024;

@@ -79,7 +79,7 @@ TEST(ZeroLoad, CutThroughLatencyIsClosedForm) {
   ASSERT_EQ(lat.at("count"), 1);
   expect_near({"Fabric",
                "zero-load latency, one 1000 B packet, one cut-through switch: E(header + P + F) + pipeline + frame + P + F",
-               "docs/switch.md closed form; DOMAIN.md (cut-through at packet granularity)"},
+               "docs/switch.md closed form; virtual cut-through (Kermani and Kleinrock, Computer Networks 1979)"},
               lat.at("max").get<double>(), expected_latency(true), 0.002, "ns");
   EXPECT_EQ(r.at("packets").at("delivered"), 1);
 }
@@ -102,7 +102,7 @@ TEST(ZeroLoad, StoreAndForwardLatencyIsClosedForm) {
   const json r = run({"switch.forwarding=store_and_forward"});
   expect_near({"Fabric",
                "zero-load latency, one 1000 B packet, one store-and-forward switch: E(frame + P + F) + pipeline + frame + P + F",
-               "docs/switch.md closed form; SAF adds one serialization per hop (DOMAIN.md)"},
+               "docs/switch.md closed form; SAF adds one serialization per hop (Kermani and Kleinrock, Computer Networks 1979)"},
               endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), expected_latency(false), 0.002, "ns");
 }
 

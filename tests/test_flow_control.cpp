@@ -120,7 +120,7 @@ TEST(PfcHeadroom, MatchesHandComputation) {
 }
 
 TEST(PfcHeadroom, BallparkOfMlxswRecommendation) {
-  // DOMAIN.md: mlxsw recommends 101.6 KB for 100G with 100 m cable. Our byte-exact budget is
+  // The NVIDIA mlxsw driver wiki (Quality of Service) recommends 101.6 KB for 100G with 100 m cable. Our byte-exact budget is
   // ~56 KB: mlxsw also provisions for Spectrum-1 buffer cells (96 B), where a worst-case
   // packet of one cell + 1 byte wastes almost half of two cells, and scales the in-flight part
   // (all but the peer's MTU frame) by 2 x 96/97. The raw figure must sit between half the

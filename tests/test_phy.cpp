@@ -82,7 +82,7 @@ TEST(PhyTiming, FecAccumulationIsOneCodewordAtTheLaneRate) {
   // A codeword is decoded once all of it is in: codeword bits / rate of the lanes it spans.
   PhyTiming kp4(port(1, 106.25, Encoding::enc_256b257b, FecKind::rs544_514, Framing::ethernet));
   expect_near({"Phy", "RS(544,514) codeword accumulation on one 106.25G lane (5440 b / 106.25 Gb/s)",
-               "IEEE 802.3 cl. 91/119 codeword; DOMAIN.md (derived): 51 ns"},
+               "IEEE 802.3 cl. 91/119 codeword: 5440 b / 106.25 Gb/s = 51.2 ns"},
               kp4.fec_accumulation().in_ns(), 5440 / 106.25, 1e-6, "ns");
   PhyTiming kr4(port(4, 25.78125, Encoding::enc_256b257b, FecKind::rs528_514, Framing::ethernet));
   expect_near({"Phy", "RS(528,514) codeword accumulation on 4 x 25.78125G (5280 b / 103.125 Gb/s)",
@@ -91,7 +91,7 @@ TEST(PhyTiming, FecAccumulationIsOneCodewordAtTheLaneRate) {
   // RS(272,257+1) halves the codeword and so the accumulation, at the same data rate.
   PhyTiming ll(port(1, 106.25, Encoding::enc_256b257b, FecKind::rs272_257, Framing::ethernet));
   expect_near({"Phy", "RS(272,257+1) accumulation on one 106.25G lane (2720 b: half of RS(544,514))",
-               "IEEE 802.3ck / 802.3df low-latency FEC; DOMAIN.md"},
+               "IEEE 802.3ck / 802.3df low-latency RS(272,257+1) codeword"},
               ll.fec_accumulation().in_ns(), 2720 / 106.25, 1e-6, "ns");
   EXPECT_NEAR(ll.data_rate().bps(), kp4.data_rate().bps(), 1);
 }
@@ -108,13 +108,13 @@ TEST(PhyTiming, FecLatencyAddsDecoderAndInterleave) {
               t.fec_latency().in_ns(), 2 * 5440 / 425.0 + 20, 1e-6, "ns");
 }
 
-TEST(PhyTiming, SerializationFromDomainFigures) {
-  // L / B at the data rate (DOMAIN.md): store-and-forward adds this per hop.
+TEST(PhyTiming, SerializationIsFrameBitsOverDataRate) {
+  // L / B at the data rate: store-and-forward adds this per hop.
   PhyTiming t400(port(8, 53.125, Encoding::enc_256b257b, FecKind::rs544_514, Framing::ethernet));
-  expect_near({"Phy", "serialization of 9216 B at 400 Gb/s (L/B)", "DOMAIN.md (derived): 184 ns"},
+  expect_near({"Phy", "serialization of 9216 B at 400 Gb/s (L/B)", "L/B: 9216 x 8 b / 400 Gb/s = 184.32 ns"},
               t400.serialization(9216).in_ns(), 9216 * 8 / 400.0, 1e-6, "ns");
   PhyTiming t100(port(4, 25.78125, Encoding::enc_256b257b, FecKind::rs528_514, Framing::ethernet));
-  expect_near({"Phy", "serialization of 1500 B at 100 Gb/s (L/B)", "DOMAIN.md (derived): 120 ns"},
+  expect_near({"Phy", "serialization of 1500 B at 100 Gb/s (L/B)", "L/B: 1500 x 8 b / 100 Gb/s = 120 ns"},
               t100.serialization(1500).in_ns(), 120.0, 1e-6, "ns");
 }
 

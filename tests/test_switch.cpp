@@ -177,11 +177,11 @@ std::uint64_t total(const json& r, const char* key) {
 
 TEST(Pfc, IncastWithEnoughHeadroomIsLossless) {
   // Headroom covers the pause round trip: pause frame + cable + FEC + response
-  // + one MTU frame in flight (802.1Qbb; DOMAIN.md headroom rule).
+  // + one MTU frame in flight (IEEE 802.1Qbb; headroom rule of the NVIDIA mlxsw driver).
   const json r = run(with(kIncast, {"link.flow_control=pfc", "switch.pfc.xoff=32KiB", "switch.pfc.xon=16KiB",
                                     "switch.pfc.headroom=64KiB"}));
   expect_near({"Nic", "PFC 8:1 incast, headroom above the pause round trip: dropped packets",
-               "IEEE 802.1Qbb; headroom rule of NVIDIA mlxsw (DOMAIN.md)"},
+               "IEEE 802.1Qbb; headroom rule of the NVIDIA mlxsw driver wiki (Quality of Service)"},
               r.at("packets").at("dropped").get<double>(), 0, 0, "packets");
   EXPECT_GT(total(r, "pause_sent"), 0u);
   // The congested egress still runs at line rate.

@@ -9,7 +9,7 @@ set(fabricsim_validation_tests
   PhyTiming.Ethernet400G8x53Lanes
   PhyTiming.InfinibandNdr
   PhyTiming.Ethernet100GKr4
-  PhyTiming.SerializationFromDomainFigures
+  PhyTiming.SerializationIsFrameBitsOverDataRate
   PhyTiming.FecAccumulationIsOneCodewordAtTheLaneRate
   PhyTiming.FecLatencyAddsDecoderAndInterleave
   PhyTiming.Ethernet400G4x106Lanes
