@@ -33,20 +33,13 @@ SCENARIOS = {
            "s3_leafspine_allreduce.yaml", []),
     "S4": ("S2 with the RTL iSLIP allocator co-simulated", "s2_kary_ntree.yaml",
            ["switch.allocator_impl=rtl"]),
-    # Not in the issue's suite: the workload whose QPs grow with the square of the ranks.
+    # The workload whose QPs grow with the square of the ranks.
     "S5": ("leaf-spine of 32-port switches, 512 endpoints, direct all-to-all 1 MiB per rank (a QP per pair of ranks)",
            "s3_leafspine_allreduce.yaml",
            ["topology.radix=32", "collective.op=alltoall", "collective.algorithm=direct", "collective.sizes=[1MiB]"]),
 }
-# The issue's targets (docs/performance.md), judged on a scenario run as it is (no --quick,
-# no --set but the threads): what, and whether a record meets it.
-TARGETS = {
-    "S2": ("at least 1,000,000 delivered packets per wall-second",
-           lambda r: r["delivered_packets_per_wall_s"] >= 1_000_000),
-    "S3": ("whole run under 2 minutes with under 4 GiB peak memory",
-           lambda r: r["wall_time_s"] < 120 and r["peak_memory_bytes"] is not None
-           and r["peak_memory_bytes"] < 4 * 2**30 and r.get("collective_finished", False)),
-}
+# Scenarios simulating S2's fabric and traffic, which bench/hop_floor runs in a bare event loop.
+FLOOR_SCENARIOS = ("S2", "S4")
 QUICK = {  # --quick: same shapes, less work
     "S1": ["simulation.duration=100us"],
     "S2": ["simulation.duration=50us"],
@@ -190,11 +183,25 @@ def best_of(records):
     return best
 
 
-def judge(record):
-    """Adds `target` and `target_met` to a record of a scenario the issue sets a target for."""
-    target = TARGETS.get(record.get("scenario"))
-    if target and record.get("status") == "ok":
-        record.update(target=target[0], target_met=bool(target[1](record)))
+def floor_ns_per_hop(floor, record):
+    """The bare event loop's ns per hop (bench/hop_floor, its timing wheel) over the simulated
+    time of `record`, run right after it so both meet the same minutes of the machine."""
+    us = record["simulated_time_ns"] / 1000
+    p = subprocess.run([floor, f"{us:g}"], capture_output=True, text=True)
+    if p.returncode != 0:
+        return None
+    wheel = [json.loads(line) for line in p.stdout.splitlines() if '"wheel"' in line]
+    return wheel[0]["ns_per_hop"] if wheel else None
+
+
+def with_floor(record, floors):
+    """Adds fabricsim's ns per link traversal (sc_start wall time over packet-hops, on its
+    lanes) and its ratio to the fastest of `floors`, the bare loop's ns per hop."""
+    floors = [f for f in floors if f]
+    if record.get("status") != "ok" or not floors:
+        return record
+    ns = record["simulation_wall_time_s"] * 1e9 / record["packet_hops"]
+    record.update(ns_per_hop=round(ns, 1), floor_ns_per_hop=min(floors), floor_ratio=round(ns / min(floors), 2))
     return record
 
 
@@ -204,20 +211,28 @@ def main():
     add_run_arguments(ap)
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per scenario; the record is the fastest, with the median and every wall time (default 1)")
+    ap.add_argument("--floor", default=None,
+                    help="bench/hop_floor binary, the reference S2 and S4 are set against "
+                         "(default: bench/hop_floor beside the fabricsim binary, if built)")
     args = ap.parse_args()
     if args.repeat < 1:
         sys.exit("bench: --repeat: at least 1")
     out_dir = args.out or tempfile.mkdtemp(prefix="fabricsim_bench_")
+    floor = args.floor or os.path.join(os.path.dirname(args.fabricsim), "bench", "hop_floor")
+    floor = floor if os.access(floor, os.X_OK) else None
     failed = False
     for name, what, config, sets in planned_runs(args, "bench"):
         skipped = skipped_without_rtl(name, what, args.fabricsim, config, sets)
         if skipped:
             print(json.dumps(skipped), flush=True)
             continue
-        records = [bench(name, what, config, sets, args.fabricsim, out_dir) for _ in range(args.repeat)]
+        records, floors = [], []
+        for _ in range(args.repeat):
+            records.append(bench(name, what, config, sets, args.fabricsim, out_dir))
+            if floor and name in FLOOR_SCENARIOS and records[-1]["status"] == "ok":
+                floors.append(floor_ns_per_hop(floor, records[-1]))
         record = records[0] if args.repeat == 1 else best_of(records)
-        if not args.quick and not args.set:
-            judge(record)
+        with_floor(record, floors)
         failed = failed or record["status"] != "ok"
         print(json.dumps(record), flush=True)
     return 1 if failed else 0

@@ -10,7 +10,7 @@
 // wheel like fabricsim's WakeQueue; both must simulate alike (the same event order).
 // Not a model of fabricsim's switch and not part of the simulator: the floor under
 // what any per-packet event-driven simulator of this fabric pays per hop here, the
-// yardstick for S2's target (docs/performance.md, "The floor under S2's target").
+// reference bench/bench.py sets S2 against (`floor_ratio`, docs/performance.md).
 //
 // Usage: hop_floor [simulated_us [load]]   (defaults 300 and 0.4, S2's); one JSON line per queue.
 #include <algorithm>

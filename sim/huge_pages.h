@@ -3,7 +3,7 @@
 // A large fabric's blocks (thousands of NICs, links, switch ports) spread over
 // hundreds of MiB that every packet visits a few lines of: with 4 KiB pages
 // nearly each of those visits also misses the TLB. Backing the heap with 2 MiB
-// pages removes most of those misses (S3: about a fifth of the run, docs/performance.md).
+// pages removes most of those misses (docs/performance.md, "Running long jobs").
 #pragma once
 
 #include <cstddef>

@@ -159,7 +159,7 @@ nlohmann::json stat_json(const StatInfo& info, const char* key, nlohmann::json v
 }  // namespace
 
 nlohmann::json Registry::to_json() const {
-  // Sorted by name, as the JSON object is: each statistic goes in at the end (S3: 190,000).
+  // Sorted by name, as the JSON object is: each statistic goes in at the end.
   nlohmann::json out = nlohmann::json::object();
   auto& stats = out.get_ref<nlohmann::json::object_t&>();
   for (const auto& [name, e] : stats_)

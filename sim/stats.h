@@ -136,7 +136,7 @@ class Registry {
   class Scope;
   /// The statistics whose names start with `prefix` (one block's: "fabric.ep3."), found by
   /// the rest of their names: a report that reads a block's statistics looks the block up
-  /// once, not each statistic among all the run's (S3: 190,000).
+  /// once, not each statistic among all the run's (a large fabric has hundreds of thousands).
   Scope scope(const std::string& prefix) const;
   /// Every statistic as {name: {unit, description, value | summary}}, sorted by name.
   nlohmann::json to_json() const;

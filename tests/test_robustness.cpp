@@ -1,4 +1,4 @@
-// Issue 10: the watchdog on a known PFC / credit deadlock (through the binary),
+// The watchdog on a known PFC / credit deadlock (through the binary),
 // and the run-time invariants: each one holds on a healthy run and fails when the
 // switch's accounting is deliberately broken (Switch::inject_fault_for_test).
 #include <filesystem>

@@ -1,5 +1,5 @@
 // `fabricsim sweep` (sweep files, the local and Slurm executors, resuming), `fabricsim
-// report` in headless Chromium, and the progress line of long runs (issue 8).
+// report` in headless Chromium, and the progress line of long runs.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>

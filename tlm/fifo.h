@@ -1,11 +1,11 @@
 // A FIFO in one contiguous buffer: a vector and the index of its first live element.
 //
 // The model's queues (a switch's buffer releases, a NIC's receive queue and send
-// queues, a queue pair's send queue and outstanding PSNs) were std::deque: 80 bytes of
-// iterators per queue, a map and a 512-byte node allocated even while empty, and a
-// node lookup for each size() or operator[]. At 2,048 NICs every packet reads several
-// of them cold. Here a queue is 32 bytes, empty() and front() read one line, and
-// nothing is allocated until the first push.
+// queues, a queue pair's send queue and outstanding PSNs) are many and mostly empty, and
+// at thousands of NICs every packet reads several of them cold. std::deque allocates a
+// map and a node even while empty and looks a node up for each size() or operator[].
+// Here a queue is 32 bytes, empty() and front() read one line, and nothing is allocated
+// until the first push.
 //
 // References stay valid until the next push_back, pop_front, erase or clear (pop_front
 // moves the live elements to the front once the dead ones are as many): hold none across

@@ -3,12 +3,11 @@
 // a link per descriptor and a head and tail pointer per queue.
 //
 // A switch has a queue per input, output and VL (VOQ: ports^2 x VLs, 256 in a radix-8
-// switch with 4 VLs, 4,096 at radix 64) but holds few packets at a time. With a buffer of
-// its own per queue (Fifo), every queue that ever held a packet kept an allocation, and
-// each packet was written into the arrival queue's buffer, then copied into its VOQ's: in
-// S2 1.5 MB of queue buffers for 48 switches, more than the core's level-2 cache. Here a
-// packet's entry stays in one pool slot from arrival to transmission, a queue is 12 bytes,
-// and a freed slot is the next one taken (the line last written, still in cache).
+// switch with 4 VLs, 4,096 at radix 64) but holds few packets at a time. A buffer per
+// queue would keep an allocation in every queue that ever held a packet and copy each
+// packet from its arrival queue into its VOQ. Here a packet's entry stays in one pool
+// slot from arrival to transmission, a queue is 12 bytes, and a freed slot is the next
+// one taken (the line last written, still in cache).
 //
 // T has a member `std::uint32_t next`, which the pool and the queues own. Slots never
 // move: references stay valid until the slot is given back.

@@ -51,9 +51,9 @@ WakeQueue& WakeQueue::instance() {
 }
 
 WakeQueue::WakeQueue() {
-  // A slot: the widest power of two of kernel time units not above kSlotWidthNs (a
+  // A slot: the widest power of two of kernel time units not above kMaxSlotWidthNs (a
   // shift, not a division, finds a request's slot).
-  const std::uint64_t units = sc_core::sc_time(kSlotWidthNs, sc_core::SC_NS).value();
+  const std::uint64_t units = sc_core::sc_time(kMaxSlotWidthNs, sc_core::SC_NS).value();
   while (slot_shift_ < 63 && (std::uint64_t{2} << slot_shift_) <= units) ++slot_shift_;
   set_lanes(1);
   sc_core::sc_spawn_options options;
@@ -607,8 +607,8 @@ void WakeQueue::replay_into(int k, int parity) {
 void WakeQueue::Lane::order_due() {
   // The due requests are nearly always all for exactly now (the kernel wakes the queue
   // at the earliest), one per block: then a bitmap over the handles puts them in order
-  // in one pass. Sorting S3's hundreds of blocks woken at one instant cost a twentieth
-  // of its instructions. Where the bitmap would be long for the few blocks due, sort.
+  // in one pass, where a large fabric wakes hundreds of blocks at one instant. Where the
+  // bitmap would be long for the few blocks due, sort.
   bool by_bitmap = due_.size() >= 8 && marks_.size() <= 8 * due_.size();
   for (std::size_t i = 1; by_bitmap && i < due_.size(); ++i) by_bitmap = due_[i].at == due_[0].at;
   if (by_bitmap) {

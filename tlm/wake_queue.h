@@ -1,31 +1,12 @@
 // Wake-ups of the fabric's blocks (switches, NICs, traffic sources, the occupancy
 // sampler) without a kernel event per block.
 //
-// A block asks to run at a time (WakeEvent::notify_at); it runs in exactly the delta
-// cycle in which a SystemC method process, statically sensitive to an event notified
-// the same way, would run: a time in the future runs in the first delta cycle at that
-// time, now (or a past time) in the next delta cycle; the earliest request stands; a
-// request for now replaces a later one; nothing replaces a pending request for now; a
-// request made after the kernel fired the pending one adds a run; a request made before
-// the simulation starts (a constructor, end_of_elaboration) for time 0 runs in the first
-// delta cycle. Only the order of the blocks that run in one delta cycle differs from the
-// kernel's: by handle (the order the WakeEvents were made in) for timed requests.
-//
-// What it saves: at 2,048 NICs the kernel's timed queue (a heap of pointers to
-// notifications allocated one by one) and its per-process bookkeeping miss the cache
-// on every wake; here a wake is a link in a timing wheel's slot, through the block's own
-// line (a heap for the far future), and a direct call, behind one kernel event and one method process for all blocks.
-//
-// Running ahead (simulate_for): after a pass, when the next request is earlier than
-// anything else pending in the kernel and than the end of the run, the queue runs it
-// itself instead of handing back to the kernel, which would only step to that time and
-// call the queue again: the same passes at the same times, in the same order, without
-// the kernel's step (in S2, most passes run one or two blocks, and the kernel's step
-// cost a tenth of its instructions). The blocks see the queue's time through sim_now()
-// and its delta cycles through delta_count(); so every block, testbench and anything
-// they call must read time there, not from sc_time_stamp(), and wake through a
-// WakeEvent, not a kernel event. A kernel event notified from a pass ahead of the
-// kernel would be timed from the kernel's older time: the run stops with an error.
+// A block asks to run at a time (WakeEvent::notify_at) and runs in exactly the delta
+// cycle in which a SystemC method process on an event notified the same way would run;
+// blocks due in one delta cycle run in the order their WakeEvents were made. The queue
+// may run passes ahead of the kernel and split the blocks into parallel lanes: blocks
+// must read time with sim_now(), wake through a WakeEvent and stop with
+// stop_simulation(). docs/architecture.md, "Scheduling", has the rules and the reasons.
 #pragma once
 
 #include <array>
@@ -140,12 +121,12 @@ class WakeQueue {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   // Timed requests within kSlots slot widths of the wheel's base go into the wheel;
   // later ones (timeouts) wait in the overflow heap and move into the wheel as time
-  // comes near. A slot is a power of two of kernel time units, at most kSlotWidthNs (128
+  // comes near. A slot is a power of two of kernel time units, at most kMaxSlotWidthNs (128
   // ps at the default resolution: a fabric's wakes fall a few per nanosecond, so a slot
   // mostly holds one instant, and thousands of blocks often share one), and the wheel
   // spans kSlots of them (half a microsecond: a few link and packet times).
   static constexpr std::size_t kSlots = 4096;  // a power of two
-  static constexpr double kSlotWidthNs = 0.25;
+  static constexpr double kMaxSlotWidthNs = 0.25;
   enum class Where : std::uint8_t { none, wheel, overflow };
   struct Due {
     sc_core::sc_time at;
