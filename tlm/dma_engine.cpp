@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tlm/link.h"
+#include "tlm/sim_time.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -17,7 +18,7 @@ DmaEngine::DmaEngine(const hw::PcieParams& params)
       gpu_read_latency_(to_sc(timing_.read_latency(hw::MemoryTarget::gpu))),
       request_wire_s_(wire(0).seconds),
       recent_reads_(params.max_read_request, wire(params.max_read_request)),
-      tags_(static_cast<std::size_t>(params.read_tags), sc_core::SC_ZERO_TIME) {}
+      posted_{sc_core::SC_ZERO_TIME, std::vector<sc_time>(static_cast<std::size_t>(params.read_tags)), 0} {}
 
 sc_time DmaEngine::doorbell(const sc_time& now) {
   // An MMIO write of a few bytes: its wire time is negligible next to DMA
@@ -28,6 +29,25 @@ sc_time DmaEngine::doorbell(const sc_time& now) {
 
 sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t chunk, hw::MemoryTarget target,
                         std::vector<sc_time>* ready) {
+  return read_on(posted_, now, bytes, chunk, target, ready);
+}
+
+sc_time DmaEngine::reread(const sc_time& now, std::uint64_t bytes, hw::MemoryTarget target) {
+  // The model reserves a posted message's payload reads when it is posted, as far ahead as
+  // the posted work goes; a NIC issues them as its transmit buffer drains, and its DMA
+  // scheduler sends a retransmission's read requests first. So the re-read waits for
+  // earlier re-reads only, and the posted reads reserved later queue behind its
+  // completions (their wire time added where the posted path is busy beyond them).
+  if (resends_.tags.empty()) resends_.tags.assign(posted_.tags.size(), sc_core::SC_ZERO_TIME);
+  sc_time wire_total;
+  const sc_time done = read_on(resends_, now, bytes, 0, target, nullptr, &wire_total);
+  posted_.down_free = std::max(posted_.down_free + wire_total, done);
+  return done;
+}
+
+sc_time DmaEngine::read_on(ReadPath& path, const sc_time& now, std::uint64_t bytes, std::uint64_t chunk,
+                           hw::MemoryTarget target, std::vector<sc_time>* ready, sc_time* wire_total) {
+  std::vector<sc_time>& tags = path.tags;
   const std::uint64_t mrrs = timing_.params().max_read_request;
   const sc_time latency = read_latency(target);
   const auto compute = [this](std::uint64_t b) { return wire(b); };
@@ -37,7 +57,8 @@ sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t c
   // Pieces of a whole MRRS, and the last one (both stay in recent_reads_).
   const Wire full = recent_reads_.get(mrrs, compute);
   const Wire last = last_bytes == mrrs ? full : recent_reads_.get(last_bytes, compute);
-  const std::size_t n_tags = tags_.size();
+  const std::size_t n_tags = tags.size();
+  if (wire_total) *wire_total = from_ticks(full.time.value() * (pieces - 1) + last.time.value());
   // ready[c]: when chunk c's last byte is in, i.e. its last piece's completions.
   const std::size_t chunks = ready && chunk ? (bytes + chunk - 1) / chunk : 0;
   if (ready) ready->resize(chunks);
@@ -45,12 +66,12 @@ sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t c
   auto piece_of = [&](std::size_t c) { return (std::min((c + 1) * chunk, bytes) - 1) / mrrs; };
   std::uint64_t next_chunk_piece = chunks ? piece_of(0) : pieces;
   // The timelines in locals for the loop (a tag may not alias them).
-  sc_time down_free = down_free_;
+  sc_time down_free = path.down_free;
   double up_busy = up_busy_s_, down_busy = down_busy_s_;
-  std::size_t next_tag = next_tag_;
+  std::size_t next_tag = path.next_tag;
   // The tags pieces 1 .. min(pieces, tags) - 1 wait for were freed before this read, in
   // order: the last of them frees last.
-  const sc_time& latest_old_tag = tags_[(next_tag + std::min<std::uint64_t>(pieces, n_tags) - 1) % n_tags];
+  const sc_time& latest_old_tag = tags[(next_tag + std::min<std::uint64_t>(pieces, n_tags) - 1) % n_tags];
   // Each request waits for a free tag (the oldest: tags come back in the order taken);
   // request TLPs are tiny: they count as upstream busy time but do not queue behind (or
   // reserve ahead of) posted writes, whose timeline runs separately. Its completions
@@ -61,7 +82,7 @@ sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t c
   bool wire_bound = false;
   for (std::uint64_t k = 0; k < pieces; ++k) {
     const Wire& w = k + 1 < pieces ? full : last;
-    sc_time& tag = tags_[next_tag];
+    sc_time& tag = tags[next_tag];
     next_tag = next_tag + 1 == n_tags ? 0 : next_tag + 1;
     if (wire_bound) down_free += w.time;
     else down_free = std::max(std::max(now, tag) + latency, down_free) + w.time;
@@ -79,10 +100,10 @@ sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t c
       wire_bound = (pieces < 2 || n_tags < 2 || latest_old_tag + latency <= down_free) &&
                    (pieces <= n_tags || latency.value() <= (n_tags - 1) * full.time.value());
   }
-  down_free_ = down_free;
+  path.down_free = down_free;
   up_busy_s_ = up_busy;
   down_busy_s_ = down_busy;
-  next_tag_ = next_tag;
+  path.next_tag = next_tag;
   return down_free;
 }
 

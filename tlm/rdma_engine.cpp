@@ -376,7 +376,7 @@ void RdmaEngine::resend_one(Qp& q, std::uint32_t psn, const sc_time& now) {
 RdmaEngine::Resend RdmaEngine::resend_of(Qp& q, const Outstanding& o, const sc_time& now) {
   const SendWqe* w = wqe_of(q, o.wqe_seq);
   const std::uint32_t bytes = w && w->wr.opcode != RdmaOpcode::read ? segment_bytes(*w, o.index) : 0;
-  return {o.psn, bytes ? dma_.read(now, bytes, 0, host_.memory) : now};
+  return {o.psn, bytes ? dma_.reread(now, bytes, host_.memory) : now};
 }
 
 void RdmaEngine::requester_ack(Qp& q, std::uint32_t ack_psn, const sc_time& now) {
