@@ -1,11 +1,15 @@
 #include "sim/config_reader.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
-#include <cstdlib>
 #include <sstream>
 #include <tuple>
 
@@ -333,12 +337,95 @@ void ConfigMap::finish() const {
 
 namespace {
 
-// YAML aliases make a document a graph: a few lines can name 10^9 values ("billion
-// laughs") or a list can contain itself. Everything after loading (key checks,
-// includes, --set, the results.json echo) walks the expanded tree, so the expansion
-// is bounded first, with the file, line and key where it went over.
-constexpr std::size_t kMaxExpandedValues = 1000000;
+// A document is bounded before anything walks it: at most kMaxValues values (keys,
+// scalars, lists, mappings) and kMaxNesting levels. First as written, from the parser's
+// events before any node is built, so a file over a limit costs only the text up to where
+// it crossed it (yaml-cpp's own guard, at about 500 levels, says just "bad file"). Then
+// with YAML aliases expanded: a few lines can name 10^9 values ("billion laughs") or a
+// list can contain itself, and key checks, includes, --set and the results.json echo all
+// walk the expanded tree.
+constexpr std::size_t kMaxValues = 1000000;
 constexpr std::size_t kMaxNesting = 64;
+
+// The dotted key of a path such as {".traffic", ".flows", "[7]"}: its first levels say
+// where (a self-containing list would print 64 of them).
+std::string path_key(const std::vector<std::string>& path) {
+  std::string key;
+  for (std::size_t i = 0; i < path.size() && i < 6; ++i) key += path[i];
+  if (path.size() > 6) key += "...";
+  if (!key.empty() && key[0] == '.') key.erase(0, 1);
+  return key.empty() ? "(top level)" : key;
+}
+
+std::string too_many_values(const std::string& key) {
+  std::string what = "more than " + std::to_string(kMaxValues) +
+                     " values (keys, scalars, lists and mappings), the most a configuration holds";
+  if (key.rfind("traffic.flows", 0) == 0)
+    what += "; traffic.flows lists flows one by one: for traffic among many endpoints use traffic.pattern "
+            "uniform, permutation, hotspot or incast";
+  if (key.rfind("topology.cables", 0) == 0)
+    what += "; for a large regular fabric use topology.kind leaf_spine, fat_tree, kary_ntree or rail_optimized";
+  return what;
+}
+
+// Counts the values and tracks the key path of the parser's events (no nodes built).
+class ShapeCheck : public YAML::EventHandler {
+ public:
+  explicit ShapeCheck(const std::string& file) : file_(file) {}
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { value(m, "?"); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { value(m, "?"); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string& v) override { value(m, v); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    value(m, "?");
+    levels_.push_back({false, 0, ""});
+  }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    value(m, "?");
+    levels_.push_back({true, 0, ""});
+  }
+  void OnSequenceEnd() override { levels_.pop_back(); }
+  void OnMapEnd() override { levels_.pop_back(); }
+
+ private:
+  struct Level {
+    bool map;
+    std::size_t items;  // events seen directly inside: keys and values alternate in a map
+    std::string key;    // a map's latest key
+  };
+  void value(const YAML::Mark& m, const std::string& text) {
+    if (!levels_.empty()) {
+      Level& l = levels_.back();
+      if (l.map && l.items % 2 == 0) l.key = text;
+      ++l.items;
+    }
+    if (levels_.size() > kMaxNesting)
+      fail(m, "nested more than " + std::to_string(kMaxNesting) + " deep, the most a configuration may nest");
+    if (++count_ > kMaxValues) fail(m, too_many_values(key()));
+  }
+  std::string key() const {
+    std::vector<std::string> path;
+    for (const Level& l : levels_) path.push_back(l.map ? "." + l.key : "[" + std::to_string(l.items - 1) + "]");
+    return path_key(path);
+  }
+  [[noreturn]] void fail(const YAML::Mark& m, const std::string& what) const {
+    throw ConfigError(mark_text(file_, m), key(), what);
+  }
+
+  std::string file_;
+  std::vector<Level> levels_;
+  std::size_t count_ = 0;
+};
+
+// The document's size and nesting as written, checked while the parser reads `text`.
+void check_shape(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  ShapeCheck shape(file);
+  while (parser.HandleNextDocument(shape)) {
+  }
+}
 
 // yaml-cpp 0.7 accepts a quoted scalar that is never closed: the rest of the input
 // becomes its value. A quoted scalar starts at its mark with the quote; true when
@@ -362,16 +449,10 @@ bool quote_closed(const std::string& text, std::size_t pos) {
 
 void check_expansion(const YAML::Node& n, const std::string& file, const std::string& text,
                      std::vector<std::string>& path, std::size_t& count) {
-  auto fail = [&](const std::string& what) {
-    // The first levels say where; a self-containing list would print 64 of them.
-    std::string key;
-    for (std::size_t i = 0; i < path.size() && i < 6; ++i) key += path[i];
-    if (path.size() > 6) key += "...";
-    if (!key.empty() && key[0] == '.') key.erase(0, 1);
-    throw ConfigError(mark_text(file, n.Mark()), key.empty() ? "(top level)" : key, what);
-  };
-  if (++count > kMaxExpandedValues)
-    fail("more than " + std::to_string(kMaxExpandedValues) + " values once YAML aliases are expanded (an alias bomb?)");
+  auto fail = [&](const std::string& what) { throw ConfigError(mark_text(file, n.Mark()), path_key(path), what); };
+  // check_shape passed: what goes over a limit here does so through aliases.
+  if (++count > kMaxValues)
+    fail("more than " + std::to_string(kMaxValues) + " values once YAML aliases are expanded (an alias bomb?)");
   if (path.size() > kMaxNesting)
     fail("nested more than " + std::to_string(kMaxNesting) + " deep (an alias that contains itself?)");
   if (n.IsScalar() && n.Tag() == "!" && !quote_closed(text, static_cast<std::size_t>(n.Mark().pos)))
@@ -406,6 +487,7 @@ void check_document(const YAML::Node& root, const std::string& name, const std::
 YAML::Node parse_yaml(const std::string& text, const std::string& name) {
   std::vector<YAML::Node> docs;
   try {
+    check_shape(text, name);
     docs = YAML::LoadAll(text);
   } catch (const YAML::ParserException& e) {
     throw ConfigError(mark_text(name, e.mark), "", "YAML syntax error: " + e.msg);
@@ -424,17 +506,42 @@ YAML::Node parse_yaml(const std::string& text, const std::string& name) {
 
 }  // namespace
 
-YAML::Node load_yaml_file(const std::string& file) {
+namespace {
+
+// A configuration holds at most kMaxValues values; a file larger than this is refused
+// before it is read (a value takes a few bytes, so this leaves room for comments).
+constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{64} << 20;
+
+// The text of the configuration file `path`; nullopt with `why` set when it cannot be one:
+// a folder, a device or pipe (/dev/zero would never end), too large, or not readable.
+std::optional<std::string> read_config_text(const std::string& path, std::string& why) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
-    throw ConfigError(file, "", "not a regular file; expected a YAML configuration file");
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  if (!in || !(text << in.rdbuf())) {
-    // An empty file reads nothing, which is not an error of opening it.
-    if (!in.is_open()) throw ConfigError(file, "", "cannot open the configuration file");
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) {
+    why = "is a directory, not a YAML file";
+  } else if (fs::exists(st) && !fs::is_regular_file(st)) {
+    why = "is not a regular file (a device, pipe or socket), not a YAML file";
+  } else if (const auto bytes = fs::file_size(path, ec); !ec && bytes > kMaxFileBytes) {
+    why = "is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB, the most a configuration file may be " +
+          "(it holds at most " + std::to_string(kMaxValues) + " values)";
+  } else if (std::ifstream in(path, std::ios::binary); in.is_open()) {
+    std::ostringstream text;
+    text << in.rdbuf();  // an empty file inserts nothing, which is no error
+    return std::move(text).str();
+  } else {
+    why = std::string("cannot be opened: ") + std::strerror(errno);
   }
-  YAML::Node root = parse_yaml(text.str(), file);
+  return std::nullopt;
+}
+
+}  // namespace
+
+YAML::Node load_yaml_file(const std::string& file) {
+  std::string why;
+  const auto text = read_config_text(file, why);
+  if (!text) throw ConfigError(file, "", "the configuration file " + why);
+  YAML::Node root = parse_yaml(*text, file);
   if (root.IsNull()) throw ConfigError(file, "", "no configuration: the file is empty or only comments ('{}' runs every default)");
   return root;
 }
@@ -526,8 +633,10 @@ void resolve_includes(YAML::Node& root, const std::string& file, std::vector<std
     const std::string id = fs::weakly_canonical(path, ec).string();
     for (const auto& c : chain_ids)
       if (c == (ec ? path : id)) fail(e, "include cycle: " + chain_text(chain, path));
-    if (!fs::exists(path, ec)) fail(e, "cannot open included file '" + path + "'");
-    YAML::Node doc = load_yaml_file(path);
+    std::string why;
+    const auto text = read_config_text(path, why);
+    if (!text) fail(e, "included file '" + path + "' " + why);
+    YAML::Node doc = parse_yaml(*text, path);
     if (!doc.IsMap()) throw ConfigError(mark_text(path, doc.Mark()), "(top level)", "an included file must be a mapping of keys to values");
     source.add_nodes(doc, path);
     chain.push_back(path);
@@ -583,6 +692,7 @@ std::string apply_override(YAML::Node& root, const std::string& assignment, cons
   }
   YAML::Node parsed;
   try {
+    check_shape(value, "--set " + path);
     parsed = YAML::Load(value);
   } catch (const YAML::ParserException& e) {
     throw ConfigError(where, path, "cannot parse value: " + e.msg);

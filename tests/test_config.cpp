@@ -514,7 +514,7 @@ TEST(ConfigErrors, SetThroughAScalar) {
 TEST(ConfigErrors, NonexistentFile) {
   const std::string missing = ::testing::TempDir() + "fabricsim_no_such_config.yaml";
   const std::string e = file_error_of(missing);
-  EXPECT_THAT(e, HasSubstr(missing + ": cannot open the configuration file"));
+  EXPECT_THAT(e, HasSubstr(missing + ": the configuration file cannot be opened: No such file or directory"));
 }
 
 // A folder given instead of a file is a usage error (exit 2), not a simulation error.
@@ -522,6 +522,42 @@ TEST(ConfigErrors, DirectoryInsteadOfFile) {
   const std::string e = file_error_of(::testing::TempDir());
   EXPECT_THAT(e, HasSubstr(::testing::TempDir()));
   EXPECT_THAT(e, Not(HasSubstr("<not a ConfigError")));
+}
+
+// A file over 64 MiB is refused from its size, unread (a configuration holds at most
+// 1,000,000 values). The test file is sparse: it takes no disk space.
+TEST(ConfigErrors, FileLargerThan64MiBIsRefusedUnread) {
+  const std::string path = write_temp("");
+  std::filesystem::resize_file(path, (std::uintmax_t{64} << 20) + 1);
+  EXPECT_THAT(file_error_of(path), HasSubstr(path + ": the configuration file is larger than 64 MiB"));
+  std::filesystem::remove(path);
+}
+
+// Flows listed one by one past the limit on values: refused at the flow where the count
+// crosses it, before the rest of the document is read (the syntax error at its end is
+// never reached), with the pattern that expresses many flows instead.
+TEST(ConfigErrors, TooManyFlowsAreRefusedWhereTheLimitIsCrossed) {
+  std::string yaml = "traffic:\n  pattern: explicit\n  flows:\n";
+  for (int i = 0; i < 210000; ++i) yaml += "    - {src: 0, dst: 1}\n";
+  yaml += "  load: [\n";  // never closed
+  const std::string e = yaml_error_of(yaml);
+  // 7 values before the first flow (the top map, traffic, its map, pattern, explicit, flows,
+  // the list), 5 per flow (its map, src, 0, dst, 1): value 1,000,001 is flow 199998's dst.
+  EXPECT_THAT(e, HasSubstr("bad.yaml:200002:16: traffic.flows[199998].dst: more than 1000000 values"));
+  EXPECT_THAT(e, HasSubstr("use traffic.pattern uniform, permutation, hotspot or incast"));
+  EXPECT_THAT(e, Not(HasSubstr("alias")));
+}
+
+// Nesting past yaml-cpp's own depth limit (about 500) gets the same message as 65 levels,
+// at the first value 65 levels down (the top mapping is level 0), in block and flow style
+// and in a --set value.
+TEST(ConfigErrors, NestingDeeperThanTheParserAllowsNamesTheLimit) {
+  std::string block = "switch:\n  sl_to_vl:\n";
+  for (int i = 0; i < 1000; ++i) block += std::string(2 * i + 4, ' ') + "-\n";
+  EXPECT_THAT(yaml_error_of(block), HasSubstr("bad.yaml:66:131: switch.sl_to_vl[0][0][0][0]...: nested more than 64 deep"));
+  const std::string flow = std::string(1000, '[') + std::string(1000, ']');
+  EXPECT_THAT(yaml_error_of("{}", {"switch.sl_to_vl=" + flow}),
+              HasSubstr("--set switch.sl_to_vl:1:66: [0][0][0][0][0][0]...: nested more than 64 deep"));
 }
 
 TEST(ConfigErrors, FileErrorsNameTheFile) {
@@ -701,7 +737,7 @@ TEST(ConfigCli, ValidateBadFileExitsTwoWithLocation) {
 TEST(ConfigCli, ValidateMissingFileExitsTwo) {
   const auto r = run_command("validate " + ::testing::TempDir() + "fabricsim_no_such_config.yaml");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("cannot open the configuration file"));
+  EXPECT_THAT(r.output, HasSubstr("the configuration file cannot be opened: No such file or directory"));
 }
 
 TEST(ConfigCli, RunWithBadSetExitsTwoBeforeSimulating) {
