@@ -166,10 +166,18 @@ def sweep(report, out):
     return written
 
 
+def cannot_write(path, e):
+    """Exits with the file and the OS reason (a full disk, a read-only folder), not a traceback."""
+    sys.exit("plots: cannot write %s: %s" % (path, e.strerror or e))
+
+
 def save(fig, out, name):
     fig.tight_layout()
     path = os.path.join(out, name)
-    fig.savefig(path, dpi=110)
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as e:
+        cannot_write(path, e)
     plt.close(fig)
     return path
 
@@ -181,7 +189,10 @@ def main():
     with open(sys.argv[1]) as f:
         report = json.load(f)
     out = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(os.path.abspath(sys.argv[1]))
-    os.makedirs(out, exist_ok=True)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        cannot_write(out, e)
     if report.get("sweep"):
         written = sweep(report, out)
     else:

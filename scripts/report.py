@@ -81,10 +81,18 @@ def pick(points, n=MAX_CURVES):
     return [points[round(i * step)] for i in range(n)]
 
 
+def cannot_write(path, e):
+    """Exits with the file and the OS reason (a full disk, a read-only folder), not a traceback."""
+    sys.exit("report: cannot write %s: %s" % (path, e.strerror or e))
+
+
 def save(fig, out, name):
     path = os.path.join(out, name)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    try:
+        fig.savefig(path, dpi=90)
+    except OSError as e:
+        cannot_write(path, e)
     plt.close(fig)
     return path
 
@@ -331,7 +339,10 @@ def main():
     root = sys.argv[1]
     sweep, points = load_points(root)
     out = os.path.join(root, "report")
-    os.makedirs(out, exist_ok=True)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        cannot_write(out, e)
     sections = []
     for title, fn in (("Load-latency and throughput", lambda: plot_load(sweep, points, out)),
                       ("Latency CDF", lambda: plot_cdf(points, out)),
@@ -373,8 +384,11 @@ def main():
        "executor": html.escape(str(sweep.get("executor", ""))), "n": len(points), "ok": ok,
        "axes": html.escape(", ".join(sweep["axes"]) or "none"), "sections": "\n".join(sections), "table": table}
     index = os.path.join(out, "index.html")
-    with open(index, "w") as f:
-        f.write(page)
+    try:
+        with open(index, "w") as f:
+            f.write(page)
+    except OSError as e:
+        cannot_write(index, e)
     print("report: %s" % index)
 
 

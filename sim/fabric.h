@@ -22,6 +22,7 @@
 
 #include "sim/config.h"
 #include "sim/flow_completion.h"
+#include "sim/output_file.h"
 #include "sim/progress.h"
 #include "sim/stats.h"
 #include "sim/topology.h"
@@ -166,26 +167,22 @@ struct RunLogs {
 /// The CSV files of a run in folder `dir`, open for writing: packets.csv with
 /// output.packet_csv, qps.csv always, qp_rates.csv and occupancy.csv when
 /// output.sample_interval samples.
-/// Throws if one cannot be opened.
+/// Throws if one cannot be opened (sim/output_file.h: the file and the OS reason).
 class RunFiles {
  public:
   RunFiles(const std::filesystem::path& dir, const FabricConfig& config);
   RunLogs logs() const;
   /// The files' names, in the order packets.csv, qps.csv, qp_rates.csv, occupancy.csv (those written).
   std::vector<std::string> names() const;
-  /// Closes the files; throws if one could not be written in full (a full disk).
+  /// Closes the files; throws if one could not be written in full (a full disk), with the reason.
   void close();
 
  private:
-  struct File {
-    std::string name;
-    std::ofstream out;
-  };
-  std::vector<std::unique_ptr<File>> files_;  // in the order of names()
-  File* packets_ = nullptr;
-  File* qps_ = nullptr;
-  File* qp_rates_ = nullptr;
-  File* occupancy_ = nullptr;
+  std::vector<std::unique_ptr<OutputFile>> files_;  // in the order of names()
+  OutputFile* packets_ = nullptr;
+  OutputFile* qps_ = nullptr;
+  OutputFile* qp_rates_ = nullptr;
+  OutputFile* occupancy_ = nullptr;
 };
 
 /// Elaborates, simulates for simulation.duration and returns results.json content,

@@ -10,7 +10,6 @@
 // 3 scoreboard (invariant) failure, 4 stalled fabric (deadlock) found by the watchdog.
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -25,6 +24,7 @@
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
 #include "sim/huge_pages.h"
+#include "sim/output_file.h"
 #include "sim/progress.h"
 #include "sim/python_script.h"
 #include "sim/sweep.h"
@@ -57,13 +57,12 @@ class BufferedFile : public nlohmann::detail::output_adapter_protocol<char> {
 };
 
 void write_results(const std::filesystem::path& file, const nlohmann::json& results) {
-  std::ofstream out(file);
+  fabricsim::sim::OutputFile out(file);
   auto buffered = std::make_shared<BufferedFile>(out);
   nlohmann::detail::serializer<nlohmann::json>(buffered, ' ').dump(results, true, false, 2);
   buffered->flush();
   out << "\n";
   out.close();
-  if (out.fail()) throw std::runtime_error("cannot write " + file.string());
 }
 
 // A run's results stay reachable from here until the process exits (for LeakSanitizer;
@@ -147,15 +146,19 @@ int sc_main(int argc, char* argv[]) {
   std::vector<std::string> overrides;
   bool packet_csv = false;
 
+  // A folder option given as "" would silently fall back to the default folder.
+  const CLI::Validator non_empty([](std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); },
+                                 "");
   auto* run = app.add_subcommand("run", "simulate a configuration and write results.json");
   run->add_option("config", file, "YAML configuration")->required();
   run->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
-  run->add_option("--out", out_dir, "results folder (overrides output.directory)");
+  run->add_option("--out", out_dir, "results folder (overrides output.directory)")->check(non_empty);
   run->add_flag("--packet-csv", packet_csv, "also write packets.csv, one row per delivered packet");
   std::string trace_dir;
   run->add_option("--trace", trace_dir,
                   "write FST waveforms (GTKWave) of the RTL blocks in use (switch.allocator_impl rtl | lockstep) "
-                  "into this folder");
+                  "into this folder")
+      ->check(non_empty);
 
   auto* validate = app.add_subcommand("validate", "check a configuration without running it");
   validate->add_option("config", file, "YAML configuration")->required();
@@ -175,7 +178,7 @@ int sc_main(int argc, char* argv[]) {
                                             "configuration over offered loads (--loads)");
   sweep->add_option("sweep", file, "sweep file (with axes:), or a YAML configuration for a --loads sweep")->required();
   sweep->add_option("--set", overrides, "override a key in every point: path.to.key=value (repeatable)");
-  sweep->add_option("--out", sw.out_dir, "results folder (default results/sweep_<file stem>)");
+  sweep->add_option("--out", sw.out_dir, "results folder (default results/sweep_<file stem>)")->check(non_empty);
   sweep->add_option("--loads", loads, "configuration only: comma-separated offered loads in (0, 1]")->capture_default_str();
   sweep->add_option("--executor", sw.executor, "local (process pool) or slurm (sbatch job array)")
       ->check(CLI::IsMember({"local", "slurm"}))
@@ -217,7 +220,7 @@ int sc_main(int argc, char* argv[]) {
   compare->add_option("--topology", cmp.topology, "topology YAML file or text, e.g. '{kind: leaf_spine, radix: 8}' "
                                                   "(default: the first configuration's)");
   compare->add_option("--sizes", cmp_sizes, "cluster-size sweep: comma-separated endpoint counts, a 1:1 leaf-spine each");
-  compare->add_option("--out", cmp.out_dir, "results folder")->capture_default_str();
+  compare->add_option("--out", cmp.out_dir, "results folder")->capture_default_str()->check(non_empty);
   compare->add_option("--set", cmp.overrides, "override a key in every run: path.to.key=value (repeatable, applied last)");
   compare->add_option("--allreduce-size", cmp.allreduce_size, "AllReduce bytes per rank")->capture_default_str();
   compare->add_option("--latency-iterations", cmp.latency_iterations, "write_lat iterations per size")->capture_default_str();

@@ -221,8 +221,7 @@ Model* volatile left_to_exit = nullptr;
 
 RunFiles::RunFiles(const std::filesystem::path& dir, const FabricConfig& config) {
   auto open = [&](const char* name) {
-    files_.push_back(std::make_unique<File>(File{(dir / name).string(), std::ofstream(dir / name)}));
-    if (!files_.back()->out) throw std::runtime_error("cannot open " + files_.back()->name);
+    files_.push_back(std::make_unique<OutputFile>(dir / name));
     return files_.back().get();
   };
   if (config.output.packet_csv) packets_ = open("packets.csv");
@@ -234,21 +233,18 @@ RunFiles::RunFiles(const std::filesystem::path& dir, const FabricConfig& config)
 }
 
 RunLogs RunFiles::logs() const {
-  auto out = [](File* f) -> std::ostream* { return f ? &f->out : nullptr; };
+  auto out = [](OutputFile* f) -> std::ostream* { return f; };
   return {out(packets_), out(qps_), out(qp_rates_), out(occupancy_)};
 }
 
 std::vector<std::string> RunFiles::names() const {
   std::vector<std::string> names;
-  for (const auto& f : files_) names.push_back(f->name);
+  for (const auto& f : files_) names.push_back(f->name());
   return names;
 }
 
 void RunFiles::close() {
-  for (const auto& f : files_) {
-    f->out.close();
-    if (f->out.fail()) throw std::runtime_error("cannot write " + f->name);
-  }
+  for (const auto& f : files_) f->close();
 }
 
 nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, Progress* progress,

@@ -749,6 +749,22 @@ TEST(ConfigCli, RunWithBadSetExitsTwoBeforeSimulating) {
   EXPECT_FALSE(std::filesystem::exists(out + "/results.json"));
 }
 
+// An empty folder option is refused before anything runs (it would fall back to the
+// configuration's output.directory, or write into the current folder).
+TEST(ConfigCli, EmptyFolderOptionsAreRefused) {
+  const std::string out = ::testing::TempDir() + "fabricsim_ConfigCli_empty_out";
+  std::filesystem::remove_all(out);
+  const std::string config = kQuickstart + " --quiet --set simulation.duration=10us --set output.directory=" + out;
+  for (const std::string& args : {"run " + config + " --out ''", "run " + config + " --trace ''",
+                                  "sweep " + config + " --loads 0.5 --out ''", "compare " + kQuickstart + " --out ''"}) {
+    const auto r = run_command(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(": must not be empty")) << args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  std::filesystem::remove_all(out);
+}
+
 TEST(ConfigCli, UnknownSubcommandFails) {
   const auto r = run_command("simulate " + kQuickstart);
   EXPECT_NE(r.exit_code, 0) << r.output;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 
 #include "sim/config.h"
 #include "sim/child_run.h"
+#include "sim/output_file.h"
 #include "tests/command.h"
 #include "tests/fabric_run.h"
 #include "tests/validation.h"
@@ -398,25 +401,64 @@ TEST(Cli, QpCsvListsEveryQpAndTheResultsSummariseThem) {
 }
 
 // An output file that cannot be opened or written in full (a full disk: /dev/full) is an
-// error naming it, not a silently short file.
-TEST(Cli, AnOutputFileThatCannotBeWrittenIsAnErrorNamingIt) {
+// error naming it and the OS reason, not a silently short file.
+TEST(Cli, AnOutputFileThatCannotBeWrittenIsAnErrorNamingItAndWhy) {
   const std::string dir = ::testing::TempDir() + "/fabricsim_cli_full";
   const std::string run = "run " + std::string(FABRICSIM_SOURCE_DIR) + "/examples/quickstart.yaml --quiet --out " + dir +
-                          " --set simulation.duration=10us";
+                          " --set simulation.duration=10us --packet-csv";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir + "/qps.csv");  // a folder where the file goes
   auto r = fabricsim::testing::run_command(run);
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(r.output, ::testing::HasSubstr("cannot open " + dir + "/qps.csv"));
-  for (const char* file : {"qps.csv", "results.json"}) {
+  EXPECT_THAT(r.output, ::testing::HasSubstr("cannot write " + dir + "/qps.csv: Is a directory"));
+  for (const char* file : {"qps.csv", "packets.csv", "occupancy.csv", "results.json"}) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     std::filesystem::create_symlink("/dev/full", dir + "/" + file);
     r = fabricsim::testing::run_command(run);
     EXPECT_EQ(r.exit_code, 1) << r.output;
-    EXPECT_THAT(r.output, ::testing::HasSubstr(std::string("cannot write ") + dir + "/" + file));
+    EXPECT_THAT(r.output, ::testing::HasSubstr(std::string("cannot write ") + dir + "/" + file + ": No space left on device"));
   }
+  // The report's page on a full disk (needs python3 with matplotlib, as `fabricsim report` does).
   std::filesystem::remove_all(dir);
+  ASSERT_EQ(fabricsim::testing::run_command(run).exit_code, 0);
+  std::filesystem::create_directories(dir + "/report");
+  std::filesystem::create_symlink("/dev/full", dir + "/report/index.html");
+  r = fabricsim::testing::run_command("report " + dir);
+  const bool no_python = r.output.find("install python3-matplotlib") != std::string::npos;
+  std::filesystem::remove_all(dir);
+  if (no_python) GTEST_SKIP() << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr("report: cannot write " + dir + "/report/index.html: No space left on device"));
+}
+
+// Every failure of an output file names the file and the OS reason: at open (a path under
+// a regular file, a /proc entry), and at close for bytes still buffered (a full disk).
+TEST(OutputFile, FailuresNameTheFileAndTheReason) {
+  using fabricsim::sim::OutputFile;
+  const auto error_of = [](const std::function<void()>& write) {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  const std::string file = ::testing::TempDir() + "/fabricsim_output_file.txt";
+  EXPECT_EQ(error_of([&] { fabricsim::sim::write_file(file, "a,b\n1,2\n"); }), "<no error>");
+  std::ifstream in(file);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "a,b\n1,2\n");
+  EXPECT_EQ(error_of([&] { fabricsim::sim::write_file(file + "/x.csv", "a"); }),
+            "cannot write " + file + "/x.csv: Not a directory");
+  EXPECT_EQ(error_of([&] { fabricsim::sim::write_file("/proc/fabricsim.csv", "a"); }),
+            "cannot write /proc/fabricsim.csv: No such file or directory");
+  EXPECT_EQ(error_of([&] {
+              OutputFile out("/dev/full");
+              out << "one short line, still in the buffer\n";
+              out.close();
+            }),
+            "cannot write /dev/full: No space left on device");
+  std::filesystem::remove(file);
 }
 
 }  // namespace
