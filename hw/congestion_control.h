@@ -54,6 +54,13 @@ class CongestionControl {
   /// The sender transmitted `bytes` (DCQCN byte counter).
   virtual void on_bytes_sent(std::uint64_t bytes, double now_s) = 0;
   virtual CcKind kind() const = 0;
+  /// The rate the limiter applies now to back-to-back packets of `wire_bits` each [b/s]:
+  /// each is sent at rate_bps and followed by the inter-packet delay, so IB CC's delay
+  /// shows as a lower rate (IBTA vol. 1 annex A10 throttles by idle time between packets).
+  double paced_rate_bps(double wire_bits, double now_s) {
+    const double rate = rate_bps(now_s);
+    return rate / (1 + inter_packet_delay_s(now_s) * rate / wire_bits);
+  }
 };
 
 /// Builds the named scheme for a sender whose line rate is `line_rate_bps`.

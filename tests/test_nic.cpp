@@ -275,16 +275,9 @@ TEST(Transport, BitErrorRateCorruptsFramesAndIsRecovered) {
   EXPECT_EQ(first_size(r).at("iterations"), 100);
 }
 
-// DCQCN: two RDMA flows into one 400GbE port; PFC keeps it lossless, ECN marks.
-const char* kIncast = R"(
+// Two RDMA flows at line rate into endpoint 0 through one switch, 2 ms.
+const std::string kTwoToOne = R"(
 simulation: {seed: 1, duration: 2ms, warmup: 500us}
-link: {framing: roce_v2, cable_length: 3m, fec_decoder_latency: 20ns, flow_control: pfc}
-switch:
-  ports: 4
-  buffer: shared_memory
-  shared_buffer: 8MiB
-  pfc: {xoff: 512KiB, xon: 256KiB, headroom: 128KiB}
-  ecn: {enabled: true, kmin: 5KB, kmax: 200KB, pmax: 0.01}
 topology: {endpoints: 3}
 traffic:
   pattern: explicit
@@ -294,6 +287,17 @@ traffic:
     - {src: 1, dst: 0, load: 1.0, message_size: 1MiB}
     - {src: 2, dst: 0, load: 1.0, message_size: 1MiB}
 output: {sample_interval: 10us}
+)";
+
+// DCQCN: the two flows into one 400GbE port; PFC keeps it lossless, ECN marks.
+const std::string kIncast = kTwoToOne + R"(
+link: {framing: roce_v2, cable_length: 3m, fec_decoder_latency: 20ns, flow_control: pfc}
+switch:
+  ports: 4
+  buffer: shared_memory
+  shared_buffer: 8MiB
+  pfc: {xoff: 512KiB, xon: 256KiB, headroom: 128KiB}
+  ecn: {enabled: true, kmin: 5KB, kmax: 200KB, pmax: 0.01}
 )";
 
 // The switch's egress bytes over the second half of the run: nearly all of them queue for
@@ -350,6 +354,37 @@ TEST(IbCc, BecnsSlowTheSendersDown) {
   const json cc = with("ib_cc"), none = with("none");
   EXPECT_GT(cc.at("endpoints").at(1).at("rdma").at("cnps_received").get<int>(), 0);
   EXPECT_LT(mean_queue_second_half(cc), mean_queue_second_half(none));
+}
+
+// The mean over the measurement window of endpoint `e`'s mean QP rate (timeseries.rdma_rates).
+double mean_cc_rate(const json& r, int e) {
+  const double warmup_ns = r.at("measurement_window_ns").at(0).get<double>();
+  const auto& t = r.at("timeseries").at("time_ns");
+  for (const auto& ep : r.at("timeseries").at("rdma_rates")) {
+    if (ep.at("endpoint") != e) continue;
+    const auto& rates = ep.at("mean_qp_rate_gbps");
+    double sum = 0;
+    int n = 0;
+    for (std::size_t i = 0; i < rates.size(); ++i)
+      if (t.at(i).get<double>() > warmup_ns && !rates[i].is_null()) sum += rates[i].get<double>(), ++n;
+    return n ? sum / n : 0;
+  }
+  return 0;
+}
+
+// IB CC throttles by idle time after each packet, not by a rate: the reported CC rate
+// (qps.csv, qp_rates.csv, timeseries) is that delay as a rate for MTU-sized packets, so a
+// throttled flow shows its throttled rate, and over the run it averages to its goodput.
+TEST(IbCc, ReportedRateIsTheRateTheInterPacketDelayLeaves) {
+  const json r = run_checked(load_config_text(kIncast, "ibcc.yaml",
+                                              {"link.framing=infiniband", "link.flow_control=credit",
+                                               "switch.shared_buffer=16MiB", "nic.congestion_control.kind=ib_cc"}));
+  for (int e : {1, 2}) {
+    SCOPED_TRACE(e);
+    EXPECT_LT(goodput(r, e), 300.0);  // throttled: the case this test is about
+    EXPECT_NEAR(mean_cc_rate(r, e) / goodput(r, e), 1.0, 0.1);
+    EXPECT_LT(r.at("endpoints").at(e).at("rdma").at("qps").at("cc_rate_gbps").at("mean").get<double>(), 400.0);
+  }
 }
 
 }  // namespace

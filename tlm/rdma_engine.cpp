@@ -150,7 +150,7 @@ Packet* RdmaEngine::emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t byte
     const double wire = static_cast<double>(link_->wire_bytes(bytes)) * 8.0;
     const double t = seconds(now);
     hw::CongestionControl& limiter = cc(q);
-    const double gap = wire / limiter.rate_bps(t) + limiter.inter_packet_delay_s(t);
+    const double gap = wire / limiter.paced_rate_bps(wire, t);
     q.next_allowed = now + from_seconds(gap);
     limiter.on_bytes_sent(link_->wire_bytes(bytes), t);
   }
@@ -581,12 +581,18 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
   return true;
 }
 
+double RdmaEngine::cc_rate_gbps(Qp& q, const sc_time& now) {
+  const double t = now.to_seconds();
+  if (!link_) return cc(q).rate_bps(t) / 1e9;
+  return cc(q).paced_rate_bps(static_cast<double>(link_->wire_bytes(mtu_)) * 8.0, t) / 1e9;
+}
+
 std::vector<QpReport> RdmaEngine::report(const sc_time& now) {
   std::vector<QpReport> out;
   out.reserve(qps_.size());
   for (Qp& q : qps_)
     out.push_back({q.qpn, q.peer, q.peer_qpn, q.sl, q.posted(), q.acked_bytes, q.window_acked_bytes,
-                   q.retransmitted, q.timeouts, q.cnps_received, cc(q).rate_bps(now.to_seconds()) / 1e9});
+                   q.retransmitted, q.timeouts, q.cnps_received, cc_rate_gbps(q, now)});
   return out;
 }
 
@@ -594,7 +600,7 @@ void RdmaEngine::requester_rates(const sc_time& now, std::vector<QpRate>& out) {
   out.clear();
   if (cc_kind_ == hw::CcKind::none) return;
   for (Qp& q : qps_)
-    if (q.posted() > 0) out.push_back({q.qpn, cc(q).rate_bps(now.to_seconds()) / 1e9});
+    if (q.posted() > 0) out.push_back({q.qpn, cc_rate_gbps(q, now)});
 }
 
 }  // namespace fabricsim::tlm_fabric

@@ -132,7 +132,7 @@ struct QpReport {
   int qpn, peer, peer_qpn, sl;
   std::uint64_t posted;  ///< requests (WRITE, SEND, READ) posted on it: 0 for a QP that only responds
   std::uint64_t acked_bytes, window_acked_bytes, retransmitted, timeouts, cnps_received;
-  double rate_gbps;      ///< its congestion control's current rate
+  double rate_gbps;      ///< the rate its congestion control applies now to MTU-sized packets
 };
 
 /// A QP's congestion-control rate at a sample.
@@ -185,7 +185,7 @@ class RdmaEngine {
   /// does not match their length (must stay 0), and messages delivered.
   std::uint64_t corrupt_messages() const { return corrupt_messages_; }
   std::uint64_t delivered_messages() const { return delivered_messages_; }
-  /// The current CC rate of each QP with requests posted, into `out` (cleared first); none
+  /// The CC rate (cc_rate_gbps) of each QP with requests posted, into `out` (cleared first); none
   /// without congestion control (every QP at line rate throughout).
   void requester_rates(const sc_core::sc_time& now, std::vector<QpRate>& out);
 
@@ -303,6 +303,9 @@ class RdmaEngine {
                const sc_core::sc_time& landed, const Completion* last = nullptr);
   /// `q`'s congestion control: its own, or the engine's line-rate one (congestion control none).
   hw::CongestionControl& cc(Qp& q) { return q.cc ? *q.cc : *no_cc_; }
+  /// The rate `q`'s limiter applies now to MTU-sized packets [Gb/s] (IB CC's inter-packet
+  /// delay included): what qps.csv and qp_rates.csv report.
+  double cc_rate_gbps(Qp& q, const sc_core::sc_time& now);
   void check_timeouts(Qp& q, const sc_core::sc_time& now);
   /// `q`'s next packet at `now`: a READ response, a resend, a new segment (next_packet's
   /// turn at `q`), after its retransmission timeout is checked; nullptr if none.
