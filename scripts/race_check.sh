@@ -24,7 +24,7 @@ scenarios=(
   "s2_voq_packet_log|$s2 --packet-csv"
   "s2_shared_memory_adaptive|$s2 --set switch.buffer=shared_memory --set routing.algorithm=adaptive"
   "s2_sampler_credit_stalls|$s2 --set output.sample_interval=1us --set switch.input_buffer=12KiB --set traffic.load=0.8"
-  "s2_pfc_ecn_dcqcn_rdma|$s2 --set link.flow_control=pfc --set switch.pfc.xoff=4KiB --set switch.pfc.xon=2KiB --set switch.pfc.headroom=8KiB --set switch.input_buffer=64KiB --set switch.ecn.enabled=true --set traffic.transport=rdma --set nic.congestion_control.kind=dcqcn --set traffic.pattern=hotspot --set traffic.load=0.6"
+  "s2_pfc_ecn_dcqcn_rdma|$s2 --set link.framing=roce_v2 --set link.flow_control=pfc --set switch.pfc.xoff=4KiB --set switch.pfc.xon=2KiB --set switch.pfc.headroom=8KiB --set switch.input_buffer=64KiB --set switch.ecn.enabled=true --set traffic.transport=rdma --set nic.congestion_control.kind=dcqcn --set traffic.pattern=hotspot --set traffic.load=0.6"
   "s2_bit_errors_go_back_n|$s2 --set link.ber=1e-6 --set traffic.transport=rdma"
   "ring_allreduce_packet_log|$ib --set collective.sizes=[64KiB] --set collective.iterations=2 --set collective.channels=2 --packet-csv"
   "double_binary_tree|$ib --set collective.algorithm=double_binary_tree --set collective.sizes=[256KiB] --set collective.tree_chunk=32KiB --set collective.tree_slots=2"

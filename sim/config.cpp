@@ -8,6 +8,7 @@
 
 #include "hw/allocator.h"
 #include "hw/credit.h"
+#include "hw/flow_control.h"
 #include "hw/seed.h"
 #include "sim/config_reader.h"
 
@@ -691,6 +692,47 @@ void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_b
                            "lower switch.pfc, or use voq / shared_memory)");
 }
 
+// Flow control the link cannot carry out (an error), or that does nothing or too little
+// for the cables (a warning: the run is legitimate, its lossless class may drop).
+void check_flow_control(FabricConfig& c, ConfigMap& top) {
+  using tlm_fabric::FlowControl;
+  const FlowControl fc = c.link.flow_control;
+  // PFC is an IEEE 802.1Qbb MAC control frame; InfiniBand links are flow-controlled by
+  // credits per VL (IBTA vol. 1 sec. 7.9) and IB framing has no PAUSE frame.
+  if (fc == FlowControl::pfc && c.link.phy.framing == hw::Framing::infiniband)
+    top.map("link").fail("flow_control", "pfc sends Ethernet PAUSE frames (IEEE 802.1Qbb), which infiniband framing does "
+                                         "not have (IB links use credits, IBTA vol. 1 sec. 7.9): use credit, or framing "
+                                         "roce_v2 / ethernet");
+  ConfigMap sw = top.map("switch");
+  if (c.switch_params.wred.enabled && fc != FlowControl::none)
+    c.warnings.push_back(sw.map("wred").warning(
+        "enabled", "WRED drops only on lossy links (link.flow_control: none); on " +
+                       std::string(fc == FlowControl::credit ? "credit" : "pfc") +
+                       " links the switch never drops by WRED, so it has no effect"));
+  if (fc != FlowControl::pfc || c.topology.kind == TopologyKind::back_to_back) return;
+  // Headroom above xoff takes what arrives before the peer stops: the 802.1Qbb delay
+  // budget (hw::pfc_headroom_bytes) on the cable that needs the most, FEC in the cable delay.
+  const std::uint64_t cell = c.switch_params.cell_bytes;
+  std::uint64_t need = 0;
+  const tlm_fabric::LinkParams* worst = nullptr;
+  auto consider = [&](const tlm_fabric::LinkParams& l) {
+    const hw::PhyTiming phy(l.phy);
+    const std::uint64_t frame = (phy.frame_bytes(c.nic.mtu.in_bytes()) + cell - 1) / cell * cell;
+    const std::uint64_t n = hw::pfc_headroom_bytes(phy.data_rate().bps(), (phy.propagation() + phy.fec_latency()).in_seconds(),
+                                                   frame, l.pfc_response_delay.in_seconds());
+    if (n > need) need = n, worst = &l;
+  };
+  for (const auto& l : c.topology.links) consider(l);
+  if (c.topology.kind != TopologyKind::single_switch) consider(c.topology.fabric_link);
+  if (!worst || c.switch_params.pfc.headroom_bytes >= need) return;
+  c.warnings.push_back(sw.map("pfc").warning(
+      "headroom", std::to_string(c.switch_params.pfc.headroom_bytes) + "B is below the " + std::to_string(need) +
+                      "B a port needs for its longest cable (" + hw::to_string(worst->phy.cable_length) + " at " +
+                      hw::to_string(hw::PhyTiming(worst->phy).data_rate()) + ": 2 x (propagation + FEC) x rate + "
+                      "pfc_response_delay x rate + 2 MTU frames, IEEE 802.1Qbb): the lossless class drops what "
+                      "arrives after a PAUSE beyond the headroom"));
+}
+
 FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   YAML::Node root = doc.root;
   const std::shared_ptr<ConfigSource> source = doc.source;
@@ -713,6 +755,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
     top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
                                         " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, rail_optimized: radix, explicit: cables)");
   check_buffers(c, top, credit_block);
+  check_flow_control(c, top);
   read_routing(top.map("routing"), c.routing);
   c.collective_enabled = top.present("collective");
   if (top.present("training")) {

@@ -106,6 +106,9 @@ struct FabricConfig {
   std::string placement = "packed";             ///< packed | spread | random
   OutputParams output;
   nlohmann::json echo;                          ///< the effective document after --set, as JSON
+  /// Settings that are accepted but likely not what was meant, each worded as an error
+  /// (`FILE:LINE:COL: key: what`): printed by run and validate, kept in results.json.
+  std::vector<std::string> warnings;
 };
 
 /// One `path.to.key=value` override and where it came from: empty `origin` for `--set`,

@@ -113,6 +113,10 @@ void ConfigMap::fail(const std::string& key, const std::string& what) const {
   throw ConfigError(location_of(key), child_path(key), what);
 }
 
+std::string ConfigMap::warning(const std::string& key, const std::string& what) const {
+  return ConfigError(location_of(key), child_path(key), what).what();
+}
+
 bool ConfigMap::has(const std::string& key) const {
   used_.insert(key);
   if (!node_.IsMap()) return false;

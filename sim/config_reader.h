@@ -101,6 +101,8 @@ class ConfigMap {
   void finish() const;
   /// Error at this map (or at `key` inside it).
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  /// A warning at this map (or at `key` inside it), worded and located as fail() words an error.
+  std::string warning(const std::string& key, const std::string& what) const;
   const std::string& path() const { return path_; }
 
  private:

@@ -74,6 +74,10 @@ constexpr int kExitConfigError = 2;
 constexpr int kExitScoreboard = 3;  // a run completed but an invariant check failed
 constexpr int kExitStalled = 4;     // the watchdog stopped a fabric that could not progress
 
+void print_warnings(const fabricsim::sim::FabricConfig& config) {
+  for (const auto& w : config.warnings) std::cerr << "fabricsim: warning: " << w << "\n";
+}
+
 // Command-line output options become overrides, so the config echo in
 // results.json shows what was really used.
 int run_command(const std::string& file, std::vector<std::string> overrides, const std::string& out_dir,
@@ -83,6 +87,7 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   if (packet_csv) overrides.push_back("output.packet_csv=true");
   if (!trace_dir.empty()) overrides.push_back("switch.rtl_trace=" + yaml_quoted(trace_dir));
   const FabricConfig config = load_config(file, overrides);
+  if (verbosity != Verbosity::quiet) print_warnings(config);
   if (!trace_dir.empty() && config.switch_params.allocator_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm)
     std::cerr << "fabricsim: --trace: no RTL blocks in use (switch.allocator_impl is tlm), no waveforms written\n";
   namespace fs = std::filesystem;
@@ -237,7 +242,7 @@ int sc_main(int argc, char* argv[]) {
   }
   try {
     if (validate->parsed()) {
-      fabricsim::sim::load_config(file, overrides);
+      print_warnings(fabricsim::sim::load_config(file, overrides));
       std::cout << file << ": valid\n";
       return 0;
     }

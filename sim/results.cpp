@@ -292,6 +292,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   r["config_file"] = config.file;
   r["config"] = config.echo;
   r["seed"] = config.simulation.seed;
+  r["warnings"] = config.warnings;
   r["simulated_time_ns"] = end_s * 1e9;
   r["measurement_window_ns"] = {config.simulation.warmup.in_ns(), end_s * 1e9};
   r["topology"] = {{"kind", to_string(config.topology.kind)},

@@ -10,6 +10,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "hw/phy.h"
 #include "hw/units.h"
@@ -372,6 +373,60 @@ TEST(ConfigErrors, InputBufferSmallerThanOneMtuFrame) {
       "switch:\n"
       "  input_buffer: 1KiB\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:17: switch.input_buffer:"));
+}
+
+// ---------------------------------------------------------------------------
+// Flow control a link cannot carry out (an error) or that does nothing or too little (a
+// warning, in FabricConfig::warnings, worded and located as an error)
+
+// InfiniBand framing has no PAUSE frame (IBTA vol. 1 sec. 7.9: IB links use credits).
+TEST(ConfigErrors, PfcOnInfinibandFraming) {
+  EXPECT_THAT(yaml_error_of("link:\n"
+                            "  framing: infiniband\n"
+                            "  flow_control: pfc\n"),
+              HasSubstr("bad.yaml:3:17: link.flow_control: pfc sends Ethernet PAUSE frames (IEEE 802.1Qbb), which "
+                        "infiniband framing does not have"));
+  const std::string ib_ndr = std::string(FABRICSIM_SOURCE_DIR) + "/presets/ib_ndr.yaml";
+  EXPECT_THAT(file_error_of(ib_ndr, {"link.flow_control=pfc"}), HasSubstr("--set link.flow_control: link.flow_control:"));
+  EXPECT_EQ(yaml_error_of("link: {framing: roce_v2, flow_control: pfc}\n"), "<no error>");
+}
+
+// WRED drops only on lossy links: enabled on a credit or PFC link it has no effect.
+TEST(ConfigWarnings, WredOnALosslessLink) {
+  for (const char* fc : {"credit", "pfc"}) {
+    const FabricConfig c = load_config_text(std::string("link: {flow_control: ") + fc + "}\n"
+                                            "switch:\n"
+                                            "  wred: {enabled: true}\n", "w.yaml");
+    ASSERT_EQ(c.warnings.size(), 1u) << fc;
+    EXPECT_THAT(c.warnings[0], HasSubstr(std::string("w.yaml:3:19: switch.wred.enabled: WRED drops only on lossy links "
+                                                     "(link.flow_control: none); on ") + fc + " links"));
+  }
+  EXPECT_TRUE(load_config_text("link: {flow_control: none}\nswitch: {wred: {enabled: true}}\n", "w.yaml").warnings.empty());
+}
+
+// PFC headroom below what arrives after a PAUSE on the longest cable: the lossless class
+// drops (counted, exit 0). Accepted, with a warning at switch.pfc.headroom naming the bytes
+// needed. 400 Gb/s = 50 B/ns; 100 m = 500 ns; FEC 2 x 5440 b / 425 Gb/s + 20 ns = 45.6 ns;
+// response 100 ns; RoCEv2 4 KiB frame 4158 B = 4160 B in 64 B cells:
+// 2 x 545.6 x 50 + 100 x 50 + 2 x 4160 = 54560 + 5000 + 8320 = 67880 B.
+const std::string kRoce400g = "include: " + std::string(FABRICSIM_SOURCE_DIR) + "/presets/roce_400g.yaml\n";
+const std::string kShortHeadroom = kRoce400g +
+                                   "link: {cable_length: 100m}\n"
+                                   "switch:\n"
+                                   "  pfc: {xoff: 64KiB, xon: 32KiB, headroom: 4200B}\n";
+
+TEST(ConfigWarnings, PfcHeadroomBelowWhatTheCableNeeds) {
+  const FabricConfig c = load_config_text(kShortHeadroom, "h.yaml");
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_THAT(c.warnings[0], HasSubstr("h.yaml:4:44: switch.pfc.headroom: 4200B is below the 67880B a port needs for its "
+                                       "longest cable (100m at 400Gb/s"));
+  EXPECT_TRUE(load_config_text(kShortHeadroom, "h.yaml", {"switch.pfc.headroom=67880B"}).warnings.empty());
+  EXPECT_EQ(load_config_text(kShortHeadroom, "h.yaml", {"switch.pfc.headroom=67879B"}).warnings.size(), 1u);
+  // A longer switch-switch cable is the one that counts.
+  const FabricConfig ls =
+      load_config_text(kRoce400g + "topology: {kind: leaf_spine, radix: 4, fabric_link: {cable_length: 300m}}\n", "h.yaml");
+  ASSERT_EQ(ls.warnings.size(), 1u);
+  EXPECT_THAT(ls.warnings[0], HasSubstr("longest cable (300m at 400Gb/s"));
 }
 
 // ---------------------------------------------------------------------------
@@ -763,6 +818,23 @@ TEST(ConfigCli, EmptyFolderOptionsAreRefused) {
   }
   EXPECT_FALSE(std::filesystem::exists(out));
   std::filesystem::remove_all(out);
+}
+
+// The headroom warning (ConfigWarnings.PfcHeadroomBelowWhatTheCableNeeds) reaches the user
+// from validate and run, and results.json keeps it; the run itself succeeds.
+TEST(ConfigCli, WarningsArePrintedAndKeptInResults) {
+  const std::string path = write_temp(kShortHeadroom + "simulation: {duration: 20us, warmup: 0us}\n");
+  const auto v = run_command("validate " + path);
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_THAT(v.output, HasSubstr("fabricsim: warning: " + path + ":4:44: switch.pfc.headroom: 4200B is below the 67880B"));
+  const std::string out = ::testing::TempDir() + "fabricsim_ConfigCli_warnings_out";
+  std::filesystem::remove_all(out);
+  const auto r = run_command("run " + path + " --quiet --out " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out + "/results.json");
+  const auto results = nlohmann::json::parse(in);
+  ASSERT_EQ(results.at("warnings").size(), 1u);
+  EXPECT_THAT(results.at("warnings").at(0).get<std::string>(), HasSubstr("switch.pfc.headroom: 4200B is below the 67880B"));
 }
 
 TEST(ConfigCli, UnknownSubcommandFails) {

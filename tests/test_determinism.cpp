@@ -521,8 +521,8 @@ INSTANTIATE_TEST_SUITE_P(
                       LaneCase{"SharedMemoryAdaptive", {"switch.buffer=shared_memory", "routing.algorithm=adaptive"}},
                       LaneCase{"CreditStalls", {"switch.input_buffer=12KiB", "traffic.load=0.8"}},
                       LaneCase{"OccupancySampler", {"output.sample_interval=1us", "switch.input_buffer=24KiB"}},
-                      LaneCase{"PfcPausesEcnDcqcnRdma",
-                               {"link.flow_control=pfc", "switch.pfc.xoff=4KiB", "switch.pfc.xon=2KiB",
+                      LaneCase{"PfcPausesEcnDcqcnRdma",  // PFC is Ethernet's: RoCEv2 framing on the S2 fabric
+                               {"link.framing=roce_v2", "link.flow_control=pfc", "switch.pfc.xoff=4KiB", "switch.pfc.xon=2KiB",
                                 "switch.pfc.headroom=8KiB", "switch.input_buffer=64KiB", "switch.ecn.enabled=true",
                                 "traffic.transport=rdma", "nic.congestion_control.kind=dcqcn", "traffic.pattern=hotspot",
                                 "traffic.load=0.6", "output.sample_interval=1us"}},

@@ -221,6 +221,12 @@ TEST(Presets, EachIsValidOnALeafSpineWithItsNominalDataRate) {
   }
 }
 
+// The presets themselves raise no configuration warning (PFC headroom short for the cable,
+// WRED on a lossless link, ...).
+TEST(Presets, RaiseNoWarnings) {
+  for (const auto& name : kPresetNames) EXPECT_THAT(preset_on_leaf_spine(name).warnings, ::testing::IsEmpty()) << name;
+}
+
 TEST(Presets, LosslessnessAndTransportAreWhatTheNamesSay) {
   using fabricsim::tlm_fabric::FlowControl;
   using fabricsim::tlm_fabric::RetransmitMode;
