@@ -387,6 +387,24 @@ TEST(IbCc, ReportedRateIsTheRateTheInterPacketDelayLeaves) {
   }
 }
 
+// The shipped InfiniBand presets on a 2:1 incast of line-rate RDMA WRITE streams through
+// one switch: IB CC (values are assumptions, presets/ib_ndr.yaml) keeps the sink port at
+// least 85% busy and the queue well below the credit-bounded one it reaches without CC.
+TEST(IbCc, PresetsKeepATwoToOneIncastAtLineRateWithAShortQueue) {
+  for (const char* preset : {"ib_ndr", "ib_xdr"}) {
+    SCOPED_TRACE(preset);
+    const std::string yaml =
+        std::string("include: ") + FABRICSIM_SOURCE_DIR + "/presets/" + preset + ".yaml\nswitch: {ports: 4}" + kTwoToOne;
+    auto on = [&](const char* kind) {
+      return run_checked(load_config_text(yaml, "incast.yaml", {std::string("nic.congestion_control.kind=") + kind}));
+    };
+    const json cc = on("ib_cc"), none = on("none");
+    EXPECT_GE(cc.at("endpoints").at(0).at("accepted_load").get<double>(), 0.85);
+    EXPECT_GT(cc.at("endpoints").at(1).at("rdma").at("cnps_received").get<int>(), 0);
+    EXPECT_LT(mean_queue_second_half(cc), 0.25 * mean_queue_second_half(none));
+  }
+}
+
 }  // namespace
 
 // The NIC's PSN table against std::map on random streams, including key 0 and keys
