@@ -188,7 +188,8 @@ int sc_main(int argc, char* argv[]) {
   sweep->add_option("--executor", sw.executor, "local (process pool) or slurm (sbatch job array)")
       ->check(CLI::IsMember({"local", "slurm"}))
       ->capture_default_str();
-  sweep->add_option("--jobs,-j", sw.jobs, "local: simulations at once (default: number of CPUs)");
+  sweep->add_option("--jobs,-j", sw.jobs, "local: simulations at once (default: number of CPUs)")
+      ->check(CLI::Range(1, 4096));
   sweep->add_option("--points-per-task", sw.points_per_task, "slurm: sweep points per array task")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();

@@ -73,9 +73,13 @@ Axis read_axis(ConfigMap m, const std::string& file) {
     const YAML::Node values = m.node("values");
     if (!values.IsSequence() || values.size() == 0) m.fail("values", "expected a non-empty list of values");
     if (values.size() > kMaxAxisValues) m.fail("values", "at most " + std::to_string(kMaxAxisValues) + " values");
+    std::set<std::string> seen;
     for (const auto& v : values) {
       if (v.IsNull()) m.fail("values", "empty value in the list");
       a.values.push_back({v.IsScalar() ? v.Scalar() : flow_yaml(v), flow_yaml(v), mark_of(file, v)});
+      if (!seen.insert(a.values.back().yaml).second)
+        throw ConfigError(a.values.back().origin, m.path() + ".values",
+                          "value '" + a.values.back().text + "' appears twice (the same points would run twice)");
     }
   } else {
     ConfigMap r = m.map("range");
@@ -141,7 +145,7 @@ nlohmann::ordered_json SweepPoint::record() const {
 bool is_sweep_file(const std::string& file) {
   try {
     const YAML::Node n = YAML::LoadFile(file);
-    return n.IsMap() && n["axes"].IsDefined();
+    return n.IsMap() && (n["base"].IsDefined() || n["axes"].IsDefined());
   } catch (const std::exception&) {
     return false;  // the configuration reader reports what is wrong with it
   }
@@ -153,11 +157,17 @@ SweepSpec read_sweep_file(const std::string& file, const std::vector<std::string
   ConfigMap top(load_yaml_file(file), "", source);
   SweepSpec spec;
   spec.file = file;
+  // Unknown top-level keys first: `axis:` is named as a typo of `axes:`, not as a missing axes list.
+  for (const char* key : {"base", "set", "axes", "combine", "seeds", "packet_csv"}) top.has(key);
+  top.finish();
   if (!top.present("base")) top.fail("base", "a sweep file names its base configuration: base: path/to/config.yaml");
   const std::string base = top.string("base", "");
   spec.base = (fs::path(file).parent_path() / base).lexically_normal().string();
   std::error_code ec;
   if (!fs::is_regular_file(spec.base, ec)) top.fail("base", "cannot read '" + spec.base + "'");
+  if (is_sweep_file(spec.base))
+    top.fail("base", "'" + spec.base + "' is a sweep file" + (fs::equivalent(spec.base, file, ec) ? " (this one)" : "") +
+                         "; base names the configuration every point starts from");
 
   std::vector<Override> fixed;
   const YAML::Node set = top.node("set");
@@ -190,8 +200,11 @@ SweepSpec read_sweep_file(const std::string& file, const std::vector<std::string
       const auto n = top.integer("seeds", 1, 1, 10000);
       for (std::int64_t s = 1; s <= n; ++s) seeds.push_back(static_cast<std::uint64_t>(s));
     } else {
-      for (auto s : top.integer_list("seeds", {}, 0, std::numeric_limits<std::int64_t>::max(), 10000))
+      for (auto s : top.integer_list("seeds", {}, 0, std::numeric_limits<std::int64_t>::max(), 10000)) {
+        if (std::find(seeds.begin(), seeds.end(), static_cast<std::uint64_t>(s)) != seeds.end())
+          top.fail("seeds", "seed " + std::to_string(s) + " appears twice (the same points would run twice)");
         seeds.push_back(static_cast<std::uint64_t>(s));
+      }
       if (seeds.empty()) top.fail("seeds", "expected a count or a non-empty list of seeds");
     }
   }

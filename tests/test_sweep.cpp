@@ -136,6 +136,14 @@ TEST(SweepSpec, ErrorsNameTheSweepFileLineAndKey) {
       {base + "axes:\n  - {key: traffic.load, valeus: [0.2]}\n", "axes[0]"},
       {"axes:\n  - {key: traffic.load, values: [0.2]}\n", "s.yaml:1:1: base: a sweep file names its base configuration"},
       {base + "axes: []\n", "axes: expected a list of axes"},
+      // A misspelt axes list is named as such, not read as a plain configuration.
+      {base + "axis:\n  - {key: traffic.load, values: [0.2]}\n", "s.yaml:2:1: axis: unknown key; allowed keys here:"},
+      {"base: s.yaml\naxes:\n  - {key: traffic.load, values: [0.2]}\n",
+       "s.yaml:1:7: base: '" + (d / "s.yaml").string() + "' is a sweep file (this one); base names the configuration"},
+      {base + "axes:\n  - {key: traffic.load, values: [0.2]}\nseeds: [1, 7, 1]\n",
+       "s.yaml:4:8: seeds: seed 1 appears twice"},
+      {base + "axes:\n  - {key: traffic.load, values: [0.2, 0.5, 0.2]}\n",
+       "s.yaml:3:44: axes[0].values: value '0.2' appears twice"},
   };
   for (const auto& c : cases) {
     write(d / "s.yaml", c.text);
@@ -143,6 +151,16 @@ TEST(SweepSpec, ErrorsNameTheSweepFileLineAndKey) {
     EXPECT_EQ(r.exit_code, 2) << c.text << r.output;
     EXPECT_THAT(r.output, HasSubstr(c.expect)) << c.text;
     EXPECT_FALSE(fs::exists(d / "out" / "points")) << "nothing runs when a point is bad: " << c.text;
+  }
+}
+
+// --jobs counts simulations at once: 0 or a negative count is a usage error, not "every CPU".
+TEST(Sweep, JobsMustBePositive) {
+  for (const char* jobs : {"0", "-1"}) {
+    const auto r = run_command("sweep " + kSweep24 + " --jobs " + jobs + " --out " + (temp_dir() / "out").string());
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("--jobs")) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("not in range 1 to 4096")) << r.output;
   }
 }
 
