@@ -124,16 +124,13 @@ void run_jobs(std::vector<Job>& jobs, int parallel) {
         } catch (const std::exception& e) {
           r = {{"error", e.what()}};
         }
-        const fs::path tmp = j.result_file.string() + ".tmp";
         try {
-          write_file(tmp, r.dump(1) + "\n");
+          write_file_atomically(j.result_file, [&](std::ostream& out) { out << r.dump(1) << "\n"; });
+          return 0;
         } catch (const std::exception& e) {
           std::fprintf(stderr, "fabricsim: compare: %s\n", e.what());
           return 1;
         }
-        std::error_code ec;
-        fs::rename(tmp, j.result_file, ec);
-        return ec ? 1 : 0;
       },
       [&](std::size_t i, int status, double wall_s) {
         Job& j = jobs[i];

@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -164,7 +165,13 @@ struct RunLogs {
   std::ostream* occupancy = nullptr; ///< occupancy.csv: at every sample, the bytes each switch port holds
 };
 
-/// The CSV files of a run in folder `dir`, open for writing: packets.csv with
+/// `results` as `dir`/results.json (indented by 2), through write_file_atomically.
+void write_results(const std::filesystem::path& dir, const nlohmann::json& results);
+
+/// The output files of a run in folder `dir`. The constructor removes results.json
+/// first (until the run ends, the folder does not look complete), then every CSV file
+/// a run can write that this one does not (an earlier run's, which this results.json
+/// would not describe), and opens the others for writing: packets.csv with
 /// output.packet_csv, qps.csv always, qp_rates.csv and occupancy.csv when
 /// output.sample_interval samples.
 /// Throws if one cannot be opened (sim/output_file.h: the file and the OS reason).
@@ -172,12 +179,16 @@ class RunFiles {
  public:
   RunFiles(const std::filesystem::path& dir, const FabricConfig& config);
   RunLogs logs() const;
-  /// The files' names, in the order packets.csv, qps.csv, qp_rates.csv, occupancy.csv (those written).
+  /// The files' paths, in the order packets.csv, qps.csv, qp_rates.csv, occupancy.csv (those written).
   std::vector<std::string> names() const;
-  /// Closes the files; throws if one could not be written in full (a full disk), with the reason.
-  void close();
+  /// The names (without the folder) of the CSV files a run of `config` writes, in that order.
+  static std::vector<std::string> file_names(const FabricConfig& config);
+  /// Closes the CSV files (throws if one could not be written in full, with the file and the
+  /// OS reason), lists them under `files` in `results` and writes results.json, last.
+  void finish(nlohmann::json& results);
 
  private:
+  std::filesystem::path dir_;
   std::vector<std::unique_ptr<OutputFile>> files_;  // in the order of names()
   OutputFile* packets_ = nullptr;
   OutputFile* qps_ = nullptr;

@@ -31,40 +31,6 @@
 
 namespace {
 
-// results.json as nlohmann::json writes it with `std::setw(2) << results` (the same
-// serializer, so the same bytes), through a 1 MiB buffer: the std::ostream adapter made
-// an ostream::write call per token (bench S3: 26 MB, about 0.6 G instructions of calls).
-class BufferedFile : public nlohmann::detail::output_adapter_protocol<char> {
- public:
-  explicit BufferedFile(std::ostream& out) : out_(out) { buffer_.reserve(kBytes); }
-  void write_character(char c) override {
-    buffer_.push_back(c);
-    if (buffer_.size() >= kBytes) flush();
-  }
-  void write_characters(const char* s, std::size_t n) override {
-    buffer_.append(s, n);
-    if (buffer_.size() >= kBytes) flush();
-  }
-  void flush() {
-    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-    buffer_.clear();
-  }
-
- private:
-  static constexpr std::size_t kBytes = 1 << 20;
-  std::ostream& out_;
-  std::string buffer_;
-};
-
-void write_results(const std::filesystem::path& file, const nlohmann::json& results) {
-  fabricsim::sim::OutputFile out(file);
-  auto buffered = std::make_shared<BufferedFile>(out);
-  nlohmann::detail::serializer<nlohmann::json>(buffered, ' ').dump(results, true, false, 2);
-  buffered->flush();
-  out << "\n";
-  out.close();
-}
-
 // A run's results stay reachable from here until the process exits (for LeakSanitizer;
 // volatile, so the compiler cannot drop a store nothing reads).
 const nlohmann::json* volatile results_left_to_exit = nullptr;
@@ -102,11 +68,10 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   Progress progress(verbosity);
   // The process exits once the results are written: no need to take the model apart, nor
   // the results' tree (a node per value; S2's took 8 ms to free).
-  const auto* kept = new nlohmann::json(run_simulation(config, files.logs(), &progress, ModelTeardown::skip));
+  auto* kept = new nlohmann::json(run_simulation(config, files.logs(), &progress, ModelTeardown::skip));
   results_left_to_exit = kept;
-  const nlohmann::json& results = *kept;
-  files.close();
-  write_results(dir / "results.json", results);  // streamed: no string copy of the file
+  nlohmann::json& results = *kept;
+  files.finish(results);  // the CSV files, then results.json
   if (verbosity != Verbosity::quiet) {
     std::cout << summary_table(results);
     std::cout << "results: " << (dir / "results.json").string();

@@ -79,4 +79,16 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   out.close();
 }
 
+void write_file_atomically(const std::filesystem::path& file, const std::function<void(std::ostream&)>& write) {
+  const std::filesystem::path tmp = file.string() + ".tmp";
+  {
+    OutputFile out(tmp);
+    write(out);
+    out.close();
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) throw std::runtime_error("cannot write " + file.string() + ": " + ec.message());
+}
+
 }  // namespace fabricsim::sim

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <streambuf>
 #include <string>
@@ -54,5 +55,10 @@ class OutputFile : public std::ostream {
 
 /// Writes `text` to `path` through an OutputFile (throws with the file and the OS reason).
 void write_file(const std::filesystem::path& path, const std::string& text);
+
+/// Writes `file` through `file.tmp` and a rename: a reader (a resumed sweep, a report)
+/// finds the earlier file or the whole new one, never a part. Throws with the file and
+/// the OS reason if it cannot.
+void write_file_atomically(const std::filesystem::path& file, const std::function<void(std::ostream&)>& write);
 
 }  // namespace fabricsim::sim

@@ -42,49 +42,68 @@ std::vector<Override> point_overrides(const SweepPoint& p, const fs::path& dir, 
 }
 
 void write_atomically(const fs::path& file, const std::string& text) {
-  const fs::path tmp = file.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, file);
+  write_file_atomically(file, [&](std::ostream& out) { out << text; });
 }
 
-/// Runs one point in this process and writes its results.json last, through a temporary
-/// file and a rename (the point is complete once it exists): its CSV files first.
+/// Runs one point in this process: its CSV files, then its results.json (the point is
+/// complete once it exists; RunFiles removes an earlier one first).
 int run_point(const FabricConfig& config, const nlohmann::ordered_json& record) {
   const fs::path dir(config.output.directory);
   fs::create_directories(dir);
-  std::error_code ec;
-  fs::remove(dir / "results.json", ec);
-  nlohmann::json r;
+  const nlohmann::json point = nlohmann::json::parse(record.dump());
   try {
     RunFiles files(dir, config);
-    r = run_simulation(config, files.logs(), nullptr, ModelTeardown::skip);  // the point's process exits next
-    files.close();
+    nlohmann::json r = run_simulation(config, files.logs(), nullptr, ModelTeardown::skip);  // the point's process exits next
+    r["sweep_point"] = point;
+    files.finish(r);
+    return 0;
   } catch (const std::exception& e) {
-    r = {{"error", e.what()}};
+    write_results(dir, {{"error", e.what()}, {"sweep_point", point}});
+    return 1;
   }
-  r["sweep_point"] = nlohmann::json::parse(record.dump());
-  write_atomically(dir / "results.json", r.dump(1) + "\n");
-  return r.contains("error") ? 1 : 0;
 }
 
-/// The point's results when its results.json is complete and was made for this very point
-/// and configuration (`echo`: the effective configuration document).
-nlohmann::json complete_result(const fs::path& dir, const SweepPoint& p, const nlohmann::json& echo) {
-  std::ifstream in(point_dir(dir, p.index) / "results.json");
-  if (!in) return nullptr;
+/// Why the point's results.json is not a complete result of this point and configuration,
+/// or empty when it is (then `r` holds it). Complete: it parses, holds no error, was made
+/// for this very point (`sweep_point`) and configuration (its `config` echo), has every
+/// section the table reads, lists the CSV files this configuration writes, each of them
+/// present, and, when its scoreboard passed, conserves packets (injected = delivered +
+/// dropped + in flight; a failed scoreboard is itself the point's result).
+std::string incomplete(const fs::path& dir, const SweepPoint& p, const FabricConfig& config, nlohmann::json& r) {
+  const fs::path pdir = point_dir(dir, p.index);
+  std::ifstream in(pdir / "results.json");
+  if (!in) return "no results.json";
   try {
-    nlohmann::json r = nlohmann::json::parse(in);
-    if (r.contains("error") || !r.contains("sweep_point") ||
-        r["sweep_point"] != nlohmann::json::parse(p.record().dump()) || r["config"] != echo)
-      return nullptr;
-    return r;
-  } catch (const std::exception&) {
-    return nullptr;
+    r = nlohmann::json::parse(in);
+    if (r.contains("error")) return "it failed: " + r["error"].dump();
+    if (r.value("sweep_point", nlohmann::json()) != nlohmann::json::parse(p.record().dump()))
+      return "results.json is another point's";
+    if (r.value("config", nlohmann::json()) != config.echo) return "results.json is of another configuration";
+    const auto& k = r.at("packets");
+    const auto n = [&](const char* key) { return k.at(key).get<std::uint64_t>(); };
+    const std::uint64_t injected = n("injected"), delivered = n("delivered"), dropped = n("dropped"),
+                        in_flight = n("in_flight");
+    for (const char* key : {"offered_load", "injected_load", "accepted_load"}) r.at("throughput").at(key);
+    r.at("latency").at("network_latency_ns").at("count").get<std::uint64_t>();
+    r.at("simulated_time_ns").get<double>();
+    if (r.at("scoreboard").at("ok").get<bool>() && injected != delivered + dropped + in_flight)
+      return "its packets do not add up: injected " + std::to_string(injected) + " != delivered " +
+             std::to_string(delivered) + " + dropped " + std::to_string(dropped) + " + in flight " +
+             std::to_string(in_flight);
+    if (r.value("files", nlohmann::json()) != nlohmann::json(RunFiles::file_names(config)))
+      return "results.json does not list the files this configuration writes";
+    for (const auto& f : RunFiles::file_names(config))
+      if (!fs::is_regular_file(pdir / f)) return f + " is missing";
+    return "";
+  } catch (const std::exception& e) {
+    return std::string("results.json is unreadable: ") + e.what();
   }
+}
+
+/// The point's results when complete (see `incomplete`), else null.
+nlohmann::json complete_result(const fs::path& dir, const SweepPoint& p, const FabricConfig& config) {
+  nlohmann::json r;
+  return incomplete(dir, p, config, r).empty() ? r : nlohmann::json(nullptr);
 }
 
 /// The table columns measured per point (after point, the axes and the seed).
@@ -141,28 +160,29 @@ std::string csv_field(const nlohmann::ordered_json& v) {
 std::size_t gather(const SweepSpec& spec, const std::vector<FabricConfig>& configs, const fs::path& dir,
                    const std::string& executor, Verbosity verbosity) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  std::ofstream csv(dir / "sweep.csv.tmp");
-  csv << "point";
-  for (const auto& k : spec.axis_keys) csv << ',' << csv_field(k);
-  csv << ",seed";
-  for (const auto& c : metric_columns()) csv << ',' << c;
-  csv << '\n';
   std::size_t bad = 0;
   for (const auto& p : spec.points) {
-    const nlohmann::json r = complete_result(dir, p, configs[p.index].echo);
+    const nlohmann::json r = complete_result(dir, p, configs[p.index]);
     nlohmann::ordered_json row = p.record();
     row["metrics"] = metrics(r);
     row["results"] = (fs::path("points") / point_dir(dir, p.index).filename() / "results.json").string();
     if (row["metrics"]["status"] != "ok") ++bad;
-    csv << p.index;
-    for (const auto& [k, v] : p.axes) csv << ',' << csv_field(v);
-    csv << ',' << p.seed;
-    for (const auto& c : metric_columns()) csv << ',' << csv_field(row["metrics"][c]);
-    csv << '\n';
     rows.push_back(row);
   }
-  csv.close();
-  fs::rename(dir / "sweep.csv.tmp", dir / "sweep.csv");
+  write_file_atomically(dir / "sweep.csv", [&](std::ostream& csv) {
+    csv << "point";
+    for (const auto& k : spec.axis_keys) csv << ',' << csv_field(k);
+    csv << ",seed";
+    for (const auto& c : metric_columns()) csv << ',' << c;
+    csv << '\n';
+    for (const auto& row : rows) {
+      csv << row["point"].get<std::size_t>();
+      for (const auto& k : spec.axis_keys) csv << ',' << csv_field(row["axes"][k]);
+      csv << ',' << row["seed"].get<std::uint64_t>();
+      for (const auto& c : metric_columns()) csv << ',' << csv_field(row["metrics"][c]);
+      csv << '\n';
+    }
+  });
   const nlohmann::ordered_json report{{"schema_version", kSweepSchemaVersion},
                                       {"sweep_file", spec.file},
                                       {"base_config", spec.base},
@@ -255,14 +275,14 @@ int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
                                         {"tasks", tasks}}.dump(1) + "\n");
 
   const fs::path script = sdir / "sweep.sbatch";
-  std::ofstream(script) << "#!/bin/sh\n"
-                        << "#SBATCH --job-name=fabricsim-sweep\n"
-                        << "#SBATCH --array=0-" << tasks.size() - 1 << "\n"
-                        << "#SBATCH --output=" << (sdir / "task_%a.out").string() << "\n"
-                        << "#SBATCH --chdir=" << fs::current_path().string() << "\n"
-                        << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
-                        << "exec " << shell_quoted(self_exe()) << " sweep-task " << shell_quoted(plan.string())
-                        << " \"$SLURM_ARRAY_TASK_ID\"\n";
+  write_file(script, "#!/bin/sh\n"
+                     "#SBATCH --job-name=fabricsim-sweep\n"
+                     "#SBATCH --array=0-" + std::to_string(tasks.size() - 1) + "\n"
+                     "#SBATCH --output=" + (sdir / "task_%a.out").string() + "\n"
+                     "#SBATCH --chdir=" + fs::current_path().string() + "\n"
+                     "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
+                     "exec " + shell_quoted(self_exe()) + " sweep-task " + shell_quoted(plan.string()) +
+                     " \"$SLURM_ARRAY_TASK_ID\"\n");
   std::string cmd = "sbatch --parsable";
   for (const auto& x : o.sbatch_options) cmd += " " + shell_quoted(x);
   cmd += " " + shell_quoted(script.string());
@@ -279,7 +299,7 @@ int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
   Progress progress(o.verbosity);
   for (;;) {
     std::size_t done = 0;
-    for (std::size_t i : todo) done += !complete_result(dir, spec.points[i], configs[i].echo).is_null();
+    for (std::size_t i : todo) done += !complete_result(dir, spec.points[i], configs[i]).is_null();
     progress.update(static_cast<double>(done), static_cast<double>(todo.size()), "points");
     std::string q;
     const int rc = capture("squeue --noheader --jobs=" + job + " --format=%i", q);
@@ -289,7 +309,7 @@ int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   std::size_t done = 0;
-  for (std::size_t i : todo) done += !complete_result(dir, spec.points[i], configs[i].echo).is_null();
+  for (std::size_t i : todo) done += !complete_result(dir, spec.points[i], configs[i]).is_null();
   progress.update(static_cast<double>(done), static_cast<double>(todo.size()), "points", true);
   progress.finish();
   return done == todo.size() ? 0 : 1;
@@ -310,8 +330,14 @@ int sweep_command(SweepSpec spec, const SweepOptions& o) {
   }
   fs::create_directories(dir);
   std::vector<std::size_t> todo;
-  for (const auto& p : spec.points)
-    if (complete_result(dir, p, configs[p.index].echo).is_null()) todo.push_back(p.index);
+  for (const auto& p : spec.points) {
+    nlohmann::json r;
+    const std::string why = incomplete(dir, p, configs[p.index], r);
+    if (why.empty()) continue;
+    todo.push_back(p.index);
+    if (o.verbosity == Verbosity::verbose && why != "no results.json")
+      std::printf("sweep: point %zu runs again: %s\n", p.index, why.c_str());
+  }
   if (o.verbosity != Verbosity::quiet)
     std::printf("sweep: %zu points, %zu already done, %zu to run (%s executor)\n", spec.points.size(),
                 spec.points.size() - todo.size(), todo.size(), o.executor.c_str());

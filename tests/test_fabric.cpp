@@ -411,7 +411,8 @@ TEST(Cli, AnOutputFileThatCannotBeWrittenIsAnErrorNamingItAndWhy) {
   auto r = fabricsim::testing::run_command(run);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, ::testing::HasSubstr("cannot write " + dir + "/qps.csv: Is a directory"));
-  for (const char* file : {"qps.csv", "packets.csv", "occupancy.csv", "results.json"}) {
+  // results.json is written to results.json.tmp, then renamed.
+  for (const char* file : {"qps.csv", "packets.csv", "occupancy.csv", "results.json.tmp"}) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     std::filesystem::create_symlink("/dev/full", dir + "/" + file);

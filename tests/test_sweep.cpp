@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -185,7 +186,8 @@ TEST(Sweep, LoadsOfAConfigurationAreAnAxis) {
   EXPECT_THAT(bad.output, HasSubstr("--loads 0.5,1.5: expected comma-separated loads in (0, 1], got '1.5'"));
 }
 
-// 24 points; deleted or truncated results are the only ones rerun, and the table is the same.
+// 24 points; deleted, truncated or inconsistent results, and a result whose packets.csv is
+// gone, are the only ones rerun, and the table is the same.
 TEST(Sweep, RerunRunsOnlyTheMissingPoints) {
   const fs::path d = temp_dir();
   // A copy of the example with its base configuration found from the copy's folder.
@@ -206,15 +208,25 @@ TEST(Sweep, RerunRunsOnlyTheMissingPoints) {
   fs::remove(d / "out/points/0003/results.json");
   fs::remove(d / "out/points/0017/results.json");
   write(d / "out/points/0009/results.json", "{\"schema_version\": 3, \"pack");  // a torn file
+  // A result that parses but does not add up, and one whose packets.csv is gone.
+  nlohmann::json r11 = nlohmann::json::parse(read(d / "out/points/0011/results.json"));
+  r11["packets"]["delivered"] = r11["packets"]["injected"].get<std::uint64_t>() + 5;
+  write(d / "out/points/0011/results.json", r11.dump());
+  fs::remove(d / "out/points/0014/packets.csv");
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const auto second = run_command(cmd + " --verbose");
   ASSERT_EQ(second.exit_code, 0) << second.output;
-  EXPECT_THAT(second.output, HasSubstr("24 points, 21 already done, 3 to run"));
-  for (const char* p : {"point 3 ", "point 9 ", "point 17 "}) EXPECT_THAT(second.output, HasSubstr(p));
+  EXPECT_THAT(second.output, HasSubstr("24 points, 19 already done, 5 to run"));
+  EXPECT_THAT(second.output, HasSubstr("point 11 runs again: its packets do not add up: injected "));
+  EXPECT_THAT(second.output, HasSubstr("point 14 runs again: packets.csv is missing"));
+  EXPECT_THAT(second.output, HasSubstr("point 9 runs again: results.json is unreadable"));
+  for (const char* p : {"point 3 ", "point 9 ", "point 11 ", "point 14 ", "point 17 "})
+    EXPECT_THAT(second.output, HasSubstr(p));
   EXPECT_THAT(second.output, Not(HasSubstr("point 4 ")));
+  EXPECT_TRUE(fs::exists(d / "out/points/0014/packets.csv"));
   const auto after = result_times(d / "out", 24);
   for (int i = 0; i < 24; ++i) {
-    if (i == 3 || i == 9 || i == 17) continue;
+    if (i == 3 || i == 9 || i == 11 || i == 14 || i == 17) continue;
     EXPECT_EQ(after[i], before[i]) << "point " << i << " was rerun";
   }
   EXPECT_EQ(table_of(d / "out"), table);
@@ -272,6 +284,60 @@ TEST(Sweep, KilledMidwayFinishesOnlyTheMissingPoints) {
     EXPECT_NE(after[i], fs::file_time_type::min()) << "point " << i << " has no result";
   }
   EXPECT_EQ(reran, 24 - done);
+}
+
+// Runs `fabricsim ARGS` in its own process group with output to /dev/null; returns its pid.
+pid_t spawn(const std::vector<std::string>& args) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    const int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv{const_cast<char*>(FABRICSIM_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(FABRICSIM_BINARY, argv.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  return pid;
+}
+
+// A rerun into a folder leaves only its own outputs: an earlier run's CSV files that
+// this run does not write are removed when it starts, and so is results.json, so a
+// killed run never looks complete; results.json lists the files beside it.
+TEST(ResultsFolder, RerunRemovesStaleOutputsAndAKilledRunHasNoResults) {
+  const fs::path d = temp_dir();
+  const fs::path out = d / "out";
+  const std::string config = kSource + "/examples/single_switch.yaml";
+  const auto first = run_command("run " + config + " --set simulation.duration=15us --packet-csv --quiet --out " +
+                                 out.string());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  for (const char* f : {"results.json", "packets.csv", "qps.csv", "qp_rates.csv", "occupancy.csv"})
+    ASSERT_TRUE(fs::exists(out / f)) << f;
+  EXPECT_EQ(nlohmann::json::parse(read(out / "results.json"))["files"],
+            nlohmann::json({"packets.csv", "qps.csv", "qp_rates.csv", "occupancy.csv"}));
+
+  // A long run without packets.csv or samples, killed once it has started.
+  const pid_t pid = spawn({"run", config, "--set", "simulation.duration=100ms", "--set", "output.sample_interval=0s",
+                           "--quiet", "--out", out.string()});
+  for (int i = 0; i < 3000 && fs::exists(out / "packets.csv"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const bool started = !fs::exists(out / "packets.csv");
+  kill(-pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(started) << "the rerun left the earlier packets.csv";
+  EXPECT_FALSE(fs::exists(out / "results.json")) << "a killed run looks complete";
+
+  const auto rerun = run_command("run " + config + " --set simulation.duration=15us --set output.sample_interval=0s "
+                                 "--quiet --out " + out.string());
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(out)) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"qps.csv", "results.json"}));
+  EXPECT_EQ(nlohmann::json::parse(read(out / "results.json"))["files"], nlohmann::json({"qps.csv"}));
 }
 
 // A private single-node Slurm cluster (scripts/slurm_local.sh) for the length of a test.
