@@ -252,6 +252,41 @@ std::string self_exe() {
   return exe.string();
 }
 
+/// slurm/job_id: the job array a submitter is waiting for; left behind when the submitter
+/// was killed, while the array may still be queued or running.
+fs::path job_id_file(const fs::path& dir) { return dir / "slurm" / "job_id"; }
+
+/// True while Slurm job `job` has a task pending or running; throws when squeue cannot tell.
+bool job_active(const std::string& job) {
+  std::string q;
+  const int rc = capture("squeue --noheader --jobs=" + shell_quoted(job) + " --format=%i", q);
+  if (rc != 0 && q.find("Invalid job id") != std::string::npos) return false;  // ended and forgotten
+  if (rc != 0) throw std::runtime_error("squeue failed: " + q.substr(0, q.find_last_not_of(" \n") + 1));
+  return q.find_first_not_of(" \n") != std::string::npos;
+}
+
+/// Refuses to touch a results folder whose earlier Slurm array is still queued or running:
+/// its tasks read slurm/plan.json and write the points (a rerun would run points twice and
+/// rewrite the plan under them). An array that has ended leaves nothing to wait for.
+void check_no_earlier_array(const fs::path& dir) {
+  const fs::path file = job_id_file(dir);
+  std::ifstream in(file);
+  std::string job;
+  if (!(in >> job)) return;
+  bool active = true;
+  try {
+    active = job_active(job);
+  } catch (const std::exception& e) {
+    throw ConfigError(file.string(), "", "cannot tell whether Slurm job " + job + " of an earlier run of this sweep " +
+                                             "still runs (" + e.what() + "); once it has ended, remove this file");
+  }
+  if (active)
+    throw ConfigError(file.string(), "", "Slurm job " + job + " of an earlier run of this sweep is still queued or " +
+                                             "running (its tasks write this folder): wait for it to end, or cancel it " +
+                                             "with `scancel " + job + "`, then run the sweep again");
+  fs::remove(file);
+}
+
 int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, const fs::path& dir,
               const std::vector<std::size_t>& todo, const SweepOptions& o) {
   const fs::path sdir = dir / "slurm";
@@ -290,6 +325,7 @@ int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
   if (capture(cmd, out) != 0)
     throw std::runtime_error("sbatch failed: " + out + "(is Slurm reachable? SLURM_CONF, scripts/slurm_local.sh)");
   const std::string job = out.substr(0, out.find_first_of(";\n"));
+  write_atomically(job_id_file(dir), job + "\n");
   if (o.verbosity != Verbosity::quiet)
     std::printf("sweep: Slurm job %s: %zu array tasks for %zu points (logs %s/task_N.out)\n", job.c_str(),
                 tasks.size(), todo.size(), sdir.string().c_str());
@@ -301,13 +337,10 @@ int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
     std::size_t done = 0;
     for (std::size_t i : todo) done += !complete_result(dir, spec.points[i], configs[i]).is_null();
     progress.update(static_cast<double>(done), static_cast<double>(todo.size()), "points");
-    std::string q;
-    const int rc = capture("squeue --noheader --jobs=" + job + " --format=%i", q);
-    if (rc != 0 && q.find("Invalid job id") == std::string::npos)
-      throw std::runtime_error("squeue failed: " + q);
-    if (rc != 0 || q.find_first_not_of(" \n") == std::string::npos) break;
+    if (!job_active(job)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
+  fs::remove(job_id_file(dir));
   std::size_t done = 0;
   for (std::size_t i : todo) done += !complete_result(dir, spec.points[i], configs[i]).is_null();
   progress.update(static_cast<double>(done), static_cast<double>(todo.size()), "points", true);
@@ -328,6 +361,7 @@ int sweep_command(SweepSpec spec, const SweepOptions& o) {
     configs.push_back(load_config_with_origins(spec.base, point_overrides(p, dir, spec.packet_csv)));
     p.seed = configs.back().simulation.seed;
   }
+  check_no_earlier_array(dir);
   fs::create_directories(dir);
   std::vector<std::size_t> todo;
   for (const auto& p : spec.points) {

@@ -5,8 +5,10 @@
 //   seeds) or CONFIG --loads (one axis on traffic.load) -> SweepSpec: one SweepPoint per
 //   combination and seed, each a list of overrides that remember the sweep file line they
 //   came from -> every point's configuration loaded and validated before anything runs
-//   (a typo is exit 2 naming the sweep file, line and key) -> points whose
-//   points/NNNN/results.json is complete are skipped (resumable) -> executor `local`
+//   (a typo is exit 2 naming the sweep file, line and key) -> exit 2 while an earlier
+//   run's Slurm array (slurm/job_id) is queued or running -> points whose
+//   points/NNNN/results.json is complete (consistent, its CSV files present) are skipped
+//   (resumable) -> executor `local`
 //   (a process pool) or `slurm` (plan.json + an sbatch job array whose tasks run
 //   `fabricsim sweep-task`) -> gather: sweep.csv and sweep.json, one row per point keyed by
 //   the axes and the seed.

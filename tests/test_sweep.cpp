@@ -286,12 +286,12 @@ TEST(Sweep, KilledMidwayFinishesOnlyTheMissingPoints) {
   EXPECT_EQ(reran, 24 - done);
 }
 
-// Runs `fabricsim ARGS` in its own process group with output to /dev/null; returns its pid.
-pid_t spawn(const std::vector<std::string>& args) {
+// Runs `fabricsim ARGS` in its own process group with output to `log`; returns its pid.
+pid_t spawn(const std::vector<std::string>& args, const std::string& log = "/dev/null") {
   const pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
-    const int fd = open("/dev/null", O_WRONLY);
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
     std::vector<char*> argv{const_cast<char*>(FABRICSIM_BINARY)};
@@ -390,6 +390,7 @@ TEST(Sweep, SlurmJobArrayEqualsLocalExecutor) {
   EXPECT_EQ(read(d / "slurm_out/sweep.csv"), read(d / "local/sweep.csv"));
   EXPECT_EQ(table_of(d / "slurm_out"), table_of(d / "local"));
   EXPECT_EQ(table_of(d / "slurm_out").size(), 24u);
+  EXPECT_FALSE(fs::exists(d / "slurm_out/slurm/job_id")) << "the job has ended";
 
   fs::remove(d / "slurm_out/points/0005/results.json");
   fs::remove(d / "slurm_out/points/0020/results.json");
@@ -404,6 +405,62 @@ TEST(Sweep, SlurmJobArrayEqualsLocalExecutor) {
     EXPECT_EQ(after[i], before[i]) << "point " << i << " was rerun";
   }
   EXPECT_EQ(read(d / "slurm_out/sweep.csv"), read(d / "local/sweep.csv"));
+}
+
+// A rerun while the killed submitter's job array is still queued neither runs its points
+// a second time nor rewrites the plan its tasks read: it names the job and how to cancel
+// it. Once the job is cancelled, the sweep runs.
+TEST(Sweep, SlurmRerunRefusesWhileTheEarlierArrayIsQueued) {
+  const fs::path d = temp_dir();
+  LocalSlurm slurm(d / "slurm");
+  if (slurm.code() == 3) GTEST_SKIP() << "Slurm cannot start on this machine: " << slurm.log();
+  ASSERT_EQ(slurm.code(), 0) << slurm.log();
+  const fs::path out = d / "out";
+  const std::vector<std::string> sweep{"sweep", kSource + "/examples/single_switch.yaml", "--loads", "0.2,0.4",
+                                       "--set", "simulation.duration=15us", "--out", out.string()};
+  // The first submitter's array is held in the queue; the submitter is killed while it waits.
+  std::vector<std::string> held = sweep;
+  held.insert(held.end(), {"--executor", "slurm", "--sbatch-option=--hold"});
+  const pid_t pid = spawn(held, (d / "first.log").string());
+  std::smatch job;
+  const std::regex job_line("Slurm job ([0-9]+):");
+  for (int i = 0; i < 6000; ++i) {
+    const std::string log = read(d / "first.log");
+    if (std::regex_search(log, job, job_line)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(-pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  const std::string first_log = read(d / "first.log");
+  ASSERT_TRUE(std::regex_search(first_log, job, job_line)) << first_log;
+  const std::string id = job[1];
+  const std::string plan = read(out / "slurm/plan.json");
+  ASSERT_FALSE(plan.empty());
+
+  std::string cmd;
+  for (const auto& a : sweep) cmd += " " + a;
+  for (const std::string executor : {"local", "slurm"}) {
+    const auto rerun = run_command(cmd + " --executor " + executor);
+    EXPECT_EQ(rerun.exit_code, 2) << rerun.output;
+    EXPECT_THAT(rerun.output, HasSubstr("slurm/job_id: Slurm job " + id + " of an earlier run of this sweep is still "
+                                        "queued or running"));
+    EXPECT_THAT(rerun.output, HasSubstr("`scancel " + id + "`"));
+    EXPECT_EQ(read(out / "slurm/plan.json"), plan) << "the plan was rewritten under the queued array";
+    EXPECT_FALSE(fs::exists(out / "points/0000/results.json")) << executor;
+  }
+
+  ASSERT_EQ(LocalSlurm::shell("scancel " + id).first, 0);
+  bool gone = false;
+  for (int i = 0; i < 600 && !gone; ++i) {
+    const auto q = LocalSlurm::shell("squeue --noheader --jobs=" + id + " --format=%i");
+    gone = q.second.find_first_not_of(" \n") == std::string::npos || q.second.find("Invalid job id") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(gone);
+  const auto after = run_command(cmd + " --executor local");
+  ASSERT_EQ(after.exit_code, 0) << after.output;
+  EXPECT_THAT(after.output, HasSubstr("2 points, 0 already done, 2 to run"));
+  EXPECT_FALSE(fs::exists(out / "slurm/job_id"));
 }
 
 // The report of a load sweep, of a collective sweep and of one DCQCN run (its QPs' rates
