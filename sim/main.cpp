@@ -197,7 +197,7 @@ int sc_main(int argc, char* argv[]) {
   compare->add_option("--latency-iterations", cmp.latency_iterations, "write_lat iterations per size")->capture_default_str();
   compare->add_option("--incast-bytes", cmp.incast_bytes, "size of the one RDMA WRITE each incast sender posts to "
                                                           "endpoint 0 at t = 0")->capture_default_str();
-  compare->add_option("--jobs", cmp.jobs, "simulations at once (default: number of CPUs)");
+  compare->add_option("--jobs", cmp.jobs, "simulations at once (default: number of CPUs)")->check(CLI::Range(1, 4096));
   compare->add_flag("--no-plots", cmp_no_plots, "do not run scripts/plot_compare.py");
 
   try {

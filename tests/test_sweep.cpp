@@ -157,11 +157,14 @@ TEST(SweepSpec, ErrorsNameTheSweepFileLineAndKey) {
 
 // --jobs counts simulations at once: 0 or a negative count is a usage error, not "every CPU".
 TEST(Sweep, JobsMustBePositive) {
+  const std::string out = " --out " + (temp_dir() / "out").string();
   for (const char* jobs : {"0", "-1"}) {
-    const auto r = run_command("sweep " + kSweep24 + " --jobs " + jobs + " --out " + (temp_dir() / "out").string());
-    EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_THAT(r.output, HasSubstr("--jobs")) << r.output;
-    EXPECT_THAT(r.output, HasSubstr("not in range 1 to 4096")) << r.output;
+    for (const std::string& command : {"sweep " + kSweep24, "compare " + kSource + "/examples/quickstart.yaml"}) {
+      const auto r = run_command(command + " --jobs " + jobs + out);
+      EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
+      EXPECT_THAT(r.output, HasSubstr("--jobs")) << r.output;
+      EXPECT_THAT(r.output, HasSubstr("not in range 1 to 4096")) << r.output;
+    }
   }
 }
 
