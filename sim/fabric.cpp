@@ -220,17 +220,32 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
 }
 
 void Fabric::watchdog() {
-  // Progress = any packet put on any wire. Packets held somewhere while no
-  // wire moved for a whole interval means the fabric cannot progress.
+  // Progress = any packet put on any wire, or anything still on its way (a slow or long
+  // link carries a frame or a credit for longer than an interval). Packets held somewhere
+  // while no wire moved for a whole interval and nothing is on its way means the fabric
+  // cannot progress.
   std::uint64_t moved = 0;
   for (const auto& link : links_) moved += link->counters().packets;
-  if (moved == last_progress_ && pool_.in_use() > 0) {
+  if (moved == last_progress_ && pool_.in_use() > 0 && !on_its_way()) {
     stall_ = diagnose_stall();
     sc_core::sc_stop();
     return;
   }
   last_progress_ = moved;
   watchdog_event_.notify(to_sc(config_.simulation.watchdog));
+}
+
+bool Fabric::on_its_way() const {
+  // A frame being serialised or propagating, or a credit return or PFC resume on a
+  // reverse wire: each arrives at a known time and lets something move.
+  const sc_core::sc_time now = tlm_fabric::sim_now();
+  if (pool_.arriving_after(now)) return true;
+  for (const auto& nic : nics_)
+    if (nic->egress_port().unblocking_after(now)) return true;
+  for (std::size_t s = 0; s < switches_.size(); ++s)
+    for (std::size_t p = 0; p < port_links_[s].size(); ++p)
+      if (switches_[s]->egress_port(static_cast<int>(p)).unblocking_after(now)) return true;
+  return false;
 }
 
 nlohmann::json Fabric::diagnose_stall() const {

@@ -106,6 +106,8 @@ class Fabric : public sc_core::sc_module {
   void build_traffic();
   void sample();
   void watchdog();
+  /// Something is on its way that arrives after now (the watchdog's progress).
+  bool on_its_way() const;
   nlohmann::json diagnose_stall() const;
 
   FabricConfig config_;

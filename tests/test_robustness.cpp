@@ -25,27 +25,32 @@ namespace fs = std::filesystem;
 const std::string kRing = std::string(FABRICSIM_SOURCE_DIR) + "/tests/deadlock/ring5_pfc.yaml";
 const std::string kSingleSwitch = std::string(FABRICSIM_SOURCE_DIR) + "/examples/single_switch.yaml";
 
-struct RingRun {
+struct BinaryRun {
   int exit_code;
   std::string output;
   json results;
 };
 
-RingRun run_ring(const std::string& name, const std::string& extra) {
-  const fs::path out = fs::temp_directory_path() / ("fabricsim_deadlock_" + name + "_" + std::to_string(getpid()));
+// `fabricsim run CONFIG --out TMP EXTRA`, named `name` in the temporary folder.
+BinaryRun run_fabricsim(const std::string& config, const std::string& name, const std::string& extra) {
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(out);
-  const auto r = run_command("run " + kRing + " --out " + out.string() + " " + extra);
-  RingRun run{r.exit_code, r.output, json()};
+  const auto r = run_command("run " + config + " --out " + out.string() + " " + extra);
+  BinaryRun run{r.exit_code, r.output, json()};
   std::ifstream f(out / "results.json");
   if (f) run.results = json::parse(f);
   fs::remove_all(out);
   return run;
 }
 
+BinaryRun run_ring(const std::string& name, const std::string& extra) {
+  return run_fabricsim(kRing, "deadlock_" + name, extra);
+}
+
 // The cycle the watchdog reports: every ring switch once, closed (first = last),
 // each hop one switch clockwise, on a ring port (ports 0 and 1; the host cables are
 // listed first but explicit graphs give hosts their ports last: port 2).
-void expect_ring_cycle(const RingRun& r, const std::string& unit) {
+void expect_ring_cycle(const BinaryRun& r, const std::string& unit) {
   ASSERT_TRUE(r.results.contains("stall")) << r.output;
   const json& cycle = r.results["stall"]["cycle"];
   ASSERT_EQ(cycle.size(), 6u) << cycle.dump();
@@ -64,7 +69,7 @@ void expect_ring_cycle(const RingRun& r, const std::string& unit) {
 }
 
 TEST(Deadlock, PfcRingStopsWithTheCycleAndAdvice) {
-  const RingRun r = run_ring("pfc", "");
+  const BinaryRun r = run_ring("pfc", "");
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_NE(r.output.find("deadlock: cyclic buffer dependency"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("cycle: sw"), std::string::npos) << r.output;
@@ -76,7 +81,7 @@ TEST(Deadlock, PfcRingStopsWithTheCycleAndAdvice) {
 TEST(Deadlock, CreditRingIsACreditLoop) {
   // Credits hold back per packet, not per port: it takes buffers of one frame per VL
   // for every ring input to fill with transit packets.
-  const RingRun r = run_ring("credit", "--set link.flow_control=credit --set switch.input_buffer=8KiB "
+  const BinaryRun r = run_ring("credit", "--set link.flow_control=credit --set switch.input_buffer=8KiB "
                                        "--set nic.rx_buffer=8KiB");
   EXPECT_EQ(r.exit_code, 4) << r.output;
   expect_ring_cycle(r, "vl");
@@ -85,11 +90,43 @@ TEST(Deadlock, CreditRingIsACreditLoop) {
 TEST(Deadlock, LossyRingDoesNotDeadlock) {
   // The advice's last option: a lossy class drops instead of waiting, so the
   // cycle never closes and the run completes with its drops counted.
-  const RingRun r = run_ring("lossy", "--set link.flow_control=none --set simulation.duration=200us");
+  const BinaryRun r = run_ring("lossy", "--set link.flow_control=none --set simulation.duration=200us");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(r.results.contains("stall"));
   EXPECT_GT(r.results["packets"]["dropped"].get<long>(), 0);
   EXPECT_GT(r.results["packets"]["delivered"].get<long>(), 0);
+}
+
+// A two-endpoint single_switch.yaml run with `extra` overrides.
+BinaryRun run_two_endpoints(const std::string& name, const std::string& extra) {
+  return run_fabricsim(kSingleSwitch, "watchdog_" + name,
+                       "--set 'topology={kind: single_switch, endpoints: 2}' " + extra);
+}
+
+void expect_finished_moving(const BinaryRun& r) {
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.results.contains("stall")) << r.output;
+  EXPECT_GT(r.results["packets"]["delivered"].get<long>(), 0) << r.output;
+}
+
+TEST(Watchdog, AFrameSerialisedLongerThanAnIntervalIsProgress) {
+  // One 10 Mb/s lane: a 4 KiB frame takes 3.3 ms on the wire, over the default 1 ms
+  // watchdog, and none starts while it goes out.
+  expect_finished_moving(run_two_endpoints(
+      "slow", "--set link.lanes=1 --set link.lane_rate=10Mb/s --set link.fec=none --set simulation.duration=30ms"));
+}
+
+TEST(Watchdog, AFrameOrCreditOnALongCableIsProgress) {
+  // 100 km of fibre: 500 us each way, over a 100 us watchdog. The NICs spend their
+  // credits in microseconds, then wait for frames to arrive and credits to come back.
+  const std::string long_cable = "--set link.cable_length=100km --set simulation.watchdog=100us ";
+  expect_finished_moving(run_two_endpoints("long", long_cable + "--set simulation.duration=1500us"));
+  // One flow into a receiver buffer of one frame: the switch holds the rest, and between
+  // a frame's arrival and its credit's return (1 ms) only the credit is on a wire.
+  expect_finished_moving(run_two_endpoints(
+      "long_credit", long_cable + "--set simulation.duration=3ms --set switch.input_buffer=1MiB "
+                                  "--set nic.rx_buffer=8KiB --set traffic.pattern=explicit "
+                                  "--set 'traffic.flows=[{src: 0, dst: 1, load: 1.0, message_size: 4KiB, messages: 32}]'"));
 }
 
 // Runs single_switch.yaml with every switch's accounting broken by `fault`;

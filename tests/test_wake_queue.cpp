@@ -299,6 +299,31 @@ TEST(WakeQueue, RunsAheadOfTheKernelWithTheSameTimesAndOrder) {
   EXPECT_LT(ahead["kernel_deltas"].get<std::uint64_t>() * 4, a.back()[1].get<std::uint64_t>());
 }
 
+// A kernel process that stops the run (the fabric's watchdog) leaves nothing else to wait
+// for in the kernel: the queue, due in the same delta cycle, runs that pass and no later
+// one, as in step with the kernel.
+TEST(WakeQueue, AKernelProcessStoppingTheRunStopsTheQueue) {
+  for (const bool ahead : {false, true}) {
+    const json r = fabricsim::sim::in_child([ahead] {
+      KernelBlock stopper("stopper", [] { sc_core::sc_stop(); });
+      std::unique_ptr<WakeEvent> block;
+      std::uint64_t last_ps = 0;
+      block = std::make_unique<WakeEvent>([&] {
+        last_ps = fabricsim::tlm_fabric::sim_now().value();
+        block->notify_at(fabricsim::tlm_fabric::sim_now() + sc_time(2, sc_core::SC_NS));
+      });
+      block->notify_at(sc_core::SC_ZERO_TIME);
+      stopper.notify_at(sc_time(100, sc_core::SC_NS));
+      if (ahead) fabricsim::tlm_fabric::simulate_for(sc_time(1, sc_core::SC_US));
+      else sc_core::sc_start(sc_time(1, sc_core::SC_US));
+      return json{{"last_ps", last_ps}, {"end_ps", sc_core::sc_time_stamp().value()}};
+    });
+    ASSERT_FALSE(r.contains("error")) << r.dump();
+    EXPECT_EQ(r["end_ps"].get<std::uint64_t>(), 100'000u) << "ahead " << ahead;
+    EXPECT_EQ(r["last_ps"].get<std::uint64_t>(), 100'000u) << "ahead " << ahead;
+  }
+}
+
 // A block that notifies a kernel event while the queue runs ahead of the kernel would
 // have it timed from the kernel's older time: the run stops with an error instead.
 TEST(WakeQueue, AKernelEventNotifiedAheadOfTheKernelIsAnError) {

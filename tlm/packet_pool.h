@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_set>
 #include <vector>
 
 #include "tlm/fabric_protocol.h"
@@ -41,6 +42,16 @@ class PacketPool {
       free += s.free.size();
     }
     return slots - free;
+  }
+  /// Whether a packet acquired and not yet released has its tail reaching the receiver of
+  /// its current hop after `now`: it is being serialised or is on a wire.
+  bool arriving_after(const sc_core::sc_time& now) const {
+    for (const Shard& s : shards_) {
+      const std::unordered_set<const Packet*> free(s.free.begin(), s.free.end());
+      for (const auto& p : s.slots)
+        if (p->tail_at > now && !free.count(p.get())) return true;
+    }
+    return false;
   }
 
  private:

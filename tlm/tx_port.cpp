@@ -103,6 +103,14 @@ std::uint64_t TxPort::returning_blocks(int vl) const {
   return blocks;
 }
 
+bool TxPort::unblocking_after(const sc_time& now) const {
+  if (!pending_.empty() && pending_.back().at > now) return true;  // in order of `at`
+  for (const auto& s : vl_)
+    for (const PauseWindow& w : s.incoming)
+      if (w.from > now && w.until == w.from) return true;  // quanta 0: resume
+  return false;
+}
+
 double TxPort::paused_seconds(int vl, const sc_time& now) const {
   const VlState& s = vl_[vl];
   double total = s.paused_s;

@@ -91,6 +91,9 @@ class TxPort {
   const hw::CreditCounter& credits(int vl) const { return credits_.at(vl); }
   /// Credit blocks for `vl` returned by the receiver but not yet in effect (on the reverse wire).
   std::uint64_t returning_blocks(int vl) const;
+  /// A credit return or a PFC resume is on the reverse wire, reaching the transmitter after
+  /// `now`: the transmitter will be able to send again (the progress watchdog).
+  bool unblocking_after(const sc_core::sc_time& now) const;
 
  private:
   struct PendingCredit {

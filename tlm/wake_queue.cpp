@@ -300,8 +300,10 @@ void WakeQueue::dispatch() {
   sc_core::sc_time now = kernel_now();
   std::uint64_t delta = this->delta();
   // The queue may run ahead up to the kernel's next activity (now when something else
-  // is due now) and the end of the run, exclusive.
-  const bool may_run_ahead = until_ > now;
+  // is due now) and the end of the run, exclusive; not once a kernel process stopped the
+  // run in this delta cycle (the watchdog): the kernel would not step further.
+  const bool may_run_ahead =
+      until_ > now && sc_core::sc_get_curr_simcontext()->sim_status() == sc_core::SC_SIM_OK;
   const sc_core::sc_time kernel_next = may_run_ahead ? kernel_next_activity() : now;
   const sc_core::sc_time limit = std::min(until_, kernel_next);
   bool ahead = false;  // in_step ends it on return
