@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "hw/flow_control.h"
 #include "hw/seed.h"
 #include "sim/config_reader.h"
+#include "sim/huge_pages.h"
 
 namespace fabricsim::sim {
 
@@ -70,6 +72,7 @@ void read_simulation(ConfigMap m, SimulationParams& s) {
   s.warmup = m.time("warmup", s.warmup, Time::seconds(0), kMaxTime);
   s.watchdog = m.time("watchdog", s.watchdog, Time::seconds(0), kMaxTime);
   s.threads = static_cast<int>(m.integer("threads", s.threads, 1, 64));
+  s.max_memory = m.size("max_memory", Size::bytes(s.max_memory), Size::bytes(0), Size::bytes(std::uint64_t{1} << 50)).in_bytes();
   if (!(s.warmup < s.duration)) m.fail("warmup", "must be shorter than simulation.duration (" + hw::to_string(s.duration) + ")");
   m.finish();
 }
@@ -446,7 +449,7 @@ void read_phy_overrides(ConfigMap m, hw::PhyParams& p) {
 }
 
 void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int ports,
-                   const tlm_fabric::LinkParams& link) {
+                   const tlm_fabric::LinkParams& link, std::uint64_t max_memory) {
   t.kind = choose(m, "kind", t.kind,
                   NameTable<TopologyKind>{{"single_switch", TopologyKind::single_switch},
                                           {"leaf_spine", TopologyKind::leaf_spine},
@@ -523,6 +526,22 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
                                                              : "kind";
   try {
     const TopologyGraph g = build_graph(t);
+    // Refused before the tables are built: a fabric that cannot fit ends in a clear error
+    // at once, not in an allocation failure minutes later.
+    const std::uint64_t need = estimated_run_bytes(g);
+    const std::optional<std::uint64_t> available = available_memory_bytes();
+    const std::uint64_t limit = max_memory > 0 ? max_memory : available.value_or(0);
+    auto gib = [](std::uint64_t bytes) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1 << 30));
+      return std::string(text);
+    };
+    if (limit > 0 && need > limit)
+      throw std::invalid_argument(
+          std::string(to_string(t.kind)) + " of " + std::to_string(g.switches.size()) + " switches and " +
+          std::to_string(g.endpoints()) + " endpoints needs an estimated " + gib(need) + ", more than the " +
+          gib(limit) +
+          (max_memory > 0 ? " of simulation.max_memory" : " this machine has available (simulation.max_memory sets the limit)"));
     check_routes(g, minimal_routes(g));
   } catch (const std::invalid_argument& err) {
     m.fail(m.has(blame) ? blame : "kind", err.what());
@@ -750,7 +769,8 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   read_nic(top.map("nic"), c.nic);
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
-  read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.link);
+  read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.link,
+                c.simulation.max_memory);
   if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
     top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
                                         " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, rail_optimized: radix, explicit: cables)");

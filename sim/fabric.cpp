@@ -190,7 +190,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   if (lanes_ > 1) tlm_fabric::WakeQueue::instance().at_window_end([this] { merge_lane_flows(); });
   const auto routes = minimal_routes(routed);
   for (std::size_t s = 0; s < switches_.size(); ++s)
-    for (int e = 0; e < routed.endpoints(); ++e) switches_[s]->set_routes(e, routes[s][e]);
+    for (int e = 0; e < routed.endpoints(); ++e) switches_[s]->set_routes(e, routes.ports(static_cast<int>(s), e));
   build_traffic();
   if (config_.collective_enabled) {
     testbench::CollectiveParams cp = config_.collective;

@@ -146,14 +146,24 @@ void run_with_malloc_huge_pages(char** argv, char** envp) {
 #endif
 }
 
-std::optional<std::uint64_t> peak_resident_bytes() {
-  std::ifstream status("/proc/self/status");
+namespace {
+
+// A "Field: N kB" line of a /proc file, in bytes.
+std::optional<std::uint64_t> proc_kib_field(const char* file, const std::string& field) {
+  std::ifstream in(file);
   std::string line;
-  while (std::getline(status, line)) {
+  const std::string format = field + ": %llu kB";
+  while (std::getline(in, line)) {
     unsigned long long kib = 0;
-    if (std::sscanf(line.c_str(), "VmHWM: %llu kB", &kib) == 1) return std::uint64_t{kib} * 1024;
+    if (std::sscanf(line.c_str(), format.c_str(), &kib) == 1) return std::uint64_t{kib} * 1024;
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<std::uint64_t> peak_resident_bytes() { return proc_kib_field("/proc/self/status", "VmHWM"); }
+
+std::optional<std::uint64_t> available_memory_bytes() { return proc_kib_field("/proc/meminfo", "MemAvailable"); }
 
 }  // namespace fabricsim::sim

@@ -48,4 +48,8 @@ void run_with_malloc_huge_pages(char** argv, char** envp);
 /// script that has read a big results.json) reports at least the parent's peak.
 std::optional<std::uint64_t> peak_resident_bytes();
 
+/// The memory the machine can give a new process without swapping [B] (MemAvailable of
+/// /proc/meminfo), or nothing where the kernel does not say.
+std::optional<std::uint64_t> available_memory_bytes();
+
 }  // namespace fabricsim::sim

@@ -541,7 +541,7 @@ std::string route_tables(const FabricConfig& config) {
     out << g.switches[s].name << " (radix " << g.switches[s].radix << ")\n";
     for (int e = 0; e < g.endpoints(); ++e) {
       out << "  ep" << e << " ->";
-      for (int p : routes[s][e]) out << " p" << p;
+      for (int p : routes.ports(static_cast<int>(s), e)) out << " p" << p;
       out << "\n";
     }
   }

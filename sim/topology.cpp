@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -268,24 +267,40 @@ TopologyGraph build_graph(const TopologyParams& params) {
   return {};
 }
 
-std::vector<int> switch_distances(const TopologyGraph& g, int from) {
-  std::vector<std::vector<int>> adj(g.switches.size());
+namespace {
+
+// Per switch: (neighbour switch, local port) of each switch-switch cable.
+using Adjacency = std::vector<std::vector<std::pair<int, int>>>;
+
+Adjacency adjacency(const TopologyGraph& g) {
+  Adjacency adj(g.switches.size());
   for (const Cable& c : g.cables) {
-    adj[c.a].push_back(c.b);
-    adj[c.b].push_back(c.a);
+    adj[c.a].push_back({c.b, c.a_port});
+    adj[c.b].push_back({c.a, c.b_port});
   }
-  std::vector<int> d(g.switches.size(), -1);
-  std::deque<int> q{from};
+  return adj;
+}
+
+// Breadth-first hop counts from `from` into `d` (-1: unreachable); `queue` is scratch.
+void distances(const Adjacency& adj, int from, std::vector<int>& d, std::vector<int>& queue) {
+  d.assign(adj.size(), -1);
+  queue.assign(1, from);
   d[from] = 0;
-  while (!q.empty()) {
-    const int s = q.front();
-    q.pop_front();
-    for (int t : adj[s])
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const int s = queue[head];
+    for (const auto& [t, port] : adj[s])
       if (d[t] < 0) {
         d[t] = d[s] + 1;
-        q.push_back(t);
+        queue.push_back(t);
       }
   }
+}
+
+}  // namespace
+
+std::vector<int> switch_distances(const TopologyGraph& g, int from) {
+  std::vector<int> d, queue;
+  distances(adjacency(g), from, d, queue);
   return d;
 }
 
@@ -316,6 +331,18 @@ SwitchTree reduction_tree(const TopologyGraph& g, const std::vector<int>& endpoi
   return tree;
 }
 
+std::uint64_t estimated_run_bytes(const TopologyGraph& g) {
+  // Fitted to the peaks of 1 us runs of k-ary n-trees (k = 8, 16, 32; n = 2..4) under
+  // uniform traffic with the default switch, link and NIC: a base, each switch port with
+  // its buffers and link, each endpoint's NIC and traffic source, and each forwarding
+  // entry (a switch's 4-byte entry per endpoint, and the tables built for it).
+  constexpr std::uint64_t kBase = 16ull << 20, kPerPort = 20ull << 10, kPerEndpoint = 36ull << 10, kPerEntry = 6;
+  std::uint64_t ports = 0;
+  for (const SwitchNode& s : g.switches) ports += static_cast<std::uint64_t>(s.radix);
+  const auto endpoints = static_cast<std::uint64_t>(g.endpoints());
+  return kBase + kPerPort * ports + kPerEndpoint * endpoints + kPerEntry * g.switches.size() * endpoints;
+}
+
 std::vector<std::uint64_t> d_mod_k_divisors(const TopologyGraph& g) {
   int levels = 0;
   for (const auto& sw : g.switches) levels = std::max(levels, sw.level + 1);
@@ -334,43 +361,50 @@ std::vector<std::uint64_t> d_mod_k_divisors(const TopologyGraph& g) {
   return divisor;
 }
 
-std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g) {
-  const int n = static_cast<int>(g.switches.size());
-  // Adjacency: (neighbour switch, local port).
-  std::vector<std::vector<std::pair<int, int>>> adj(n);
-  for (const Cable& c : g.cables) {
-    adj[c.a].push_back({c.b, c.a_port});
-    adj[c.b].push_back({c.a, c.b_port});
+RouteTables::RouteTables(const TopologyGraph& g)
+    : switches_(g.switches.size()), host_switch_(g.host_switch), host_index_(g.switches.size(), -1), lists_(1) {
+  list_index_.emplace(std::vector<int>{}, 0);
+  for (int e = 0; e < g.endpoints(); ++e) host_port_.push_back({g.host_port[e]});
+  int hosts = 0;
+  for (int home : g.host_switch)
+    if (home >= 0 && host_index_[home] < 0) host_index_[home] = hosts++;
+  toward_.assign(static_cast<std::size_t>(hosts) * switches_, 0);
+  last_set_.assign(switches_, 0);
+}
+
+void RouteTables::set(int s, int home, const std::vector<int>& ports) {
+  // A switch mostly has one list toward most destinations (its up-ports in a tree): the
+  // list it was given last is tried before the search.
+  std::int32_t& last = last_set_[static_cast<std::size_t>(s)];
+  if (lists_[last] != ports) {
+    const auto [it, added] = list_index_.try_emplace(ports, static_cast<std::int32_t>(lists_.size()));
+    if (added) lists_.push_back(ports);
+    last = it->second;
   }
-  std::vector<std::vector<std::vector<int>>> routes(n, std::vector<std::vector<int>>(g.endpoints()));
+  toward_[static_cast<std::size_t>(host_index_.at(home)) * switches_ + s] = last;
+}
+
+RouteTables minimal_routes(const TopologyGraph& g) {
+  const int n = static_cast<int>(g.switches.size());
+  RouteTables routes(g);
   if (n == 0) return routes;  // back to back: no switch to route in
-  // Per switch that hosts endpoints: the distances to it, and each switch's next hops
-  // toward it, shared by its endpoints (each copies them: a leaf's uplinks to every remote
-  // endpoint are one list, built once).
-  struct Toward {
-    std::vector<int> distance;
-    std::vector<std::vector<int>> next_hops;  // per switch
-  };
-  std::map<int, Toward> toward;
+  const Adjacency adj = adjacency(g);
+  // Per switch that hosts endpoints: the distances to it and each switch's next hops toward it.
+  std::vector<bool> done(static_cast<std::size_t>(n), false);
+  std::vector<int> hops, distance, queue;
   for (int e = 0; e < g.endpoints(); ++e) {
-    const int root = g.host_switch[e];
-    auto it = toward.find(root);
-    if (it == toward.end()) {
-      Toward t{switch_distances(g, root), std::vector<std::vector<int>>(static_cast<std::size_t>(n))};
-      for (int s = 0; s < n; ++s)
-        for (const auto& [next, port] : adj[s])
-          if (t.distance[next] == t.distance[s] - 1) t.next_hops[s].push_back(port);  // none for unreachable s (-1)
-      it = toward.emplace(root, std::move(t)).first;
-    }
-    const Toward& t = it->second;
+    const int home = g.host_switch[e];
+    if (done[home]) continue;
+    done[home] = true;
+    distances(adj, home, distance, queue);
     for (int s = 0; s < n; ++s) {
-      if (s == root) {
-        routes[s][e] = {g.host_port[e]};
-        continue;
-      }
-      if (t.distance[s] < 0)
+      if (s == home) continue;
+      if (distance[s] < 0)
         throw std::invalid_argument("endpoint ep" + std::to_string(e) + " is unreachable from switch " + g.switches[s].name);
-      routes[s][e] = t.next_hops[s];
+      hops.clear();
+      for (const auto& [next, port] : adj[s])
+        if (distance[next] == distance[s] - 1) hops.push_back(port);
+      routes.set(s, home, hops);
     }
   }
   return routes;
@@ -385,8 +419,13 @@ void check_routes(const TopologyGraph& g, const RouteTables& routes) {
     next[c.a][c.a_port] = c.b;
     next[c.b][c.b_port] = c.a;
   }
+  // Every endpoint of one switch has the same routes elsewhere (RouteTables): one walk per
+  // destination switch, with its first endpoint.
+  std::vector<bool> walked(static_cast<std::size_t>(n), false);
   for (int e = 0; e < g.endpoints() && n > 0; ++e) {
     const int home = g.host_switch[e];
+    if (walked[home]) continue;
+    walked[home] = true;
     // Depth-first over every equal-cost choice: state 1 on the current path, 2 proven to reach home.
     std::vector<int> state(n, 0);
     std::vector<int> path;
@@ -398,7 +437,7 @@ void check_routes(const TopologyGraph& g, const RouteTables& routes) {
     std::function<void(int)> walk = [&](int s) {
       path.push_back(s);
       state[s] = 1;
-      const auto& ports = routes.at(s).at(e);
+      const auto& ports = routes.ports(s, e);
       if (ports.empty()) fail("switch " + g.switches[s].name + " has no route (unreachable destination)");
       for (int port : ports) {
         if (s == home && port == g.host_port[e]) continue;

@@ -8,6 +8,8 @@
 //   -> minimal_routes(): BFS from every endpoint's switch; next hops on shortest paths
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -122,17 +124,48 @@ struct SwitchTree {
 /// neighbour one hop closer to the root. Endpoints must have a switch.
 SwitchTree reduction_tree(const TopologyGraph& g, const std::vector<int>& endpoints);
 
-/// routes[s][dst] = output ports of switch s on a minimal path to endpoint dst.
+/// Forwarding tables of every switch: the output ports toward each endpoint. Every
+/// endpoint of one switch is reached through the same ports from every other switch, so
+/// the tables are kept per destination switch, each distinct port list once: switches x
+/// host switches indices instead of switches x endpoints lists.
+class RouteTables {
+ public:
+  RouteTables() = default;
+  explicit RouteTables(const TopologyGraph& g);  ///< no routes yet (empty lists)
+  /// Output ports of switch `s` toward endpoint `e` (its host port on its own switch).
+  const std::vector<int>& ports(int s, int e) const {
+    const int home = host_switch_[e];
+    if (s == home) return host_port_[e];
+    return lists_[toward_[static_cast<std::size_t>(host_index_[home]) * switches_ + s]];
+  }
+  /// Sets the ports of switch `s` toward every endpoint of switch `home` (s != home).
+  void set(int s, int home, const std::vector<int>& ports);
+  int switches() const { return static_cast<int>(switches_); }
+  int endpoints() const { return static_cast<int>(host_switch_.size()); }
+
+ private:
+  std::size_t switches_ = 0;
+  std::vector<int> host_switch_;              // per endpoint
+  std::vector<std::vector<int>> host_port_;   // per endpoint: {its port on its switch}
+  std::vector<int> host_index_;               // per switch: its index among switches with endpoints
+  std::vector<std::vector<int>> lists_;       // distinct port lists; lists_[0] is empty
+  std::map<std::vector<int>, std::int32_t> list_index_;
+  std::vector<std::int32_t> toward_;          // [host index x switches + s]: index in lists_
+  std::vector<std::int32_t> last_set_;        // per switch: the list set() gave it last
+};
+
+/// Minimal-path tables: every equal-cost next hop toward each endpoint.
 /// Throws std::invalid_argument naming an unreachable endpoint.
-std::vector<std::vector<std::vector<int>>> minimal_routes(const TopologyGraph& g);
+RouteTables minimal_routes(const TopologyGraph& g);
+
+/// The peak memory a run of `g` takes, estimated from its switch ports, endpoints and
+/// forwarding entries (switches x endpoints) [B] (docs/robustness.md).
+std::uint64_t estimated_run_bytes(const TopologyGraph& g);
 
 /// Per switch, the D-mod-k divisor (hw::RoutingParams::d_mod_k_divisor): the product of
 /// the up-port counts of the levels below its own (1 at level 0), up ports being the
 /// cables to the next level, counted on each level's first switch.
 std::vector<std::uint64_t> d_mod_k_divisors(const TopologyGraph& g);
-
-/// Forwarding tables of every switch, as minimal_routes returns them.
-using RouteTables = std::vector<std::vector<std::vector<int>>>;
 
 /// Checks forwarding tables before a run: every entry names a port with a cable,
 /// and every path from every switch reaches the destination's switch, i.e. no

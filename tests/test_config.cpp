@@ -868,3 +868,16 @@ TEST(ConfigErrors, UnclosedSingleQuoteAndSecondDocumentInText) {
 }
 
 }  // namespace
+
+// A fabric that cannot fit is refused before its forwarding tables are built, with the
+// estimate (estimated_run_bytes) against simulation.max_memory (or the machine's
+// available memory); one that fits is read as usual.
+TEST(ConfigErrors, ATopologyOverTheMemoryLimitIsRefusedWithTheEstimate) {
+  const std::string huge = "topology: {kind: kary_ntree, k: 16, n: 4}\n";
+  EXPECT_THAT(yaml_error_of(huge, {"simulation.max_memory=8GiB"}),
+              HasSubstr("bad.yaml:1:33: topology.k: kary_ntree of 16384 switches and 65536 endpoints needs an "
+                        "estimated 18.3 GiB, more than the 8.0 GiB of simulation.max_memory"));
+  const std::string moderate = "topology: {kind: kary_ntree, k: 16, n: 3}\n";
+  EXPECT_EQ(yaml_error_of(moderate, {"simulation.max_memory=2GiB"}), "<no error>");
+  EXPECT_THAT(yaml_error_of(moderate, {"simulation.max_memory=100MiB"}), HasSubstr("needs an estimated 0.6 GiB, more than the 0.1 GiB"));
+}

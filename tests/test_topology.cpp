@@ -55,10 +55,10 @@ TEST(Topology, FatTreeK4MatchesAlFares) {
   for (const auto& s : g.switches) EXPECT_EQ(s.radix, 4) << s.name;
   const auto routes = minimal_routes(g);
   // Edge switch 0: local hosts 0,1 direct; others over both aggregation up-links.
-  EXPECT_EQ(routes[0][0].size(), 1u);
-  EXPECT_EQ(routes[0][5].size(), 2u);
+  EXPECT_EQ(routes.ports(0, 0).size(), 1u);
+  EXPECT_EQ(routes.ports(0, 5).size(), 2u);
   // An aggregation switch reaches another pod through both of its cores.
-  EXPECT_EQ(routes[8][15].size(), 2u);
+  EXPECT_EQ(routes.ports(8, 15).size(), 2u);
 }
 
 TEST(Topology, KaryNtreeK4N3MatchesBookSimFattree) {
@@ -101,7 +101,7 @@ TEST(Topology, KaryNtreeK4N3MatchesBookSimFattree) {
       int sw = g.host_switch[src], switches = 1;
       bool climbing = true;
       for (; sw != g.host_switch[dst]; ++switches) {
-        const auto& ports = routes[sw][dst];
+        const auto& ports = routes.ports(sw, dst);
         ASSERT_FALSE(ports.empty()) << src << "->" << dst;
         const bool up = climbing && g.switches[sw].level < nca;
         climbing = up;
@@ -111,7 +111,7 @@ TEST(Topology, KaryNtreeK4N3MatchesBookSimFattree) {
         ASSERT_GE(sw, 0);
         ASSERT_LE(switches, 5);
       }
-      EXPECT_EQ(routes[sw][dst], std::vector<int>{g.host_port[dst]});
+      EXPECT_EQ(routes.ports(sw, dst), std::vector<int>{g.host_port[dst]});
       EXPECT_EQ(switches, 2 * nca + 1) << src << "->" << dst;
       hop_counts.insert(switches);
     }
@@ -149,7 +149,7 @@ TEST(Topology, DModKOnAKaryNtreeGivesEveryDestinationItsOwnRoot) {
         rp.d_mod_k_divisor = divisor[sw];
         fabricsim::hw::RoutePolicy policy(rp, 1);
         if (g.switches[sw].level == 2) roots.insert(sw);
-        sw = peer[sw][policy.select({src, dst, 0}, routes[sw][dst], std::vector<std::uint64_t>(8, 0), 0)];
+        sw = peer[sw][policy.select({src, dst, 0}, routes.ports(sw, dst), std::vector<std::uint64_t>(8, 0), 0)];
       }
       ASSERT_EQ(sw, g.host_switch[dst]) << src << "->" << dst;
     }
@@ -165,9 +165,9 @@ TEST(Topology, LeafSpineRoutesSpreadOverEverySpine) {
   t.kind = TopologyKind::leaf_spine;
   t.leaf_spine.radix = 8;
   const auto routes = minimal_routes(build_graph(t));
-  EXPECT_EQ(routes[0][1].size(), 1u);  // same leaf
-  EXPECT_EQ(routes[0][31].size(), 4u); // any spine
-  EXPECT_EQ(routes[8][0].size(), 1u);  // spine -> leaf 0
+  EXPECT_EQ(routes.ports(0, 1).size(), 1u);  // same leaf
+  EXPECT_EQ(routes.ports(0, 31).size(), 4u); // any spine
+  EXPECT_EQ(routes.ports(8, 0).size(), 1u);  // spine -> leaf 0
 }
 
 TEST(Topology, ExplicitGraphErrors) {
@@ -229,15 +229,15 @@ TEST(Topology, RouteCheckFindsLoopsDeadEndsAndHoles) {
     return -1;
   };
   auto loop = good;
-  loop[0][2] = {port(0, 1)};  // sw0 sends ep2 traffic to sw1 ...
-  loop[1][2] = {port(1, 0)};  // ... and sw1 sends it back
+  loop.set(0, 2, {port(0, 1)});  // sw0 sends ep2 traffic to sw1 ...
+  loop.set(1, 2, {port(1, 0)});  // ... and sw1 sends it back
   expect_invalid([&] { fabricsim::sim::check_routes(g, loop); }, "route to ep2: routing loop (path sw0 -> sw1 -> sw0)");
   auto dead_end = good;
-  dead_end[0][2] = {g.host_port[0]};  // into ep0's NIC
+  dead_end.set(0, 2, {g.host_port[0]});  // into ep0's NIC
   expect_invalid([&] { fabricsim::sim::check_routes(g, dead_end); },
                  "switch sw0 port " + std::to_string(g.host_port[0]) + " leads to no switch (a dead end)");
   auto hole = good;
-  hole[1][0].clear();
+  hole.set(1, 0, {});
   expect_invalid([&] { fabricsim::sim::check_routes(g, hole); }, "switch sw1 has no route (unreachable destination)");
 }
 
@@ -357,11 +357,11 @@ TEST(RailOptimized, ShapeAndRoutes) {
   }
   const auto routes = minimal_routes(g);
   // Same rail (GPU 2 of server 0 -> GPU 2 of server 3): one switch hop, out of a host port.
-  EXPECT_EQ(routes[2][3 * 8 + 2], std::vector<int>{3});
+  EXPECT_EQ(routes.ports(2, 3 * 8 + 2), std::vector<int>{3});
   // Cross rail (GPU 2 -> GPU 5 of the same server): up to any of the 4 spines, which
   // each have exactly one port down to rail leaf 5.
-  EXPECT_EQ(routes[2][5], (std::vector<int>{4, 5, 6, 7}));
-  for (int s = 8; s < 12; ++s) EXPECT_EQ(routes[s][5], std::vector<int>{5}) << g.switches[s].name;
+  EXPECT_EQ(routes.ports(2, 5), (std::vector<int>{4, 5, 6, 7}));
+  for (int s = 8; s < 12; ++s) EXPECT_EQ(routes.ports(s, 5), std::vector<int>{5}) << g.switches[s].name;
 }
 
 TEST(RailOptimized, RailGroupsOfSeveralLeaves) {
@@ -374,8 +374,8 @@ TEST(RailOptimized, RailGroupsOfSeveralLeaves) {
   EXPECT_EQ(g.host_switch[5 * 4 + 0], 1);  // server 5, GPU 0: rail 0, second leaf
   EXPECT_EQ(g.host_switch[5 * 4 + 3], 7);  // server 5, GPU 3: rail 3, second leaf
   const auto routes = minimal_routes(g);
-  EXPECT_EQ(routes[0][1 * 4].size(), 1u);  // server 0 -> 1 on rail 0: same leaf
-  EXPECT_EQ(routes[0][5 * 4].size(), 4u);  // server 0 -> 5 on rail 0: other leaf of the rail, via a spine
+  EXPECT_EQ(routes.ports(0, 1 * 4).size(), 1u);  // server 0 -> 1 on rail 0: same leaf
+  EXPECT_EQ(routes.ports(0, 5 * 4).size(), 4u);  // server 0 -> 5 on rail 0: other leaf of the rail, via a spine
   // Oversubscribed 3:1 rail leaves of radix 8: 6 servers and 2 spines per leaf.
   const auto o = rail_graph({12, 2, 8, 3});
   EXPECT_EQ(o.endpoints(), 24);
