@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -322,6 +323,33 @@ TEST(WakeQueue, AKernelProcessStoppingTheRunStopsTheQueue) {
     EXPECT_EQ(r["end_ps"].get<std::uint64_t>(), 100'000u) << "ahead " << ahead;
     EXPECT_EQ(r["last_ps"].get<std::uint64_t>(), 100'000u) << "ahead " << ahead;
   }
+}
+
+// A block's exception names the block and the model time it was evaluating, not the
+// queue's process and the kernel's time (behind where the queue ran ahead).
+TEST(WakeQueue, ABlocksErrorNamesTheBlockAndTheModelTime) {
+  const json r = fabricsim::sim::in_child([] {
+    struct Block : sc_core::sc_module {
+      std::unique_ptr<WakeEvent> wake;
+      explicit Block(sc_core::sc_module_name n) : sc_module(n) {
+        wake = std::make_unique<WakeEvent>([this] {
+          const sc_time t = fabricsim::tlm_fabric::sim_now();
+          if (t >= sc_time(100, sc_core::SC_NS)) throw std::runtime_error("broken");
+          wake->notify_at(t + sc_time(3, sc_core::SC_NS));
+        }, false, this);
+        wake->notify_at(sc_core::SC_ZERO_TIME);
+      }
+    } block("sw0");
+    std::string error;
+    try {
+      fabricsim::tlm_fabric::simulate_for(sc_time(1, sc_core::SC_US));
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    return json{{"message", error}};
+  });
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_EQ(r["message"].get<std::string>(), "broken\nIn block: sw0 @ 102 ns");
 }
 
 // A block that notifies a kernel event while the queue runs ahead of the kernel would

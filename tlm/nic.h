@@ -141,8 +141,8 @@ class Nic : public sc_core::sc_module {
   bool credit_blocked_ = false;                   // the last transmit decision was held back by flow control
   std::uint32_t queued_messages_ = 0;             // raw messages posted, not fully sent (send_queues_, send_queue_depth())
   std::uint64_t activations_ = 0;                 // wake-ups (activations()): written on every one
-  WakeEvent tx_wake_{[this] { on_tx(); }};        // (registered before rx_wake_: the order of same-time wakes)
-  WakeEvent rx_wake_{[this] { on_rx(); }};
+  WakeEvent tx_wake_{[this] { on_tx(); }, false, this};        // (registered before rx_wake_: the order of same-time wakes)
+  WakeEvent rx_wake_{[this] { on_rx(); }, false, this};
   int sls_mapped_ = 0;                            // SLs in sl_to_vl_; others go to SL mod VLs
   std::array<std::uint8_t, 16> sl_to_vl_{};       // SL 0..15 -> VL, in place (read for every packet sent)
   // The statistics every packet adds to, in place (Registry::attach): a registry's

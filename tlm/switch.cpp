@@ -92,7 +92,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
       clock_(params.core_clock),
       route_policy_(params.routing, params.seed),
       rng_(params.seed),
-      wake_([this] { on_edge(); }) {
+      wake_([this] { on_edge(); }, false, this) {
   params_.validate();
   stats.attach(std::string(this->name()) + ".forwarded_packets", "packets granted to an egress port", "packets",
                forwarded_);

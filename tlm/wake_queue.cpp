@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "tlm/sim_time.h"
 
@@ -91,7 +92,8 @@ void WakeQueue::building_lane(int lane) {
   building_lane_ = lane;
 }
 
-int WakeQueue::add(std::function<void()> on_wake, bool reads_every_lane) {
+int WakeQueue::add(std::function<void()> on_wake, bool reads_every_lane, const sc_core::sc_object* owner) {
+  owners_.push_back(owner);
   Client c;
   c.on_wake = std::move(on_wake);
   c.lane = reads_every_lane && every_lane_ ? -1 : building_lane_;  // (one lane: with the blocks)
@@ -105,6 +107,7 @@ void WakeQueue::remove(int client) {
   Client& c = clients_[client];
   lane_of(c).erase_pending(c);
   c = Client{};
+  owners_[static_cast<std::size_t>(client)] = nullptr;
 }
 
 std::uint64_t WakeQueue::delta() const {
@@ -287,6 +290,18 @@ void WakeQueue::Lane::erase_overflow(std::size_t i) {
 }
 
 void WakeQueue::dispatch() {
+  try {
+    dispatch_passes();
+  } catch (const BlockError&) {
+    if (until_ == sc_core::SC_ZERO_TIME) throw;  // a plain sc_start: through the kernel
+    // simulate_for throws it once the kernel has stopped, with the block's own context.
+    failure_ = std::current_exception();
+    dispatching_ = false;
+    sc_core::sc_stop();
+  }
+}
+
+void WakeQueue::dispatch_passes() {
   if (stop_on_wake_) {  // the kernel has moved to where a pass ahead of it stopped
     stop_on_wake_ = false;
     --passes_ahead_;  // this delta cycle of the kernel's only moves it there: not one of the model's
@@ -426,7 +441,24 @@ void WakeQueue::Lane::collect(const sc_core::sc_time& at, std::uint64_t delta) {
 
 void WakeQueue::Lane::call_due() {
   for (const int k : run_)
-    if (clients_[k].on_wake) clients_[k].on_wake();
+    if (clients_[k].on_wake) try {
+        clients_[k].on_wake();
+      } catch (...) {
+        WakeQueue::instance().rethrow_from(k, now);
+      }
+}
+
+void WakeQueue::rethrow_from(int client, const sc_core::sc_time& at) const {
+  const sc_core::sc_object* owner = owners_[static_cast<std::size_t>(client)];
+  const std::string where = "In block: " + std::string(owner ? owner->name() : "wake-up " + std::to_string(client)) +
+                            " @ " + at.to_string();
+  try {
+    throw;
+  } catch (const BlockError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw BlockError(std::string(e.what()) + "\n" + where);
+  }
 }
 
 // Parallel windows. Each window runs every lane's passes from the earliest request of
@@ -658,6 +690,7 @@ void simulate_for(const sc_core::sc_time& duration) {
     ~InStep() { q.until_ = sc_core::SC_ZERO_TIME; }
   } in_step{q};
   sc_core::sc_start(duration);
+  if (q.failure_) std::rethrow_exception(std::exchange(q.failure_, nullptr));
 }
 
 void stop_simulation() {

@@ -12,9 +12,11 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -53,6 +55,15 @@ std::uint64_t delta_count();
 
 class WakeEvent;
 
+/// An exception a block threw in a pass of the queue, its message followed by the block's
+/// hierarchy name and the model time it was evaluating ("In block: fabric.sw0 @ 527333
+/// ps"). Thrown out of simulate_for, not through the kernel: the kernel would name the
+/// queue's own process and its time, behind the model's where the queue ran ahead.
+class BlockError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// The process-wide queue of block wake-ups, run by one method process.
 ///
 /// Lanes (set_lanes): the blocks may be split into lanes, each with its own timing wheel.
@@ -76,7 +87,8 @@ class WakeQueue {
   /// Registers a block's wake-up in the lane blocks are being made in (building_lane); returns its handle.
   /// `reads_every_lane` (the occupancy sampler, a collective's end): with several lanes it runs between
   /// windows, alone, at its time: the lanes have run every pass before it, and none at it.
-  int add(std::function<void()> on_wake, bool reads_every_lane = false);
+  /// `owner`: the block's module, named in a BlockError.
+  int add(std::function<void()> on_wake, bool reads_every_lane = false, const sc_core::sc_object* owner = nullptr);
   /// Forgets block `client` (being destroyed): it is not called again.
   void remove(int client);
   /// Runs block `client` at `t`, by the rules above.
@@ -221,8 +233,13 @@ class WakeQueue {
     std::vector<int> run_;            // scratch: blocks this pass runs, in order
   };
   void dispatch();
+  void dispatch_passes();  // dispatch() but for a block's error
   /// The lanes' rules for a request made while they run (windowing_): a clear error where one is broken.
   void check_lanes(const Client& c, const Lane& lane, const sc_core::sc_time& t) const;
+  /// In a handler: the exception being handled, from block `client` at `at`, as a BlockError.
+  [[noreturn]] void rethrow_from(int client, const sc_core::sc_time& at) const;
+  std::vector<const sc_core::sc_object*> owners_;  // per client (add)
+  std::exception_ptr failure_;  // a block's BlockError in simulate_for, thrown once the kernel stops
   void run_pass(const sc_core::sc_time& now, std::uint64_t delta);  // the blocks due now, lane by lane
   /// Parallel windows from the lanes' next requests up to `limit` (exclusive); the time of the last pass.
   sc_core::sc_time run_windows(const sc_core::sc_time& limit, sc_core::sc_time now);
@@ -268,8 +285,9 @@ class WakeQueue {
 class WakeEvent {
  public:
   /// `reads_every_lane`: WakeQueue::add.
-  explicit WakeEvent(std::function<void()> on_wake, bool reads_every_lane = false)
-      : client_(WakeQueue::instance().add(std::move(on_wake), reads_every_lane)) {}
+  explicit WakeEvent(std::function<void()> on_wake, bool reads_every_lane = false,
+                     const sc_core::sc_object* owner = nullptr)
+      : client_(WakeQueue::instance().add(std::move(on_wake), reads_every_lane, owner)) {}
   ~WakeEvent() { WakeQueue::instance().remove(client_); }
   WakeEvent(const WakeEvent&) = delete;
   WakeEvent& operator=(const WakeEvent&) = delete;
