@@ -169,6 +169,9 @@ TEST(RtlCosim, LockstepCatchesTheBrokenRtl) {
   EXPECT_THAT(e, ::testing::ContainsRegex("hw core grants: [0-9]+->[0-9]+"));
   EXPECT_THAT(e, ::testing::ContainsRegex("RTL grants: +[0-9]+->[0-9]+"));
   EXPECT_THAT(e, ::testing::ContainsRegex("input [0-9]+: hw core -> [-0-9,]+, RTL -> [-0-9,]+"));
+  // The block and the model time of the mismatching edge, not the wake queue's process.
+  EXPECT_THAT(e, ::testing::ContainsRegex("In block: fabric.sw0 @ [0-9]+ ps"));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("wake_queue")));
 
   // The mismatch window and the full --trace waveform were written and are complete.
   std::smatch m;
