@@ -57,6 +57,16 @@ TEST(RingAllReduce, LargeMessagesReachTheBandwidthOptimalBound) {
               busbw / size0(r).at("algbw_GBps").get<double>(), 2.0 * 7 / 8, 1e-9, "");
 }
 
+// A ring has no output contention but the ACKs: each rank's ACKs share its link with its
+// data and meet the previous rank's data at the output they leave on. Output queues at
+// crossbar speedup 1 hold an ACK at its input only while that output's write port is
+// taken, as an input FIFO holds it for the output's wire: no slower than input FIFOs.
+TEST(RingAllReduce, OutputQueuesAreNoSlowerThanInputFifos) {
+  const double fifo = size0(run({"switch.buffer=input_fifo"})).at("time_us");
+  const double oq = size0(run({"switch.buffer=output_queued", "switch.speedup=1"})).at("time_us");
+  EXPECT_LE(oq, fifo);
+}
+
 TEST(RingAllReduce, SmallMessagesAreLatencyBound) {
   // t ~ 2(n-1) a: each step is one WRITE of S/n that must land before the next.
   const json coll = run({"collective.sizes=[8KiB]"});

@@ -366,6 +366,18 @@ std::vector<ReferenceCase> reference_cases() {
       {"DoubleBinaryTree", "examples/allreduce_leafspine_ib.yaml",
        {"collective.algorithm=double_binary_tree", "collective.sizes=[1MiB]"}},
       {"TrainingStepFattree", "examples/training_step_fattree.yaml", training},
+      // Output queues at crossbar speedup 1: saturated inputs wait for write ports (the
+      // crossbar writes decided ahead of the packets), also with no ingress pipeline
+      // (a write decided on the edge it is asked for) and under an AllReduce's ACKs.
+      {"SingleSwitchOutputQueued", "examples/single_switch.yaml",
+       {"simulation.duration=20us", "simulation.warmup=0us", "switch.buffer=output_queued", "traffic.load=1.0"}},
+      {"SingleSwitchOutputQueuedNoPipeline", "examples/single_switch.yaml",
+       {"simulation.duration=10us", "simulation.warmup=0us", "switch.buffer=output_queued", "traffic.load=1.0",
+        "switch.pipeline.parse=0", "switch.pipeline.route_lookup=0", "switch.pipeline.vl_mapping=0",
+        "switch.pipeline.buffer_admission=0", "switch.forwarding=store_and_forward"}},
+      {"AllreduceLeafspineIbOutputQueued", "examples/allreduce_leafspine_ib.yaml",
+       asan ? Overrides{"simulation.duration=400us", "switch.buffer=output_queued"}
+            : Overrides{"switch.buffer=output_queued"}},
       {"Quickstart", "examples/quickstart.yaml", {}},
       // PFC: PAUSE, refresh and RESUME on VOQ inputs (small thresholds: inputs pause and
       // resume all the time), and the RoCE examples (shared memory, ECN, DCQCN).

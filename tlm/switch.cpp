@@ -117,7 +117,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   has_head_.assign(n, 0);
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
   any_blocked_.assign(n, 0);
-  for (PortSet* set : {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_}) set->resize(n);
+  for (PortSet* set : {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_, &crossing_}) set->resize(n);
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
@@ -310,6 +310,7 @@ void Switch::on_edge() {
   const sc_time next_edge = clock_.edge_after(now);
   process_releases(now);
   admit_arrivals(now, next_edge);  // header edge at or before now (a wake is on an edge)
+  if (!crossing_.empty()) cross_to_output_queues(now);
   tx_changing_.for_each([&](int op) {
     TxPort& tx = outputs_[op].tx;
     tx.update(now);
@@ -524,35 +525,73 @@ bool Switch::admit(Entry& e, const sc_time& now) {
     }
   }
   e.ready = pipeline_ready(e);
-  // Output queues are written through the crossbar at `speedup` x line
-  // rate: one transfer at a time per output write port and per input read
-  // port, so with speedup < ports a contended output holds its inputs back
-  // (combined input-output queueing).
-  if (params_.buffer == BufferOrganisation::output_queued) {
-    const sc_time write = std::max({e.ready, o.write_free, read_free_[e.in]});
-    const sc_time transfer = to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
-    o.write_free = write + transfer;
-    read_free_[e.in] = write + transfer;
-    e.ready = clock_.edge_at_or_after(write);
-  }
   e.packet->vl = static_cast<std::uint8_t>(in_vl);
   return true;
 }
 
 void Switch::enqueue(std::uint32_t i) {
   const Entry& e = entries_[i];
-  const int q = queue_index(e.in, e.out, e.vl);
-  auto& queue = queues_[q];
   auto& o = outputs_[e.out];
   o.vl_bytes[e.vl] += e.charged;
   o.bytes += e.charged;
   o.high_water = std::max(o.high_water, o.bytes);
   egress_queued_[e.out] = o.bytes;
+  if (params_.buffer != BufferOrganisation::output_queued) {
+    link(i);
+    return;
+  }
+  // Charged to its output queue now; it crosses into it in cross_to_output_queues.
+  InputPort& ip = inputs_[e.in];
+  ip.crossing.push_back(entries_, i);
+  crossing_.insert(e.in);
+}
+
+void Switch::link(std::uint32_t i) {
+  const Entry& e = entries_[i];
+  const int q = queue_index(e.in, e.out, e.vl);
+  auto& queue = queues_[q];
   const std::uint32_t prev_head = queue.front();
   const int prev_out = prev_head != kNoNode ? entries_[prev_head].out : -1;
   // Output-side queues take packets from many inputs: keep them in ready order.
   queue.insert_sorted(entries_, i, [](const Entry& x) -> const sc_time& { return x.ready; });
   if (queue.front() != prev_head) head_changed(q, prev_out);
+}
+
+// Output queueing behind a crossbar with speedup S < N is combined input-output
+// queueing: at most S packets per output (and per input) per cell time (Oie, Murata,
+// Kubota, Miyahara, IEEE Trans. Commun. 1992; Chuang, Goel, McKeown, Prabhakar, IEEE JSAC
+// 1999). A packet crosses through its output's write port at S x the ingress rate as soon
+// as it is ready, its input has sent the one before and the port is free; until then it
+// waits at its input, and the packets behind it with it. Writes are granted in the order
+// they are asked for (time, then input), so a port never idles for a later request, and
+// one cycle ahead, as the egress decides, so a port busy until mid-cycle loses no cycle.
+void Switch::cross_to_output_queues(const sc_time& now) {
+  const sc_time horizon = now + to_allocator_;
+  for (;;) {
+    int input = -1;
+    sc_time asked = end_of_time_;
+    crossing_.for_each([&](int p) {
+      const sc_time t = std::max(entries_[inputs_[p].crossing.front()].ready, read_free_[p]);
+      if (t < asked) {
+        asked = t;
+        input = p;
+      }
+    });
+    next_crossing_ = asked;
+    if (input < 0 || asked > horizon) return;
+    InputPort& ip = inputs_[input];
+    const std::uint32_t i = ip.crossing.pop_front(entries_);
+    if (ip.crossing.empty()) crossing_.erase(input);
+    Entry& e = entries_[i];
+    OutputPort& o = outputs_[e.out];
+    const sc_time busy = std::max(read_free_[input], o.write_free);
+    const sc_time write = std::max(e.ready, busy);
+    e.ready = std::max({e.ready, clock_.edge_at_or_after(busy > clock_.period() ? busy - clock_.period() : busy),
+                        crossing_edge(asked)});
+    o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
+    read_free_[input] = o.write_free;
+    link(i);
+  }
 }
 
 void Switch::head_changed(int q, int prev_out) {

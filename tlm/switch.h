@@ -12,7 +12,9 @@
 //                    -> arrivals whose header is in: SL->VL, admission (drop /
 //                       PFC pause / credit invariant), ECN mark, entry linked
 //                       into its queue with ready = edge(header | tail) + ingress
-//                       pipeline
+//                       pipeline (output_queued: into its input's crossing queue,
+//                       then through the crossbar's write port at speedup into
+//                       its output queue, in the order the writes are asked for)
 //                    -> egress: per free output, VL by the egress scheduler;
 //                       input-side queues go through the switch allocator
 //                    -> transmit: start = max(grant + crossbar/egress cycles,
@@ -136,7 +138,7 @@ struct SwitchParams {
   hw::Size output_buffer = hw::Size::kib(256);               ///< per output port (output_queued, lossy) [B]
   hw::Size shared_buffer = hw::Size::kib(4096);              ///< shared pool (shared_memory) [B]
   double alpha = 1.0;                                        ///< dynamic-threshold factor (shared_memory)
-  int speedup = 1;                                           ///< crossbar speedup into output queues, 1..ports
+  int speedup = 1;                                           ///< output_queued: crossbar writes per output and per input per frame time, 1..ports
   std::uint32_t cell_bytes = 64;                             ///< buffer cell: occupancy is counted in whole cells [B]
   std::uint32_t credit_block_bytes = 64;                     ///< credit granularity [B] (IB: 64)
   hw::Time credit_return_latency = hw::Time::ns(10);         ///< buffer freed -> credit packet leaves [s]
@@ -350,6 +352,7 @@ class Switch : public sc_core::sc_module {
     // PFC: a PAUSE still needed is re-sent this long after the last (half its quanta at
     // the link's rate), set with the link.
     sc_core::sc_time pause_refresh;
+    EntryQueue crossing;                     // output_queued: admitted, not yet through the crossbar
   };
   // Aligned to a cache line, which holds what every wake reads of an output it walks:
   // the fields up to and with the start of tx (TxPort keeps its hot fields first).
@@ -391,8 +394,19 @@ class Switch : public sc_core::sc_module {
   void fold_admission_wake(InputPort& ip) const;
   sc_core::sc_time pipeline_ready(const Entry& e) const;
   bool admit(Entry& e, const sc_core::sc_time& now);
-  /// Links admitted entry `i` into its queue (in ready order).
+  /// Charges admitted entry `i` to its output and queues it (output_queued: at its input
+  /// for the crossbar).
   void enqueue(std::uint32_t i);
+  /// Links entry `i` into its queue (in ready order).
+  void link(std::uint32_t i);
+  /// output_queued: grants, in order, the crossbar writes asked for by now + to_allocator.
+  /// Every packet not admitted yet asks after that (it is ready at the next edge +
+  /// to_allocator at the earliest), so the writes asked for before are all known.
+  void cross_to_output_queues(const sc_core::sc_time& now);
+  /// The edge a crossbar write asked for at `asked` is granted on.
+  sc_core::sc_time crossing_edge(const sc_core::sc_time& asked) const {
+    return clock_.edge_at_or_after(asked > to_allocator_ ? asked - to_allocator_ : sc_core::SC_ZERO_TIME);
+  }
   void send_pause(int in_port, int vl, std::uint16_t quanta, const sc_core::sc_time& now);
   /// After PFC accounting on input `in_port` changed: whether it is in pausing_.
   void note_pausing(int in_port);
@@ -471,6 +485,8 @@ class Switch : public sc_core::sc_module {
   PortSet stalling_;     // outputs with an open credit stall (OutputPort::open_stalls)
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
   PortSet pausing_;      // PFC inputs with a priority that pauses its upstream (note_pausing)
+  PortSet crossing_;     // output_queued: inputs with packets waiting for the crossbar
+  sc_core::sc_time next_crossing_;  // the first crossbar write requested and not granted (cross_to_output_queues)
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
   Fifo<Release> releases_;  // in order of `at`, equal times in the order they were made

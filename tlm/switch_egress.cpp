@@ -272,6 +272,7 @@ void Switch::schedule_next(const sc_time& now, const sc_time& next_edge) {
   if (outlook.leave != end_of_time_) consider(outlook.leave);
   if (outlook.next_edge || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(next_edge);
   arriving_.for_each([&](int p) { consider(admission_wake(p)); });
+  if (!crossing_.empty()) consider(crossing_edge(next_crossing_));
   // PFC: a PAUSE still needed is refreshed on the first edge its half-quanta have run out,
   // and while an input pauses a release can resume it (process_releases) on its own edge.
   pausing_.for_each([&](int p) {
