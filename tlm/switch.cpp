@@ -562,32 +562,45 @@ void Switch::link(std::uint32_t i) {
 // Kubota, Miyahara, IEEE Trans. Commun. 1992; Chuang, Goel, McKeown, Prabhakar, IEEE JSAC
 // 1999). A packet crosses through its output's write port at S x the ingress rate as soon
 // as it is ready, its input has sent the one before and the port is free; until then it
-// waits at its input, and the packets behind it with it. Writes are granted in the order
-// they are asked for (time, then input), so a port never idles for a later request, and
-// one cycle ahead, as the egress decides, so a port busy until mid-cycle loses no cycle.
+// waits at its input, and the packets behind it with it. A port is granted on the first
+// edge a request is in and it frees by (a cycle ahead, as the egress decides), round
+// robin among the inputs asking by then, so it never idles for a later request.
 void Switch::cross_to_output_queues(const sc_time& now) {
   const sc_time horizon = now + to_allocator_;
+  // The first edge a port busy until `t` can be granted on, a cycle ahead.
+  auto ahead = [&](const sc_time& t) { return clock_.edge_at_or_after(t > clock_.period() ? t - clock_.period() : t); };
+  auto head = [&](int p) -> Entry& { return entries_[inputs_[p].crossing.front()]; };
+  // The first edge input p's next packet can cross on: it is ready and its input free.
+  auto asks = [&](int p) { return std::max(head(p).ready, ahead(read_free_[p])); };
   for (;;) {
-    int input = -1;
-    sc_time asked = end_of_time_;
+    // The next write port to grant: the first edge one of its requests is in by and the
+    // port frees by (lower output first).
+    int port = -1;
+    sc_time edge = end_of_time_;
     crossing_.for_each([&](int p) {
-      const sc_time t = std::max(entries_[inputs_[p].crossing.front()].ready, read_free_[p]);
-      if (t < asked) {
-        asked = t;
-        input = p;
+      const int o = head(p).out;
+      const sc_time t = std::max(asks(p), ahead(outputs_[o].write_free));
+      if (t < edge || (t == edge && o < port)) {
+        edge = t;
+        port = o;
       }
     });
-    next_crossing_ = asked;
-    if (input < 0 || asked > horizon) return;
+    next_crossing_ = edge;
+    if (port < 0 || edge > horizon) return;
+    // Round robin among the inputs asking by then, from the one after the last granted.
+    OutputPort& o = outputs_[port];
+    int input = -1;
+    crossing_.for_each([&](int p) {
+      if (head(p).out != port || asks(p) > edge) return;
+      if (input < 0 || (input < o.cross_next && p >= o.cross_next)) input = p;
+    });
+    o.cross_next = (input + 1) % params_.ports;
     InputPort& ip = inputs_[input];
     const std::uint32_t i = ip.crossing.pop_front(entries_);
     if (ip.crossing.empty()) crossing_.erase(input);
     Entry& e = entries_[i];
-    OutputPort& o = outputs_[e.out];
-    const sc_time busy = std::max(read_free_[input], o.write_free);
-    const sc_time write = std::max(e.ready, busy);
-    e.ready = std::max({e.ready, clock_.edge_at_or_after(busy > clock_.period() ? busy - clock_.period() : busy),
-                        crossing_edge(asked)});
+    const sc_time write = std::max({e.ready, read_free_[input], o.write_free});
+    e.ready = edge;
     o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
     read_free_[input] = o.write_free;
     link(i);

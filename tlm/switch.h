@@ -14,7 +14,7 @@
 //                       into its queue with ready = edge(header | tail) + ingress
 //                       pipeline (output_queued: into its input's crossing queue,
 //                       then through the crossbar's write port at speedup into
-//                       its output queue, in the order the writes are asked for)
+//                       its output queue, round robin among the inputs asking)
 //                    -> egress: per free output, VL by the egress scheduler;
 //                       input-side queues go through the switch allocator
 //                    -> transmit: start = max(grant + crossbar/egress cycles,
@@ -370,7 +370,8 @@ class Switch : public sc_core::sc_module {
     std::uint64_t high_water = 0;
     stats::Counter egress_packets, egress_bytes;  // port<p>.egress_packets, .egress_payload_bytes
     std::array<std::uint64_t, hw::kMaxDataVls> vl_bytes{};
-    sc_core::sc_time write_free;             // output write port (output-queued organisations)
+    sc_core::sc_time write_free;             // output write port (output_queued)
+    int cross_next = 0;                      // output_queued: the input its write port favours next (round robin)
     std::vector<sc_core::sc_time> stall_since;  // per VL with an open stall: since when
     std::vector<double> stall_s;
   };
@@ -399,13 +400,13 @@ class Switch : public sc_core::sc_module {
   void enqueue(std::uint32_t i);
   /// Links entry `i` into its queue (in ready order).
   void link(std::uint32_t i);
-  /// output_queued: grants, in order, the crossbar writes asked for by now + to_allocator.
+  /// output_queued: grants the crossbar write ports due by now + to_allocator, in order.
   /// Every packet not admitted yet asks after that (it is ready at the next edge +
-  /// to_allocator at the earliest), so the writes asked for before are all known.
+  /// to_allocator at the earliest), so the requests for those grants are all known.
   void cross_to_output_queues(const sc_core::sc_time& now);
-  /// The edge a crossbar write asked for at `asked` is granted on.
-  sc_core::sc_time crossing_edge(const sc_core::sc_time& asked) const {
-    return clock_.edge_at_or_after(asked > to_allocator_ ? asked - to_allocator_ : sc_core::SC_ZERO_TIME);
+  /// The edge a crossbar grant due at `edge` is decided on.
+  sc_core::sc_time crossing_edge(const sc_core::sc_time& edge) const {
+    return clock_.edge_at_or_after(edge > to_allocator_ ? edge - to_allocator_ : sc_core::SC_ZERO_TIME);
   }
   void send_pause(int in_port, int vl, std::uint16_t quanta, const sc_core::sc_time& now);
   /// After PFC accounting on input `in_port` changed: whether it is in pausing_.
@@ -486,7 +487,7 @@ class Switch : public sc_core::sc_module {
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
   PortSet pausing_;      // PFC inputs with a priority that pauses its upstream (note_pausing)
   PortSet crossing_;     // output_queued: inputs with packets waiting for the crossbar
-  sc_core::sc_time next_crossing_;  // the first crossbar write requested and not granted (cross_to_output_queues)
+  sc_core::sc_time next_crossing_;  // the edge the next crossbar grant is due on (cross_to_output_queues)
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
   Fifo<Release> releases_;  // in order of `at`, equal times in the order they were made
