@@ -251,9 +251,9 @@ TEST(Transport, LossyWritesKeepNearlyTheLosslessBandwidth) {
 }
 
 // 64 KiB READs over a lossy cable: a lost READ response makes the requester ask again
-// from the missing PSN once and drop the responses still in flight behind the gap (it
-// used to ask again on each of them: the responder's streams multiplied and fewer than
-// 120 of 200 READs completed in 20 ms, with about 1,000 timeouts).
+// from the missing PSN once and drop the responses still in flight behind the gap; every
+// READ completes. (At this depth the READs are bound by more than the link: a drop's
+// re-read may cost nothing in bandwidth.)
 TEST(Transport, ReadsCompleteOverALossyLink) {
   const json lossless = run({"perftest.test=read_bw", "perftest.sizes=[64KiB]", "perftest.iterations=200"});
   for (const char* mode : {"go_back_n", "selective_repeat"}) {
@@ -263,8 +263,32 @@ TEST(Transport, ReadsCompleteOverALossyLink) {
     EXPECT_EQ(r.at("endpoints").at(0).at("rdma").at("completions"), 200) << mode;
     EXPECT_GT(r.at("endpoints").at(0).at("rdma").at("retransmitted_packets").get<int>(), 0) << mode;
     const double bw = first_size(r).at("bw_average_gbps");
-    EXPECT_LT(bw, first_size(lossless).at("bw_average_gbps").get<double>()) << mode;
+    EXPECT_LE(bw, first_size(lossless).at("bw_average_gbps").get<double>()) << mode;
     EXPECT_GT(bw, 0.25 * first_size(lossless).at("bw_average_gbps").get<double>()) << mode;
+  }
+}
+
+// read_bw of 1 MiB at tx_depth 128 over a cable that drops one packet in a thousand
+// (about 15 drops in 15,420 packets). The requester asks again at the first response
+// after a hole; the responder restarts from the PSN asked for (IBTA Vol. 1, 9.7.5.1),
+// reading again ahead of its posted reads only what it had sent from there. So a drop
+// costs about one PCIe read round trip and the responses already on the wire when the
+// request arrives (a few): over 95% of the lossless bandwidth, and fewer than 8 extra
+// packets per drop (re-request included).
+TEST(Transport, LossyReadsKeepNearlyTheLosslessBandwidth) {
+  const std::vector<std::string> read_bw = {"perftest.test=read_bw", "perftest.sizes=[1MiB]",
+                                            "perftest.iterations=60", "perftest.tx_depth=128"};
+  const json lossless = run(read_bw);
+  const double lossless_bw = first_size(lossless).at("bw_average_gbps");
+  const auto lossless_packets = lossless.at("packets").at("delivered").get<std::int64_t>();
+  for (const char* mode : {"go_back_n", "selective_repeat"}) {
+    const json r = run(fabricsim::testing::with(
+        read_bw, {"link.drop_rate=0.001", std::string("nic.transport.retransmit=") + mode}));
+    const auto dropped = r.at("packets").at("dropped").get<std::int64_t>();
+    EXPECT_GE(dropped, 10) << mode;
+    EXPECT_EQ(r.at("endpoints").at(0).at("rdma").at("timeouts"), 0) << mode;
+    EXPECT_LT(r.at("packets").at("delivered").get<std::int64_t>() - lossless_packets, 8 * dropped) << mode;
+    EXPECT_GT(first_size(r).at("bw_average_gbps").get<double>(), 0.95 * lossless_bw) << mode;
   }
 }
 

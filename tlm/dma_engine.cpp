@@ -32,7 +32,8 @@ sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t c
   return read_on(posted_, now, bytes, chunk, target, ready);
 }
 
-sc_time DmaEngine::reread(const sc_time& now, std::uint64_t bytes, hw::MemoryTarget target) {
+sc_time DmaEngine::reread(const sc_time& now, std::uint64_t bytes, hw::MemoryTarget target, std::uint64_t chunk,
+                          std::vector<sc_time>* ready) {
   // The model reserves a posted message's payload reads when it is posted, as far ahead as
   // the posted work goes; a NIC issues them as its transmit buffer drains, and its DMA
   // scheduler sends a retransmission's read requests first. So the re-read waits for
@@ -40,7 +41,7 @@ sc_time DmaEngine::reread(const sc_time& now, std::uint64_t bytes, hw::MemoryTar
   // completions (their wire time added where the posted path is busy beyond them).
   if (resends_.tags.empty()) resends_.tags.assign(posted_.tags.size(), sc_core::SC_ZERO_TIME);
   sc_time wire_total;
-  const sc_time done = read_on(resends_, now, bytes, 0, target, nullptr, &wire_total);
+  const sc_time done = read_on(resends_, now, bytes, chunk, target, ready, &wire_total);
   posted_.down_free = std::max(posted_.down_free + wire_total, done);
   return done;
 }

@@ -30,10 +30,12 @@ class DmaEngine {
   /// when bytes [i*chunk, (i+1)*chunk) have arrived at the NIC. Returns the last.
   sc_core::sc_time read(const sc_core::sc_time& now, std::uint64_t bytes, std::uint64_t chunk,
                         hw::MemoryTarget target, std::vector<sc_core::sc_time>* ready = nullptr);
-  /// DMA read of a retransmission's payload issued at `now`, as read() but ahead of the
-  /// reads reserved for posted work: it queues only behind earlier re-reads (with tags of
-  /// its own), and the posted reads reserved after it lose its completions' wire time.
-  sc_core::sc_time reread(const sc_core::sc_time& now, std::uint64_t bytes, hw::MemoryTarget target);
+  /// DMA read of a retransmission's payload (or a repeated READ's data) issued at `now`,
+  /// as read() but ahead of the reads reserved for posted work: it queues only behind
+  /// earlier re-reads (with tags of its own), and the posted reads reserved after it lose
+  /// its completions' wire time.
+  sc_core::sc_time reread(const sc_core::sc_time& now, std::uint64_t bytes, hw::MemoryTarget target,
+                          std::uint64_t chunk = 0, std::vector<sc_core::sc_time>* ready = nullptr);
   /// Posted DMA write issued at `now`; returns when the data is visible in memory.
   sc_core::sc_time write(const sc_core::sc_time& now, std::uint64_t bytes, hw::MemoryTarget target);
 

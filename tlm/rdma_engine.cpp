@@ -497,6 +497,45 @@ void RdmaEngine::responder_data(Qp& q, const Packet& p, const sc_time& now) {
   }
 }
 
+void RdmaEngine::respond_read(Qp& q, const Packet& p, const sc_time& now) {
+  if (p.psn > q.expected) {
+    if (!q.nak_sent) {
+      send_control(q, RdmaOp::nak, q.expected, now);
+      q.nak_sent = true;
+    }
+    return;
+  }
+  const std::uint32_t packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (p.read_bytes + mtu_ - 1) / mtu_));
+  const bool repeated = p.psn < q.expected;
+  q.expected = std::max(q.expected, p.psn + packets);
+  q.nak_sent = false;
+  // A repeated request (the requester missed a response) restarts the responses from its
+  // PSN (IBTA Vol. 1, 9.7.5.1, duplicate RDMA READ request): what was sent from there on
+  // goes again, its data read again ahead of the posted reads like a retransmission's
+  // payload; the responses not yet sent keep their place and their data (a NIC reads a
+  // READ's data as its transmit buffer drains; the model reserves those reads at once).
+  const auto at = std::find_if(q.responses.begin(), q.responses.end(),
+                               [&](const ResponseSeg& r) { return r.psn >= p.psn; });
+  const std::uint32_t resend = at != q.responses.end() && at->psn < p.psn + packets ? at->psn - p.psn : packets;
+  busy_qps_.insert(static_cast<std::size_t>(q.qpn));
+  if (resend == 0) return;  // all still queued
+  const std::uint64_t bytes = std::min<std::uint64_t>(p.read_bytes, static_cast<std::uint64_t>(resend) * mtu_);
+  std::vector<sc_time> ready;
+  if (repeated) {
+    dma_.reread(now + processing_, bytes, host_.memory, mtu_, &ready);
+  } else {
+    dma_.read(now + processing_, bytes, mtu_, host_.memory, &ready);
+  }
+  if (ready.empty()) ready.assign(1, now + processing_);
+  std::size_t pos = static_cast<std::size_t>(at - q.responses.begin());
+  for (std::uint32_t s = 0; s < resend; ++s) {
+    const std::uint64_t off = static_cast<std::uint64_t>(s) * mtu_;
+    const auto seg = static_cast<std::uint32_t>(p.read_bytes > off ? std::min<std::uint64_t>(mtu_, p.read_bytes - off) : 0);
+    const ResponseSeg r{p.psn + s, seg, s + 1 == packets, p.wr_id, ready[std::min<std::size_t>(s, ready.size() - 1)]};
+    q.responses.insert(q.responses.begin() + static_cast<std::ptrdiff_t>(pos++), r);
+  }
+}
+
 bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
   Qp& q = qp(static_cast<int>(p.qp));
   const std::size_t controls = control_.size();
@@ -512,30 +551,7 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
   switch (p.op) {
     case RdmaOp::write:
     case RdmaOp::send: responder_data(q, p, now); break;
-    case RdmaOp::read_request: {
-      const std::uint32_t packets =
-          static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (p.read_bytes + mtu_ - 1) / mtu_));
-      if (p.psn > q.expected) {
-        if (!q.nak_sent) {
-          send_control(q, RdmaOp::nak, q.expected, now);
-          q.nak_sent = true;
-        }
-        break;
-      }
-      // New or repeated request: read the data and queue the response segments.
-      q.expected = std::max(q.expected, p.psn + packets);
-      q.nak_sent = false;
-      std::vector<sc_time> ready;
-      dma_.read(now + processing_, p.read_bytes, mtu_, host_.memory, &ready);
-      if (ready.empty()) ready.assign(1, now + processing_);
-      for (std::uint32_t s = 0; s < packets; ++s) {
-        const std::uint64_t off = static_cast<std::uint64_t>(s) * mtu_;
-        const auto bytes = static_cast<std::uint32_t>(p.read_bytes > off ? std::min<std::uint64_t>(mtu_, p.read_bytes - off) : 0);
-        q.responses.push_back({p.psn + s, bytes, s + 1 == packets, p.wr_id, ready[std::min<std::size_t>(s, ready.size() - 1)]});
-      }
-      busy_qps_.insert(static_cast<std::size_t>(q.qpn));
-      break;
-    }
+    case RdmaOp::read_request: respond_read(q, p, now); break;
     case RdmaOp::read_response: {
       if (p.psn < q.una) break;  // duplicate
       if (p.psn != q.una) {

@@ -12,7 +12,8 @@
 //                     retransmissions, then new segments whose payload is in,
 //                     window open, rate allowed (requester)
 //   receive(p)        responder: PSN check, DMA write, ACK/NAK, CNP on CE/FECN,
-//                     READ requests -> DMA read -> responses
+//                     READ requests -> DMA read -> responses (a repeated
+//                     request restarts them from its PSN)
 //                     requester: ACK/NAK advance the window, CNP -> CC,
 //                     READ responses -> DMA write; completions -> CQE -> handler
 #pragma once
@@ -296,6 +297,8 @@ class RdmaEngine {
   Resend resend_of(Qp& q, const Outstanding& o, const sc_core::sc_time& now);
   void complete_wqes(Qp& q, const sc_core::sc_time& now);
   void responder_data(Qp& q, const Packet& p, const sc_core::sc_time& now);
+  /// Responder: a READ request (new or repeated) queues its response segments.
+  void respond_read(Qp& q, const Packet& p, const sc_core::sc_time& now);
   /// `landed`: when this packet's data is in memory (a held packet's: the gap filler's).
   /// `last`: the completion of the message this in-order packet ends (none: a held
   /// message's last packet is looked up in q.reorder).
