@@ -390,6 +390,7 @@ void RdmaEngine::requester_ack(Qp& q, std::uint32_t ack_psn, const sc_time& now)
     q.outstanding.pop_front();
   }
   q.una = ack_psn;
+  q.read_asked = false;  // a new gap, if any
   q.last_progress = now;
   while (!q.resend.empty() && q.resend.front().psn < q.una) q.resend.pop_front();
   complete_wqes(q, now);
@@ -555,14 +556,16 @@ bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
     case RdmaOp::read_response: {
       if (p.psn < q.una) break;  // duplicate
       if (p.psn != q.una) {
-        // A response went missing: ask again from the first missing PSN, once; the
-        // responses still in flight behind the gap are dropped (the new stream repeats
-        // them). A lost re-request is found by the timeout.
-        if (q.resend.empty() && (!q.read_asked || q.read_asked_from != q.una)) {
+        // A response went missing (an implied NAK): ask again from the first missing PSN
+        // at once; the responses still in flight behind the gap are dropped (the new
+        // stream repeats them). Once per gap, unless the PSNs start over (at or below the
+        // last one dropped): the responder's new stream has lost that PSN again. A lost
+        // re-request is found by the timeout.
+        if (q.resend.empty() && (!q.read_asked || p.psn <= q.read_seen)) {
           go_back(q, q.una, now);
-          q.read_asked_from = q.una;
           q.read_asked = true;
         }
+        q.read_seen = p.psn;
         break;
       }
       // The completion waits for the data to land in memory (CQE after it).

@@ -232,7 +232,7 @@ class RdmaEngine {
     int qpn = 0, peer = 0, peer_qpn = 0;
     std::uint8_t sl = 0;
     bool nak_sent = false;                     // responder: a NAK for `expected` is out
-    bool read_asked = false;                   // requester: read_asked_from holds a PSN
+    bool read_asked = false;                   // requester: the READ was asked again for the current gap
     sc_core::sc_time next_allowed, last_progress;
     Fifo<ResponseSeg> responses;               // responder: READ response segments
     // requester
@@ -250,10 +250,9 @@ class RdmaEngine {
     std::uint64_t acked_bytes = 0, window_acked_bytes = 0;
     std::uint32_t retransmitted = 0, timeouts = 0, cnps_received = 0;
     std::uint32_t expected = 0;                // responder: next PSN in order
-    // requester: a READ response went missing and the READ was asked again from this PSN
-    // (read_asked); later responses are dropped until it arrives (IBTA: the responder's
-    // stream from there)
-    std::uint32_t read_asked_from = 0;
+    // requester: the last READ response dropped behind a gap (responses after a gap are
+    // dropped until the missing one arrives: the responder's new stream repeats them)
+    std::uint32_t read_seen = 0;
     int unacked = 0;                           // responder: packets since its last ACK
     sc_core::sc_time read_landed;              // requester: last READ data written to memory
     std::uint64_t message_bytes = 0;           // responder: bytes of the message in progress
