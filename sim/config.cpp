@@ -448,7 +448,7 @@ void read_phy_overrides(ConfigMap m, hw::PhyParams& p) {
   }
 }
 
-void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int ports,
+void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int ports, int vls,
                    const tlm_fabric::LinkParams& link, std::uint64_t max_memory) {
   t.kind = choose(m, "kind", t.kind,
                   NameTable<TopologyKind>{{"single_switch", TopologyKind::single_switch},
@@ -528,7 +528,7 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
     const TopologyGraph g = build_graph(t);
     // Refused before the tables are built: a fabric that cannot fit ends in a clear error
     // at once, not in an allocation failure minutes later.
-    const std::uint64_t need = estimated_run_bytes(g);
+    const std::uint64_t need = estimated_run_bytes(g, vls);
     const std::optional<std::uint64_t> available = available_memory_bytes();
     const std::uint64_t limit = max_memory > 0 ? max_memory : available.value_or(0);
     auto gib = [](std::uint64_t bytes) {
@@ -769,8 +769,8 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   read_nic(top.map("nic"), c.nic);
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
-  read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.link,
-                c.simulation.max_memory);
+  read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.switch_params.vls,
+                c.link, c.simulation.max_memory);
   if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
     top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
                                         " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, rail_optimized: radix, explicit: cables)");

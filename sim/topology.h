@@ -158,9 +158,10 @@ class RouteTables {
 /// Throws std::invalid_argument naming an unreachable endpoint.
 RouteTables minimal_routes(const TopologyGraph& g);
 
-/// The peak memory a run of `g` takes, estimated from its switch ports, endpoints and
-/// forwarding entries (switches x endpoints) [B] (docs/robustness.md).
-std::uint64_t estimated_run_bytes(const TopologyGraph& g);
+/// The peak memory a run of `g` with `vls` virtual lanes per port takes, estimated from
+/// its switch ports, endpoints and forwarding entries (switches x endpoints) [B]
+/// (docs/robustness.md).
+std::uint64_t estimated_run_bytes(const TopologyGraph& g, int vls);
 
 /// Per switch, the D-mod-k divisor (hw::RoutingParams::d_mod_k_divisor): the product of
 /// the up-port counts of the levels below its own (1 at level 0), up ports being the
