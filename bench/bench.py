@@ -38,7 +38,8 @@ SCENARIOS = {
            "s3_leafspine_allreduce.yaml",
            ["topology.radix=32", "collective.op=alltoall", "collective.algorithm=direct", "collective.sizes=[1MiB]"]),
 }
-# Scenarios simulating S2's fabric and traffic, which bench/hop_floor runs in a bare event loop.
+# Scenarios simulating S2's fabric and traffic, which bench/hop_floor runs in a bare event loop
+# (not when --set may have changed them).
 FLOOR_SCENARIOS = ("S2", "S4")
 QUICK = {  # --quick: same shapes, less work
     "S1": ["simulation.duration=100us"],
@@ -229,7 +230,7 @@ def main():
         records, floors = [], []
         for _ in range(args.repeat):
             records.append(bench(name, what, config, sets, args.fabricsim, out_dir))
-            if floor and name in FLOOR_SCENARIOS and records[-1]["status"] == "ok":
+            if floor and name in FLOOR_SCENARIOS and not args.set and records[-1]["status"] == "ok":
                 floors.append(floor_ns_per_hop(floor, records[-1]))
         record = records[0] if args.repeat == 1 else best_of(records)
         with_floor(record, floors)
