@@ -1,5 +1,5 @@
 // run_simulation: elaborate, simulate, and turn the statistics registry and
-// link counters into results.json (layout in README.md, schema_version 3).
+// link counters into results.json (layout in docs/results.md, schema_version 3).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
