@@ -380,9 +380,10 @@ LeafSpineParams leaf_spine_for(int endpoints) {
                               " endpoints (leaves x radix/2 hosts)");
 }
 
-int compare_command(const CompareOptions& o) {
-  if (o.configs.empty()) throw ConfigError("compare", "", "give at least one configuration file");
-  // Workloads.
+namespace {
+
+// --workload in the order given, without repeats; every workload when none is given.
+std::vector<std::string> selected_workloads(const CompareOptions& o) {
   std::vector<std::string> workloads = o.workloads.empty() ? compare_workload_names() : std::vector<std::string>{};
   for (const auto& w : o.workloads) {
     const auto& all = compare_workload_names();
@@ -393,6 +394,10 @@ int compare_command(const CompareOptions& o) {
     }
     if (std::find(workloads.begin(), workloads.end(), w) == workloads.end()) workloads.push_back(w);
   }
+  return workloads;
+}
+
+void check_workload_options(const CompareOptions& o) {
   for (const auto& [opt, text] : {std::pair<std::string, std::string>{"--allreduce-size", o.allreduce_size},
                                   {"--incast-bytes", o.incast_bytes}})
     try {
@@ -401,240 +406,340 @@ int compare_command(const CompareOptions& o) {
       throw ConfigError(opt + " " + text, "", e.what());
     }
   if (o.latency_iterations < 1) throw ConfigError("--latency-iterations", "", "must be at least 1");
+}
 
-  // Column labels: file stems, made unique.
+// Column labels: file stems, made unique.
+std::vector<std::string> column_labels(const std::vector<std::string>& configs) {
   std::vector<std::string> labels;
-  for (const auto& c : o.configs) {
+  for (const auto& c : configs) {
     std::string l = fs::path(c).stem().string();
     for (int k = 2; std::find(labels.begin(), labels.end(), l) != labels.end(); ++k)
       l = fs::path(c).stem().string() + "_" + std::to_string(k);
     labels.push_back(l);
   }
+  return labels;
+}
 
-  // The comparison points: one topology, or one leaf-spine per --sizes entry.
-  struct Point {
-    std::string name;
-    TopologySource topo;
-  };
+/// One comparison point: a cluster shape every configuration runs on.
+struct Point {
+  std::string name;
+  TopologySource topo;
+};
+
+TopologySource inline_topology(const std::string& text) {
+  return {text, "", [text] { return YAML::Load(text); }};
+}
+
+// One 1:1 leaf-spine per --sizes entry.
+std::vector<Point> sized_points(const std::vector<int>& sizes) {
   std::vector<Point> points;
-  std::vector<std::string> notes;
+  for (int n : sizes) {
+    LeafSpineParams ls;
+    try {
+      ls = leaf_spine_for(n);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError("--sizes " + std::to_string(n), "", e.what());
+    }
+    const std::string text = "{kind: leaf_spine, radix: " + std::to_string(ls.radix) +
+                             ", oversubscription: 1, leaves: " + std::to_string(ls.leaves) + "}";
+    points.push_back({"n" + std::to_string(n), inline_topology(text)});
+  }
+  return points;
+}
+
+// --topology: a YAML file, or YAML text; either the topology map or a document with one.
+Point topology_option_point(const std::string& topology) {
+  std::error_code ec;
+  if (fs::is_regular_file(topology, ec)) {
+    const std::string file = topology;
+    auto load = [file] {
+      YAML::Node n = load_yaml_file(file);
+      if (n.IsMap() && n["topology"].IsDefined()) n = n["topology"];
+      if (!n.IsMap()) throw ConfigError(file, "topology", "expected a mapping such as {kind: leaf_spine, radix: 8}");
+      return n;
+    };
+    load();
+    std::ostringstream text;
+    text << YAML::Dump(load());
+    return {"topology", {text.str(), file, load}};
+  }
+  const std::string text = topology;
+  auto load = [text] {
+    YAML::Node n;
+    try {
+      n = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      throw ConfigError("--topology", "", "YAML syntax error: " + e.msg);
+    }
+    if (n.IsMap() && n["topology"].IsDefined()) n = n["topology"];
+    if (!n.IsMap())
+      throw ConfigError("--topology", "topology", "expected a YAML file or a mapping such as '{kind: leaf_spine, radix: 8}'");
+    return n;
+  };
+  load();
+  return {"topology", {text, "--topology", load}};
+}
+
+// The first configuration's topology, or a small leaf-spine when it has none.
+Point first_config_point(const std::string& first, std::vector<std::string>& notes) {
+  const ConfigDocument doc = load_document(first);
+  if (doc.root.IsMap() && doc.root["topology"].IsDefined() && doc.root["topology"].IsMap()) {
+    auto load = [first] { return load_document(first).root["topology"]; };
+    return {"topology", {YAML::Dump(load()), first, load}};
+  }
+  const std::string text = "{kind: leaf_spine, radix: 8, oversubscription: 1}";
+  notes.push_back("no topology in " + first + " and no --topology: using " + text);
+  return {"topology", inline_topology(text)};
+}
+
+// The comparison points: one topology, or one leaf-spine per --sizes entry.
+std::vector<Point> comparison_points(const CompareOptions& o, std::vector<std::string>& notes) {
   if (!o.sizes.empty()) {
-    for (int n : o.sizes) {
-      LeafSpineParams ls;
-      try {
-        ls = leaf_spine_for(n);
-      } catch (const std::invalid_argument& e) {
-        throw ConfigError("--sizes " + std::to_string(n), "", e.what());
-      }
-      const std::string text = "{kind: leaf_spine, radix: " + std::to_string(ls.radix) +
-                               ", oversubscription: 1, leaves: " + std::to_string(ls.leaves) + "}";
-      points.push_back({"n" + std::to_string(n), {text, "", [text] { return YAML::Load(text); }}});
-    }
+    std::vector<Point> points = sized_points(o.sizes);
     if (!o.topology.empty()) notes.push_back("--sizes replaces --topology with a 1:1 leaf-spine per size");
-  } else if (!o.topology.empty()) {
-    std::error_code ec;
-    if (fs::is_regular_file(o.topology, ec)) {
-      const std::string file = o.topology;
-      auto load = [file] {
-        YAML::Node n = load_yaml_file(file);
-        if (n.IsMap() && n["topology"].IsDefined()) n = n["topology"];
-        if (!n.IsMap()) throw ConfigError(file, "topology", "expected a mapping such as {kind: leaf_spine, radix: 8}");
-        return n;
-      };
-      load();
-      std::ostringstream text;
-      text << YAML::Dump(load());
-      points.push_back({"topology", {text.str(), file, load}});
-    } else {
-      const std::string text = o.topology;
-      auto load = [text] {
-        YAML::Node n;
-        try {
-          n = YAML::Load(text);
-        } catch (const YAML::ParserException& e) {
-          throw ConfigError("--topology", "", "YAML syntax error: " + e.msg);
-        }
-        if (n.IsMap() && n["topology"].IsDefined()) n = n["topology"];
-        if (!n.IsMap())
-          throw ConfigError("--topology", "topology", "expected a YAML file or a mapping such as '{kind: leaf_spine, radix: 8}'");
-        return n;
-      };
-      load();
-      points.push_back({"topology", {text, "--topology", load}});
-    }
-  } else {
-    const std::string first = o.configs.front();
-    const ConfigDocument doc = load_document(first);
-    if (doc.root.IsMap() && doc.root["topology"].IsDefined() && doc.root["topology"].IsMap()) {
-      auto load = [first] { return load_document(first).root["topology"]; };
-      points.push_back({"topology", {YAML::Dump(load()), first, load}});
-    } else {
-      const std::string text = "{kind: leaf_spine, radix: 8, oversubscription: 1}";
-      notes.push_back("no topology in " + first + " and no --topology: using " + text);
-      points.push_back({"topology", {text, "", [text] { return YAML::Load(text); }}});
+    return points;
+  }
+  if (!o.topology.empty()) return {topology_option_point(o.topology)};
+  return {first_config_point(o.configs.front(), notes)};
+}
+
+// Base overrides of every run, then the workload's, then the user's --set (last).
+const std::vector<std::string>& base_overrides() {
+  static const std::vector<std::string> base{"output.sample_interval=0s", "simulation.warmup=0s"};
+  return base;
+}
+
+// The point's shape, from the first configuration; clears `training_known` when this
+// build does not know the training workload.
+Endpoints probe_point(const CompareOptions& o, const Point& point, const std::vector<std::string>& workloads,
+                      bool& training_known) {
+  std::vector<std::string> probe = base_overrides();
+  probe.push_back("traffic.pattern=none");
+  for (const auto& s : o.overrides) probe.push_back(s);
+  const FabricConfig c = load_config(prepare_document(o.configs.front(), point.topo), probe);
+  const Endpoints ep = pick_endpoints(c.topology);
+  if (ep.count < 2) throw ConfigError("compare", "topology", "needs at least 2 endpoints");
+  if (std::find(workloads.begin(), workloads.end(), "training") != workloads.end()) {
+    try {
+      std::vector<std::string> t = base_overrides();
+      t.push_back("training={steps: 1}");
+      load_config(prepare_document(o.configs.front(), point.topo), t);
+    } catch (const ConfigError& e) {
+      if (e.key() != "training") throw;
+      training_known = false;
     }
   }
+  return ep;
+}
+
+// The overrides that set up workload `w` (after the base ones).
+void add_workload_overrides(std::vector<std::string>& ov, const std::string& w, const CompareOptions& o,
+                            const Endpoints& ep) {
+  if (w == "latency") {
+    ov.push_back("simulation.duration=1s");  // upper bound: perftest stops the run when done
+    ov.push_back("perftest={test: write_lat, sizes: [2B, 4B, 8B], iterations: " +
+                 std::to_string(o.latency_iterations) + ", client: " + std::to_string(ep.client) +
+                 ", server: " + std::to_string(ep.server) + "}");
+  } else if (w == "allreduce") {
+    ov.push_back("simulation.duration=1s");  // upper bound: the collective stops the run when done
+    ov.push_back("collective={op: allreduce, algorithm: ring, sizes: [" + o.allreduce_size + "], iterations: 1}");
+  } else if (w == "incast") {
+    // Every other endpoint posts one RDMA WRITE of incast_bytes to endpoint 0 at t = 0
+    // (periodic arrival: the first message at the start). Upper bound on the run: 4x
+    // the bytes at 100 Gb/s, at least 1 ms; the senders' completions say when it is done.
+    const double total_bits = 8.0 * static_cast<double>(hw::parse_size(o.incast_bytes).in_bytes()) * (ep.count - 1);
+    ov.push_back("simulation.duration=" + fmt(std::max(1e3, 4 * total_bits / 100e9 * 1e6), 3) + "us");
+    ov.push_back("traffic={pattern: incast, incast_target: 0, transport: rdma, arrival: periodic, load: 1.0, "
+                 "message_size: " + o.incast_bytes + ", messages: 1}");
+  } else if (w == "training") {
+    ov.push_back("simulation.duration=1s");
+    // A small data-parallel step (assumption): 16 MiB of gradients in 4 MiB buckets.
+    ov.push_back("training={forward: 250us, backward: 500us, optimizer: 25us, gradient_size: 16MiB, "
+                 "bucket_size: 4MiB, steps: 1, overlap: true, algorithm: ring}");
+  }
+}
+
+// Incast: the line-rate bound, every sender's packets through the target's link back to back.
+void set_incast_bound(Job& j, const Endpoints& ep) {
+  const hw::PhyTiming phy(j.config.topology.links.at(0).phy);
+  const std::uint64_t msg = j.config.traffic.message_size.in_bytes(), mtu = j.config.nic.mtu.in_bytes();
+  const std::uint64_t wire = (msg / mtu) * phy.wire_bytes(mtu) + (msg % mtu ? phy.wire_bytes(msg % mtu) : 0);
+  j.expected_messages = j.config.traffic.messages * static_cast<std::uint64_t>(ep.count - 1);
+  j.ideal_us = static_cast<double>(wire * j.expected_messages) * 8 / phy.data_rate().bps() * 1e6;
+}
+
+/// The runs of one comparison point, with the (label, workload) of each.
+struct PointJobs {
+  std::vector<Job> jobs;
+  std::vector<std::pair<std::string, std::string>> keys;
+};
+
+// One job per (configuration, workload); each run's document goes to runs/TAG.yaml.
+PointJobs make_jobs(const CompareOptions& o, const Point& point, bool tag_point, const std::vector<std::string>& labels,
+                    const std::vector<std::string>& workloads, const Endpoints& ep, bool training_known,
+                    const fs::path& out) {
+  PointJobs p;
+  for (std::size_t ci = 0; ci < o.configs.size(); ++ci) {
+    for (const auto& w : workloads) {
+      if (w == "training" && !training_known) continue;
+      std::vector<std::string> ov = base_overrides();
+      add_workload_overrides(ov, w, o, ep);
+      const std::string tag = (tag_point ? point.name + "_" : "") + labels[ci] + "_" + w;
+      ov.push_back("output.directory=" + yaml_quoted((out / "runs" / tag).string()));
+      for (const auto& s : o.overrides) ov.push_back(s);
+      ConfigDocument doc = prepare_document(o.configs[ci], point.topo);
+      Job j{tag, load_config(doc, ov), out / "runs" / (tag + ".json"), nullptr, 0, 0, 0};
+      if (w == "incast") set_incast_bound(j, ep);
+      write_file(out / "runs" / (tag + ".yaml"), "# generated by fabricsim compare from " + o.configs[ci] +
+                                                     " (workload " + w + "); fabricsim run this file to reproduce\n" +
+                                                     YAML::Dump(doc.root) + "\n");
+      p.jobs.push_back(std::move(j));
+      p.keys.emplace_back(labels[ci], w);
+    }
+  }
+  return p;
+}
+
+// The metrics of every finished run, by label and workload; `errors` gets the failed ones.
+nlohmann::json collect_runs(const PointJobs& p, const Endpoints& ep, std::vector<std::string>& errors) {
+  nlohmann::json runs = nlohmann::json::object();
+  for (std::size_t i = 0; i < p.jobs.size(); ++i) {
+    const auto& [label, w] = p.keys[i];
+    nlohmann::json m = metrics(w, p.jobs[i].result, ep, p.jobs[i]);
+    m["wall_time_s"] = p.jobs[i].wall_s;
+    m["results"] = (fs::path("runs") / (p.jobs[i].tag + ".json")).string();
+    if (m.contains("error")) errors.push_back(label + " " + w + ": " + m["error"].get<std::string>());
+    runs[label][w] = m;
+  }
+  return runs;
+}
+
+/// What one comparison point produced.
+struct PointResult {
+  Endpoints ep;
+  std::vector<Row> rows;
+  nlohmann::json json;
+};
+
+// Probes, runs and tabulates one point; prints its table.
+PointResult compare_point(const CompareOptions& o, const Point& point, bool tag_point,
+                          const std::vector<std::string>& labels, const std::vector<std::string>& workloads,
+                          bool& training_known, const fs::path& out, int parallel) {
+  PointResult res;
+  const Endpoints ep = res.ep = probe_point(o, point, workloads, training_known);
+  PointJobs p = make_jobs(o, point, tag_point, labels, workloads, ep, training_known, out);
+  std::printf("compare: %s: %d endpoints, %d switches; %zu runs, %d at a time\n", point.name.c_str(), ep.count,
+              ep.switches, p.jobs.size(), parallel);
+  std::fflush(stdout);
+  run_jobs(p.jobs, parallel);
+
+  std::vector<std::string> errors;
+  const nlohmann::json runs = collect_runs(p, ep, errors);
+  res.rows = make_rows(workloads, labels, runs, ep, o, training_known);
+  std::cout << "\n# " << (tag_point ? point.name + ": " : "") << ep.count << " endpoints, topology "
+            << point.topo.text << (point.topo.text.back() == '\n' ? "" : "\n");
+  std::cout << table_text(res.rows, labels);
+  for (const auto& e : errors) std::cout << "error: " << e << "\n";
+  res.json = {{"name", point.name},
+              {"endpoints", ep.count},
+              {"switches", ep.switches},
+              {"topology", point.topo.text},
+              {"latency_pair", {{"client", ep.client}, {"server", ep.server}, {"path_switches", ep.path_switches}}},
+              {"runs", runs},
+              {"rows", rows_json(res.rows, labels)},
+              {"errors", errors}};
+  return res;
+}
+
+// Sweep summary: how the key metrics move with cluster size.
+void print_size_sweep(const std::vector<PointResult>& results, const std::vector<std::string>& labels) {
+  std::cout << "\n# cluster-size sweep (leaf-spine, 1:1)\n";
+  char buf[256];
+  for (std::size_t ri = 0; ri < results.front().rows.size(); ++ri) {
+    const Row& r0 = results.front().rows[ri];
+    if (!r0.note.empty()) continue;
+    if (r0.metric.find(" p99") != std::string::npos) continue;  // p50 is enough in the summary
+    std::cout << r0.summary << " [" << r0.unit << "]\n";
+    std::snprintf(buf, sizeof buf, "  %10s", "endpoints");
+    std::cout << buf;
+    for (const auto& l : labels) {
+      std::snprintf(buf, sizeof buf, " %16s", l.c_str());
+      std::cout << buf;
+    }
+    if (labels.size() > 1) std::cout << "   " << labels[1] << " / " << labels[0];
+    std::cout << "\n";
+    for (const PointResult& pr : results) {
+      if (ri >= pr.rows.size()) continue;
+      const Row& r = pr.rows[ri];
+      std::snprintf(buf, sizeof buf, "  %10d", pr.ep.count);
+      std::cout << buf;
+      for (double v : r.values) {
+        std::snprintf(buf, sizeof buf, " %16s", fmt(v, r.decimals).c_str());
+        std::cout << buf;
+      }
+      if (labels.size() > 1) std::cout << "   " << fmt(r.values[0] != 0 ? r.values[1] / r.values[0] : kNaN, 3);
+      std::cout << "\n";
+    }
+  }
+}
+
+// compare.csv: one row per point and metric.
+void write_compare_csv(const fs::path& file, const std::vector<PointResult>& results,
+                       const std::vector<std::string>& labels) {
+  OutputFile csv(file);
+  csv << "endpoints,workload,metric,unit";
+  for (const auto& l : labels) csv << "," << csv_field(l);
+  csv << "\n";
+  for (const PointResult& pr : results)
+    for (const auto& r : pr.rows) {
+      csv << pr.ep.count << "," << r.workload << "," << csv_field(r.metric) << "," << csv_field(r.unit);
+      for (double v : r.values) csv << "," << (r.note.empty() && !std::isnan(v) ? fmt(v, 6) : "");
+      if (!r.note.empty()) csv << "," << csv_field(r.note);
+      csv << "\n";
+    }
+  csv.close();
+}
+
+// scripts/plot_compare.py draws compare.json into `out`; a missing or failing script only warns.
+void plot_comparison(const fs::path& out) {
+  std::string why_not;
+  const std::string script = find_python_script("plot_compare.py", why_not);
+  if (script.empty()) {
+    std::cout << "plots: skipped: " << why_not << "\n";
+    return;
+  }
+  const std::string cmd = "/usr/bin/python3 " + shell_quoted(script) + " " +
+                          shell_quoted((out / "compare.json").string()) + " " + shell_quoted(out.string());
+  std::fflush(nullptr);
+  if (std::system(cmd.c_str()) != 0) std::cout << "plots: " << script << " failed (see above)\n";
+}
+
+}  // namespace
+
+int compare_command(const CompareOptions& o) {
+  if (o.configs.empty()) throw ConfigError("compare", "", "give at least one configuration file");
+  const std::vector<std::string> workloads = selected_workloads(o);
+  check_workload_options(o);
+  const std::vector<std::string> labels = column_labels(o.configs);
+  std::vector<std::string> notes;
+  const std::vector<Point> points = comparison_points(o, notes);
 
   const fs::path out(o.out_dir);
   fs::create_directories(out / "runs");
   const int parallel = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   for (const auto& n : notes) std::cout << "compare: note: " << n << "\n";
 
-  // Base overrides of every run, then the workload's, then the user's --set (last).
-  const std::vector<std::string> base{"output.sample_interval=0s", "simulation.warmup=0s"};
   const auto wall_start = std::chrono::steady_clock::now();
   nlohmann::json points_json = nlohmann::json::array();
-  std::vector<std::vector<Row>> all_rows;
-  std::vector<Endpoints> all_eps;
+  std::vector<PointResult> results;
   bool training_known = true;
-
   for (const Point& point : points) {
-    // Probe: the shape (and whether this build knows the training workload).
-    Endpoints ep;
-    {
-      std::vector<std::string> probe = base;
-      probe.push_back("traffic.pattern=none");
-      for (const auto& s : o.overrides) probe.push_back(s);
-      const FabricConfig c = load_config(prepare_document(o.configs.front(), point.topo), probe);
-      ep = pick_endpoints(c.topology);
-      if (ep.count < 2) throw ConfigError("compare", "topology", "needs at least 2 endpoints");
-      if (std::find(workloads.begin(), workloads.end(), "training") != workloads.end()) {
-        try {
-          std::vector<std::string> t = base;
-          t.push_back("training={steps: 1}");
-          load_config(prepare_document(o.configs.front(), point.topo), t);
-        } catch (const ConfigError& e) {
-          if (e.key() != "training") throw;
-          training_known = false;
-        }
-      }
-    }
-    all_eps.push_back(ep);
-
-    std::vector<Job> jobs;
-    std::vector<std::pair<std::string, std::string>> job_keys;  // (label, workload)
-    for (std::size_t ci = 0; ci < o.configs.size(); ++ci) {
-      for (const auto& w : workloads) {
-        std::vector<std::string> ov = base;
-        if (w == "latency") {
-          ov.push_back("simulation.duration=1s");  // upper bound: perftest stops the run when done
-          ov.push_back("perftest={test: write_lat, sizes: [2B, 4B, 8B], iterations: " +
-                       std::to_string(o.latency_iterations) + ", client: " + std::to_string(ep.client) +
-                       ", server: " + std::to_string(ep.server) + "}");
-        } else if (w == "allreduce") {
-          ov.push_back("simulation.duration=1s");  // upper bound: the collective stops the run when done
-          ov.push_back("collective={op: allreduce, algorithm: ring, sizes: [" + o.allreduce_size + "], iterations: 1}");
-        } else if (w == "incast") {
-          // Every other endpoint posts one RDMA WRITE of incast_bytes to endpoint 0 at t = 0
-          // (periodic arrival: the first message at the start). Upper bound on the run: 4x
-          // the bytes at 100 Gb/s, at least 1 ms; the senders' completions say when it is done.
-          const double total_bits = 8.0 * static_cast<double>(hw::parse_size(o.incast_bytes).in_bytes()) * (ep.count - 1);
-          ov.push_back("simulation.duration=" + fmt(std::max(1e3, 4 * total_bits / 100e9 * 1e6), 3) + "us");
-          ov.push_back("traffic={pattern: incast, incast_target: 0, transport: rdma, arrival: periodic, load: 1.0, "
-                       "message_size: " + o.incast_bytes + ", messages: 1}");
-        } else if (w == "training") {
-          if (!training_known) continue;
-          ov.push_back("simulation.duration=1s");
-          // A small data-parallel step (assumption): 16 MiB of gradients in 4 MiB buckets.
-          ov.push_back("training={forward: 250us, backward: 500us, optimizer: 25us, gradient_size: 16MiB, "
-                       "bucket_size: 4MiB, steps: 1, overlap: true, algorithm: ring}");
-        }
-        const std::string tag = (points.size() > 1 ? point.name + "_" : "") + labels[ci] + "_" + w;
-        ov.push_back("output.directory=" + yaml_quoted((out / "runs" / tag).string()));
-        for (const auto& s : o.overrides) ov.push_back(s);
-        ConfigDocument doc = prepare_document(o.configs[ci], point.topo);
-        Job j{tag, load_config(doc, ov), out / "runs" / (tag + ".json"), nullptr, 0, 0, 0};
-        if (w == "incast") {
-          // Line-rate bound: every sender's packets through the target's link back to back.
-          const hw::PhyTiming phy(j.config.topology.links.at(0).phy);
-          const std::uint64_t msg = j.config.traffic.message_size.in_bytes(), mtu = j.config.nic.mtu.in_bytes();
-          const std::uint64_t wire = (msg / mtu) * phy.wire_bytes(mtu) + (msg % mtu ? phy.wire_bytes(msg % mtu) : 0);
-          j.expected_messages = j.config.traffic.messages * static_cast<std::uint64_t>(ep.count - 1);
-          j.ideal_us = static_cast<double>(wire * j.expected_messages) * 8 / phy.data_rate().bps() * 1e6;
-        }
-        write_file(out / "runs" / (tag + ".yaml"), "# generated by fabricsim compare from " + o.configs[ci] +
-                                                       " (workload " + w + "); fabricsim run this file to reproduce\n" +
-                                                       YAML::Dump(doc.root) + "\n");
-        jobs.push_back(std::move(j));
-        job_keys.emplace_back(labels[ci], w);
-      }
-    }
-    std::printf("compare: %s: %d endpoints, %d switches; %zu runs, %d at a time\n", point.name.c_str(), ep.count,
-                ep.switches, jobs.size(), parallel);
-    std::fflush(stdout);
-    run_jobs(jobs, parallel);
-
-    nlohmann::json runs = nlohmann::json::object();
-    std::vector<std::string> errors;
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      const auto& [label, w] = job_keys[i];
-      nlohmann::json m = metrics(w, jobs[i].result, ep, jobs[i]);
-      m["wall_time_s"] = jobs[i].wall_s;
-      m["results"] = (fs::path("runs") / (jobs[i].tag + ".json")).string();
-      if (m.contains("error")) errors.push_back(label + " " + w + ": " + m["error"].get<std::string>());
-      runs[label][w] = m;
-    }
-    const std::vector<Row> rows = make_rows(workloads, labels, runs, ep, o, training_known);
-    all_rows.push_back(rows);
-    std::cout << "\n# " << (points.size() > 1 ? point.name + ": " : "") << ep.count << " endpoints, topology "
-              << point.topo.text << (point.topo.text.back() == '\n' ? "" : "\n");
-    std::cout << table_text(rows, labels);
-    for (const auto& e : errors) std::cout << "error: " << e << "\n";
-    points_json.push_back({{"name", point.name},
-                           {"endpoints", ep.count},
-                           {"switches", ep.switches},
-                           {"topology", point.topo.text},
-                           {"latency_pair", {{"client", ep.client}, {"server", ep.server}, {"path_switches", ep.path_switches}}},
-                           {"runs", runs},
-                           {"rows", rows_json(rows, labels)},
-                           {"errors", errors}});
+    results.push_back(compare_point(o, point, points.size() > 1, labels, workloads, training_known, out, parallel));
+    points_json.push_back(results.back().json);
   }
+  if (points.size() > 1) print_size_sweep(results, labels);
 
-  // Sweep summary: how the key metrics move with cluster size.
-  if (points.size() > 1) {
-    std::cout << "\n# cluster-size sweep (leaf-spine, 1:1)\n";
-    char buf[256];
-    for (std::size_t ri = 0; ri < all_rows.front().size(); ++ri) {
-      const Row& r0 = all_rows.front()[ri];
-      if (!r0.note.empty()) continue;
-      if (r0.metric.find(" p99") != std::string::npos) continue;  // p50 is enough in the summary
-      std::cout << r0.summary << " [" << r0.unit << "]\n";
-      std::snprintf(buf, sizeof buf, "  %10s", "endpoints");
-      std::cout << buf;
-      for (const auto& l : labels) {
-        std::snprintf(buf, sizeof buf, " %16s", l.c_str());
-        std::cout << buf;
-      }
-      if (labels.size() > 1) std::cout << "   " << labels[1] << " / " << labels[0];
-      std::cout << "\n";
-      for (std::size_t pi = 0; pi < all_rows.size(); ++pi) {
-        if (ri >= all_rows[pi].size()) continue;
-        const Row& r = all_rows[pi][ri];
-        std::snprintf(buf, sizeof buf, "  %10d", all_eps[pi].count);
-        std::cout << buf;
-        for (double v : r.values) {
-          std::snprintf(buf, sizeof buf, " %16s", fmt(v, r.decimals).c_str());
-          std::cout << buf;
-        }
-        if (labels.size() > 1) std::cout << "   " << fmt(r.values[0] != 0 ? r.values[1] / r.values[0] : kNaN, 3);
-        std::cout << "\n";
-      }
-    }
-  }
-
-  // Files: compare.csv (one row per point and metric), compare.json, plots.
-  OutputFile csv(out / "compare.csv");
-  csv << "endpoints,workload,metric,unit";
-  for (const auto& l : labels) csv << "," << csv_field(l);
-  csv << "\n";
-  for (std::size_t pi = 0; pi < all_rows.size(); ++pi)
-    for (const auto& r : all_rows[pi]) {
-      csv << all_eps[pi].count << "," << r.workload << "," << csv_field(r.metric) << "," << csv_field(r.unit);
-      for (double v : r.values) csv << "," << (r.note.empty() && !std::isnan(v) ? fmt(v, 6) : "");
-      if (!r.note.empty()) csv << "," << csv_field(r.note);
-      csv << "\n";
-    }
-  csv.close();
+  write_compare_csv(out / "compare.csv", results, labels);
   nlohmann::json configs = nlohmann::json::array();
   for (std::size_t i = 0; i < labels.size(); ++i) configs.push_back({{"label", labels[i]}, {"file", o.configs[i]}});
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -653,18 +758,7 @@ int compare_command(const CompareOptions& o) {
   write_file(out / "compare.json", report.dump(2) + "\n");
   std::cout << "\nresults: " << (out / "compare.csv").string() << ", " << (out / "compare.json").string() << ", "
             << (out / "runs").string() << "/\n";
-  if (o.plots) {
-    std::string why_not;
-    const std::string script = find_python_script("plot_compare.py", why_not);
-    if (script.empty()) {
-      std::cout << "plots: skipped: " << why_not << "\n";
-    } else {
-      const std::string cmd = "/usr/bin/python3 " + shell_quoted(script) + " " +
-                              shell_quoted((out / "compare.json").string()) + " " + shell_quoted(out.string());
-      std::fflush(nullptr);
-      if (std::system(cmd.c_str()) != 0) std::cout << "plots: " << script << " failed (see above)\n";
-    }
-  }
+  if (o.plots) plot_comparison(out);
   std::printf("compare: done in %.1f s wall\n", wall);
   for (const auto& p : points_json)
     if (!p["errors"].empty()) return 1;
