@@ -34,6 +34,33 @@ hw::Time message_wire_time(const hw::PhyTiming& link, std::uint64_t bytes, std::
   return link.serialization(wire);
 }
 
+// The credits of one VL: an equal share of the receiver's buffer.
+std::uint64_t per_vl(hw::Size buffer, int vls) { return buffer.in_bytes() / static_cast<std::uint64_t>(vls); }
+
+std::vector<int> sl_to_vl_table(const tlm_fabric::SwitchParams& sp) {
+  std::vector<int> sl_to_vl(16);
+  for (int sl = 0; sl < 16; ++sl) sl_to_vl[sl] = sp.vl_of(sl);
+  return sl_to_vl;
+}
+
+// In-network reduction: every switch of the tree gets an aggregation node behind one
+// internal port per tree edge (per child, and one to its parent). Per switch: those ports.
+std::vector<int> aggregation_port_counts(const TopologyGraph& graph, const SwitchTree& tree) {
+  std::vector<int> extra_port(graph.switches.size(), 0);
+  for (std::size_t a = 0; a < tree.switches.size(); ++a) extra_port[tree.switches[a]] += tree.parent[a] >= 0;
+  for (int a : tree.parent)
+    if (a >= 0) ++extra_port[tree.switches[a]];
+  for (int a : tree.node_of) ++extra_port[tree.switches[a]];
+  for (std::size_t s = 0; s < extra_port.size(); ++s)
+    if (graph.switches[s].radix + extra_port[s] > 256)
+      throw std::invalid_argument(
+          "collective.algorithm sharp: switch " + graph.switches[s].name + " needs " +
+          std::to_string(extra_port[s]) + " aggregation ports on top of its radix " +
+          std::to_string(graph.switches[s].radix) + ", more than 256 ports in all; use fewer collective.ranks or a "
+          "smaller topology radix");
+  return extra_port;
+}
+
 }  // namespace
 
 Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::Registry& stats)
@@ -43,32 +70,44 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     sampler_ = std::make_unique<tlm_fabric::WakeEvent>([this] { sample(); }, /*reads_every_lane=*/true);
     sampler_->notify_at(sc_core::SC_ZERO_TIME);
   }
-  const auto& sp = config_.switch_params;
   const int n = graph_.endpoints();
-  const sc_time measure_from = to_sc(config_.simulation.warmup);
-  const auto per_vl = [&](hw::Size buffer) { return buffer.in_bytes() / static_cast<std::uint64_t>(sp.vls); };
-  // In-network reduction: every switch of the tree gets an aggregation node behind one
-  // internal port per tree edge (per child, and one to its parent).
   const bool sharp = config_.collective_enabled && config_.collective.algorithm == testbench::CollectiveAlgorithm::sharp;
   const std::vector<int> ranks = sharp ? place_ranks() : std::vector<int>{};
   const SwitchTree tree = sharp ? reduction_tree(graph_, ranks) : SwitchTree{};
-  std::vector<int> extra_port(graph_.switches.size(), 0);
-  for (std::size_t a = 0; a < tree.switches.size(); ++a) extra_port[tree.switches[a]] += tree.parent[a] >= 0;
-  for (int a : tree.parent)
-    if (a >= 0) ++extra_port[tree.switches[a]];
-  for (int a : tree.node_of) ++extra_port[tree.switches[a]];
-  for (std::size_t s = 0; s < extra_port.size(); ++s)
-    if (graph_.switches[s].radix + extra_port[s] > 256)
-      throw std::invalid_argument(
-          "collective.algorithm sharp: switch " + graph_.switches[s].name + " needs " +
-          std::to_string(extra_port[s]) + " aggregation ports on top of its radix " +
-          std::to_string(graph_.switches[s].radix) + ", more than 256 ports in all; use fewer collective.ranks or a "
-          "smaller topology radix");
+  build_switches(aggregation_port_counts(graph_, tree), stats);
+  if (switches_.empty()) connect_back_to_back(stats);
+  for (int e = 0; e < n && !switches_.empty(); ++e)
+    attach_nic(e, "ep" + std::to_string(e), graph_.host_switch[e], graph_.host_port[e],
+               config_.topology.links.at(static_cast<std::size_t>(e)), "host", stats);
+  TopologyGraph routed = graph_;
+  const testbench::AggregationTree aggregation = attach_aggregation_ports(tree, ranks, routed, stats);
+  connect_switch_cables();
+  terminate_open_ports();
+  collect_flows();
+  const auto routes = minimal_routes(routed);
+  for (std::size_t s = 0; s < switches_.size(); ++s)
+    for (int e = 0; e < routed.endpoints(); ++e) switches_[s]->set_routes(e, routes.ports(static_cast<int>(s), e));
+  build_traffic();
+  if (config_.collective_enabled) build_collective(aggregation, routed);
+  tlm_fabric::WakeQueue::instance().set_lookahead(lookahead_);
+  if (config_.perftest_enabled) {
+    const auto& pt = config_.perftest;
+    perftest_ = std::make_unique<testbench::Perftest>("perftest", *nics_[pt.client], *nics_[pt.server], pt);
+  }
+  if (config_.simulation.watchdog.in_seconds() > 0) {
+    SC_METHOD(watchdog);
+    sensitive << watchdog_event_;
+    dont_initialize();
+    watchdog_event_.notify(to_sc(config_.simulation.watchdog));
+  }
+}
 
+void Fabric::build_switches(const std::vector<int>& extra_ports, stats::Registry& stats) {
+  const auto& sp = config_.switch_params;
   const std::vector<std::uint64_t> divisor = d_mod_k_divisors(graph_);
   for (std::size_t s = 0; s < graph_.switches.size(); ++s) {
     tlm_fabric::SwitchParams params = sp;
-    params.ports = graph_.switches[s].radix + extra_port[s];
+    params.ports = graph_.switches[s].radix + extra_ports[s];
     params.speedup = std::min(params.speedup, params.ports);
     params.routing = config_.routing;
     params.routing.d_mod_k_divisor = divisor[s];
@@ -77,54 +116,53 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     switches_.push_back(std::make_unique<tlm_fabric::Switch>(graph_.switches[s].name.c_str(), params, pool_, stats));
     port_links_.emplace_back(static_cast<std::size_t>(params.ports));
   }
-  std::vector<int> sl_to_vl(16);
-  for (int sl = 0; sl < 16; ++sl) sl_to_vl[sl] = sp.vl_of(sl);
+}
 
-  if (switches_.empty()) {
-    // Back to back: NIC 0 and NIC 1 on one cable (a Link per direction).
-    for (int e = 0; e < n; ++e)
-      nics_.push_back(std::make_unique<tlm_fabric::Nic>(("ep" + std::to_string(e)).c_str(), e, config_.nic, pool_, stats, measure_from));
-    for (int e = 0; e < n; ++e) {
-      auto& link = add_link("ep" + std::to_string(e) + "_to_ep" + std::to_string(1 - e), config_.topology.links.at(e));
-      up_.push_back(&link);
-    }
-    for (int e = 0; e < n; ++e) {
-      down_.push_back(up_[1 - e]);
-      nics_[e]->tx.bind(up_[e]->tx);
-      up_[e]->rx.bind(nics_[1 - e]->rx);
-      nics_[e]->attach_egress(up_[e], sp.vls, sl_to_vl, per_vl(config_.nic.rx_buffer));
-      nics_[e]->attach_ingress(up_[1 - e]);
-    }
+void Fabric::connect_back_to_back(stats::Registry& stats) {
+  const auto& sp = config_.switch_params;
+  const int n = graph_.endpoints();
+  const sc_time measure_from = to_sc(config_.simulation.warmup);
+  for (int e = 0; e < n; ++e)
+    nics_.push_back(std::make_unique<tlm_fabric::Nic>(("ep" + std::to_string(e)).c_str(), e, config_.nic, pool_, stats, measure_from));
+  for (int e = 0; e < n; ++e) {
+    auto& link = add_link("ep" + std::to_string(e) + "_to_ep" + std::to_string(1 - e), config_.topology.links.at(e));
+    up_.push_back(&link);
   }
-  // A NIC (endpoint or aggregation node) on port `port` of switch `s`.
-  auto attach_nic = [&](int e, const std::string& ep, int s, int port, const tlm_fabric::LinkParams& cable,
-                        const tlm_fabric::NicParams& nic_params, const std::string& tier) {
-    auto& sw = *switches_[s];
-    const std::string swp = graph_.switches[s].name + "_p" + std::to_string(port);
-    tlm_fabric::WakeQueue::instance().building_lane(switch_lane_[s]);
-    nics_.push_back(std::make_unique<tlm_fabric::Nic>(ep.c_str(), e, nic_params, pool_, stats, measure_from));
-    auto& nic = *nics_.back();
-    auto& up = add_link(ep + "_to_" + swp, cable);
-    auto& down = add_link(swp + "_to_" + ep, cable);
-    up_.push_back(&up);
-    down_.push_back(&down);
-    nic.tx.bind(up.tx);
-    up.rx.bind(sw.in[port]);
-    sw.out[port].bind(down.tx);
-    down.rx.bind(nic.rx);
-    // Credits: each VL owns an equal share of the receiver's buffer.
-    nic.attach_egress(&up, sp.vls, sl_to_vl, per_vl(sp.input_buffer));
-    nic.attach_ingress(&down);
-    sw.attach_ingress(port, &up);
-    sw.attach_egress(port, &down, per_vl(nic_params.rx_buffer));
-    port_links_[s][port] = {&up, &down, ep, tier, -1, -1, e};
-  };
-  for (int e = 0; e < n && !switches_.empty(); ++e)
-    attach_nic(e, "ep" + std::to_string(e), graph_.host_switch[e], graph_.host_port[e],
-               config_.topology.links.at(static_cast<std::size_t>(e)), config_.nic, "host");
-  // Aggregation ports are endpoints n, n + 1, ... (collective participants ranks + i), each
-  // a NIC on an internal port at the rate of `link` with no cable.
-  TopologyGraph routed = graph_;
+  for (int e = 0; e < n; ++e) {
+    down_.push_back(up_[1 - e]);
+    nics_[e]->tx.bind(up_[e]->tx);
+    up_[e]->rx.bind(nics_[1 - e]->rx);
+    nics_[e]->attach_egress(up_[e], sp.vls, sl_to_vl_table(sp), per_vl(config_.nic.rx_buffer, sp.vls));
+    nics_[e]->attach_ingress(up_[1 - e]);
+  }
+}
+
+void Fabric::attach_nic(int e, const std::string& ep, int s, int port, const tlm_fabric::LinkParams& cable,
+                        const std::string& tier, stats::Registry& stats) {
+  const auto& sp = config_.switch_params;
+  auto& sw = *switches_[s];
+  const std::string swp = graph_.switches[s].name + "_p" + std::to_string(port);
+  tlm_fabric::WakeQueue::instance().building_lane(switch_lane_[s]);
+  nics_.push_back(
+      std::make_unique<tlm_fabric::Nic>(ep.c_str(), e, config_.nic, pool_, stats, to_sc(config_.simulation.warmup)));
+  auto& nic = *nics_.back();
+  auto& up = add_link(ep + "_to_" + swp, cable);
+  auto& down = add_link(swp + "_to_" + ep, cable);
+  up_.push_back(&up);
+  down_.push_back(&down);
+  nic.tx.bind(up.tx);
+  up.rx.bind(sw.in[port]);
+  sw.out[port].bind(down.tx);
+  down.rx.bind(nic.rx);
+  nic.attach_egress(&up, sp.vls, sl_to_vl_table(sp), per_vl(sp.input_buffer, sp.vls));
+  nic.attach_ingress(&down);
+  sw.attach_ingress(port, &up);
+  sw.attach_egress(port, &down, per_vl(config_.nic.rx_buffer, sp.vls));
+  port_links_[s][port] = {&up, &down, ep, tier, -1, -1, e};
+}
+
+testbench::AggregationTree Fabric::attach_aggregation_ports(const SwitchTree& tree, const std::vector<int>& ranks,
+                                                            TopologyGraph& routed, stats::Registry& stats) {
   testbench::AggregationTree aggregation;
   aggregation.rank_node = tree.node_of;
   aggregation.parent = tree.parent;
@@ -134,7 +172,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     const int s = tree.switches[node], port = next_port[s]++, e = routed.endpoints();
     tlm_fabric::LinkParams internal = config_.link;
     internal.phy.cable_length = hw::Length::metres(0);
-    attach_nic(e, "agg_" + graph_.switches[s].name + "_" + facing, s, port, internal, config_.nic, "aggregation");
+    attach_nic(e, "agg_" + graph_.switches[s].name + "_" + facing, s, port, internal, "aggregation", stats);
     routed.host_switch.push_back(s);
     routed.host_port.push_back(port);
     aggregation.endpoints.push_back(e);
@@ -148,6 +186,11 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     aggregation.up_port.push_back(root ? -1 : aggregation_port(static_cast<int>(a), graph_.switches[tree.switches[parent]].name));
     aggregation.child_port.push_back(root ? -1 : aggregation_port(parent, graph_.switches[tree.switches[a]].name));
   }
+  return aggregation;
+}
+
+void Fabric::connect_switch_cables() {
+  const auto& sp = config_.switch_params;
   for (const Cable& c : graph_.cables) {
     auto& a = *switches_[c.a];
     auto& b = *switches_[c.b];
@@ -163,13 +206,16 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
       cross_lanes(c.a, ab, c.b);
       cross_lanes(c.b, ba, c.a);
     }
-    a.attach_egress(c.a_port, &ab, per_vl(sp.input_buffer));
+    a.attach_egress(c.a_port, &ab, per_vl(sp.input_buffer, sp.vls));
     b.attach_ingress(c.b_port, &ab);
-    b.attach_egress(c.b_port, &ba, per_vl(sp.input_buffer));
+    b.attach_egress(c.b_port, &ba, per_vl(sp.input_buffer, sp.vls));
     a.attach_ingress(c.a_port, &ba);
     port_links_[c.a][c.a_port] = {&ba, &ab, graph_.switches[c.b].name, c.tier, c.b, c.b_port};
     port_links_[c.b][c.b_port] = {&ab, &ba, graph_.switches[c.a].name, c.tier, c.a, c.a_port};
   }
+}
+
+void Fabric::terminate_open_ports() {
   for (std::size_t s = 0; s < switches_.size(); ++s)
     for (std::size_t p = 0; p < port_links_[s].size(); ++p) {
       if (port_links_[s][p].egress) continue;
@@ -178,6 +224,11 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
       switches_[s]->out[p].bind(unused_.back()->from_egress);
       unused_.back()->to_ingress.bind(switches_[s]->in[p]);
     }
+}
+
+void Fabric::collect_flows() {
+  const int n = graph_.endpoints();
+  const sc_time measure_from = to_sc(config_.simulation.warmup);
   flows_ = std::make_unique<FlowStats>(ideal_fct());
   for (auto& nic : nics_)
     nic->set_flow_handler([this, measure_from, n](const tlm_fabric::FlowRecord& f) {
@@ -188,35 +239,21 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
       else flows_->add(f);
     });
   if (lanes_ > 1) tlm_fabric::WakeQueue::instance().at_window_end([this] { merge_lane_flows(); });
-  const auto routes = minimal_routes(routed);
-  for (std::size_t s = 0; s < switches_.size(); ++s)
-    for (int e = 0; e < routed.endpoints(); ++e) switches_[s]->set_routes(e, routes.ports(static_cast<int>(s), e));
-  build_traffic();
-  if (config_.collective_enabled) {
-    testbench::CollectiveParams cp = config_.collective;
-    cp.ranks = place_ranks();
-    cp.tree = aggregation;  // sharp only
-    std::vector<tlm_fabric::Nic*> nics;
-    for (auto& nic : nics_) nics.push_back(nic.get());
-    std::vector<int> endpoint_lane(nics.size(), 0);  // (aggregation ports: their switch's)
-    for (std::size_t e = 0; e < routed.host_switch.size() && !switches_.empty(); ++e)
-      endpoint_lane[e] = switch_lane_[static_cast<std::size_t>(routed.host_switch[e])];
-    collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, endpoint_lane);
-    // A collective's end spans every lane: it runs between windows, at the time its last
-    // landing is visible, no earlier than the window it landed in ends.
-    if (lanes_ > 1) lookahead_ = std::min(lookahead_, collective_->least_completion_delay());
-  }
-  tlm_fabric::WakeQueue::instance().set_lookahead(lookahead_);
-  if (config_.perftest_enabled) {
-    const auto& pt = config_.perftest;
-    perftest_ = std::make_unique<testbench::Perftest>("perftest", *nics_[pt.client], *nics_[pt.server], pt);
-  }
-  if (config_.simulation.watchdog.in_seconds() > 0) {
-    SC_METHOD(watchdog);
-    sensitive << watchdog_event_;
-    dont_initialize();
-    watchdog_event_.notify(to_sc(config_.simulation.watchdog));
-  }
+}
+
+void Fabric::build_collective(const testbench::AggregationTree& aggregation, const TopologyGraph& routed) {
+  testbench::CollectiveParams cp = config_.collective;
+  cp.ranks = place_ranks();
+  cp.tree = aggregation;  // sharp only
+  std::vector<tlm_fabric::Nic*> nics;
+  for (auto& nic : nics_) nics.push_back(nic.get());
+  std::vector<int> endpoint_lane(nics.size(), 0);  // (aggregation ports: their switch's)
+  for (std::size_t e = 0; e < routed.host_switch.size() && !switches_.empty(); ++e)
+    endpoint_lane[e] = switch_lane_[static_cast<std::size_t>(routed.host_switch[e])];
+  collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, endpoint_lane);
+  // A collective's end spans every lane: it runs between windows, at the time its last
+  // landing is visible, no earlier than the window it landed in ends.
+  if (lanes_ > 1) lookahead_ = std::min(lookahead_, collective_->least_completion_delay());
 }
 
 void Fabric::watchdog() {

@@ -103,6 +103,24 @@ class Fabric : public sc_core::sc_module {
   void cross_lanes(int from, tlm_fabric::Link& link, int to);
   void merge_lane_flows();  // the lanes' flow records of a window into flows_
   tlm_fabric::Link& add_link(const std::string& name, const tlm_fabric::LinkParams& params);
+  /// A Switch per graph switch, with `extra_ports[s]` internal ports beyond its radix.
+  void build_switches(const std::vector<int>& extra_ports, stats::Registry& stats);
+  /// No switch: NIC 0 and NIC 1 on one cable (a Link per direction).
+  void connect_back_to_back(stats::Registry& stats);
+  /// A NIC (endpoint or aggregation node) `e` named `ep` on port `port` of switch `s`.
+  void attach_nic(int e, const std::string& ep, int s, int port, const tlm_fabric::LinkParams& cable,
+                  const std::string& tier, stats::Registry& stats);
+  /// Sharp: the aggregation nodes of `tree` as endpoints n, n + 1, ... (each a NIC on an
+  /// internal port at the rate of `link`, no cable), added to `routed`.
+  testbench::AggregationTree attach_aggregation_ports(const SwitchTree& tree, const std::vector<int>& ranks,
+                                                      TopologyGraph& routed, stats::Registry& stats);
+  /// A Link pair per switch-to-switch cable.
+  void connect_switch_cables();
+  /// Ports without a cable get an UnconnectedPort.
+  void terminate_open_ports();
+  /// The NICs' flow records after the warm-up into flows_ (per lane in a parallel window).
+  void collect_flows();
+  void build_collective(const testbench::AggregationTree& aggregation, const TopologyGraph& routed);
   void build_traffic();
   void sample();
   void watchdog();
