@@ -553,94 +553,110 @@ void Fabric::finish_packet_log() {
   if (packet_log_) packet_log_->finish();
 }
 
+namespace {
+
+// A random derangement: every source sends to one other endpoint, each receives once.
+std::vector<int> random_derangement(int n, std::mt19937_64& rng) {
+  std::vector<int> perm(n);
+  bool fixed_point = true;
+  while (fixed_point) {
+    std::iota(perm.begin(), perm.end(), 0);
+    for (int i = n - 1; i > 0; --i) std::swap(perm[i], perm[rng() % static_cast<std::uint64_t>(i + 1)]);
+    fixed_point = false;
+    for (int i = 0; i < n; ++i) fixed_point = fixed_point || perm[i] == i;
+  }
+  return perm;
+}
+
+// Hotspot traffic of source `s`: hotspot_fraction of its messages to the hotspots, the
+// rest uniformly over every other endpoint; empty when `s` is the only hotspot.
+std::vector<testbench::Weighted> hotspot_destinations(int s, int n, const TrafficParams& t) {
+  std::vector<testbench::Weighted> hot;
+  for (int h : t.hotspots)
+    if (h != s) hot.push_back({static_cast<std::uint64_t>(h), 0.0});
+  if (hot.empty()) return hot;
+  std::vector<testbench::Weighted> d;  // every other endpoint, then the hotspots again
+  const double rest = (1.0 - t.hotspot_fraction) / static_cast<double>(n - 1);
+  for (int x = 0; x < n; ++x)
+    if (x != s) d.push_back({static_cast<std::uint64_t>(x), rest});
+  for (auto& w : hot) w.weight = t.hotspot_fraction / static_cast<double>(hot.size());
+  d.insert(d.end(), hot.begin(), hot.end());
+  return d;
+}
+
+testbench::Destinations one(int dst) { return testbench::Destinations({{static_cast<std::uint64_t>(dst), 1.0}}); }
+
+}  // namespace
+
+void Fabric::add_source(int src, testbench::Destinations dsts, std::vector<testbench::Weighted> msg_sizes,
+                        std::uint32_t flow, const std::vector<int>& sls, double load, std::uint64_t messages,
+                        hw::Time start) {
+  const auto& t = config_.traffic;
+  const std::uint64_t mtu = config_.nic.mtu.in_bytes();
+  testbench::GeneratorParams g;
+  // Offered load is a fraction of the wire rate, framing included: 1.0 fills the link.
+  double total = 0, wire = 0;
+  for (const auto& s : msg_sizes) {
+    total += s.weight;
+    wire += s.weight * message_wire_time(up_[src]->timing(), s.value, mtu).in_seconds();
+  }
+  g.slot = to_sc(hw::Time::seconds(wire / total));
+  if (g.slot == sc_core::SC_ZERO_TIME) g.slot = sc_core::sc_get_time_resolution();
+  g.destinations = std::move(dsts);
+  g.sizes = std::move(msg_sizes);
+  g.flow = flow;
+  g.sls = sls;
+  g.load = load;
+  g.arrival = t.arrival;
+  g.burst_length = t.burst_length;
+  g.start = to_sc(start);
+  g.stop = to_sc(config_.simulation.duration);
+  g.max_messages = messages;
+  g.seed = hw::mix_seed(config_.simulation.seed, sources_.size() + 1);
+  if (t.rdma)
+    for (std::size_t i = 0; i < g.destinations.size(); ++i)
+      for (int sl : sls) {
+        // One RC QP pair per (source, destination, service level) for this generator.
+        const int dst = g.destinations.endpoint(i);
+        auto& a = nics_[src]->rdma();
+        auto& b = nics_[dst]->rdma();
+        const int qa = a.create_qp(dst, 0, sl);
+        const int qb = b.create_qp(src, qa, sl);
+        a.connect(qa, qb);
+        g.qps.push_back(qa);
+      }
+  const std::string name = "gen" + std::to_string(sources_.size()) + "_ep" + std::to_string(src);
+  if (!switches_.empty()) tlm_fabric::WakeQueue::instance().building_lane(switch_lane_[graph_.host_switch[src]]);
+  sources_.push_back(std::make_unique<testbench::TrafficSource>(name.c_str(), *nics_[src], g));
+}
+
 void Fabric::build_traffic() {
   const auto& t = config_.traffic;
   const int n = graph_.endpoints();
-  const std::uint64_t mtu = config_.nic.mtu.in_bytes();
-  const sc_time stop = to_sc(config_.simulation.duration);
   std::mt19937_64 rng(hw::mix_seed(config_.simulation.seed, 0));
-
   std::vector<testbench::Weighted> sizes;
   for (const auto& s : t.message_sizes) sizes.push_back({s.size.in_bytes(), s.weight});
   if (sizes.empty()) sizes.push_back({t.message_size.in_bytes(), 1.0});
-
-  auto add = [&](int src, testbench::Destinations dsts, std::vector<testbench::Weighted> msg_sizes,
-                 std::uint32_t flow, const std::vector<int>& sls, double load, std::uint64_t messages, hw::Time start) {
-    testbench::GeneratorParams g;
-    // Offered load is a fraction of the wire rate, framing included: 1.0 fills the link.
-    double total = 0, wire = 0;
-    for (const auto& s : msg_sizes) {
-      total += s.weight;
-      wire += s.weight * message_wire_time(up_[src]->timing(), s.value, mtu).in_seconds();
-    }
-    g.slot = to_sc(hw::Time::seconds(wire / total));
-    if (g.slot == sc_core::SC_ZERO_TIME) g.slot = sc_core::sc_get_time_resolution();
-    g.destinations = std::move(dsts);
-    g.sizes = std::move(msg_sizes);
-    g.flow = flow;
-    g.sls = sls;
-    g.load = load;
-    g.arrival = t.arrival;
-    g.burst_length = t.burst_length;
-    g.start = to_sc(start);
-    g.stop = stop;
-    g.max_messages = messages;
-    g.seed = hw::mix_seed(config_.simulation.seed, sources_.size() + 1);
-    if (t.rdma)
-      for (std::size_t i = 0; i < g.destinations.size(); ++i)
-        for (int sl : sls) {
-          // One RC QP pair per (source, destination, service level) for this generator.
-          const int dst = g.destinations.endpoint(i);
-          auto& a = nics_[src]->rdma();
-          auto& b = nics_[dst]->rdma();
-          const int qa = a.create_qp(dst, 0, sl);
-          const int qb = b.create_qp(src, qa, sl);
-          a.connect(qa, qb);
-          g.qps.push_back(qa);
-        }
-    const std::string name = "gen" + std::to_string(sources_.size()) + "_ep" + std::to_string(src);
-    if (!switches_.empty()) tlm_fabric::WakeQueue::instance().building_lane(switch_lane_[graph_.host_switch[src]]);
-    sources_.push_back(std::make_unique<testbench::TrafficSource>(name.c_str(), *nics_[src], g));
-  };
-  auto one = [](int dst) { return testbench::Destinations({{static_cast<std::uint64_t>(dst), 1.0}}); };
   const hw::Time zero = hw::Time::seconds(0);
 
   switch (t.pattern) {
     case TrafficPattern::none: break;
     case TrafficPattern::uniform:
-      for (int s = 0; s < n; ++s) add(s, testbench::Destinations::all_but(s, n), sizes, 0, t.sls, t.load, t.messages, zero);
+      for (int s = 0; s < n; ++s)
+        add_source(s, testbench::Destinations::all_but(s, n), sizes, 0, t.sls, t.load, t.messages, zero);
       break;
     case TrafficPattern::permutation: {
-      // A random derangement: every source sends to one other endpoint, each receives once.
-      std::vector<int> perm(n);
-      bool fixed_point = true;
-      while (fixed_point) {
-        std::iota(perm.begin(), perm.end(), 0);
-        for (int i = n - 1; i > 0; --i) std::swap(perm[i], perm[rng() % static_cast<std::uint64_t>(i + 1)]);
-        fixed_point = false;
-        for (int i = 0; i < n; ++i) fixed_point = fixed_point || perm[i] == i;
-      }
-      for (int s = 0; s < n; ++s)
-        add(s, one(perm[s]), sizes, 0, t.sls, t.load, t.messages, zero);
+      const std::vector<int> perm = random_derangement(n, rng);
+      for (int s = 0; s < n; ++s) add_source(s, one(perm[s]), sizes, 0, t.sls, t.load, t.messages, zero);
       break;
     }
     case TrafficPattern::hotspot:
-      // Each source sends hotspot_fraction of its messages to the hotspots, the rest uniformly.
       for (int s = 0; s < n; ++s) {
-        std::vector<testbench::Weighted> hot;
-        for (int h : t.hotspots)
-          if (h != s) hot.push_back({static_cast<std::uint64_t>(h), 0.0});
-        if (hot.empty()) {
-          add(s, testbench::Destinations::all_but(s, n), sizes, 0, t.sls, t.load, t.messages, zero);
-          continue;
-        }
-        std::vector<testbench::Weighted> d;  // every other endpoint, then the hotspots again
-        const double rest = (1.0 - t.hotspot_fraction) / static_cast<double>(n - 1);
-        for (int x = 0; x < n; ++x)
-          if (x != s) d.push_back({static_cast<std::uint64_t>(x), rest});
-        for (auto& w : hot) w.weight = t.hotspot_fraction / static_cast<double>(hot.size());
-        d.insert(d.end(), hot.begin(), hot.end());
-        add(s, testbench::Destinations(std::move(d)), sizes, 0, t.sls, t.load, t.messages, zero);
+        std::vector<testbench::Weighted> d = hotspot_destinations(s, n, t);
+        if (d.empty())
+          add_source(s, testbench::Destinations::all_but(s, n), sizes, 0, t.sls, t.load, t.messages, zero);
+        else
+          add_source(s, testbench::Destinations(std::move(d)), sizes, 0, t.sls, t.load, t.messages, zero);
       }
       break;
     case TrafficPattern::incast: {
@@ -649,14 +665,14 @@ void Fabric::build_traffic() {
         for (int s = 0; s < n; ++s)
           if (s != t.incast_target) senders.push_back(s);
       for (int s : senders)
-        add(s, one(t.incast_target), sizes, static_cast<std::uint32_t>(s), t.sls, t.load, t.messages, zero);
+        add_source(s, one(t.incast_target), sizes, static_cast<std::uint32_t>(s), t.sls, t.load, t.messages, zero);
       break;
     }
     case TrafficPattern::explicit_flows:
       for (std::size_t f = 0; f < t.flows.size(); ++f) {
         const auto& fl = t.flows[f];
-        add(fl.src, one(fl.dst), {{fl.message_size.in_bytes(), 1.0}},
-            static_cast<std::uint32_t>(f), fl.sls, fl.load, fl.messages, fl.start);
+        add_source(fl.src, one(fl.dst), {{fl.message_size.in_bytes(), 1.0}}, static_cast<std::uint32_t>(f), fl.sls,
+                   fl.load, fl.messages, fl.start);
       }
       break;
   }

@@ -122,6 +122,10 @@ class Fabric : public sc_core::sc_module {
   void collect_flows();
   void build_collective(const testbench::AggregationTree& aggregation, const TopologyGraph& routed);
   void build_traffic();
+  /// A traffic generator at endpoint `src` (with its RC QPs when the transport is RDMA).
+  void add_source(int src, testbench::Destinations dsts, std::vector<testbench::Weighted> msg_sizes,
+                  std::uint32_t flow, const std::vector<int>& sls, double load, std::uint64_t messages,
+                  hw::Time start);
   void sample();
   void watchdog();
   /// Something is on its way that arrives after now (the watchdog's progress).
