@@ -306,45 +306,108 @@ void RunFiles::finish(nlohmann::json& results) {
   write_results(dir_, results);
 }
 
-nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, Progress* progress,
-                              ModelTeardown teardown) {
-  // A workload that ends the run itself (perftest) calls sc_stop: not news.
-  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  auto model = std::make_unique<Model>(config);
-  const stats::Registry& registry = model->registry;
-  Fabric& fabric = model->fabric;
-  if (logs.packets) fabric.set_packet_log(*logs.packets);
-  if (logs.qp_rates) fabric.set_qp_rate_log(*logs.qp_rates);
-  if (logs.occupancy) fabric.set_occupancy_log(*logs.occupancy);
-  // The model is built: back it with huge pages before the first packet moves.
-  const std::size_t huge_page_bytes = use_huge_pages();
-  const auto wall_start = std::chrono::steady_clock::now();
-  const sc_time duration = to_sc(config.simulation.duration);
-  if (progress && progress->enabled()) {
-    // Slices end on the same timeline as one sc_start(duration): each runs every event up
-    // to its end, so the results are the same (tests/test_sweep.cpp checks it).
-    const sc_time slice = duration / 200.0 > sc_time(1, sc_core::SC_NS) ? duration / 200.0 : sc_time(1, sc_core::SC_NS);
-    const double total_ns = duration.to_seconds() * 1e9;
-    while (sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_time_stamp() < duration) {
-      const sc_time left = duration - sc_core::sc_time_stamp();
-      tlm_fabric::simulate_for(left < slice ? left : slice);
-      progress->update(sc_core::sc_time_stamp().to_seconds() * 1e9, total_ns, "");
-    }
-    progress->update(sc_core::sc_time_stamp().to_seconds() * 1e9, total_ns, "", true);
-    progress->finish();
-  } else {
-    tlm_fabric::simulate_for(duration);
-  }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  fabric.finish_packet_log();
-  // Admissions a switch folded into a wake after the end, due before it. A run that ends
-  // at its duration leaves the events at the end itself alone (the kernel's rule); a run
-  // the model stopped ran every wake due at that instant first.
-  const bool stopped = sc_core::sc_get_status() == sc_core::SC_STOPPED;
-  for (const auto& sw : fabric.switches()) sw->settle_admissions(sc_core::sc_time_stamp(), stopped);
+namespace {
 
-  const double end_s = sc_core::sc_time_stamp().to_seconds();
-  const double window_s = end_s - config.simulation.warmup.in_seconds();
+// Runs the model for `duration`, or until a workload stops it. With a progress line, in
+// slices that end on the same timeline as one sc_start(duration): each runs every event
+// up to its end, so the results are the same (tests/test_sweep.cpp checks it).
+void simulate(const sc_time& duration, Progress* progress) {
+  if (!progress || !progress->enabled()) {
+    tlm_fabric::simulate_for(duration);
+    return;
+  }
+  const sc_time slice = duration / 200.0 > sc_time(1, sc_core::SC_NS) ? duration / 200.0 : sc_time(1, sc_core::SC_NS);
+  const double total_ns = duration.to_seconds() * 1e9;
+  while (sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_time_stamp() < duration) {
+    const sc_time left = duration - sc_core::sc_time_stamp();
+    tlm_fabric::simulate_for(left < slice ? left : slice);
+    progress->update(sc_core::sc_time_stamp().to_seconds() * 1e9, total_ns, "");
+  }
+  progress->update(sc_core::sc_time_stamp().to_seconds() * 1e9, total_ns, "", true);
+  progress->finish();
+}
+
+// The training steps as a text table.
+std::string training_table(const FabricConfig& config, const nlohmann::json& steps) {
+  std::ostringstream t;
+  t << "training step (" << config.collective.training.buckets.size() << " gradient buckets, "
+    << (config.collective.training.overlap ? "overlapped" : "not overlapped") << "):\n";
+  char line[160];
+  for (const auto& s : steps) {
+    std::snprintf(line, sizeof line, "  step %.1f us = compute %.1f us + exposed communication %.1f us (%.1f%%); "
+                  "communication busy %.1f us\n", s["step_time_us"].get<double>(), s["compute_us"].get<double>(),
+                  s["exposed_communication_us"].get<double>(), 100 * s["communication_fraction"].get<double>(),
+                  s["communication_us"].get<double>());
+    t << line;
+  }
+  return t.str();
+}
+
+// results.json "collective" (and "training" for a training step) into `r`.
+void add_collective_results(nlohmann::json& r, const Fabric& fabric, const testbench::CollectiveRunner& co,
+                            const FabricConfig& config) {
+  r["collective"] = {{"op", to_string(config.collective.op)},
+                     {"algorithm", to_string(config.collective.algorithm)},
+                     {"ranks", fabric.place_ranks()},
+                     {"finished", co.finished()},
+                     {"sizes", co.report()},
+                     {"table", co.table()}};
+  if (config.collective.training.enabled) {
+    r["training"] = {{"buckets", config.collective.training.buckets.size()},
+                     {"overlap", config.collective.training.overlap},
+                     {"steps", co.training_report()}};
+    r["collective"]["table"] = training_table(config, r["training"]["steps"]);
+  }
+  if (!co.finished())
+    r["collective"]["error"] = "the collective did not finish within simulation.duration; raise it or lower sizes";
+}
+
+// Activations (how often a switch or NIC process woke) measure the simulator's
+// effort, not the modelled hardware: they go to "simulator", so a change that
+// wakes less keeps every model figure identical. Returns their total.
+std::uint64_t count_activations(const Fabric& fabric, nlohmann::json& per_process) {
+  std::uint64_t activations = 0;
+  per_process = nlohmann::json::object();
+  auto count = [&](const std::string& name, std::uint64_t n) {
+    activations += n;
+    per_process[name] = n;
+  };
+  for (const auto& sw : fabric.switches()) count(sw->name(), sw->activations());
+  for (const auto& nic : fabric.nics()) count(nic->name(), nic->activations());
+  return activations;
+}
+
+// Network and packet latency over every NIC.
+nlohmann::json latency_results(const Fabric& fabric, const stats::Registry& registry) {
+  stats::Distribution network, packet;
+  for (const auto& nic : fabric.nics()) {
+    const stats::Registry::Scope own = registry.scope(std::string(nic->name()) + ".");
+    network.merge(*own.find_distribution("network_latency"));
+    packet.merge(*own.find_distribution("packet_latency"));
+  }
+  return {{"network_latency_ns", network.summary()}, {"packet_latency_ns", packet.summary()}};
+}
+
+/// Packet and load totals over the endpoints.
+struct EndpointTotals {
+  std::uint64_t injected = 0, delivered = 0, dropped = 0;
+  double accepted_sum = 0, offered_sum = 0;
+};
+
+EndpointTotals endpoint_totals(const nlohmann::json& endpoints) {
+  EndpointTotals t;
+  for (const auto& e : endpoints) {
+    t.dropped += e["rx_crc_drops"].get<std::uint64_t>();
+    t.injected += e["tx_packets"].get<std::uint64_t>();
+    t.delivered += e["rx_packets"].get<std::uint64_t>();
+    t.accepted_sum += e["accepted_load"].get<double>();
+    t.offered_sum += e["injected_load"].get<double>();
+  }
+  return t;
+}
+
+// The run's identity: versions, configuration, seed, simulated time, topology size.
+nlohmann::json results_header(const FabricConfig& config, const Fabric& fabric, double end_s) {
   nlohmann::json r;
   r["schema_version"] = kResultsSchemaVersion;
   r["fabricsim_version"] = "0.1.0";
@@ -358,6 +421,43 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
                    {"switches", fabric.switches().size()},
                    {"endpoints", fabric.graph().endpoints()},
                    {"aggregation_ports", fabric.nics().size() - static_cast<std::size_t>(fabric.graph().endpoints())}};
+  return r;
+}
+
+nlohmann::json perftest_results(const FabricConfig& config, const testbench::Perftest& pt) {
+  nlohmann::json p = {{"test", to_string(config.perftest.kind)}, {"finished", pt.finished()}, {"sizes", pt.report()},
+                      {"table", pt.table()}};
+  if (!pt.finished()) p["error"] = "perftest did not finish within simulation.duration; raise it or lower iterations";
+  return p;
+}
+
+}  // namespace
+
+nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, Progress* progress,
+                              ModelTeardown teardown) {
+  // A workload that ends the run itself (perftest) calls sc_stop: not news.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  auto model = std::make_unique<Model>(config);
+  const stats::Registry& registry = model->registry;
+  Fabric& fabric = model->fabric;
+  if (logs.packets) fabric.set_packet_log(*logs.packets);
+  if (logs.qp_rates) fabric.set_qp_rate_log(*logs.qp_rates);
+  if (logs.occupancy) fabric.set_occupancy_log(*logs.occupancy);
+  // The model is built: back it with huge pages before the first packet moves.
+  const std::size_t huge_page_bytes = use_huge_pages();
+  const auto wall_start = std::chrono::steady_clock::now();
+  simulate(to_sc(config.simulation.duration), progress);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  fabric.finish_packet_log();
+  // Admissions a switch folded into a wake after the end, due before it. A run that ends
+  // at its duration leaves the events at the end itself alone (the kernel's rule); a run
+  // the model stopped ran every wake due at that instant first.
+  const bool stopped = sc_core::sc_get_status() == sc_core::SC_STOPPED;
+  for (const auto& sw : fabric.switches()) sw->settle_admissions(sc_core::sc_time_stamp(), stopped);
+
+  const double end_s = sc_core::sc_time_stamp().to_seconds();
+  const double window_s = end_s - config.simulation.warmup.in_seconds();
+  nlohmann::json r = results_header(config, fabric, end_s);
 
   if (logs.qps) *logs.qps << "endpoint,qpn,peer,peer_qpn,sl,posted_requests,acked_bytes,goodput_gbps,"
                              "retransmitted_packets,timeouts,cnps_received,cc_rate_gbps\n";
@@ -365,47 +465,25 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   if (logs.qps) logs.qps->flush();
   if (logs.qp_rates) logs.qp_rates->flush();
   if (logs.occupancy) logs.occupancy->flush();
-  std::uint64_t injected = 0, delivered = 0, dropped = 0, activations = 0, hops = 0;
-  double accepted_sum = 0, offered_sum = 0;
-  for (const auto& e : endpoints) {
-    dropped += e["rx_crc_drops"].get<std::uint64_t>();
-    injected += e["tx_packets"].get<std::uint64_t>();
-    delivered += e["rx_packets"].get<std::uint64_t>();
-    accepted_sum += e["accepted_load"].get<double>();
-    offered_sum += e["injected_load"].get<double>();
-  }
-  nlohmann::json ports = port_results(fabric, registry, end_s, dropped);
+  EndpointTotals totals = endpoint_totals(endpoints);
+  nlohmann::json ports = port_results(fabric, registry, end_s, totals.dropped);
+  std::uint64_t hops = 0;
   for (const auto& link : fabric.all_links()) hops += link->counters().packets;
   nlohmann::json all_stats = registry.to_json();
-  // Activations (how often a switch or NIC process woke) measure the simulator's
-  // effort, not the modelled hardware: they go to "simulator", so a change that
-  // wakes less keeps every model figure identical.
-  nlohmann::json per_process = nlohmann::json::object();
-  auto count = [&](const std::string& name, std::uint64_t n) {
-    activations += n;
-    per_process[name] = n;
-  };
-  for (const auto& sw : fabric.switches()) count(sw->name(), sw->activations());
-  for (const auto& nic : fabric.nics()) count(nic->name(), nic->activations());
-
-  stats::Distribution network, packet;
-  for (const auto& nic : fabric.nics()) {
-    const stats::Registry::Scope own = registry.scope(std::string(nic->name()) + ".");
-    network.merge(*own.find_distribution("network_latency"));
-    packet.merge(*own.find_distribution("packet_latency"));
-  }
+  nlohmann::json per_process;
+  const std::uint64_t activations = count_activations(fabric, per_process);
   const double n_ep = static_cast<double>(fabric.nics().size());
   // In flight = packets still held anywhere (pool slots not yet released):
   // counted independently, so injected = delivered + dropped + in_flight is a check.
-  r["packets"] = {{"injected", injected},
-                  {"delivered", delivered},
-                  {"dropped", dropped},
+  r["packets"] = {{"injected", totals.injected},
+                  {"delivered", totals.delivered},
+                  {"dropped", totals.dropped},
                   {"in_flight", fabric.pool().in_use()}};
-  r["throughput"] = {{"accepted_load", accepted_sum / n_ep},
-                     {"injected_load", offered_sum / n_ep},
+  r["throughput"] = {{"accepted_load", totals.accepted_sum / n_ep},
+                     {"injected_load", totals.offered_sum / n_ep},
                      {"offered_load", config.traffic.pattern == TrafficPattern::none ? nlohmann::json(nullptr)
                                                                                       : nlohmann::json(config.traffic.load)}};
-  r["latency"] = {{"network_latency_ns", network.summary()}, {"packet_latency_ns", packet.summary()}};
+  r["latency"] = latency_results(fabric, registry);
   // The large sections move into the results (no second copy at the peak, which is here).
   r["endpoints"] = std::move(endpoints);
   r["ports"] = std::move(ports);
@@ -415,40 +493,8 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   r["scoreboard"] = scoreboard(fabric, r["packets"], r["endpoints"], config);
   if (!fabric.stall_report().is_null()) r["stall"] = fabric.stall_report();
   r["timeseries"] = fabric.timeseries();
-  if (const auto* co = fabric.collective()) {
-    r["collective"] = {{"op", to_string(config.collective.op)},
-                       {"algorithm", to_string(config.collective.algorithm)},
-                       {"ranks", fabric.place_ranks()},
-                       {"finished", co->finished()},
-                       {"sizes", co->report()},
-                       {"table", co->table()}};
-    if (config.collective.training.enabled) {
-      r["training"] = {{"buckets", config.collective.training.buckets.size()},
-                       {"overlap", config.collective.training.overlap},
-                       {"steps", co->training_report()}};
-      r["collective"].erase("table");
-      std::ostringstream t;
-      t << "training step (" << config.collective.training.buckets.size() << " gradient buckets, "
-        << (config.collective.training.overlap ? "overlapped" : "not overlapped") << "):\n";
-      char line[160];
-      for (const auto& s : r["training"]["steps"]) {
-        std::snprintf(line, sizeof line, "  step %.1f us = compute %.1f us + exposed communication %.1f us (%.1f%%); "
-                      "communication busy %.1f us\n", s["step_time_us"].get<double>(), s["compute_us"].get<double>(),
-                      s["exposed_communication_us"].get<double>(), 100 * s["communication_fraction"].get<double>(),
-                      s["communication_us"].get<double>());
-        t << line;
-      }
-      r["collective"]["table"] = t.str();
-    }
-    if (!co->finished())
-      r["collective"]["error"] = "the collective did not finish within simulation.duration; raise it or lower sizes";
-  }
-  if (const auto* pt = fabric.perftest()) {
-    r["perftest"] = {{"test", to_string(config.perftest.kind)}, {"finished", pt->finished()}, {"sizes", pt->report()},
-                     {"table", pt->table()}};
-    if (!pt->finished())
-      r["perftest"]["error"] = "perftest did not finish within simulation.duration; raise it or lower iterations";
-  }
+  if (const auto* co = fabric.collective()) add_collective_results(r, fabric, *co, config);
+  if (const auto* pt = fabric.perftest()) r["perftest"] = perftest_results(config, *pt);
   // Read last, with the rest of the results built: what the run took but the writing.
   const std::optional<std::uint64_t> peak_memory = peak_resident_bytes();
   r["simulator"] = {{"wall_time_s", wall},
