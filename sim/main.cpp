@@ -109,47 +109,64 @@ int report_command(const std::string& dir) {
 
 }  // namespace
 
-int sc_main(int argc, char* argv[]) {
-  CLI::App app{"fabricsim: SystemC/TLM-2.0 model of InfiniBand and RoCE AI fabrics"};
-  app.require_subcommand(1);
-  std::string file, out_dir;
+namespace {
+
+/// Every subcommand's options, as CLI11 fills them.
+struct CommandLine {
+  std::string file, out_dir, trace_dir;
   std::vector<std::string> overrides;
-  bool packet_csv = false;
-
-  // A folder option given as "" would silently fall back to the default folder.
-  const CLI::Validator non_empty([](std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); },
-                                 "");
-  auto* run = app.add_subcommand("run", "simulate a configuration and write results.json");
-  run->add_option("config", file, "YAML configuration")->required();
-  run->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
-  run->add_option("--out", out_dir, "results folder (overrides output.directory)")->check(non_empty);
-  run->add_flag("--packet-csv", packet_csv, "also write packets.csv, one row per delivered packet");
-  std::string trace_dir;
-  run->add_option("--trace", trace_dir,
-                  "write FST waveforms (GTKWave) of the RTL blocks in use (switch.allocator_impl rtl | lockstep) "
-                  "into this folder")
-      ->check(non_empty);
-
-  auto* validate = app.add_subcommand("validate", "check a configuration without running it");
-  validate->add_option("config", file, "YAML configuration")->required();
-  validate->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
-
-  bool quiet = false, verbose = false;
-  const auto add_verbosity = [&](CLI::App* cmd) {
-    auto* q = cmd->add_flag("--quiet,-q", quiet, "print nothing but errors (no progress line, no table)");
-    cmd->add_flag("--verbose,-v", verbose, "progress even when not on a terminal (one line every 2 s), per-point lines")
-        ->excludes(q);
-  };
-  add_verbosity(run);
-
+  bool packet_csv = false, quiet = false, verbose = false;
   std::string loads = "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0";
   fabricsim::sim::SweepOptions sw;
-  auto* sweep = app.add_subcommand("sweep", "run a sweep file (base configuration, axes, seeds: docs/sweeps.md), or a "
-                                            "configuration over offered loads (--loads)");
-  sweep->add_option("sweep", file, "sweep file (with axes:), or a YAML configuration for a --loads sweep")->required();
-  sweep->add_option("--set", overrides, "override a key in every point: path.to.key=value (repeatable)");
-  sweep->add_option("--out", sw.out_dir, "results folder (default results/sweep_<file stem>)")->check(non_empty);
-  sweep->add_option("--loads", loads, "configuration only: comma-separated offered loads in (0, 1]")->capture_default_str();
+  std::string task_plan;
+  int task_id = 0;
+  std::string report_dir;
+  fabricsim::sim::CompareOptions cmp;
+  std::string cmp_workloads, cmp_sizes;
+  bool cmp_no_plots = false;
+  CLI::App *run = nullptr, *validate = nullptr, *sweep = nullptr, *sweep_task = nullptr, *report = nullptr,
+           *routes = nullptr, *compare = nullptr;
+};
+
+// A folder option given as "" would silently fall back to the default folder.
+CLI::Validator non_empty() {
+  return CLI::Validator([](std::string& s) { return s.empty() ? std::string("must not be empty") : std::string(); }, "");
+}
+
+void add_verbosity(CLI::App* cmd, CommandLine& cl) {
+  auto* q = cmd->add_flag("--quiet,-q", cl.quiet, "print nothing but errors (no progress line, no table)");
+  cmd->add_flag("--verbose,-v", cl.verbose, "progress even when not on a terminal (one line every 2 s), per-point lines")
+      ->excludes(q);
+}
+
+// `run` and `validate`.
+void add_run_commands(CLI::App& app, CommandLine& cl) {
+  auto* run = cl.run = app.add_subcommand("run", "simulate a configuration and write results.json");
+  run->add_option("config", cl.file, "YAML configuration")->required();
+  run->add_option("--set", cl.overrides, "override a key: path.to.key=value (repeatable)");
+  run->add_option("--out", cl.out_dir, "results folder (overrides output.directory)")->check(non_empty());
+  run->add_flag("--packet-csv", cl.packet_csv, "also write packets.csv, one row per delivered packet");
+  run->add_option("--trace", cl.trace_dir,
+                  "write FST waveforms (GTKWave) of the RTL blocks in use (switch.allocator_impl rtl | lockstep) "
+                  "into this folder")
+      ->check(non_empty());
+
+  auto* validate = cl.validate = app.add_subcommand("validate", "check a configuration without running it");
+  validate->add_option("config", cl.file, "YAML configuration")->required();
+  validate->add_option("--set", cl.overrides, "override a key: path.to.key=value (repeatable)");
+  add_verbosity(run, cl);
+}
+
+// `sweep`, and `sweep-task`: one array task of a Slurm sweep (written into the job script; not for people).
+void add_sweep_commands(CLI::App& app, CommandLine& cl) {
+  auto& sw = cl.sw;
+  auto* sweep = cl.sweep = app.add_subcommand("sweep", "run a sweep file (base configuration, axes, seeds: "
+                                                       "docs/sweeps.md), or a configuration over offered loads (--loads)");
+  sweep->add_option("sweep", cl.file, "sweep file (with axes:), or a YAML configuration for a --loads sweep")->required();
+  sweep->add_option("--set", cl.overrides, "override a key in every point: path.to.key=value (repeatable)");
+  sweep->add_option("--out", sw.out_dir, "results folder (default results/sweep_<file stem>)")->check(non_empty());
+  sweep->add_option("--loads", cl.loads, "configuration only: comma-separated offered loads in (0, 1]")
+      ->capture_default_str();
   sweep->add_option("--executor", sw.executor, "local (process pool) or slurm (sbatch job array)")
       ->check(CLI::IsMember({"local", "slurm"}))
       ->capture_default_str();
@@ -160,46 +177,107 @@ int sc_main(int argc, char* argv[]) {
       ->capture_default_str();
   sweep->add_option("--sbatch-option", sw.sbatch_options, "slurm: extra sbatch option, e.g. --partition=short (repeatable)")
       ->allow_extra_args(false);
-  add_verbosity(sweep);
+  add_verbosity(sweep, cl);
 
-  // One array task of a Slurm sweep (written into the job script; not for people).
-  std::string task_plan;
-  int task_id = 0;
-  auto* sweep_task = app.add_subcommand("sweep-task", "");
+  auto* sweep_task = cl.sweep_task = app.add_subcommand("sweep-task", "");
   sweep_task->group("");
-  sweep_task->add_option("plan", task_plan)->required();
-  sweep_task->add_option("task", task_id)->required();
+  sweep_task->add_option("plan", cl.task_plan)->required();
+  sweep_task->add_option("task", cl.task_id)->required();
+}
 
-  std::string report_dir;
-  auto* report = app.add_subcommand("report", "write RESULTS_DIR/report/index.html: the plots and tables of a sweep "
-                                              "(or of one run), viewable offline");
-  report->add_option("results_dir", report_dir, "results folder of fabricsim sweep (sweep.json) or run (results.json)")
+// `report` and `routes`.
+void add_inspection_commands(CLI::App& app, CommandLine& cl) {
+  auto* report = cl.report = app.add_subcommand("report", "write RESULTS_DIR/report/index.html: the plots and tables "
+                                                          "of a sweep (or of one run), viewable offline");
+  report->add_option("results_dir", cl.report_dir, "results folder of fabricsim sweep (sweep.json) or run (results.json)")
       ->required();
 
-  auto* routes = app.add_subcommand("routes", "print every switch's forwarding table");
-  routes->add_option("config", file, "YAML configuration")->required();
-  routes->add_option("--set", overrides, "override a key: path.to.key=value (repeatable)");
+  auto* routes = cl.routes = app.add_subcommand("routes", "print every switch's forwarding table");
+  routes->add_option("config", cl.file, "YAML configuration")->required();
+  routes->add_option("--set", cl.overrides, "override a key: path.to.key=value (repeatable)");
+}
 
-  // fabricsim compare: the same topology and workloads under several configurations (sim/compare.h).
-  fabricsim::sim::CompareOptions cmp;
-  std::string cmp_workloads, cmp_sizes;
-  bool cmp_no_plots = false;
-  auto* compare = app.add_subcommand("compare", "run the same topology and workloads under several configurations "
-                                                "(e.g. presets/ib_ndr.yaml presets/roce_400g.yaml), side by side");
+// `compare`: the same topology and workloads under several configurations (sim/compare.h).
+void add_compare_command(CLI::App& app, CommandLine& cl) {
+  auto& cmp = cl.cmp;
+  auto* compare = cl.compare = app.add_subcommand("compare", "run the same topology and workloads under several "
+                                                             "configurations (e.g. presets/ib_ndr.yaml "
+                                                             "presets/roce_400g.yaml), side by side");
   compare->add_option("configs", cmp.configs, "YAML configurations or presets, one column each")->required();
-  compare->add_option("--workload", cmp_workloads, "comma-separated: latency, allreduce, incast, training (default all)");
+  compare->add_option("--workload", cl.cmp_workloads, "comma-separated: latency, allreduce, incast, training (default all)");
   compare->add_option("--topology", cmp.topology, "topology YAML file or text, e.g. '{kind: leaf_spine, radix: 8}' "
                                                   "(default: the first configuration's)");
-  compare->add_option("--sizes", cmp_sizes, "cluster-size sweep: comma-separated endpoint counts, a 1:1 leaf-spine each");
-  compare->add_option("--out", cmp.out_dir, "results folder")->capture_default_str()->check(non_empty);
+  compare->add_option("--sizes", cl.cmp_sizes, "cluster-size sweep: comma-separated endpoint counts, a 1:1 leaf-spine each");
+  compare->add_option("--out", cmp.out_dir, "results folder")->capture_default_str()->check(non_empty());
   compare->add_option("--set", cmp.overrides, "override a key in every run: path.to.key=value (repeatable, applied last)");
   compare->add_option("--allreduce-size", cmp.allreduce_size, "AllReduce bytes per rank")->capture_default_str();
   compare->add_option("--latency-iterations", cmp.latency_iterations, "write_lat iterations per size")->capture_default_str();
   compare->add_option("--incast-bytes", cmp.incast_bytes, "size of the one RDMA WRITE each incast sender posts to "
                                                           "endpoint 0 at t = 0")->capture_default_str();
   compare->add_option("--jobs", cmp.jobs, "simulations at once (default: number of CPUs)")->check(CLI::Range(1, 4096));
-  compare->add_flag("--no-plots", cmp_no_plots, "do not run scripts/plot_compare.py");
+  compare->add_flag("--no-plots", cl.cmp_no_plots, "do not run scripts/plot_compare.py");
+}
 
+// --workload and --sizes lists into the compare options.
+void read_compare_lists(CommandLine& cl) {
+  std::stringstream ws(cl.cmp_workloads), ss(cl.cmp_sizes);
+  for (std::string w; std::getline(ws, w, ',');)
+    if (!w.empty()) cl.cmp.workloads.push_back(w);
+  for (std::string n; std::getline(ss, n, ',');) {
+    char* end = nullptr;
+    const long v = std::strtol(n.c_str(), &end, 10);
+    if (n.empty() || *end != '\0' || v < 2 || v > 65536)
+      throw fabricsim::sim::ConfigError("--sizes " + cl.cmp_sizes, "", "expected comma-separated endpoint counts (2..65536), got '" + n + "'");
+    cl.cmp.sizes.push_back(static_cast<int>(v));
+  }
+  cl.cmp.plots = !cl.cmp_no_plots;
+}
+
+int sweep_subcommand(CommandLine& cl, fabricsim::sim::Verbosity verbosity) {
+  cl.sw.verbosity = verbosity;
+  if (fabricsim::sim::is_sweep_file(cl.file)) {
+    if (cl.sweep->count("--loads"))
+      throw fabricsim::sim::ConfigError("--loads", "", "a sweep file gives its loads as an axis on traffic.load");
+    return fabricsim::sim::sweep_command(fabricsim::sim::read_sweep_file(cl.file, cl.overrides), cl.sw);
+  }
+  return fabricsim::sim::sweep_command(
+      fabricsim::sim::load_sweep(cl.file, fabricsim::sim::parse_load_list(cl.loads), cl.overrides), cl.sw);
+}
+
+// Runs the subcommand given; throws ConfigError on bad input.
+int run_subcommand(CommandLine& cl) {
+  if (cl.validate->parsed()) {
+    print_warnings(fabricsim::sim::load_config(cl.file, cl.overrides));
+    std::cout << cl.file << ": valid\n";
+    return 0;
+  }
+  const auto verbosity = cl.quiet ? fabricsim::sim::Verbosity::quiet
+                         : cl.verbose ? fabricsim::sim::Verbosity::verbose
+                                      : fabricsim::sim::Verbosity::normal;
+  if (cl.sweep->parsed()) return sweep_subcommand(cl, verbosity);
+  if (cl.sweep_task->parsed()) return fabricsim::sim::sweep_task(cl.task_plan, cl.task_id);
+  if (cl.report->parsed()) return report_command(cl.report_dir);
+  if (cl.compare->parsed()) {
+    read_compare_lists(cl);
+    return fabricsim::sim::compare_command(cl.cmp);
+  }
+  if (cl.routes->parsed()) {
+    std::cout << fabricsim::sim::route_tables(fabricsim::sim::load_config(cl.file, cl.overrides));
+    return 0;
+  }
+  return run_command(cl.file, cl.overrides, cl.out_dir, cl.packet_csv, cl.trace_dir, verbosity);
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  CLI::App app{"fabricsim: SystemC/TLM-2.0 model of InfiniBand and RoCE AI fabrics"};
+  app.require_subcommand(1);
+  CommandLine cl;
+  add_run_commands(app, cl);
+  add_sweep_commands(app, cl);
+  add_inspection_commands(app, cl);
+  add_compare_command(app, cl);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -207,45 +285,7 @@ int sc_main(int argc, char* argv[]) {
     return code == 0 ? 0 : kExitConfigError;
   }
   try {
-    if (validate->parsed()) {
-      print_warnings(fabricsim::sim::load_config(file, overrides));
-      std::cout << file << ": valid\n";
-      return 0;
-    }
-    const auto verbosity = quiet ? fabricsim::sim::Verbosity::quiet
-                           : verbose ? fabricsim::sim::Verbosity::verbose
-                                     : fabricsim::sim::Verbosity::normal;
-    if (sweep->parsed()) {
-      sw.verbosity = verbosity;
-      if (fabricsim::sim::is_sweep_file(file)) {
-        if (sweep->count("--loads"))
-          throw fabricsim::sim::ConfigError("--loads", "", "a sweep file gives its loads as an axis on traffic.load");
-        return fabricsim::sim::sweep_command(fabricsim::sim::read_sweep_file(file, overrides), sw);
-      }
-      return fabricsim::sim::sweep_command(
-          fabricsim::sim::load_sweep(file, fabricsim::sim::parse_load_list(loads), overrides), sw);
-    }
-    if (sweep_task->parsed()) return fabricsim::sim::sweep_task(task_plan, task_id);
-    if (report->parsed()) return report_command(report_dir);
-    if (compare->parsed()) {
-      std::stringstream ws(cmp_workloads), ss(cmp_sizes);
-      for (std::string w; std::getline(ws, w, ',');)
-        if (!w.empty()) cmp.workloads.push_back(w);
-      for (std::string n; std::getline(ss, n, ',');) {
-        char* end = nullptr;
-        const long v = std::strtol(n.c_str(), &end, 10);
-        if (n.empty() || *end != '\0' || v < 2 || v > 65536)
-          throw fabricsim::sim::ConfigError("--sizes " + cmp_sizes, "", "expected comma-separated endpoint counts (2..65536), got '" + n + "'");
-        cmp.sizes.push_back(static_cast<int>(v));
-      }
-      cmp.plots = !cmp_no_plots;
-      return fabricsim::sim::compare_command(cmp);
-    }
-    if (routes->parsed()) {
-      std::cout << fabricsim::sim::route_tables(fabricsim::sim::load_config(file, overrides));
-      return 0;
-    }
-    return run_command(file, overrides, out_dir, packet_csv, trace_dir, verbosity);
+    return run_subcommand(cl);
   } catch (const fabricsim::sim::ConfigError& e) {
     std::cerr << "fabricsim: error: " << e.what() << "\n";
     return kExitConfigError;
