@@ -151,24 +151,25 @@ bool is_sweep_file(const std::string& file) {
   }
 }
 
-SweepSpec read_sweep_file(const std::string& file, const std::vector<std::string>& cli_overrides) {
-  auto source = std::make_shared<ConfigSource>();
-  source->file = file;
-  ConfigMap top(load_yaml_file(file), "", source);
-  SweepSpec spec;
-  spec.file = file;
-  // Unknown top-level keys first: `axis:` is named as a typo of `axes:`, not as a missing axes list.
-  for (const char* key : {"base", "set", "axes", "combine", "seeds", "packet_csv"}) top.has(key);
-  top.finish();
+namespace {
+
+// `base:`, resolved against the sweep file's folder: a readable configuration, not a sweep file.
+std::string read_base(ConfigMap& top, const std::string& file) {
   if (!top.present("base")) top.fail("base", "a sweep file names its base configuration: base: path/to/config.yaml");
   const std::string base = top.string("base", "");
-  spec.base = (fs::path(file).parent_path() / base).lexically_normal().string();
+  const std::string path = (fs::path(file).parent_path() / base).lexically_normal().string();
   std::error_code ec;
-  if (!fs::is_regular_file(spec.base, ec)) top.fail("base", "cannot read '" + spec.base + "'");
-  if (is_sweep_file(spec.base))
-    top.fail("base", "'" + spec.base + "' is a sweep file" + (fs::equivalent(spec.base, file, ec) ? " (this one)" : "") +
+  if (!fs::is_regular_file(path, ec)) top.fail("base", "cannot read '" + path + "'");
+  if (is_sweep_file(path))
+    top.fail("base", "'" + path + "' is a sweep file" + (fs::equivalent(path, file, ec) ? " (this one)" : "") +
                          "; base names the configuration every point starts from");
+  return path;
+}
 
+// The overrides of every point: `set:` (each with its line), then the command line's.
+std::vector<Override> fixed_overrides(ConfigMap& top, const std::string& file,
+                                      const std::shared_ptr<ConfigSource>& source,
+                                      const std::vector<std::string>& cli_overrides) {
   std::vector<Override> fixed;
   const YAML::Node set = top.node("set");
   if (set.IsDefined() && !set.IsNull()) {
@@ -181,37 +182,32 @@ SweepSpec read_sweep_file(const std::string& file, const std::vector<std::string
     }
   }
   for (const auto& o : cli_overrides) fixed.push_back({o, ""});
+  return fixed;
+}
 
-  const std::vector<AxisGroup> groups = read_axes(top, file);
-  std::set<std::string> keys;
-  for (const auto& g : groups)
-    for (const auto& a : g) {
-      if (!keys.insert(a.key).second) top.fail("axes", "axis '" + a.key + "' appears twice");
-      spec.axis_keys.push_back(a.key);
-    }
-  const std::string combine = top.choice("combine", "cartesian", {"cartesian", "zip"});
-
+// `seeds:`: a count (seeds 1..n) or a list of distinct seeds; none when absent.
+std::vector<std::uint64_t> read_seeds(ConfigMap& top, const std::set<std::string>& axis_keys) {
   std::vector<std::uint64_t> seeds;
-  std::string seeds_origin;
-  if (top.present("seeds")) {
-    if (keys.count("simulation.seed")) top.fail("seeds", "simulation.seed is already an axis");
-    seeds_origin = top.location("seeds");
-    if (top.node("seeds").IsScalar()) {
-      const auto n = top.integer("seeds", 1, 1, 10000);
-      for (std::int64_t s = 1; s <= n; ++s) seeds.push_back(static_cast<std::uint64_t>(s));
-    } else {
-      for (auto s : top.integer_list("seeds", {}, 0, std::numeric_limits<std::int64_t>::max(), 10000)) {
-        if (std::find(seeds.begin(), seeds.end(), static_cast<std::uint64_t>(s)) != seeds.end())
-          top.fail("seeds", "seed " + std::to_string(s) + " appears twice (the same points would run twice)");
-        seeds.push_back(static_cast<std::uint64_t>(s));
-      }
-      if (seeds.empty()) top.fail("seeds", "expected a count or a non-empty list of seeds");
-    }
+  if (!top.present("seeds")) return seeds;
+  if (axis_keys.count("simulation.seed")) top.fail("seeds", "simulation.seed is already an axis");
+  if (top.node("seeds").IsScalar()) {
+    const auto n = top.integer("seeds", 1, 1, 10000);
+    for (std::int64_t s = 1; s <= n; ++s) seeds.push_back(static_cast<std::uint64_t>(s));
+    return seeds;
   }
-  spec.packet_csv = top.boolean("packet_csv", true);
-  top.finish();
+  for (auto s : top.integer_list("seeds", {}, 0, std::numeric_limits<std::int64_t>::max(), 10000)) {
+    if (std::find(seeds.begin(), seeds.end(), static_cast<std::uint64_t>(s)) != seeds.end())
+      top.fail("seeds", "seed " + std::to_string(s) + " appears twice (the same points would run twice)");
+    seeds.push_back(static_cast<std::uint64_t>(s));
+  }
+  if (seeds.empty()) top.fail("seeds", "expected a count or a non-empty list of seeds");
+  return seeds;
+}
 
-  // Combinations: cartesian (the first axis varies slowest) or zipped (all advance together).
+// Combinations of value indices, one per axis group: cartesian (the first axis varies
+// slowest) or zipped (all advance together).
+std::vector<std::vector<std::size_t>> combinations(ConfigMap& top, const std::vector<AxisGroup>& groups,
+                                                   const std::string& combine) {
   std::vector<std::vector<std::size_t>> combos;
   if (combine == "zip") {
     for (const auto& g : groups)
@@ -221,25 +217,29 @@ SweepSpec read_sweep_file(const std::string& file, const std::vector<std::string
                                 " has " + std::to_string(g.front().values.size()));
     for (std::size_t i = 0; i < groups.front().front().values.size(); ++i)
       combos.push_back(std::vector<std::size_t>(groups.size(), i));
-  } else {
-    std::size_t total = 1;
-    for (const auto& g : groups) {
-      total *= g.front().values.size();
-      if (total > kMaxPoints) top.fail("axes", "more than " + std::to_string(kMaxPoints) + " points");
-    }
-    for (std::size_t c = 0; c < total; ++c) {
-      std::vector<std::size_t> idx(groups.size());
-      std::size_t rest = c;
-      for (std::size_t g = groups.size(); g-- > 0;) {
-        idx[g] = rest % groups[g].front().values.size();
-        rest /= groups[g].front().values.size();
-      }
-      combos.push_back(idx);
-    }
+    return combos;
   }
-  if (combos.size() * std::max<std::size_t>(1, seeds.size()) > kMaxPoints)
-    top.fail("seeds", "more than " + std::to_string(kMaxPoints) + " points");
+  std::size_t total = 1;
+  for (const auto& g : groups) {
+    total *= g.front().values.size();
+    if (total > kMaxPoints) top.fail("axes", "more than " + std::to_string(kMaxPoints) + " points");
+  }
+  for (std::size_t c = 0; c < total; ++c) {
+    std::vector<std::size_t> idx(groups.size());
+    std::size_t rest = c;
+    for (std::size_t g = groups.size(); g-- > 0;) {
+      idx[g] = rest % groups[g].front().values.size();
+      rest /= groups[g].front().values.size();
+    }
+    combos.push_back(idx);
+  }
+  return combos;
+}
 
+// A point per combination and seed: the fixed overrides, each axis' value, the seed.
+void add_points(SweepSpec& spec, const std::vector<std::vector<std::size_t>>& combos,
+                const std::vector<AxisGroup>& groups, const std::vector<std::uint64_t>& seeds,
+                const std::string& seeds_origin, const std::vector<Override>& fixed) {
   for (const auto& combo : combos) {
     for (std::size_t s = 0; s < std::max<std::size_t>(1, seeds.size()); ++s) {
       SweepPoint p;
@@ -258,6 +258,39 @@ SweepSpec read_sweep_file(const std::string& file, const std::vector<std::string
       spec.points.push_back(std::move(p));
     }
   }
+}
+
+}  // namespace
+
+SweepSpec read_sweep_file(const std::string& file, const std::vector<std::string>& cli_overrides) {
+  auto source = std::make_shared<ConfigSource>();
+  source->file = file;
+  ConfigMap top(load_yaml_file(file), "", source);
+  SweepSpec spec;
+  spec.file = file;
+  // Unknown top-level keys first: `axis:` is named as a typo of `axes:`, not as a missing axes list.
+  for (const char* key : {"base", "set", "axes", "combine", "seeds", "packet_csv"}) top.has(key);
+  top.finish();
+  spec.base = read_base(top, file);
+  const std::vector<Override> fixed = fixed_overrides(top, file, source, cli_overrides);
+
+  const std::vector<AxisGroup> groups = read_axes(top, file);
+  std::set<std::string> keys;
+  for (const auto& g : groups)
+    for (const auto& a : g) {
+      if (!keys.insert(a.key).second) top.fail("axes", "axis '" + a.key + "' appears twice");
+      spec.axis_keys.push_back(a.key);
+    }
+  const std::string combine = top.choice("combine", "cartesian", {"cartesian", "zip"});
+  const std::string seeds_origin = top.present("seeds") ? top.location("seeds") : "";
+  const std::vector<std::uint64_t> seeds = read_seeds(top, keys);
+  spec.packet_csv = top.boolean("packet_csv", true);
+  top.finish();
+
+  const std::vector<std::vector<std::size_t>> combos = combinations(top, groups, combine);
+  if (combos.size() * std::max<std::size_t>(1, seeds.size()) > kMaxPoints)
+    top.fail("seeds", "more than " + std::to_string(kMaxPoints) + " points");
+  add_points(spec, combos, groups, seeds, seeds_origin, fixed);
   return spec;
 }
 
