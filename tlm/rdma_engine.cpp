@@ -537,51 +537,55 @@ void RdmaEngine::respond_read(Qp& q, const Packet& p, const sc_time& now) {
   }
 }
 
-bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
-  Qp& q = qp(static_cast<int>(p.qp));
-  const std::size_t controls = control_.size();
-  // DCQCN notification point / IB CC: a marked data packet earns its sender a
-  // CNP (BECN), at most one per QP per cnp_interval.
-  // DCQCN paces CNPs per QP; IB CC returns a BECN for every FECN.
+void RdmaEngine::notify_congestion(const Qp& q, const Packet& p, const sc_time& now) {
   const bool marked = p.ecn == Ecn::ce || p.fecn;
   const sc_time interval = cc_kind_ == hw::CcKind::dcqcn ? cnp_interval_ : sc_core::SC_ZERO_TIME;
   if (marked && cc_kind_ != hw::CcKind::none && next_cnp_[q.qpn] <= now) {
     send_control(q, RdmaOp::cnp, 0, now);
     next_cnp_[q.qpn] = now + interval;
   }
+}
+
+void RdmaEngine::requester_read_response(Qp& q, const Packet& p, const sc_time& now) {
+  if (p.psn < q.una) return;  // duplicate
+  if (p.psn != q.una) {
+    // A response went missing (an implied NAK): ask again from the first missing PSN
+    // at once; the responses still in flight behind the gap are dropped (the new
+    // stream repeats them). Once per gap, unless the PSNs start over (at or below the
+    // last one dropped): the responder's new stream has lost that PSN again. A lost
+    // re-request is found by the timeout.
+    if (q.resend.empty() && (!q.read_asked || p.psn <= q.read_seen)) {
+      go_back(q, q.una, now);
+      q.read_asked = true;
+    }
+    q.read_seen = p.psn;
+    return;
+  }
+  // The completion waits for the data to land in memory (CQE after it).
+  q.read_landed = std::max(q.read_landed, dma_.write(now, p.payload_bytes, host_.memory));
+  requester_ack(q, p.psn + 1, now);
+}
+
+void RdmaEngine::requester_nak(Qp& q, const Packet& p, const sc_time& now) {
+  requester_ack(q, p.ack_psn, now);
+  if (transport_.mode == RetransmitMode::go_back_n) {
+    go_back(q, p.ack_psn, now);
+  } else if (std::none_of(q.resend.begin(), q.resend.end(), [&](const Resend& r) { return r.psn == p.ack_psn; })) {
+    resend_one(q, p.ack_psn, now);
+  }
+}
+
+bool RdmaEngine::receive(const Packet& p, const sc_time& now) {
+  Qp& q = qp(static_cast<int>(p.qp));
+  const std::size_t controls = control_.size();
+  notify_congestion(q, p, now);
   switch (p.op) {
     case RdmaOp::write:
     case RdmaOp::send: responder_data(q, p, now); break;
     case RdmaOp::read_request: respond_read(q, p, now); break;
-    case RdmaOp::read_response: {
-      if (p.psn < q.una) break;  // duplicate
-      if (p.psn != q.una) {
-        // A response went missing (an implied NAK): ask again from the first missing PSN
-        // at once; the responses still in flight behind the gap are dropped (the new
-        // stream repeats them). Once per gap, unless the PSNs start over (at or below the
-        // last one dropped): the responder's new stream has lost that PSN again. A lost
-        // re-request is found by the timeout.
-        if (q.resend.empty() && (!q.read_asked || p.psn <= q.read_seen)) {
-          go_back(q, q.una, now);
-          q.read_asked = true;
-        }
-        q.read_seen = p.psn;
-        break;
-      }
-      // The completion waits for the data to land in memory (CQE after it).
-      q.read_landed = std::max(q.read_landed, dma_.write(now, p.payload_bytes, host_.memory));
-      requester_ack(q, p.psn + 1, now);
-      break;
-    }
+    case RdmaOp::read_response: requester_read_response(q, p, now); break;
     case RdmaOp::ack: requester_ack(q, p.ack_psn, now); break;
-    case RdmaOp::nak:
-      requester_ack(q, p.ack_psn, now);
-      if (transport_.mode == RetransmitMode::go_back_n) {
-        go_back(q, p.ack_psn, now);
-      } else if (std::none_of(q.resend.begin(), q.resend.end(), [&](const Resend& r) { return r.psn == p.ack_psn; })) {
-        resend_one(q, p.ack_psn, now);
-      }
-      break;
+    case RdmaOp::nak: requester_nak(q, p, now); break;
     case RdmaOp::cnp:
       cc(q).on_notification(seconds(now));
       cnps_received_.add();

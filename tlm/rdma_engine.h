@@ -287,6 +287,13 @@ class RdmaEngine {
   /// change it (a post, the transmitter's visit, a packet received for it).
   void refresh(const Qp& q);
   void send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const sc_core::sc_time& now);
+  /// DCQCN notification point / IB CC: a marked data packet earns its sender a CNP
+  /// (BECN); DCQCN sends at most one per QP per cnp_interval, IB CC one per FECN.
+  void notify_congestion(const Qp& q, const Packet& p, const sc_core::sc_time& now);
+  /// Requester: a READ response, in order or behind a missing one.
+  void requester_read_response(Qp& q, const Packet& p, const sc_core::sc_time& now);
+  /// Requester: a NAK acknowledges up to its PSN and resends from it (go-back-N) or it alone.
+  void requester_nak(Qp& q, const Packet& p, const sc_core::sc_time& now);
   void requester_ack(Qp& q, std::uint32_t ack_psn, const sc_core::sc_time& now);
   void go_back(Qp& q, std::uint32_t from, const sc_core::sc_time& now);
   /// Selective repeat: `psn` goes again (its payload read from memory again).
