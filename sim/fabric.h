@@ -203,9 +203,8 @@ class RunFiles {
  public:
   RunFiles(const std::filesystem::path& dir, const FabricConfig& config);
   RunLogs logs() const;
-  /// The files' paths, in the order packets.csv, qps.csv, qp_rates.csv, occupancy.csv (those written).
-  std::vector<std::string> names() const;
-  /// The names (without the folder) of the CSV files a run of `config` writes, in that order.
+  /// The names (without the folder) of the CSV files a run of `config` writes, in the order
+  /// packets.csv, qps.csv, qp_rates.csv, occupancy.csv.
   static std::vector<std::string> file_names(const FabricConfig& config);
   /// Closes the CSV files (throws if one could not be written in full, with the file and the
   /// OS reason), lists them under `files` in `results` and writes results.json, last.
@@ -213,7 +212,7 @@ class RunFiles {
 
  private:
   std::filesystem::path dir_;
-  std::vector<std::unique_ptr<OutputFile>> files_;  // in the order of names()
+  std::vector<std::unique_ptr<OutputFile>> files_;  // in the order of file_names()
   OutputFile* packets_ = nullptr;
   OutputFile* qps_ = nullptr;
   OutputFile* qp_rates_ = nullptr;

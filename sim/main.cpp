@@ -75,7 +75,7 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   if (verbosity != Verbosity::quiet) {
     std::cout << summary_table(results);
     std::cout << "results: " << (dir / "results.json").string();
-    for (const auto& name : files.names()) std::cout << ", " << name;
+    for (const auto& name : RunFiles::file_names(config)) std::cout << ", " << (dir / name).string();
     std::cout << "\n";
   }
   const bool stalled = results.contains("stall"), scoreboard_ok = results["scoreboard"]["ok"].get<bool>();

@@ -290,12 +290,6 @@ RunLogs RunFiles::logs() const {
   return {out(packets_), out(qps_), out(qp_rates_), out(occupancy_)};
 }
 
-std::vector<std::string> RunFiles::names() const {
-  std::vector<std::string> names;
-  for (const auto& f : files_) names.push_back(f->name());
-  return names;
-}
-
 void RunFiles::finish(nlohmann::json& results) {
   nlohmann::json listed = nlohmann::json::array();
   for (const auto& f : files_) {
