@@ -41,10 +41,6 @@ std::vector<Override> point_overrides(const SweepPoint& p, const fs::path& dir, 
   return o;
 }
 
-void write_atomically(const fs::path& file, const std::string& text) {
-  write_file_atomically(file, [&](std::ostream& out) { out << text; });
-}
-
 /// Runs one point in this process: its CSV files, then its results.json (the point is
 /// complete once it exists; RunFiles removes an earlier one first).
 int run_point(const FabricConfig& config, const nlohmann::ordered_json& record) {
@@ -190,7 +186,7 @@ std::size_t gather(const SweepSpec& spec, const std::vector<FabricConfig>& confi
                                       {"axes", spec.axis_keys},
                                       {"columns", metric_columns()},
                                       {"points", rows}};
-  write_atomically(dir / "sweep.json", report.dump(2) + "\n");
+  write_file_atomically(dir / "sweep.json", [&](std::ostream& out) { out << report.dump(2) << "\n"; });
   if (verbosity != Verbosity::quiet) {
     std::printf("%6s", "point");
     for (const auto& k : spec.axis_keys) std::printf(" %14s", k.c_str());
@@ -305,9 +301,9 @@ int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
     tasks.push_back(std::vector<std::size_t>(todo.begin() + i, todo.begin() + std::min(todo.size(), i + per)));
   const fs::path plan = sdir / "plan.json";
   // Absolute paths: array tasks reload the configuration wherever they start.
-  write_atomically(plan, nlohmann::json{{"base", fs::absolute(spec.base).lexically_normal().string()},
-                                        {"points", points},
-                                        {"tasks", tasks}}.dump(1) + "\n");
+  const nlohmann::json plan_json{
+      {"base", fs::absolute(spec.base).lexically_normal().string()}, {"points", points}, {"tasks", tasks}};
+  write_file_atomically(plan, [&](std::ostream& out) { out << plan_json.dump(1) << "\n"; });
 
   const fs::path script = sdir / "sweep.sbatch";
   write_file(script, "#!/bin/sh\n"
@@ -325,7 +321,7 @@ int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
   if (capture(cmd, out) != 0)
     throw std::runtime_error("sbatch failed: " + out + "(is Slurm reachable? SLURM_CONF, scripts/slurm_local.sh)");
   const std::string job = out.substr(0, out.find_first_of(";\n"));
-  write_atomically(job_id_file(dir), job + "\n");
+  write_file_atomically(job_id_file(dir), [&](std::ostream& file) { file << job << "\n"; });
   if (o.verbosity != Verbosity::quiet)
     std::printf("sweep: Slurm job %s: %zu array tasks for %zu points (logs %s/task_N.out)\n", job.c_str(),
                 tasks.size(), todo.size(), sdir.string().c_str());
