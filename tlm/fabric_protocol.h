@@ -82,6 +82,7 @@ struct alignas(64) Packet {
   sc_core::sc_time message_start;  ///< flow start: raw message posted / RDMA message's first segment ready in the NIC
   std::uint32_t ack_psn = 0;       ///< ACK/NAK: PSN acknowledged up to (exclusive) / first missing
   std::uint16_t pause_quanta = 0;  ///< PFC_PAUSE: pause time in 512-bit-time quanta, 0 = resume
+  bool pooled = false;             ///< in a free list of its PacketPool (released, not acquired again)
 };
 static_assert(sizeof(Packet) == 128, "a packet is two cache lines");
 

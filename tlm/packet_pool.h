@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <unordered_set>
 #include <vector>
 
 #include "tlm/fabric_protocol.h"
@@ -33,7 +32,10 @@ class PacketPool {
     return p;
   }
   /// Returns a delivered (or dropped) packet to the pool.
-  void release(Packet* p) { shards_[static_cast<std::size_t>(detail::lane)].free.push_back(p); }
+  void release(Packet* p) {
+    p->pooled = true;  // acquire() clears it with the rest of the packet
+    shards_[static_cast<std::size_t>(detail::lane)].free.push_back(p);
+  }
   /// Packets acquired and not yet released.
   std::uint64_t in_use() const {
     std::uint64_t slots = 0, free = 0;
@@ -46,11 +48,9 @@ class PacketPool {
   /// Whether a packet acquired and not yet released has its tail reaching the receiver of
   /// its current hop after `now`: it is being serialised or is on a wire.
   bool arriving_after(const sc_core::sc_time& now) const {
-    for (const Shard& s : shards_) {
-      const std::unordered_set<const Packet*> free(s.free.begin(), s.free.end());
+    for (const Shard& s : shards_)
       for (const auto& p : s.slots)
-        if (p->tail_at > now && !free.count(p.get())) return true;
-    }
+        if (!p->pooled && p->tail_at > now) return true;
     return false;
   }
 
