@@ -84,14 +84,11 @@ enum class PointerUpdate {
 
 /// Separable input/output allocator run as request-grant-accept iterations: each
 /// unmatched output grants one unmatched requesting input, each input accepts one
-/// granting output; later iterations fill in around the matches made so far.
-///   round_robin: RRM, one iteration (McKeown, "The iSLIP scheduling algorithm for
-///     input-queued switches", IEEE/ACM ToN 7(2), 1999, §II.B). The grant pointer moves
-///     past the granted input even when the grant is refused, so outputs synchronise.
-///   islip: McKeown 1999 §III; pointers move only on grants accepted in the first
-///     iteration, which desynchronises them and reaches 100% under uniform load.
-///   pim: Anderson, Owicki, Saxe, Thacker, "High-speed switch scheduling for local-area
-///     networks", ASPLOS 1992 / ACM TOCS 11(4), 1993; uniform random grant and accept.
+/// granting output; later iterations fill in around the matches made so far. The
+/// policies differ in how the pointers move (PointerUpdate): round_robin (RRM) moves the
+/// grant pointer past every grant, so outputs synchronise; islip only on grants accepted
+/// in the first iteration, which desynchronises them; pim has none (uniform random
+/// grant and accept). docs/switch.md, "Switch allocators", cites each one's source.
 class SeparableAllocator final : public AllocatorBase {
  public:
   SeparableAllocator(std::string_view name, const AllocatorParams& p, int iterations,

@@ -1,15 +1,8 @@
 // `fabricsim compare`: the same topology and workloads under several fabric
-// configurations (typically presets/*.yaml), side by side.
-//
-// CODE FLOW
-//   CompareOptions -> for each cluster size (one, or --sizes), each workload
-//   (latency, allreduce, incast, training) and each configuration: read the
-//   configuration document (include: resolved), drop its workload sections, put
-//   in the common topology and the workload's section, apply --set, validate
-//   (errors still name the file and line they came from) -> one simulation per
-//   (configuration, workload) in a child process, up to --jobs at a time ->
-//   metrics per run -> table on stdout, compare.csv, compare.json, the run
-//   documents and results under runs/, and plots via scripts/plot_compare.py.
+// configurations (typically presets/*.yaml), side by side. Each configuration document
+// loses its workload sections and gets the common topology, one workload and --set; each
+// (configuration, workload) runs in a child process. docs/ib-vs-roce.md describes the
+// workloads, the --sizes sweep and the files written.
 #pragma once
 
 #include <cstdint>

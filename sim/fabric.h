@@ -1,13 +1,8 @@
-// Builds the SystemC model described by a FabricConfig: switches, NICs and a
-// Link per cable direction, wired from the topology graph, with minimal-path
-// forwarding tables and traffic generators.
-//
-// CODE FLOW
-//   FabricConfig -> build_graph (sim/topology.h) -> Switch per graph switch,
-//   Nic per endpoint, Link pair per host cable and per switch cable, open
-//   switch ports terminated -> minimal_routes -> Switch::set_routes
-//   -> traffic sources (testbench/) -> run_simulation (sim/results.cpp)
-// SystemC elaborates once per process: call run_simulation at most once.
+// Builds the SystemC model described by a FabricConfig: a Switch per graph switch
+// (sim/topology.h), a Nic per endpoint, a Link per cable direction, open switch ports
+// terminated, minimal-path forwarding tables and traffic sources (testbench/);
+// run_simulation (sim/results.cpp) runs it. SystemC elaborates once per process: call
+// run_simulation at most once.
 #pragma once
 
 #include <filesystem>

@@ -1,19 +1,8 @@
-// Per-flow completion time (FCT) and slowdown. A flow is one message: a raw
-// message, or an RDMA WRITE / SEND (traffic with transport rdma, perftest,
-// collective transfers). Its FCT runs from when its first segment is ready to
-// leave the source NIC to when its last byte has arrived at the destination NIC;
-// the ideal FCT is the zero-load closed form of the same message on its path,
-// and slowdown = FCT / ideal (docs/workloads.md, "Flow completion time").
-//
-// CODE FLOW
-//   Nic / RdmaEngine flow handler -> FlowRecord (src, dst, bytes, start, end)
-//   -> Fabric passes the records that start after the warm-up to FlowStats::add:
-//      flows that complete at the same instant wait for it to pass and go in the
-//      order of (src, dst, flow, start): the means are float sums, and the order of
-//      same-time completions on different NICs is the kernel's, not the model's
-//   -> IdealFct of the record -> FCT and slowdown into distributions, overall and
-//      per size bucket (no record is kept beyond the instant: memory does not grow)
-//   -> FlowStats::to_json(): results.json "flows"
+// Per-flow completion time (FCT) and slowdown (docs/workloads.md, "Flow completion
+// time and slowdown"). A flow is one message: a raw message, or an RDMA WRITE / SEND.
+// The NICs' FlowRecords that start after the warm-up go to FlowStats::add, which orders
+// same-instant completions by (src, dst, flow, start) and puts FCT and slowdown against
+// IdealFct into distributions, overall and per size bucket: results.json "flows".
 #pragma once
 
 #include <array>
@@ -30,16 +19,11 @@
 
 namespace fabricsim::sim {
 
-/// Zero-load closed form of a message's network time on a minimal path:
-///
-///   ideal = (k - 1) x occupancy(MTU) at the slowest link of the path      (serialization at the bottleneck)
-///         + per switch: link header delay (cut-through) or the last segment's tail delay
-///           (store-and-forward, or cut-through onto a faster link) + pipeline cycles / core clock
-///         + tail delay of the last segment on the last link
-///
-/// with k = ceil(bytes / MTU) segments; header and tail delays include serialization,
-/// propagation and FEC (hw::PhyTiming). Exact at zero load up to the core-clock edge
-/// rounding of each switch (at most two cycles per switch).
+/// Zero-load closed form of a message's network time on a minimal path: the k - 1 first
+/// MTU segments serialised at the slowest link, each switch's header or tail delay and
+/// pipeline, the last segment's tail delay on the last link (the formula is in
+/// docs/workloads.md). Exact at zero load up to the core-clock edge rounding of each
+/// switch (at most two cycles per switch).
 class IdealFct {
  public:
   /// `host_links[e]`: endpoint e's cable; `fabric_link`: every switch-switch cable.

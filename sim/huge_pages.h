@@ -30,15 +30,12 @@ inline constexpr const char* kMallocHugePages = "glibc.malloc.hugetlb=1";
 /// glibc.malloc.hugetlb is 1; a glibc before 2.35 ignores the tunable).
 bool malloc_huge_pages();
 /// Makes this process run with kMallocHugePages: executes this program again in its place
-/// (/proc/self/exe, the same arguments, the environment `envp` with the tunable added to
-/// GLIBC_TUNABLES). The fabricsim command calls it from its `.preinit_array` (sim/main.cpp),
-/// before any shared library's constructors: the process it replaces has not paid for
-/// them (SystemC's alone clear 3 MiB). So it allocates nothing and uses no C++ library
-/// state. Returns, changing nothing, where GLIBC_TUNABLES already sets
-/// glibc.malloc.hugetlb (either way: the user's choice, and no second exec), transparent
-/// huge pages are not "madvise" (off, or "always": every mapping has them without
-/// asking), under valgrind (its tools would lose the program) or a sanitizer with its own
-/// allocator (AddressSanitizer, ThreadSanitizer), or the exec fails.
+/// (/proc/self/exe, the same arguments, `envp` with the tunable added to GLIBC_TUNABLES).
+/// Called from the `.preinit_array` (sim/main.cpp), before any shared library's
+/// constructors, so it allocates nothing and uses no C++ library state. Returns, changing
+/// nothing, where GLIBC_TUNABLES already sets glibc.malloc.hugetlb, transparent huge
+/// pages are not "madvise", under valgrind or a sanitizer's allocator, or when the exec
+/// fails (docs/performance.md, "Huge pages").
 void run_with_malloc_huge_pages(char** argv, char** envp);
 
 /// The most memory this process has had resident so far [B] (VmHWM of /proc/self/status:

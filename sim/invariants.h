@@ -1,12 +1,7 @@
-// Run-time invariants of a fabric, checked at the end of every run and reported
-// under "scoreboard" in results.json (a failure is exit code 3). Each costs one
-// pass over the ports, so they stay on. docs/robustness.md explains each one.
-//
-// CODE FLOW
-//   run_simulation (sim/results.cpp) -> scoreboard -> check_invariants(fabric)
-//   -> credit conservation per link and VL (TxPort credits vs the receiver's
-//      hw::CreditLedger), buffer high-water marks vs sizes (Switch::buffer_bounds),
-//      drop causes per switch (Switch::drop_counts)
+// Run-time invariants of a fabric, checked at the end of every run and reported under
+// "scoreboard" in results.json (a failure is exit code 3): credit conservation per link
+// and VL, buffer high-water marks against their sizes, drop causes per switch. Each costs
+// one pass over the ports, so they stay on. docs/robustness.md explains each one.
 #pragma once
 
 #include <string>

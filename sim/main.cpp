@@ -1,13 +1,7 @@
-// The `fabricsim` command.
-//   fabricsim run CONFIG [--set key=value]... [--out DIR] [--packet-csv] [--trace DIR]
-//   fabricsim validate CONFIG [--set key=value]...
-//   fabricsim routes CONFIG [--set key=value]...
-//   fabricsim sweep SWEEP.yaml [--executor local|slurm] [--jobs N] [--set key=value]... [--out DIR]
-//   fabricsim sweep CONFIG [--loads 0.1,...,1.0] [--set key=value]... [--out DIR]
-//   fabricsim report RESULTS_DIR
-//   fabricsim compare CONFIG... [--workload W] [--topology T] [--sizes N,...] [--out DIR]
-// Exit codes: 0 success, 1 simulation error, 2 configuration or usage error,
-// 3 scoreboard (invariant) failure, 4 stalled fabric (deadlock) found by the watchdog.
+// The `fabricsim` command: run, validate, routes, sweep, report and compare
+// (`fabricsim SUBCOMMAND --help`; README.md has examples). Exit codes: 0 success,
+// 1 simulation error, 2 configuration or usage error, 3 scoreboard (invariant) failure,
+// 4 stalled fabric (deadlock) found by the watchdog.
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>

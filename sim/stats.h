@@ -33,15 +33,13 @@ class Counter {
   std::uint64_t value_ = 0;
 };
 
-/// A distribution of a non-negative quantity (latency, FCT, slowdown). Count,
-/// mean (the running sum over the count), min and max are always exact. Up to
-/// kExactSamples samples are kept and percentiles are exact (nearest rank); past
-/// that the samples move into a log-linear histogram (HdrHistogram's layout, Tene)
-/// that splits every octave [2^e, 2^(e+1)) into kSubBuckets equal buckets, and a
-/// percentile is the midpoint of the bucket holding the nearest-rank sample,
-/// clamped to [min, max]: within kRelativeError of the exact nearest-rank value.
-/// Memory: at most kExactSamples doubles, then one 8-byte count per bucket between
-/// the smallest and the largest sample (2 KiB per octave), whatever the count.
+/// A distribution of a non-negative quantity (latency, FCT, slowdown). Count, mean, min
+/// and max are always exact. Up to kExactSamples samples are kept and percentiles are
+/// exact (nearest rank); past that the samples move into a log-linear histogram
+/// (HdrHistogram's layout, Tene) of kSubBuckets equal buckets per octave, and a
+/// percentile is the midpoint of the bucket holding the nearest-rank sample, clamped to
+/// [min, max]: within kRelativeError of the exact value. Memory: at most kExactSamples
+/// doubles, then an 8-byte count per bucket between the smallest and largest sample.
 class alignas(64) Distribution {
  public:
   static constexpr std::size_t kExactSamples = 1024;  ///< samples kept before binning

@@ -1,17 +1,9 @@
-// `fabricsim sweep`: design-space sweeps (docs/sweeps.md).
-//
-// CODE FLOW
-//   sweep file (base configuration, `set:`, axes of lists or ranges, cartesian or zipped,
-//   seeds) or CONFIG --loads (one axis on traffic.load) -> SweepSpec: one SweepPoint per
-//   combination and seed, each a list of overrides that remember the sweep file line they
-//   came from -> every point's configuration loaded and validated before anything runs
-//   (a typo is exit 2 naming the sweep file, line and key) -> exit 2 while an earlier
-//   run's Slurm array (slurm/job_id) is queued or running -> points whose
-//   points/NNNN/results.json is complete (consistent, its CSV files present) are skipped
-//   (resumable) -> executor `local`
-//   (a process pool) or `slurm` (plan.json + an sbatch job array whose tasks run
-//   `fabricsim sweep-task`) -> gather: sweep.csv and sweep.json, one row per point keyed by
-//   the axes and the seed.
+// `fabricsim sweep`: design-space sweeps (docs/sweeps.md). A sweep file (or CONFIG
+// --loads) becomes a SweepSpec, one SweepPoint per combination and seed, each a list of
+// overrides that remember the sweep file line they came from. Every point's
+// configuration is validated before anything runs; complete points are skipped
+// (resumable); the rest run on a local process pool or a Slurm job array; sweep.csv and
+// sweep.json gather one row per point.
 #pragma once
 
 #include <cstdint>

@@ -1,19 +1,8 @@
-// Collectives over RDMA (nccl-tests conventions). Each algorithm is expanded
-// into a dependency graph of transfers: a transfer (an RDMA WRITE from one rank
-// to another) is posted once every transfer it depends on has landed at its
-// source rank, plus the time to reduce what it carries (reduce_bandwidth) and a
-// fixed per-step software latency. The collective ends when the last transfer
-// has landed. Sizes and iterations run one after the other; the run stops when done.
-//
-//   ring AllReduce (Patarasuk & Yuan 2009): 2(n-1) steps of S/(n c) per channel c
-//   ring ReduceScatter / AllGather: n-1 steps
-//   recursive halving-doubling AllReduce (Rabenseifner; p a power of two): 2 log2 p steps
-//   double binary tree AllReduce (NCCL): two complementary binary trees, each half
-//     the data, reduce up and broadcast down in pipelined chunks
-//   direct all-to-all: S/n to every other rank at once
-//   in-network AllReduce (SHARP-like): every rank sends S to its switch's aggregation
-//     node, aggregation nodes reduce up a tree of switches and multicast the result
-//     down, in pipelined chunks (raw messages: the switches' own protocol, no RDMA QPs)
+// Collectives over RDMA (nccl-tests conventions). Each algorithm is expanded into a
+// dependency graph of transfers (RDMA WRITEs from rank to rank): a transfer is posted once
+// every transfer it depends on has landed at its source rank, plus the reduction of what
+// it carries and a per-step software latency; the collective ends when the last transfer
+// has landed. docs/workloads.md, "Collectives", gives each algorithm's graph and source.
 #pragma once
 
 #include <cstdint>
@@ -190,15 +179,11 @@ class Schedule {
 Schedule build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes);
 
 /// Runs the collective: posts each transfer on its source rank's NIC once ready and
-/// takes the landings from the destination's completions.
-///
-/// Lanes (WakeQueue lanes): the ranks wake in their NIC's lane, each lane with its own
-/// ready transfers (what a landing releases is the landing rank's own next transfer,
-/// or, behind a double binary tree's buffer slot, the sender's: a call deferred to its
-/// lane, acting no earlier than the landing is visible). What spans every rank, the end
-/// of a collective and the start of the next, runs between the lanes' windows (a
-/// WakeEvent that reads every lane), at the time the last landing is visible: the
-/// lanes' lookahead must not exceed least_completion_delay().
+/// takes the landings from the destination's completions. Each rank wakes in its NIC's
+/// lane with its own ready transfers (a sender released behind a buffer slot is a call
+/// deferred to its lane); the end of a collective and the start of the next span every
+/// rank and run between the lanes' windows, at the time the last landing is visible, so
+/// the lanes' lookahead must not exceed least_completion_delay().
 class CollectiveRunner : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(CollectiveRunner);

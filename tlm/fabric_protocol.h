@@ -1,25 +1,9 @@
-// The fabric TLM-2.0 protocol.
-//
-// Payload: a protocol-traits type (`fabric_protocol_types`) whose payload is a
-// plain `Packet`, not tlm_generic_payload: a fabric packet has no address or
-// byte lanes, and a flat struct keeps the per-packet cost low.
-//
-// Forward path (transmitter -> link -> receiver), both calls made when the first
-// bit leaves the transmitter:
-//   BEGIN_HEADER  transmitter -> link, the delay is when the first bit leaves. The link
-//                 answers TLM_UPDATED / END_REQ and a delay: the time the transmitter
-//                 stays busy with the packet (serialization incl. gaps).
-//   END_TAIL      link -> receiver, the delay is when the last bit of the frame has
-//                 arrived (store-and-forward may act). The packet carries both times
-//                 at the receiver: `header_at` (header parsed-ready: cut-through may
-//                 act) and `tail_at`; one call per packet, not one per time.
-//
-// Backward path (receiver -> link -> transmitter):
-//   CREDIT_RETURN  `credit_blocks` blocks of the receive buffer for `vl` are free again;
-//                  the delay is when the credit takes effect at the transmitter.
-//   PFC_PAUSE      IEEE 802.1Qbb: stop starting packets of priority `vl` for
-//                  `pause_quanta` x 512 bit times (0 = resume); the delay is when the
-//                  frame has arrived at the transmitter.
+// The fabric TLM-2.0 protocol: a protocol-traits type (`fabric_protocol_types`) whose
+// payload is a plain `Packet`, not tlm_generic_payload (a fabric packet has no address
+// or byte lanes, and a flat struct keeps the per-packet cost low). Forward path:
+// BEGIN_HEADER (transmitter -> link) and END_TAIL (link -> receiver, once per packet,
+// with `header_at` and `tail_at`); backward path: CREDIT_RETURN and PFC_PAUSE.
+// docs/architecture.md, "The fabric TLM-2.0 protocol", gives each phase's delay.
 #pragma once
 
 #include <cstdint>

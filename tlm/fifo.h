@@ -1,15 +1,9 @@
 // A FIFO in one contiguous buffer: a vector and the index of its first live element.
-//
-// The model's queues (a switch's buffer releases, a NIC's receive queue and send
-// queues, a queue pair's send queue and outstanding PSNs) are many and mostly empty, and
-// at thousands of NICs every packet reads several of them cold. std::deque allocates a
-// map and a node even while empty and looks a node up for each size() or operator[].
-// Here a queue is 32 bytes, empty() and front() read one line, and nothing is allocated
-// until the first push.
-//
-// References stay valid until the next push_back, pop_front, erase or clear (pop_front
-// moves the live elements to the front once the dead ones are as many): hold none across
-// a call that may add to or take from the same queue.
+// The model's queues are many, mostly empty and read cold: unlike std::deque (a map and
+// a node even while empty), a queue is 32 bytes, empty() and front() read one line, and
+// nothing is allocated until the first push. References stay valid until the next
+// push_back, pop_front, erase or clear (pop_front compacts once the dead elements are as
+// many as the live): hold none across a call that may add to or take from the queue.
 #pragma once
 
 #include <cstddef>

@@ -1,16 +1,10 @@
 // NodePool and LinkedQueue: FIFOs whose elements live in one pool per owner, linked by
 // index, as a switch's buffer manager keeps packet descriptors in one descriptor RAM with
-// a link per descriptor and a head and tail pointer per queue.
-//
-// A switch has a queue per input, output and VL (VOQ: ports^2 x VLs, 256 in a radix-8
-// switch with 4 VLs, 4,096 at radix 64) but holds few packets at a time. A buffer per
-// queue would keep an allocation in every queue that ever held a packet and copy each
-// packet from its arrival queue into its VOQ. Here a packet's entry stays in one pool
-// slot from arrival to transmission, a queue is 12 bytes, and a freed slot is the next
-// one taken (the line last written, still in cache).
-//
-// T has a member `std::uint32_t next`, which the pool and the queues own. Slots never
-// move: references stay valid until the slot is given back.
+// a link per descriptor and a head and tail pointer per queue. A switch has many queues
+// (VOQ: ports^2 x VLs) but holds few packets: an entry stays in one slot from arrival to
+// transmission, a queue is 12 bytes, and a freed slot is the next one taken (still in
+// cache). T has a member `std::uint32_t next`, which the pool and the queues own. Slots
+// never move: references stay valid until the slot is given back.
 #pragma once
 
 #include <cstdint>

@@ -1,14 +1,9 @@
 // Endpoint NIC: send queues per VL of posted messages segmented into MTU
 // packets, sent back to back as the link and its flow control (credits or PFC)
 // allow, round robin over VLs; a receive side that sinks packets at line rate,
-// returns credits and records latency.
-//
-// CODE FLOW
-//   post(message)   -> send queue of the message's VL (FIFO)
-//   wake            -> apply credits / pauses; if the wire is free: next VL in
-//                      round robin whose flow control clears its next MTU
-//                      segment -> acquire packet, TxPort::send
-//   rx END_TAIL     -> arrival queue; wake at tail -> stats, credit return, release
+// returns credits and records latency. post() queues on the message's VL; a wake
+// applies credits and pauses, then sends the next segment flow control clears; an
+// END_TAIL arrival is handled at its tail time (docs/nic.md, "Pipeline").
 #pragma once
 
 #include <array>

@@ -1,15 +1,7 @@
 // packets.csv: one row per packet a NIC delivers, in the order of delivery time, then
-// destination endpoint, then the destination's own order of delivery. That order depends
-// on nothing but the model, not on the order the blocks of one instant ran in nor on the
-// lanes (WakeQueue::set_lanes): the file is the same bit for bit with one lane and with
-// several.
-//
-// Each lane keeps the rows its NICs deliver (in a parallel window the lanes run at once);
-// the rows of packets delivered before a time every lane has passed go out sorted: at each
-// window's end (every row then is before it), and in step with the kernel, where the lanes
-// run one pass after another in time order, the rows before the current time once enough
-// have gathered. finish() writes the rest (a run that stops on an error leaves the rows
-// kept then unwritten).
+// destination endpoint, then the destination's own order of delivery, the same bit for
+// bit with any number of lanes. Each lane keeps its NICs' rows; those before a time every
+// lane has passed go out sorted (docs/robustness.md, "Determinism").
 #pragma once
 
 #include <cstdint>

@@ -1,21 +1,10 @@
 // RDMA engine of a NIC: reliable-connected queue pairs with RDMA WRITE, READ
-// and SEND; the host path over PCIe (doorbell, WQE fetch, payload DMA reads
-// bounded by read tags, receive DMA writes, CQE writes); PSNs, coalesced
-// ACKs, NAKs, go-back-N or selective repeat, retransmission timeout; end-host
-// congestion control per QP (hw/congestion_control.h). Not an sc_module: the
-// Nic owns it and calls it from its transmit and receive processes.
-//
-// CODE FLOW
-//   post(qp, wr)      doorbell -> WQE fetch -> payload DMA: per-MTU ready times
-//   next_packet(now)  control packets (ACK/NAK/CNP) first; then per QP in
-//                     round robin: READ responses (responder), then
-//                     retransmissions, then new segments whose payload is in,
-//                     window open, rate allowed (requester)
-//   receive(p)        responder: PSN check, DMA write, ACK/NAK, CNP on CE/FECN,
-//                     READ requests -> DMA read -> responses (a repeated
-//                     request restarts them from its PSN)
-//                     requester: ACK/NAK advance the window, CNP -> CC,
-//                     READ responses -> DMA write; completions -> CQE -> handler
+// and SEND; the host path over PCIe (doorbell, WQE fetch, payload DMA, receive
+// DMA writes, CQEs); PSNs, coalesced ACKs, NAKs, go-back-N or selective repeat,
+// retransmission timeout; end-host congestion control per QP
+// (hw/congestion_control.h). Not an sc_module: the Nic owns it and calls it from
+// its transmit (next_packet) and receive (receive) processes. docs/nic.md,
+// "Pipeline", follows a work request from post() to its completion.
 #pragma once
 
 #include <algorithm>

@@ -2,30 +2,8 @@
 // (tlm), its Verilated RTL twin driven through a pin-level transactor (rtl), or
 // both on the same requests with the grants compared every round (lockstep).
 // The switch (tlm/switch_egress.cpp) calls whichever it gets exactly as it calls
-// the C++ core; nothing else in the fabric changes. docs/cosim.md is the guide.
-//
-// CODE FLOW (rtl, one allocation round at core-clock edge n, time t):
-//   clear(), add_request(i, o)...  -> request bit i*N + o (duplicates collapse: iSLIP
-//                                     ignores age and priority)
-//   arbitrate()                    -> drive req_i, update_i = 0, clk_i low; eval();
-//                                     read gnt_o (combinational): the matching,
-//                                     checked legal (requested, one per input/output)
-//   update_state()                 -> update_i = 1, clk_i rising; eval(): the block's
-//                                     pointer registers commit
-// Cycle alignment: one call round = one RTL clock cycle. The switch calls the
-// allocator from its own SC_METHOD on core-clock edges (only edges with requests),
-// so the transactor owns the RTL clock and pulses it once per round instead of
-// following the core clock: between rounds the block holds its state exactly as it
-// would with update_i low, so skipping idle edges changes nothing. In waveforms the
-// round at edge n is drawn at its real time: requests and grants from t, the
-// committing rising edge at t + period/2, inputs idle from t + period.
-//
-// The Verilated models are plain C++ (--cc) classes, evaluated synchronously inside
-// the switch's process: a SystemC (--sc) model's ports only update after a delta
-// cycle, which a method process cannot wait for without reordering the switch
-// against every other process at that time. The --sc builds of the same RTL stay
-// for the vector tests and benches. Parameters are fixed at Verilation:
-// rtl_allocator_models() lists the builds (rtl/CMakeLists.txt, fabricsim_rtl_allocator).
+// the C++ core. docs/cosim.md gives the pin mapping, the cycle alignment (one call
+// round is one RTL clock cycle) and why the models are Verilated with --cc.
 #pragma once
 
 #include <memory>
