@@ -172,7 +172,7 @@ enum class ModelTeardown {
   skip,     ///< leave it to the process exit: the caller exits right after the results are written
             ///< (`fabricsim run`, a sweep point's or a compare job's child process).
             ///< Destroying a large fabric is slow (SystemC's port registries remove each socket
-            ///< with a linear search: 2.2 G instructions for bench S3), and changes nothing.
+            ///< with a linear search) and changes nothing.
             ///< Not with RTL waveforms (switch.rtl_trace): their files are finished on destruction.
 };
 

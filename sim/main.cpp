@@ -61,7 +61,7 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   RunFiles files(dir, config);
   Progress progress(verbosity);
   // The process exits once the results are written: no need to take the model apart, nor
-  // the results' tree (a node per value; S2's took 8 ms to free).
+  // the results' tree (a node per value).
   auto* kept = new nlohmann::json(run_simulation(config, files.logs(), &progress, ModelTeardown::skip));
   results_left_to_exit = kept;
   nlohmann::json& results = *kept;

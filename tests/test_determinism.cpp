@@ -264,15 +264,10 @@ void expect_same_as_every_edge(const fabricsim::sim::FabricConfig& config, const
 }
 
 // Folded admission (Switch::admission_wake): a switch admits a packet at its first wake
-// at or after the header edge rather than waking on that edge, where nothing admission
-// does is seen before that wake. Checked against the every-edge reference (below) with
-// what folding has to keep exact: the occupancy sampler on the core edges (it reads a
-// switch before the switch acts at that instant), runs ending at assorted instants (a
-// packet admitted only after the end must change no statistic: the ingress high-water
-// mark keeps its edge when it could rise, the ECN marks of arrivals left at the end are
-// counted by Switch::settle_admissions), ECN marking, routes chosen at admission,
-// output-side buffers, PFC inputs (an arrival that could send PAUSE keeps its edge) and
-// lossy ones (drops for the buffer and WRED's).
+// at or after the header edge. Checked against the every-edge reference (below) where
+// folding has to stay exact: the occupancy sampler on the core edges, runs ending at
+// assorted instants (Switch::settle_admissions), ECN marking, routes chosen at
+// admission, output-side buffers, PFC inputs and lossy ones (buffer and WRED drops).
 TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
   const bool asan = fabricsim::test::kAddressSanitizer;
   const std::vector<std::string> ecn = {"switch.ecn.enabled=true", "switch.ecn.kmin=1KB", "switch.ecn.kmax=16KB",
@@ -320,18 +315,7 @@ TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
 // and the edge where a credit stall opens or ends. The reference is the same fabric
 // with every switch waking on every core edge while it holds a packet, as a hardware
 // allocator runs every cycle (Switch::wake_every_edge_for_test): both must deliver the
-// same packets at the same times with the same results. Found by it: a head that lost
-// allocation waited for the next unrelated event (S1 delivered 1,469 instead of 1,475
-// packets in its first 3 us, one of them 501 ns late; on NDR an ACK, shorter than a
-// core cycle, took the wire and left it free by the next edge, so the losing head had
-// no wake: the IB AllReduce examples); credit stalls ended late (they end when their
-// head can no longer leave); and the NIC decided to transmit before or after a packet
-// received at the same instant in the kernel's order (it now receives first: the
-// double binary tree's NAKs). Found later, with S2 run to 100 us: an arrival sent at the
-// instant the switch was due to wake asked for a second wake at that instant, a second
-// allocation round on one edge (S2 from 67 us). Not found by this test, as the reference
-// made the same mistake: "the next edge" was t + period, which skips every third edge of
-// a 1.5 GHz clock at 1 ps (ClockDomain.EdgeAfterIsTheNextRoundedEdge).
+// same packets at the same times with the same results.
 struct ReferenceCase {
   const char* name;  // the test's name
   const char* file;
@@ -412,28 +396,14 @@ std::string reference_name(const ::testing::TestParamInfo<ReferenceCase>& param)
 INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing::ValuesIn(reference_cases()),
                          reference_name);
 
-// Parallel lanes (simulation.threads, WakeQueue::set_lanes): the switches are shared out
-// among lanes, each run on a thread of its own in windows of the lookahead, and what
-// crosses between lanes (packets, credits, PAUSE frames) is handed over at the window's
-// end. The results and every CSV file (packets, QPs, QP rates, occupancy) must be those of
-// one lane, bit for bit: in two lanes and in three (more threads than this machine's cores), over the
-// buffer organisations, adaptive routing, credit stalls (small buffers), the occupancy
-// sampler (it reads every lane, so it runs between windows), PFC pauses with ECN and
-// DCQCN over RDMA to a hotspot (its QPs' CC rates sampled), and bit errors with go-back-N
-// recovery; in RTL builds, S4 (every switch's allocator the
-// Verilated iSLIP, a VerilatedContext each, evaluated on its lane's thread). Replaying a
-// deferred call at the callee's time instead of the caller's fails it, and so do a
-// lookahead above the least delay of a credit (with bit errors: the check in defer())
-// and a window running past the sampler's time (all checked by mutation).
-// Collectives too: each rank posts in its NIC's lane, a double binary tree's freed buffer
-// slot goes to the sender's lane as a deferred call, and a collective ends (and the next
-// starts) between windows, when its last landing is visible; ring AllReduce with two
-// channels and two sizes of two iterations each, with 100 m cables (the NICs' completion
-// delay bounds the lookahead: without it a collective's end falls inside a window, an
-// error, checked by mutation), the double binary tree, halving-doubling
-// and all-to-all on the IB leaf-spine example (adaptive routing, selective repeat),
-// in-network (sharp) reduction (its aggregation ports wake in their switch's lane), ring
-// AllReduce over RoCE with PFC and DCQCN, and a data-parallel training step, each whole.
+// Parallel lanes (simulation.threads; docs/architecture.md, "Lanes"): the results and
+// every CSV file must be those of one lane, bit for bit, in two lanes and in three. The
+// cases cover the buffer organisations, adaptive routing, credit stalls, the occupancy
+// sampler, PFC with ECN and DCQCN, bit errors with go-back-N, every collective algorithm
+// (100 m cables: the NICs' completion delay bounds the lookahead), a training step and,
+// in RTL builds, the Verilated allocator in every switch (S4). Replaying a deferred call
+// at the callee's time, a lookahead above a credit's least delay and a window running
+// past the sampler's time each fail it.
 struct LaneCase {
   const char* name;
   std::vector<std::string> overrides;
