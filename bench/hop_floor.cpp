@@ -1,16 +1,9 @@
 // bench/hop_floor: what a packet-hop of S2's fabric costs at the least on this machine.
-//
-// S2's fabric and traffic (4-ary 3-tree: 64 endpoints, 48 switches of radix 8;
-// uniform destinations, Poisson arrivals at 0.4 of a 400 Gb/s link, 1 KiB packets, SLs
-// dealt round robin onto 4 VLs; cut-through; credit flow control per VL; d-mod-k up
-// ports) in a bare packet-level discrete-event loop: 16-byte events, an
-// output-queued switch (a FIFO per output and VL, VLs round robin, a fixed pipeline
-// latency), no SystemC, no core clock, no allocator, no statistics beyond a latency
-// sum. Run twice: once with a binary heap (std::priority_queue), once with a timing
-// wheel like fabricsim's WakeQueue; both must simulate alike (the same event order).
-// Not a model of fabricsim's switch and not part of the simulator: the floor under
-// what any per-packet event-driven simulator of this fabric pays per hop here, the
-// reference bench/bench.py sets S2 against (`floor_ratio`, docs/performance.md).
+// S2's fabric and traffic in a bare packet-level discrete-event loop (output-queued
+// switches, no SystemC, no core clock, no allocator), run once with a binary heap and
+// once with a timing wheel like fabricsim's WakeQueue; both must simulate alike. Not a
+// model of fabricsim's switch: the floor bench/bench.py sets S2 against (`floor_ratio`;
+// bench/README.md, docs/performance.md).
 //
 // Usage: hop_floor [simulated_us [load]]   (defaults 300 and 0.4, S2's); one JSON line per queue.
 #include <algorithm>

@@ -1,17 +1,9 @@
-// Configuration corpora run through the `fabricsim` binary, the way a user meets them.
-//
-// tests/corpus/bad/NAME.yaml: a malformed configuration. `fabricsim run NAME.yaml`
-// (plus `--set LINE` for each line of an optional NAME.set) must stop within a time
-// limit, by itself (no signal: no crash, no sanitizer abort), with exit code 2 and one
-// line "fabricsim: error: ..." that names the file (unless the error is in a --set) and
-// contains every line of NAME.expect. It must not start a simulation (no results
-// folder). The library call load_config() must throw a ConfigError with the same text.
-//
-// tests/corpus/pending/: inputs that still misbehave (known bugs, see
-// tests/corpus/README.md). Each is run the same way and reported as skipped while it
-// fails; once it passes, the test fails to say "move it to bad/".
-//
-// examples/*.yaml: every shipped example must pass `fabricsim validate`.
+// Configuration corpora run through the `fabricsim` binary, the way a user meets them
+// (tests/README.md, tests/corpus/README.md). corpus/bad/NAME.yaml (with --set lines from
+// NAME.set) must stop by itself with exit code 2 and one "fabricsim: error: ..." line
+// naming the file and containing NAME.expect, without starting a simulation, and
+// load_config() must throw the same ConfigError; corpus/pending/ cases are skipped while
+// they fail; every examples/*.yaml must pass `fabricsim validate`.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
