@@ -16,6 +16,7 @@ PACKAGES=(
   slurm-wlm slurm-client munge  # `fabricsim sweep --executor slurm`; tests start a private cluster (scripts/slurm_local.sh)
   chromium                # tests open the HTML report of `fabricsim report` in headless Chromium
   valgrind                # bench/profile.py (callgrind's cache and branch model); its smoke test
+  libprotobuf-dev protobuf-compiler  # Chakra execution traces (testbench/chakra): protoc and the runtime
 )
 PACKAGES+=("$@")
 
