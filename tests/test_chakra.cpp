@@ -200,9 +200,12 @@ TEST_F(Chakra, RingAllReduceLikeTraceReadsInDependencyOrder) {
   }
 }
 
-// Among nodes ready at once, the one earlier in the file runs first.
+// Among nodes ready at once, the one earlier in the file runs first. A dependency
+// listed in both kinds (or twice) is waited for once.
 TEST_F(Chakra, ReadyNodesKeepFileOrder) {
-  write(0, {comp(5), comp(3), comp(9, {3, 5}), comp(1)});
+  pb::Node joined = comp(9, {3, 5, 3});
+  joined.add_ctrl_deps(5);
+  write(0, {comp(5), comp(3), joined, comp(1)});
   const Trace t = read_trace(prefix());
   EXPECT_EQ(order_ids(t.ranks[0]), (std::vector<std::uint64_t>{5, 3, 9, 1}));
 }

@@ -227,23 +227,36 @@ pb::GlobalMetadata read_messages(const std::string& file, const std::function<vo
 }
 
 // Kahn's algorithm over both dependency kinds, the earliest ready node in file order
-// first. A node left over lies on a cycle or behind one; the error walks back from
-// the first such node until it repeats and names that cycle.
+// first; a dependency listed twice is an edge counted twice. The edges are kept in
+// compressed-sparse-row form (one array of offsets, one of node indices). A node left
+// over lies on a cycle or behind one; the error walks back from the first such node
+// until it repeats and names that cycle.
 std::vector<std::size_t> execution_order(const RankTrace& t, const std::function<std::size_t(std::uint64_t)>& at) {
   const std::size_t n = t.nodes.size();
-  std::vector<std::vector<std::size_t>> deps(n);
-  std::vector<std::vector<std::size_t>> dependents(n);
+  std::vector<std::size_t> dep_at(n + 1, 0);  // deps of node i: deps[dep_at[i] .. dep_at[i + 1])
+  for (std::size_t i = 0; i < n; ++i)
+    dep_at[i + 1] = dep_at[i] + t.nodes[i].data_deps.size() + t.nodes[i].ctrl_deps.size();
+  std::vector<std::size_t> deps(dep_at[n]);
+  std::vector<std::size_t> dependent_at(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
+    std::size_t k = dep_at[i];
     for (const auto* list : {&t.nodes[i].data_deps, &t.nodes[i].ctrl_deps})
-      for (std::uint64_t d : *list) deps[i].push_back(at(d));
-    std::sort(deps[i].begin(), deps[i].end());
-    deps[i].erase(std::unique(deps[i].begin(), deps[i].end()), deps[i].end());
-    for (std::size_t d : deps[i]) dependents[d].push_back(i);
+      for (std::uint64_t d : *list) {
+        const std::size_t j = at(d);
+        deps[k++] = j;
+        ++dependent_at[j + 1];
+      }
   }
+  for (std::size_t i = 0; i < n; ++i) dependent_at[i + 1] += dependent_at[i];
+  std::vector<std::size_t> dependents(dep_at[n]);
+  std::vector<std::size_t> fill(dependent_at.begin(), dependent_at.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = dep_at[i]; k < dep_at[i + 1]; ++k) dependents[fill[deps[k]]++] = i;
+
   std::vector<std::size_t> waiting(n);
   std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
   for (std::size_t i = 0; i < n; ++i) {
-    waiting[i] = deps[i].size();
+    waiting[i] = dep_at[i + 1] - dep_at[i];
     if (waiting[i] == 0) ready.push(i);
   }
   std::vector<std::size_t> order;
@@ -252,8 +265,8 @@ std::vector<std::size_t> execution_order(const RankTrace& t, const std::function
     std::size_t i = ready.top();
     ready.pop();
     order.push_back(i);
-    for (std::size_t j : dependents[i])
-      if (--waiting[j] == 0) ready.push(j);
+    for (std::size_t k = dependent_at[i]; k < dependent_at[i + 1]; ++k)
+      if (--waiting[dependents[k]] == 0) ready.push(dependents[k]);
   }
   if (order.size() == n) return order;
 
@@ -265,7 +278,8 @@ std::vector<std::size_t> execution_order(const RankTrace& t, const std::function
   while (seen_at[v] == n) {
     seen_at[v] = path.size();
     path.push_back(v);
-    v = *std::find_if(deps[v].begin(), deps[v].end(), [&](std::size_t d) { return waiting[d] != 0; });
+    v = *std::find_if(deps.begin() + dep_at[v], deps.begin() + dep_at[v + 1],
+                      [&](std::size_t d) { return waiting[d] != 0; });
   }
   std::string cycle;
   for (std::size_t k = seen_at[v]; k < path.size(); ++k) cycle += std::to_string(t.nodes[path[k]].id) + " -> ";
