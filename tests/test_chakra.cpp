@@ -373,6 +373,16 @@ TEST_F(Chakra, CommTypeOutOfRangeIsAnError) {
   EXPECT_THAT(error(), AllOf(HasSubstr(file(0) + ": node 3"), HasSubstr("comm_type 17")));
 }
 
+// Some producers write a comm_type on sends and receives; it is not read there.
+TEST_F(Chakra, CommTypeOfASendIsIgnored) {
+  pb::Node send = p2p(1, true, 1, 64, 0);
+  attr(send, "comm_type")->set_int64_val(42);
+  write(0, {send});
+  write(1, {p2p(2, false, 0, 64, 0)});
+  const Trace t = read_trace(prefix());
+  EXPECT_FALSE(t.ranks[0].find(1)->comm_type.has_value());
+}
+
 TEST_F(Chakra, SizeOfWrongTypeIsAnError) {
   pb::Node n = coll(3, pb::ALL_REDUCE, 64);
   n.mutable_attr(1)->set_string_val("64");

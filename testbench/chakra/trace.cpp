@@ -136,6 +136,9 @@ Node convert(const pb::Node& n, const std::string& file) {
   for (const auto& a : n.attr()) {
     const std::string& key = a.name();
     if (key == "comm_type") {
+      // Only a collective's comm_type means anything: some producers put other values
+      // on sends and receives.
+      if (out.kind != NodeKind::collective) continue;
       std::int64_t v = integer_attr(a, where);
       if (!pb::CollectiveCommType_IsValid(static_cast<int>(v)) || v != static_cast<int>(v))
         fail(where, ": comm_type ", v, " is not a collective type (0..9)");

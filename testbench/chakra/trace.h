@@ -53,7 +53,7 @@ struct Node {
   std::vector<std::uint64_t> ctrl_deps;
   // Communication (attributes comm_type, comm_size, comm_src, comm_dst, comm_tag,
   // pg_name). A collective has comm_type and comm_size (a barrier may omit the size);
-  // a send has comm_dst, a receive comm_src.
+  // a send has comm_dst, a receive comm_src. comm_type is read on collectives only.
   std::optional<CollectiveType> comm_type;
   std::uint64_t comm_size = 0;  // bytes
   std::optional<std::int64_t> comm_src;
