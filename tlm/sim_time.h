@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 
 #include <systemc>
 
@@ -26,18 +25,8 @@ inline const sc_core::sc_time& sim_now() {
   return detail::queue_now ? *detail::queue_now : sc_core::sc_get_curr_simcontext()->time_stamp();
 }
 
-/// The time of `ticks` kernel time units, inline (sc_time::from_value is a call into the
-/// library, and a switch makes several edge times per packet). sc_time is standard-layout
-/// with its value as its only member, so the object and that member are
-/// pointer-interconvertible: the value is written through a pointer to it.
-inline sc_core::sc_time from_ticks(sc_core::sc_time::value_type ticks) {
-  static_assert(std::is_standard_layout_v<sc_core::sc_time> &&
-                    sizeof(sc_core::sc_time) == sizeof(sc_core::sc_time::value_type),
-                "sc_time holds its value and nothing else");
-  sc_core::sc_time t;
-  *reinterpret_cast<sc_core::sc_time::value_type*>(&t) = ticks;
-  return t;
-}
+/// The time of `ticks` kernel time units.
+inline sc_core::sc_time from_ticks(sc_core::sc_time::value_type ticks) { return sc_core::sc_time::from_value(ticks); }
 
 namespace detail {
 /// The kernel's time resolution in femtoseconds (a power of ten, fixed once a time is made).
@@ -60,7 +49,7 @@ inline double seconds(const sc_core::sc_time& t) {
 inline sc_core::sc_time from_seconds(double s) {
   if (s == 0) return sc_core::SC_ZERO_TIME;
   static const double per_second = 1e15 / detail::resolution_fs();
-  const volatile double ticks = s * per_second + 0.5;  // (as the library: no fused multiply-add)
+  const double ticks = s * per_second + 0.5;  // two roundings, as the library (-ffp-contract=off)
   return from_ticks(static_cast<sc_core::sc_time::value_type>(static_cast<std::int64_t>(ticks)));
 }
 
