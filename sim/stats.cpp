@@ -22,12 +22,6 @@ void Distribution::bin_samples() {
   binned_ = true;
 }
 
-int Distribution::bucket_of_by_frexp(double v) {
-  int e = 0;
-  const double m = std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1); (m - 0.5) x 2 kSubBuckets is exact
-  return e * kSubBuckets + static_cast<int>((m - 0.5) * (2 * kSubBuckets));
-}
-
 double Distribution::bucket_middle(int bucket) {
   const int e = bucket >= 0 ? bucket / kSubBuckets : -((kSubBuckets - 1 - bucket) / kSubBuckets);  // floor
   const int sub = bucket - e * kSubBuckets;

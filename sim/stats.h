@@ -4,8 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <string>
@@ -75,18 +75,12 @@ class alignas(64) Distribution {
 
  private:
   // The histogram bucket of v > 0: e kSubBuckets + the sub-bucket, with v = m 2^e, m in
-  // [0.5, 1) (std::frexp), (m - 0.5) 2 kSubBuckets the sub-bucket. For a normal double, e
-  // is its biased exponent - 1022 and the sub-bucket the top 8 bits of its mantissa,
-  // exactly; subnormals and infinity go through frexp.
+  // [0.5, 1), and (m - 0.5) 2 kSubBuckets (exact) the sub-bucket.
   static int bucket_of(double v) {
-    static_assert(kSubBuckets == 256, "the sub-bucket is the mantissa's top 8 bits");
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof bits);
-    const auto biased = static_cast<int>(bits >> 52);  // v > 0: no sign bit
-    if (biased == 0 || biased == 0x7ff) return bucket_of_by_frexp(v);
-    return (biased - 1022) * kSubBuckets + static_cast<int>((bits >> 44) & 0xff);
+    int e = 0;
+    const double m = std::frexp(v, &e);
+    return e * kSubBuckets + static_cast<int>((m - 0.5) * (2 * kSubBuckets));
   }
-  static int bucket_of_by_frexp(double v);
   [[noreturn]] static void reject(double v);  // a negative or NaN sample
   void keep(double v);  // one sample into the exact samples
   static double bucket_middle(int bucket);

@@ -77,8 +77,8 @@ TEST(Distribution, BinnedPercentilesWithinTheRelativeErrorBound) {
   }
 }
 
-// The bucket a binned sample falls in, as std::frexp defines it: v = m 2^e, m in [0.5, 1).
-// Distribution::bucket_of takes it from the double's bits; this is the reference.
+// The bucket a binned sample falls in, as std::frexp defines it: v = m 2^e, m in [0.5, 1),
+// for normal and subnormal samples alike.
 double frexp_bucket_middle(double v) {
   int e = 0;
   const double m = std::frexp(v, &e);
