@@ -27,6 +27,7 @@
 #include "tlm/switch.h"
 #include "tests/command.h"
 #include "tests/sanitizer.h"
+#include "tests/switch_test_access.h"
 
 namespace {
 
@@ -236,13 +237,13 @@ TEST(Determinism, OccupancySamplerSeesReleasedBuffersEmpty) {
 }
 
 // Runs `config` in a child process twice, with the switches' event-driven wake-ups and
-// with every switch waking on every core edge (Switch::wake_every_edge_for_test), and
+// with every switch waking on every core edge (SwitchTestAccess::wake_every_edge), and
 // requires the same model results, packets.csv and occupancy.csv, and fewer wake-ups.
 void expect_same_as_every_edge(const fabricsim::sim::FabricConfig& config, const std::string& what) {
   std::vector<RunOutput> runs;
   for (bool every_edge : {false, true}) {
     nlohmann::json r = fabricsim::sim::in_child([&] {
-      fabricsim::tlm_fabric::Switch::wake_every_edge_for_test(every_edge);
+      fabricsim::tlm_fabric::SwitchTestAccess::wake_every_edge(every_edge);
       std::ostringstream packets, occupancy;
       nlohmann::json results = fabricsim::sim::run_simulation(config, {&packets, nullptr, nullptr, &occupancy});
       results["packets_csv"] = packets.str();
@@ -314,7 +315,7 @@ TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
 // decision, the edge after a wake that left a head able to leave (it lost allocation)
 // and the edge where a credit stall opens or ends. The reference is the same fabric
 // with every switch waking on every core edge while it holds a packet, as a hardware
-// allocator runs every cycle (Switch::wake_every_edge_for_test): both must deliver the
+// allocator runs every cycle (SwitchTestAccess::wake_every_edge): both must deliver the
 // same packets at the same times with the same results.
 struct ReferenceCase {
   const char* name;  // the test's name

@@ -1,6 +1,6 @@
 // The watchdog on a known PFC / credit deadlock (through the binary),
 // and the run-time invariants: each one holds on a healthy run and fails when the
-// switch's accounting is deliberately broken (Switch::inject_fault_for_test).
+// switch's accounting is deliberately broken (tests/switch_test_access.h).
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -12,6 +12,7 @@
 #include "sim/child_run.h"
 #include "sim/config.h"
 #include "sim/invariants.h"
+#include "tests/switch_test_access.h"
 
 namespace {
 
@@ -139,7 +140,7 @@ json invariants(AccountingFault fault, std::vector<std::string> overrides) {
   return fabricsim::sim::in_child([&] {
     fabricsim::stats::Registry registry;
     Fabric fabric("fabric", config, registry);
-    for (const auto& sw : fabric.switches()) sw->inject_fault_for_test(fault);
+    for (const auto& sw : fabric.switches()) fabricsim::tlm_fabric::SwitchTestAccess::inject_fault(*sw, fault);
     sc_core::sc_start(fabricsim::tlm_fabric::to_sc(config.simulation.duration));
     json out = json::object();
     for (const auto& c : fabricsim::sim::check_invariants(fabric)) {

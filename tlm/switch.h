@@ -118,8 +118,9 @@ struct DropCounts {
   std::uint64_t lossless = 0;  ///< on a credit or PFC link without headroom exceeded: must stay 0
 };
 
-/// Test only: breaks one piece of the switch's accounting, so tests can show that
-/// each run-time invariant (sim/invariants.h) catches it.
+/// Test only (SwitchTestAccess, tests/switch_test_access.h): breaks one piece of the
+/// switch's accounting, so tests can show that each run-time invariant
+/// (sim/invariants.h) catches it.
 enum class AccountingFault {
   none,
   credit_return_short,  ///< every credit return carries one block fewer than the packet held
@@ -273,18 +274,11 @@ class Switch : public sc_core::sc_module {
   /// from the header edge to the folded wake nothing else is admitted before and nothing
   /// is sent.
   void settle_admissions(const sc_core::sc_time& at, bool inclusive);
-  /// Test only: see AccountingFault.
-  void inject_fault_for_test(AccountingFault f) {
-    fault_ = f;
-    // The fault drops at admission: on the packet's own edge.
-    if (f == AccountingFault::drop_lossless) fold_admission_ = false;
-  }
-  /// Test only: switches built after this wake on every core edge while they hold a
-  /// packet (the allocator runs every cycle, as in hardware), with no wake-up cut. The
-  /// reference the event-driven wake-ups must reproduce exactly.
-  static void wake_every_edge_for_test(bool on) { every_edge_for_test_ = on; }
 
  private:
+  // The tests' hooks: fault injection and the every-edge reference (tests/switch_test_access.h).
+  friend struct SwitchTestAccess;
+
   // A packet's descriptor from arrival to transmission: one slot of the switch's entry
   // pool (entries_), linked into its input's arrivals, then into its queue.
   struct Entry {  // 64 bytes: one cache line of the pool
@@ -537,7 +531,7 @@ class Switch : public sc_core::sc_module {
   DropCounts drops_;
   AccountingFault fault_ = AccountingFault::none;
   static inline bool every_edge_for_test_ = false;
-  bool every_edge_ = false;  // wake_every_edge_for_test() when built
+  bool every_edge_ = false;  // every_edge_for_test_ when built
 };
 
 }  // namespace fabricsim::tlm_fabric

@@ -1,0 +1,22 @@
+// The tests' hooks into tlm_fabric::Switch (its friend): what no configuration can ask for.
+#pragma once
+
+#include "tlm/switch.h"
+
+namespace fabricsim::tlm_fabric {
+
+struct SwitchTestAccess {
+  /// Breaks one piece of `sw`'s accounting (AccountingFault), so a test can show that the
+  /// run-time invariant watching it catches it.
+  static void inject_fault(Switch& sw, AccountingFault f) {
+    sw.fault_ = f;
+    // The fault drops at admission: on the packet's own edge.
+    if (f == AccountingFault::drop_lossless) sw.fold_admission_ = false;
+  }
+  /// Switches built after this wake on every core edge while they hold a packet (the
+  /// allocator runs every cycle, as in hardware), with no wake-up cut: the reference the
+  /// event-driven wake-ups must reproduce exactly.
+  static void wake_every_edge(bool on) { Switch::every_edge_for_test_ = on; }
+};
+
+}  // namespace fabricsim::tlm_fabric
