@@ -169,10 +169,10 @@ class Fabric : public sc_core::sc_module {
 /// What run_simulation does with the model once the results are built.
 enum class ModelTeardown {
   destroy,  ///< destroy it (the default; a process may then only exit: SystemC elaborates once)
-  skip,     ///< leave it to the process exit: the caller exits right after the results are written
-            ///< (`fabricsim run`, a sweep point's or a compare job's child process).
-            ///< Destroying a large fabric is slow (SystemC's port registries remove each socket
-            ///< with a linear search) and changes nothing.
+  skip,     ///< leave it to the process exit (leave_to_process_exit, sim/process_exit.h): the
+            ///< caller exits right after the results are written (`fabricsim run`, a sweep
+            ///< point's or a compare job's child process). Destroying a large fabric is slow
+            ///< (SystemC's port registries remove each socket with a linear search).
             ///< Not with RTL waveforms (switch.rtl_trace): their files are finished on destruction.
 };
 

@@ -19,15 +19,12 @@
 #include "sim/fabric.h"
 #include "sim/huge_pages.h"
 #include "sim/output_file.h"
+#include "sim/process_exit.h"
 #include "sim/progress.h"
 #include "sim/python_script.h"
 #include "sim/sweep.h"
 
 namespace {
-
-// A run's results stay reachable from here until the process exits (for LeakSanitizer;
-// volatile, so the compiler cannot drop a store nothing reads).
-const nlohmann::json* volatile results_left_to_exit = nullptr;
 
 constexpr int kExitSimulationError = 1;
 constexpr int kExitConfigError = 2;
@@ -60,11 +57,10 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   }
   RunFiles files(dir, config);
   Progress progress(verbosity);
-  // The process exits once the results are written: no need to take the model apart, nor
-  // the results' tree (a node per value).
-  auto* kept = new nlohmann::json(run_simulation(config, files.logs(), &progress, ModelTeardown::skip));
-  results_left_to_exit = kept;
-  nlohmann::json& results = *kept;
+  // The process exits once the results are written: the model and the results' tree are
+  // left to the exit (sim/process_exit.h).
+  nlohmann::json& results = leave_to_process_exit(
+      std::make_unique<nlohmann::json>(run_simulation(config, files.logs(), &progress, ModelTeardown::skip)));
   files.finish(results);  // the CSV files, then results.json
   if (verbosity != Verbosity::quiet) {
     std::cout << summary_table(results);

@@ -12,6 +12,7 @@
 #include "sim/fabric.h"
 #include "sim/huge_pages.h"
 #include "sim/invariants.h"
+#include "sim/process_exit.h"
 #include "tlm/csv_row.h"
 
 namespace fabricsim::sim {
@@ -212,10 +213,6 @@ struct Model {
   stats::Registry registry;
   Fabric fabric;
 };
-
-// ModelTeardown::skip: the model stays reachable from here until the process exits (for
-// LeakSanitizer; volatile, so the compiler cannot drop a store nothing reads).
-Model* volatile left_to_exit = nullptr;
 
 }  // namespace
 
@@ -505,7 +502,8 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
                     {"build", FABRICSIM_BUILD_FLAVOUR}};
   // RTL waveforms (switch.rtl_trace) are finished by their blocks' destructors: an FST
   // left open has no end time in its header. So a traced model is always taken apart.
-  if (teardown == ModelTeardown::skip && config.switch_params.rtl_trace_dir.empty()) left_to_exit = model.release();
+  if (teardown == ModelTeardown::skip && config.switch_params.rtl_trace_dir.empty())
+    leave_to_process_exit(std::move(model));
   return r;
 }
 
