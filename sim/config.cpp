@@ -72,6 +72,11 @@ void read_simulation(ConfigMap m, SimulationParams& s) {
   s.warmup = m.time("warmup", s.warmup, Time::seconds(0), kMaxTime);
   s.watchdog = m.time("watchdog", s.watchdog, Time::seconds(0), kMaxTime);
   s.threads = static_cast<int>(m.integer("threads", s.threads, 1, 64));
+  s.engine = choose(m, "engine", s.engine,
+                    NameTable<tlm_fabric::Engine>{{"wheel", tlm_fabric::Engine::wheel}, {"kernel", tlm_fabric::Engine::kernel}});
+  if (s.engine == tlm_fabric::Engine::kernel && s.threads > 1)
+    m.fail("threads", "the kernel engine (simulation.engine: kernel) runs on one thread; set simulation.threads to 1, got " +
+                          std::to_string(s.threads));
   s.max_memory = m.size("max_memory", Size::bytes(s.max_memory), Size::bytes(0), Size::bytes(std::uint64_t{1} << 50)).in_bytes();
   if (!(s.warmup < s.duration)) m.fail("warmup", "must be shorter than simulation.duration (" + hw::to_string(s.duration) + ")");
   m.finish();

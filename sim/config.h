@@ -29,6 +29,7 @@ struct SimulationParams {
   hw::Time warmup = hw::Time::us(10);           ///< statistics ignore packets created before this [s]
   hw::Time watchdog = hw::Time::us(1000);       ///< stop with a diagnosis when no packet moves for this long; 0: off
   int threads = 1;                              ///< lanes of the wake queue run in parallel (the same results with any number)
+  tlm_fabric::Engine engine = tlm_fabric::Engine::wheel;  ///< how block wake-ups run: wake-queue wheels or one sc_event each
   std::uint64_t max_memory = 0;                 ///< refuse a topology estimated to need more [B]; 0: the machine's available memory
 };
 

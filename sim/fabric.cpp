@@ -512,6 +512,7 @@ void Fabric::plan_lanes() {
     ++taken[static_cast<std::size_t>(best)];
   }
   tlm_fabric::WakeQueue::instance().set_lanes(lanes_);
+  tlm_fabric::WakeQueue::instance().set_engine(config_.simulation.engine);
   pool_.set_lanes(lanes_);
   lane_flows_.resize(static_cast<std::size_t>(lanes_));
   lookahead_ = sc_core::sc_max_time();

@@ -59,6 +59,17 @@ TEST(ConfigErrors, ThreadsAtLeastOne) {
   EXPECT_EQ(file_error_of(perftest, {"simulation.threads=2"}), "<no error>");
 }
 
+// simulation.engine: wheel or kernel; the kernel engine runs on one lane, so more
+// threads with it is an error naming both keys.
+TEST(ConfigErrors, KernelEngineRunsOnOneThread) {
+  EXPECT_EQ(file_error_of(kQuickstart, {"simulation.engine=kernel"}), "<no error>");
+  EXPECT_EQ(file_error_of(kQuickstart, {"simulation.engine=wheel", "simulation.threads=2"}), "<no error>");
+  const std::string e = file_error_of(kQuickstart, {"simulation.engine=kernel", "simulation.threads=2"});
+  EXPECT_THAT(e, HasSubstr("simulation.threads"));
+  EXPECT_THAT(e, HasSubstr("simulation.engine: kernel"));
+  EXPECT_THAT(file_error_of(kQuickstart, {"simulation.engine=sc"}), HasSubstr("simulation.engine"));
+}
+
 // ---------------------------------------------------------------------------
 // Unknown keys and sections
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -129,16 +130,11 @@ void expect_same_model(RunOutput a, RunOutput b, const std::string& what) {
 
 class Determinism : public ::testing::TestWithParam<fs::path> {};
 
-TEST_P(Determinism, TwoRunsGiveIdenticalResults) {
-  const fs::path example = GetParam();
-  const fs::path dir = fs::temp_directory_path() / ("fabricsim_determinism_" + example.stem().string() + "_" +
-                                                    std::to_string(getpid()));
-  fs::remove_all(dir);
-  const fs::path out = dir / "out";
+// The first run of `example` cut to a prefix that delivers packets (kFirstCut) into
+// `first`; its command line.
+std::string first_delivering_run(const fs::path& example, const fs::path& out, RunOutput& first) {
   const auto full = fabricsim::sim::load_config(example.string());
-  // Both runs write to the same --out folder, so the echoed configuration is the same.
   std::string args;
-  RunOutput first;
   for (Time cut = kFirstCut;; cut = Time::seconds(cut.in_seconds() * kCutGrowth)) {
     const auto sets = cut_to(example, full, cut);
     if (!sets) continue;
@@ -146,6 +142,18 @@ TEST_P(Determinism, TwoRunsGiveIdenticalResults) {
     first = run_once(args, out);
     if (::testing::Test::HasFailure() || delivered(first) > 0 || sets->empty()) break;
   }
+  return args;
+}
+
+TEST_P(Determinism, TwoRunsGiveIdenticalResults) {
+  const fs::path example = GetParam();
+  const fs::path dir = fs::temp_directory_path() / ("fabricsim_determinism_" + example.stem().string() + "_" +
+                                                    std::to_string(getpid()));
+  fs::remove_all(dir);
+  const fs::path out = dir / "out";
+  // Both runs write to the same --out folder, so the echoed configuration is the same.
+  RunOutput first;
+  const std::string args = first_delivering_run(example, out, first);
   ASSERT_FALSE(::testing::Test::HasFailure()) << "the first run failed";
   ASSERT_TRUE(first.results.is_object()) << "results.json is not a JSON object";
   // A run that moves nothing would be trivially identical.
@@ -546,5 +554,27 @@ std::string test_name(const ::testing::TestParamInfo<fs::path>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, Determinism, ::testing::ValuesIn(examples()), test_name);
+
+// simulation.engine: kernel runs each block on an sc_event and a method process of its
+// own, in step with the kernel; every example gives the wheel's results (results.json
+// but "simulator" and the echoed configuration; packets.csv, qps.csv and qp_rates.csv).
+class EnginesMatch : public ::testing::TestWithParam<fs::path> {};
+
+TEST_P(EnginesMatch, KernelEngineGivesTheWheelsResults) {
+  const fs::path example = GetParam();
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_engines_" + example.stem().string() + "_" +
+                                                    std::to_string(getpid()));
+  fs::remove_all(out);
+  RunOutput wheel;
+  const std::string args = first_delivering_run(example, out, wheel);
+  ASSERT_FALSE(::testing::Test::HasFailure()) << "the wheel's run failed";
+  ASSERT_GT(delivered(wheel), 0u) << "no packet delivered: nothing to compare";
+  RunOutput kernel = run_once(args + " --set simulation.engine=kernel", out);
+  ASSERT_FALSE(::testing::Test::HasFailure()) << "the kernel engine's run failed";
+  EXPECT_TRUE(wheel.qps == kernel.qps) << "fabricsim " << args << ": qps.csv or qp_rates.csv differ";
+  expect_same_model(std::move(wheel), std::move(kernel), "fabricsim " + args + " (wheel, kernel)");
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, EnginesMatch, ::testing::ValuesIn(examples()), test_name);
 
 }  // namespace

@@ -1,12 +1,8 @@
 // Wake-ups of the fabric's blocks (switches, NICs, traffic sources, the occupancy
-// sampler) without a kernel event per block.
-//
-// A block asks to run at a time (WakeEvent::notify_at) and runs in exactly the delta
-// cycle in which a SystemC method process on an event notified the same way would run;
-// blocks due in one delta cycle run in the order their WakeEvents were made. The queue
-// may run passes ahead of the kernel and split the blocks into parallel lanes: blocks
-// must read time with sim_now(), wake through a WakeEvent and stop with
-// stop_simulation(). docs/architecture.md, "Scheduling", has the rules and the reasons.
+// sampler) without a kernel event per block. A block runs in exactly the delta cycle a
+// method process on its own sc_event would; blocks due in one delta cycle run in the
+// order their WakeEvents were made. Blocks read time with sim_now(), wake through a
+// WakeEvent and stop with stop_simulation() (docs/architecture.md, "Scheduling").
 #pragma once
 
 #include <array>
@@ -21,6 +17,9 @@
 #include <vector>
 
 #include <systemc>
+
+#include "tlm/sim_time.h"
+#include "tlm/timing_wheel.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -55,6 +54,12 @@ std::uint64_t delta_count();
 
 class WakeEvent;
 
+/// How block wake-ups run (`simulation.engine`). `wheel`: in the queue's own process,
+/// ahead of the kernel where nothing else is pending, in lanes. `kernel`: each WakeEvent
+/// is an sc_event with a method process of its own, notified by the queue in the delta
+/// cycle and order the wheel would run it; in step with the kernel, on one lane.
+enum class Engine { wheel, kernel };
+
 /// An exception a block threw in a pass of the queue, its message followed by the block's
 /// hierarchy name and the model time it was evaluating ("In block: fabric.sw0 @ 527333
 /// ps"). Thrown out of simulate_for, not through the kernel: the kernel would name the
@@ -64,22 +69,11 @@ class BlockError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// The process-wide queue of block wake-ups, run by one method process.
-///
-/// Lanes (set_lanes): the blocks may be split into lanes, each with its own timing wheel.
-/// Where the queue runs ahead of the kernel, the lanes run in parallel, one thread each,
-/// in windows of the lookahead: the smallest delay between a call from a block of one
-/// lane into a block of another and the earliest time that call can act. The links
-/// between lanes hold such calls (defer()) until the window ends; the lane called makes
-/// them before its next window's passes, each at the time it was made. A block only acts
-/// on its own state, and a call into another lane acts no earlier than the window's end,
-/// so the lanes run the same model as one queue would: the blocks of one instant run lane
-/// by lane instead of in handle order, and a block may wake a little more or less often
-/// (a wake asked for from the state a call found), never on an edge that decides
-/// something differently (tests compare every result with one lane and with several).
-/// In step with the kernel the lanes run one after the other, calls made at once. A
-/// block that reads every lane (add(..., reads_every_lane): the occupancy sampler, a collective's end) wakes
-/// between windows, alone, at its time, before the blocks due then.
+/// The process-wide queue of block wake-ups, run by one method process. Lanes
+/// (set_lanes): the blocks split into lanes, each with its own timing wheel, run ahead of
+/// the kernel in parallel windows of the lookahead, calls between lanes deferred
+/// (defer()) to the window's end; a block that reads every lane (add(...,
+/// reads_every_lane)) runs alone between windows (docs/architecture.md, "Scheduling").
 class WakeQueue {
  public:
   /// The queue of this process (SystemC elaborates once per process).
@@ -93,6 +87,9 @@ class WakeQueue {
   void remove(int client);
   /// Runs block `client` at `t`, by the rules above.
   void notify_at(int client, const sc_core::sc_time& t);
+  /// The engine of the blocks made from now on (before any block is made; `kernel`: one lane).
+  void set_engine(Engine engine);
+  Engine engine() const { return engine_; }
 
   /// Splits the queue into `lanes` lanes (before any block is made), run in parallel
   /// windows of the lookahead (set_lookahead) where the queue runs ahead of the kernel.
@@ -130,34 +127,17 @@ class WakeQueue {
   friend std::uint64_t delta_count();
   WakeQueue();
   static inline WakeQueue* made_ = nullptr;  // instance(), once made
-  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
-  // Timed requests within kSlots slot widths of the wheel's base go into the wheel;
-  // later ones (timeouts) wait in the overflow heap and move into the wheel as time
-  // comes near. A slot is a power of two of kernel time units, at most kMaxSlotWidthNs (128
-  // ps at the default resolution: a fabric's wakes fall a few per nanosecond, so a slot
-  // mostly holds one instant, and thousands of blocks often share one), and the wheel
-  // spans kSlots of them (half a microsecond: a few link and packet times).
-  static constexpr std::size_t kSlots = 4096;  // a power of two
+  // A wheel slot is the widest power of two of kernel time units not above this (128 ps
+  // at the default resolution: a slot mostly holds one instant).
   static constexpr double kMaxSlotWidthNs = 0.25;
-  enum class Where : std::uint8_t { none, wheel, overflow };
-  struct Due {
-    sc_core::sc_time at;
-    int client;
-    bool pending;  // the client's pending request (Client::index), not one the kernel has fired
-    bool operator>(const Due& o) const { return at != o.at ? at > o.at : client > o.client; }
-  };
   struct DeltaDue {
     std::uint64_t delta;  // the delta cycle it was asked in: runs in the next one
     int client;
   };
-  struct alignas(64) Client {  // one cache line: a notify and a dispatch each read one
+  struct alignas(64) Client {  // a cache line of its own: lanes write their clients in parallel
     std::function<void()> on_wake;
-    sc_core::sc_time timed_at;  // pending timed request, when where != none
     std::uint64_t delta_asked = ~std::uint64_t{0};  // delta cycle of the last request for now
-    std::uint32_t next = kNone;   // where == wheel: the next client in its slot
-    std::uint32_t index = kNone;  // where == overflow: its entry in overflow_
     int lane = 0;  // -1: reads every lane (every_lane_)
-    Where where = Where::none;
   };
   static_assert(sizeof(Client) == 64, "a client is one cache line");
   /// A new entry in this lane's outbox to `to_lane` (checks `acts_at` against the window's end).
@@ -168,11 +148,11 @@ class WakeQueue {
     void (*run)(const Deferred&);                 // calls `call`
     alignas(std::uint64_t) std::array<unsigned char, 40> call;  // the callable, copied
   };
-  // The requests of one lane's blocks: its own wheel, overflow heap and requests for now.
+  // The requests of one lane's blocks: its timed requests in a wheel, its requests for now.
   class alignas(64) Lane {
    public:
-    Lane(std::vector<Client>& clients, unsigned slot_shift);
-    void fit(std::size_t clients) { marks_.resize((clients + 63) / 64, 0); }
+    Lane(std::vector<Client>& clients, unsigned slot_shift) : wheel(slot_shift), clients_(clients) {}
+    void fit(std::size_t clients) { wheel.fit(clients); }
     /// The lane's next pass: its time if requests for now wait, else its earliest timed request.
     bool next(sc_core::sc_time& at) const {
       if (!asked_now.empty()) {
@@ -181,18 +161,17 @@ class WakeQueue {
       }
       return earliest(at);
     }
-    void insert(const Due& e);                      // into the wheel or the overflow heap (fired_ if not pending)
-    void insert_pending(int client, const sc_core::sc_time& t);  // client's pending request, for t
-    void erase_pending(Client& c);                  // c's pending timed request
-    /// c's pending timed request, due now, was fired by the kernel before any process ran:
-    /// it runs in this pass as an entry of its own, no longer c's pending request.
-    void fire(Client& c);
-    bool earliest(sc_core::sc_time& at) const;      // of the timed requests, if any
+    bool earliest(sc_core::sc_time& at) const {  // of the timed requests, if any
+      std::uint64_t ticks;
+      if (!wheel.earliest(ticks)) return false;
+      at = from_ticks(ticks);
+      return true;
+    }
     /// The blocks due at `at` (timed, and asked for now before delta cycle `delta`) onto run_, in order.
     void collect(const sc_core::sc_time& at, std::uint64_t delta);
     void call_due();                                // runs what collect() found
-    std::uint64_t slot_of(const sc_core::sc_time& t) const { return t.value() >> slot_shift_; }
-    std::uint32_t& slot(std::uint64_t s) { return wheel_[s & (kSlots - 1)]; }
+    const std::vector<int>& due() const { return run_; }  // what collect() found
+    TimingWheel wheel;                // the timed requests, by client handle
     std::vector<DeltaDue> asked_now;  // requests for the next delta cycle, in request order
     // In windows: the lane's time, the delta cycle of its pass and the passes run.
     sc_core::sc_time now;
@@ -206,34 +185,17 @@ class WakeQueue {
     sc_core::sc_time replay_now;     // the time of the call being made
 
    private:
-    void unlink(Client& c);                         // c out of its wheel slot
-    // Slot s's bit in the occupied bitmap, set while its list holds a client.
-    std::uint64_t& occupied_word(std::uint64_t s) { return occupied_[(s & (kSlots - 1)) / 64]; }
-    static std::uint64_t slot_bit(std::uint64_t s) { return std::uint64_t{1} << (s & 63); }
-    void mark_empty(std::uint64_t s) { occupied_word(s) &= ~slot_bit(s); }
-    void advance(std::uint64_t to_slot);            // the wheel's base to `to_slot`
-    void order_due();                               // due_'s blocks onto run_, in (time, handle) order
-    // overflow_: a 4-ary min-heap on (at, client); a pending entry's position is its Client::index.
-    void place(std::size_t i, const Due& e);
-    void sift_up(std::size_t i);
-    void sift_down(std::size_t i);
-    void erase_overflow(std::size_t i);
     std::vector<Client>& clients_;
-    // Each slot is a list of the clients whose pending request falls in it, linked
-    // through Client::next, unordered (the pass sorts what it runs); occupied_ has a bit
-    // per non-empty slot.
-    std::vector<std::uint32_t> wheel_;
-    std::vector<std::uint64_t> occupied_;
-    std::vector<Due> fired_;          // requests the kernel fired before a pass took them (fire())
-    std::uint64_t base_ = 0;         // slot number of the wheel's first slot: slots base_ .. base_ + kSlots - 1
-    unsigned slot_shift_ = 0;        // a slot is 2^slot_shift_ kernel time units
-    std::vector<Due> overflow_;
-    std::vector<Due> due_;            // scratch: timed requests this pass runs
-    std::vector<std::uint64_t> marks_;  // scratch of order_due: a bit per block, all clear between passes
     std::vector<int> run_;            // scratch: blocks this pass runs, in order
   };
   void dispatch();
-  void dispatch_passes();  // dispatch() but for a block's error
+  void dispatch_passes();
+  /// Engine::kernel: block `client`'s method process.
+  void run_in_kernel(int client);
+  /// A block's BlockError: out of simulate_for once the kernel stops (through the kernel in a plain sc_start).
+  void fail_run();
+  Engine engine_ = Engine::wheel;
+  std::vector<std::unique_ptr<sc_core::sc_event>> kernel_events_;  // Engine::kernel: per client  // dispatch() but for a block's error
   /// The lanes' rules for a request made while they run (windowing_): a clear error where one is broken.
   void check_lanes(const Client& c, const Lane& lane, const sc_core::sc_time& t) const;
   /// In a handler: the exception being handled, from block `client` at `at`, as a BlockError.
