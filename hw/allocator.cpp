@@ -14,16 +14,17 @@ namespace {
 
 constexpr int kUnmatched = -1;
 
-void check_range(const char* what, long long value, long long lo, long long hi) {
-  if (value < lo || value > hi)
-    throw std::invalid_argument(std::string("allocator ") + what + " " + std::to_string(value) +
-                                " outside " + std::to_string(lo) + ".." + std::to_string(hi));
+void check_range(const char* what, long long value) {
+  const ParamSpec& spec = allocator_params()[what];
+  if (value < spec.lo<std::int64_t>() || value > spec.hi<std::int64_t>())
+    throw std::invalid_argument(std::string("allocator ") + what + " " + std::to_string(value) + " outside " +
+                                spec.range_text());
 }
 
 const AllocatorParams& validated(const AllocatorParams& p) {
-  check_range("inputs", p.inputs, 1, 1024);
-  check_range("outputs", p.outputs, 1, 1024);
-  check_range("iterations", p.iterations, 1, 16);
+  check_range("inputs", p.inputs);
+  check_range("outputs", p.outputs);
+  check_range("iterations", p.iterations);
   return p;
 }
 
@@ -313,6 +314,16 @@ std::unique_ptr<SwitchAllocator> make_allocator(std::string_view name, const All
   std::string valid;
   for (const auto& n : allocator_names()) valid += (valid.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown allocator '" + std::string(name) + "'; valid: " + valid);
+}
+
+const ParamBlock& allocator_params() {
+  static const ParamBlock block{"allocator",
+                                "the switch allocator core",
+                                {{"inputs", ParamType::integer, "", "4", "1", "1024", {}, "", "crossbar inputs"},
+                                 {"outputs", ParamType::integer, "", "4", "1", "1024", {}, "", "crossbar outputs"},
+                                 {"iterations", ParamType::integer, "", "1", "1", "16", {}, "",
+                                  "request-grant-accept iterations (islip, pim)"}}};
+  return block;
 }
 
 }  // namespace fabricsim::hw

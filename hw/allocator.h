@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hw/param_spec.h"
+
 namespace fabricsim::hw {
 
 /// One input's request for one output in this allocation round.
@@ -29,9 +31,9 @@ struct Grant {
 
 /// Shape and knobs of a switch allocator, checked by make_allocator().
 struct AllocatorParams {
-  int inputs = 4;           ///< crossbar inputs, 1..1024
-  int outputs = 4;          ///< crossbar outputs, 1..1024
-  int iterations = 1;       ///< request-grant-accept iterations (islip, pim), 1..16
+  int inputs = 4;           ///< crossbar inputs (range: allocator_params())
+  int outputs = 4;          ///< crossbar outputs
+  int iterations = 1;       ///< request-grant-accept iterations (islip, pim)
   std::uint64_t seed = 1;   ///< random stream (pim)
 };
 
@@ -59,6 +61,8 @@ class SwitchAllocator {
 
 /// Names accepted by make_allocator(): round_robin, islip, pim, oldest_first, strict_priority.
 const std::vector<std::string>& allocator_names();
+/// The ranges of AllocatorParams (hw/param_spec.h).
+const ParamBlock& allocator_params();
 /// Builds the named policy. Throws std::invalid_argument "unknown allocator 'x'; valid:
 /// round_robin, islip, ..." or for params outside their ranges.
 std::unique_ptr<SwitchAllocator> make_allocator(std::string_view name, const AllocatorParams& p);

@@ -48,9 +48,10 @@ FramingOverhead framing_overhead(Framing f) {
 
 void PhyParams::validate() const {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (lanes < 1 || lanes > 16) fail("lanes must be in 1..16");
+  const ParamBlock& spec = phy_params();
+  spec["lanes"].check(lanes);
   if (lane_rate.bps() <= 0) fail("lane_rate must be positive");
-  if (fec_interleave < 1 || fec_interleave > 4) fail("fec_interleave must be in 1..4");
+  spec["fec_interleave"].check(fec_interleave);
   if (fec_decoder_latency.in_seconds() < 0) fail("fec_decoder_latency must not be negative");
   if (cable_length.in_metres() < 0) fail("cable_length must not be negative");
   if (propagation_per_metre.in_seconds() < 0) fail("propagation_per_metre must not be negative");
@@ -104,54 +105,54 @@ Time PhyTiming::tail_delay(std::uint64_t payload) const {
 
 Time PhyTiming::occupancy(std::uint64_t payload) const { return serialization(wire_bytes(payload)); }
 
-std::string_view to_string(Modulation m) { return m == Modulation::pam4 ? "pam4" : "nrz"; }
-
-std::string_view to_string(Encoding e) {
-  switch (e) {
-    case Encoding::none: return "none";
-    case Encoding::enc_8b10b: return "8b/10b";
-    case Encoding::enc_64b66b: return "64b/66b";
-    case Encoding::enc_256b257b: return "256b/257b";
-  }
-  return "?";
+const EnumNames<Modulation>& modulation_names() {
+  static const EnumNames<Modulation> names{{Modulation::nrz, "nrz"}, {Modulation::pam4, "pam4"}};
+  return names;
+}
+const EnumNames<Encoding>& encoding_names() {
+  static const EnumNames<Encoding> names{{Encoding::none, "none"},
+                                         {Encoding::enc_8b10b, "8b/10b"},
+                                         {Encoding::enc_64b66b, "64b/66b"},
+                                         {Encoding::enc_256b257b, "256b/257b"}};
+  return names;
+}
+const EnumNames<FecKind>& fec_names() {
+  static const EnumNames<FecKind> names{{FecKind::none, "none"},
+                                        {FecKind::rs528_514, "rs528_514"},
+                                        {FecKind::rs544_514, "rs544_514"},
+                                        {FecKind::rs272_257, "rs272_257"}};
+  return names;
+}
+const EnumNames<Framing>& framing_names() {
+  static const EnumNames<Framing> names{
+      {Framing::infiniband, "infiniband"}, {Framing::roce_v2, "roce_v2"}, {Framing::ethernet, "ethernet"}};
+  return names;
 }
 
-std::string_view to_string(FecKind f) {
-  switch (f) {
-    case FecKind::none: return "none";
-    case FecKind::rs528_514: return "rs528_514";
-    case FecKind::rs544_514: return "rs544_514";
-    case FecKind::rs272_257: return "rs272_257";
-  }
-  return "?";
-}
+std::string_view to_string(Modulation m) { return name_of(modulation_names(), m); }
+std::string_view to_string(Encoding e) { return name_of(encoding_names(), e); }
+std::string_view to_string(FecKind f) { return name_of(fec_names(), f); }
+std::string_view to_string(Framing f) { return name_of(framing_names(), f); }
 
-std::string_view to_string(Framing f) {
-  switch (f) {
-    case Framing::infiniband: return "infiniband";
-    case Framing::roce_v2: return "roce_v2";
-    case Framing::ethernet: return "ethernet";
-  }
-  return "?";
-}
-
-const std::vector<Modulation>& all_modulations() {
-  static const std::vector<Modulation> v{Modulation::nrz, Modulation::pam4};
-  return v;
-}
-const std::vector<Encoding>& all_encodings() {
-  static const std::vector<Encoding> v{Encoding::none, Encoding::enc_8b10b, Encoding::enc_64b66b,
-                                       Encoding::enc_256b257b};
-  return v;
-}
-const std::vector<FecKind>& all_fec_kinds() {
-  static const std::vector<FecKind> v{FecKind::none, FecKind::rs528_514, FecKind::rs544_514,
-                                      FecKind::rs272_257};
-  return v;
-}
-const std::vector<Framing>& all_framings() {
-  static const std::vector<Framing> v{Framing::infiniband, Framing::roce_v2, Framing::ethernet};
-  return v;
+const ParamBlock& phy_params() {
+  static const ParamBlock block{
+      "phy",
+      "one link direction's PHY",
+      {{"lanes", ParamType::integer, "", "8", "1", "16", {}, "", "SerDes lanes per port"},
+       {"lane_rate", ParamType::bandwidth, "", "53.125Gb/s", "1Mb/s", "1Tb/s", {}, "",
+        "signalling rate per lane, coding and FEC included"},
+       {"modulation", ParamType::name, "", "pam4", "", "", names_of(modulation_names()), "",
+        "sets the lane baud rate only; does not change timing"},
+       {"encoding", ParamType::name, "", "256b/257b", "", "", names_of(encoding_names()), "", "line coding"},
+       {"fec", ParamType::name, "", "rs544_514", "", "", names_of(fec_names()), "",
+        "forward error correction: `rs528_514` (KR4), `rs544_514` (KP4), `rs272_257` (low latency)"},
+       {"fec_interleave", ParamType::integer, "", "1", "1", "4", {}, "",
+        "codewords interleaved; multiplies FEC accumulation time"},
+       {"fec_decoder_latency", ParamType::time, "", "0ns", "0s", "10us", {}, "",
+        "decoder pipeline after a codeword is accumulated"},
+       {"cable_length", ParamType::length, "", "1m", "0m", "100km", {}, "", "cable length"},
+       {"propagation_per_metre", ParamType::time, "", "5ns", "100ps", "100ns", {}, "", "signal delay per metre of cable"}}};
+  return block;
 }
 
 }  // namespace fabricsim::hw

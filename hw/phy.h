@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hw/param_spec.h"
 #include "hw/units.h"
 
 namespace fabricsim::hw {
@@ -58,14 +59,15 @@ inline std::uint64_t frame_bytes(std::uint64_t header_trailer, std::uint64_t pay
   return frame < min_frame ? min_frame : frame;
 }
 
-/// Parameters of one link direction. Every field has a default (400GbE, 8 x 53.125G PAM4).
+/// Parameters of one link direction. Every field has a default (400GbE, 8 x 53.125G PAM4);
+/// ranges in phy_params().
 struct PhyParams {
-  int lanes = 8;                                        ///< SerDes lanes per port, 1..16
+  int lanes = 8;                                        ///< SerDes lanes per port
   Bandwidth lane_rate = Bandwidth::gbps(53.125);        ///< signalling rate per lane incl. coding and FEC [b/s]
   Modulation modulation = Modulation::pam4;             ///< symbol modulation (sets baud = rate / bits per symbol)
   Encoding encoding = Encoding::enc_256b257b;           ///< line coding
   FecKind fec = FecKind::rs544_514;                     ///< forward error correction
-  int fec_interleave = 1;                               ///< codewords interleaved symbol by symbol, 1..4
+  int fec_interleave = 1;                               ///< codewords interleaved symbol by symbol
   Time fec_decoder_latency = Time::ns(0);               ///< decoder pipeline after accumulation [s]
   Length cable_length = Length::metres(1);              ///< cable length [m]
   Time propagation_per_metre = Time::ns(5);             ///< signal delay per metre of cable [s/m]
@@ -112,14 +114,18 @@ class PhyTiming {
   Bandwidth data_rate_;
 };
 
-/// Names accepted in configuration for each enum (for parsing and error messages).
+/// The configuration names of each enum (parsing, to_string, error messages).
+const EnumNames<Modulation>& modulation_names();
+const EnumNames<Encoding>& encoding_names();
+const EnumNames<FecKind>& fec_names();
+const EnumNames<Framing>& framing_names();
 std::string_view to_string(Modulation m);
 std::string_view to_string(Encoding e);
 std::string_view to_string(FecKind f);
 std::string_view to_string(Framing f);
-const std::vector<Modulation>& all_modulations();
-const std::vector<Encoding>& all_encodings();
-const std::vector<FecKind>& all_fec_kinds();
-const std::vector<Framing>& all_framings();
+
+/// The PHY keys of `link:` (also of topology.host_link, fabric_link and links[i]); framing
+/// is the link's (tlm/link.h).
+const ParamBlock& phy_params();
 
 }  // namespace fabricsim::hw

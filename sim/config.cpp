@@ -13,6 +13,7 @@
 #include "hw/seed.h"
 #include "sim/config_reader.h"
 #include "sim/huge_pages.h"
+#include "tlm/switch_params.h"
 
 namespace fabricsim::sim {
 
@@ -40,13 +41,6 @@ E choose(ConfigMap& m, const std::string& key, E def, const NameTable<E>& table)
   for (const auto& [n, e] : table)
     if (n == v) return e;
   return def;
-}
-
-template <class E>
-NameTable<E> table_of(const std::vector<E>& all) {
-  NameTable<E> t;
-  for (E e : all) t.emplace_back(std::string(hw::to_string(e)), e);
-  return t;
 }
 
 nlohmann::json to_json(const YAML::Node& n) {
@@ -84,36 +78,34 @@ void read_simulation(ConfigMap m, SimulationParams& s) {
 
 // PHY keys that may differ per cable (topology.links overrides them).
 void read_phy(ConfigMap& m, hw::PhyParams& p) {
-  p.lanes = static_cast<int>(m.integer("lanes", p.lanes, 1, 16));
-  p.lane_rate = m.bandwidth("lane_rate", p.lane_rate, Bandwidth::gbps(0.001), Bandwidth::gbps(1000));
-  p.modulation = choose(m, "modulation", p.modulation, table_of(hw::all_modulations()));
-  p.encoding = choose(m, "encoding", p.encoding, table_of(hw::all_encodings()));
-  p.fec = choose(m, "fec", p.fec, table_of(hw::all_fec_kinds()));
-  p.fec_interleave = static_cast<int>(m.integer("fec_interleave", p.fec_interleave, 1, 4));
-  p.fec_decoder_latency = m.time("fec_decoder_latency", p.fec_decoder_latency, Time::seconds(0), Time::us(10));
-  p.cable_length = m.length("cable_length", p.cable_length, Length::metres(0), Length::metres(100000));
-  p.propagation_per_metre = m.time("propagation_per_metre", p.propagation_per_metre, Time::ns(0.1), Time::ns(100));
+  const hw::ParamBlock& spec = hw::phy_params();
+  p.lanes = static_cast<int>(m.integer(spec["lanes"], p.lanes));
+  p.lane_rate = m.bandwidth(spec["lane_rate"], p.lane_rate);
+  p.modulation = m.choice(spec["modulation"], p.modulation, hw::modulation_names());
+  p.encoding = m.choice(spec["encoding"], p.encoding, hw::encoding_names());
+  p.fec = m.choice(spec["fec"], p.fec, hw::fec_names());
+  p.fec_interleave = static_cast<int>(m.integer(spec["fec_interleave"], p.fec_interleave));
+  p.fec_decoder_latency = m.time(spec["fec_decoder_latency"], p.fec_decoder_latency);
+  p.cable_length = m.length(spec["cable_length"], p.cable_length);
+  p.propagation_per_metre = m.time(spec["propagation_per_metre"], p.propagation_per_metre);
 }
 
 void read_link(ConfigMap m, tlm_fabric::LinkParams& l, std::uint32_t& credit_block) {
-  l.phy.framing = choose(m, "framing", l.phy.framing, table_of(hw::all_framings()));
+  const hw::ParamBlock& spec = tlm_fabric::link_params();
+  l.phy.framing = m.choice(spec["framing"], l.phy.framing, hw::framing_names());
   read_phy(m, l.phy);
-  l.flow_control_bytes = static_cast<std::uint32_t>(
-      m.size("flow_control_bytes", Size::bytes(l.flow_control_bytes), Size::bytes(1), Size::kib(1)).in_bytes());
-  l.flow_control = choose(m, "flow_control", l.flow_control,
-                          NameTable<tlm_fabric::FlowControl>{{"credit", tlm_fabric::FlowControl::credit},
-                                                             {"pfc", tlm_fabric::FlowControl::pfc},
-                                                             {"none", tlm_fabric::FlowControl::none}});
-  l.pfc_response_delay = m.time("pfc_response_delay", l.pfc_response_delay, Time::seconds(0), Time::us(100));
-  l.drop_rate = m.number("drop_rate", l.drop_rate, 0.0, 1.0);
-  l.ber = m.number("ber", l.ber, 0.0, 0.5);
-  credit_block = static_cast<std::uint32_t>(
-      m.size("credit_block", Size::bytes(credit_block), Size::bytes(1), Size::kib(4)).in_bytes());
+  l.flow_control_bytes = static_cast<std::uint32_t>(m.size(spec["flow_control_bytes"], Size::bytes(l.flow_control_bytes)).in_bytes());
+  l.flow_control = m.choice(spec["flow_control"], l.flow_control, tlm_fabric::flow_control_names());
+  l.pfc_response_delay = m.time(spec["pfc_response_delay"], l.pfc_response_delay);
+  l.drop_rate = m.number(spec["drop_rate"], l.drop_rate);
+  l.ber = m.number(spec["ber"], l.ber);
+  credit_block = static_cast<std::uint32_t>(m.size(spec["credit_block"], Size::bytes(credit_block)).in_bytes());
   m.finish();
 }
 
 void read_pipeline(ConfigMap m, tlm_fabric::PipelineStages& p) {
-  auto stage = [&](const char* key, int& v) { v = static_cast<int>(m.integer(key, v, 0, 100000)); };
+  const hw::ParamBlock& spec = tlm_fabric::switch_params("switch.pipeline");
+  auto stage = [&](const char* key, int& v) { v = static_cast<int>(m.integer(spec[key], v)); };
   stage("parse", p.parse);
   stage("route_lookup", p.route_lookup);
   stage("vl_mapping", p.vl_mapping);
@@ -126,10 +118,11 @@ void read_pipeline(ConfigMap m, tlm_fabric::PipelineStages& p) {
 
 // RED curve (ECN marking or WRED dropping) in bytes of egress queue depth.
 void read_marking(ConfigMap m, tlm_fabric::MarkingParams& k) {
-  k.enabled = m.boolean("enabled", k.enabled);
-  k.curve.kmin_bytes = m.size("kmin", Size::bytes(k.curve.kmin_bytes), Size::bytes(0), Size::kib(1024 * 1024)).in_bytes();
-  k.curve.kmax_bytes = m.size("kmax", Size::bytes(k.curve.kmax_bytes), Size::bytes(0), Size::kib(1024 * 1024)).in_bytes();
-  k.curve.pmax = m.number("pmax", k.curve.pmax, 0.0, 1.0);
+  const hw::ParamBlock& spec = tlm_fabric::switch_params(m.path());  // switch.ecn or switch.wred
+  k.enabled = m.boolean(spec["enabled"], k.enabled);
+  k.curve.kmin_bytes = m.size(spec["kmin"], Size::bytes(k.curve.kmin_bytes)).in_bytes();
+  k.curve.kmax_bytes = m.size(spec["kmax"], Size::bytes(k.curve.kmax_bytes)).in_bytes();
+  k.curve.pmax = m.number(spec["pmax"], k.curve.pmax);
   if (k.curve.kmax_bytes < k.curve.kmin_bytes) m.fail("kmax", "must not be below kmin (" + hw::to_string(Size::bytes(k.curve.kmin_bytes)) + ")");
   // Kmax = 0 would act on every packet that joins a non-empty queue.
   if (k.enabled && k.curve.kmax_bytes == 0) m.fail("kmax", "must be above 0 when enabled");
@@ -138,20 +131,23 @@ void read_marking(ConfigMap m, tlm_fabric::MarkingParams& k) {
 
 void read_pfc(ConfigMap m, tlm_fabric::SwitchParams& s) {
   auto& t = s.pfc;
-  t.xoff_bytes = m.size("xoff", Size::bytes(t.xoff_bytes), Size::bytes(64), Size::kib(1024 * 1024)).in_bytes();
-  t.xon_bytes = m.size("xon", Size::bytes(t.xon_bytes), Size::bytes(0), Size::kib(1024 * 1024)).in_bytes();
-  t.headroom_bytes = m.size("headroom", Size::bytes(t.headroom_bytes), Size::bytes(0), Size::kib(1024 * 1024)).in_bytes();
-  s.pause_quanta = static_cast<std::uint16_t>(m.integer("pause_quanta", s.pause_quanta, 1, 65535));
+  const hw::ParamBlock& spec = tlm_fabric::switch_params("switch.pfc");
+  t.xoff_bytes = m.size(spec["xoff"], Size::bytes(t.xoff_bytes)).in_bytes();
+  t.xon_bytes = m.size(spec["xon"], Size::bytes(t.xon_bytes)).in_bytes();
+  t.headroom_bytes = m.size(spec["headroom"], Size::bytes(t.headroom_bytes)).in_bytes();
+  s.pause_quanta = static_cast<std::uint16_t>(m.integer(spec["pause_quanta"], s.pause_quanta));
   if (t.xon_bytes >= t.xoff_bytes) m.fail("xon", "must be below xoff (" + hw::to_string(Size::bytes(t.xoff_bytes)) + ")");
   m.finish();
 }
 
 void read_vl_arbitration(ConfigMap m, hw::IbVlArbParams& a, int vls) {
+  const hw::ParamBlock& spec = tlm_fabric::switch_params("switch.vl_arbitration");
+  const hw::ParamBlock& entry_spec = tlm_fabric::switch_params("switch.vl_arbitration.high[i]");
   auto table = [&](const char* key, std::vector<hw::VlArbEntry>& entries) {
     for (auto& e : m.list_of_maps(key)) {
       hw::VlArbEntry entry;
-      entry.vl = static_cast<int>(e.required_integer("vl", 0, vls - 1));
-      entry.weight = static_cast<int>(e.integer("weight", 1, 0, 255));
+      entry.vl = static_cast<int>(e.required_integer("vl", entry_spec["vl"].lo<std::int64_t>(), vls - 1));
+      entry.weight = static_cast<int>(e.integer(entry_spec["weight"], 1));
       e.finish();
       entries.push_back(entry);
     }
@@ -159,71 +155,58 @@ void read_vl_arbitration(ConfigMap m, hw::IbVlArbParams& a, int vls) {
   };
   table("high", a.high);
   table("low", a.low);
-  a.high_limit = static_cast<int>(m.integer("high_limit", a.high_limit, 0, 255));
+  a.high_limit = static_cast<int>(m.integer(spec["high_limit"], a.high_limit));
   m.finish();
 }
 
 void read_tc_scheduler(ConfigMap m, hw::TcSchedulerParams& t, int vls) {
+  const hw::ParamBlock& spec = tlm_fabric::switch_params("switch.tc_scheduler");
   t.strict = m.boolean_list("strict", t.strict, static_cast<std::size_t>(vls));
   std::vector<std::int64_t> w(t.weights.begin(), t.weights.end());
-  w = m.integer_list("weights", w, 1, 127, static_cast<std::size_t>(vls));
+  w = m.integer_list(spec["weights"], w, static_cast<std::size_t>(vls));
   t.weights.assign(w.begin(), w.end());
-  t.quantum_bytes = static_cast<std::uint32_t>(
-      m.size("quantum", Size::bytes(t.quantum_bytes), Size::bytes(64), Size::kib(64)).in_bytes());
+  t.quantum_bytes = static_cast<std::uint32_t>(m.size(spec["quantum"], Size::bytes(t.quantum_bytes)).in_bytes());
   m.finish();
 }
 
 void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, InNetworkReduction& inr) {
-  using tlm_fabric::BufferOrganisation;
-  using tlm_fabric::ForwardingMode;
-  s.ports = static_cast<int>(m.integer("ports", s.ports, 2, 256));
-  s.core_clock = m.frequency("core_clock", s.core_clock, Frequency::hertz(1e6), Frequency::ghz(10));
+  using namespace tlm_fabric;
+  const hw::ParamBlock& spec = switch_params("switch");
+  s.ports = static_cast<int>(m.integer(spec["ports"], s.ports));
+  s.core_clock = m.frequency(spec["core_clock"], s.core_clock);
   read_pipeline(m.map("pipeline"), s.pipeline);
-  s.forwarding = choose(m, "forwarding", s.forwarding,
-                        NameTable<ForwardingMode>{{"cut_through", ForwardingMode::cut_through},
-                                                  {"store_and_forward", ForwardingMode::store_and_forward},
-                                                  {"adaptive", ForwardingMode::adaptive}});
-  s.buffer = choose(m, "buffer", s.buffer,
-                    NameTable<BufferOrganisation>{{"input_fifo", BufferOrganisation::input_fifo},
-                                                  {"voq", BufferOrganisation::voq},
-                                                  {"output_queued", BufferOrganisation::output_queued},
-                                                  {"shared_memory", BufferOrganisation::shared_memory}});
-  const Size max_buffer = Size::kib(1024 * 1024);
-  s.input_buffer = m.size("input_buffer", s.input_buffer, Size::bytes(64), max_buffer);
-  s.output_buffer = m.size("output_buffer", s.output_buffer, Size::bytes(64), max_buffer);
-  s.shared_buffer = m.size("shared_buffer", s.shared_buffer, Size::bytes(64), max_buffer);
-  s.alpha = m.number("alpha", s.alpha, 1.0 / 128, 128);
-  s.speedup = static_cast<int>(m.integer("speedup", s.speedup, 1, 256));  // above the radix acts as the radix
-  s.cell_bytes = static_cast<std::uint32_t>(m.size("cell_size", Size::bytes(s.cell_bytes), Size::bytes(1), Size::kib(16)).in_bytes());
-  s.credit_return_latency = m.time("credit_return_latency", s.credit_return_latency, Time::seconds(0), Time::us(100));
-  s.allocator = m.choice("allocator", s.allocator, hw::allocator_names());
-  s.allocator_iterations = static_cast<int>(m.integer("allocator_iterations", s.allocator_iterations, 1, 16));
-  s.allocator_impl = choose(m, "allocator_impl", s.allocator_impl,
-                            NameTable<tlm_fabric::AllocatorImpl>{{"tlm", tlm_fabric::AllocatorImpl::tlm},
-                                                                 {"rtl", tlm_fabric::AllocatorImpl::rtl},
-                                                                 {"lockstep", tlm_fabric::AllocatorImpl::lockstep}});
-  s.rtl_variant = m.string("rtl_variant", s.rtl_variant);  // islip_allocator_broken: test only
-  s.rtl_trace_dir = m.string("rtl_trace", s.rtl_trace_dir);  // set by `fabricsim run --trace DIR`
-  if (s.allocator_impl != tlm_fabric::AllocatorImpl::tlm) {
+  s.forwarding = m.choice(spec["forwarding"], s.forwarding, forwarding_mode_names());
+  s.buffer = m.choice(spec["buffer"], s.buffer, buffer_organisation_names());
+  s.input_buffer = m.size(spec["input_buffer"], s.input_buffer);
+  s.output_buffer = m.size(spec["output_buffer"], s.output_buffer);
+  s.shared_buffer = m.size(spec["shared_buffer"], s.shared_buffer);
+  s.alpha = m.number(spec["alpha"], s.alpha);
+  s.speedup = static_cast<int>(m.integer(spec["speedup"], s.speedup));  // above the radix acts as the radix
+  s.cell_bytes = static_cast<std::uint32_t>(m.size(spec["cell_size"], Size::bytes(s.cell_bytes)).in_bytes());
+  s.credit_return_latency = m.time(spec["credit_return_latency"], s.credit_return_latency);
+  s.allocator = m.choice(spec["allocator"], s.allocator);
+  s.allocator_iterations = static_cast<int>(m.integer(spec["allocator_iterations"], s.allocator_iterations));
+  s.allocator_impl = m.choice(spec["allocator_impl"], s.allocator_impl, allocator_impl_names());
+  s.rtl_variant = m.string(spec["rtl_variant"], s.rtl_variant);  // islip_allocator_broken: test only
+  s.rtl_trace_dir = m.string(spec["rtl_trace"], s.rtl_trace_dir);  // set by `fabricsim run --trace DIR`
+  if (s.allocator_impl != AllocatorImpl::tlm) {
     // The radix is known here only for a single switch (switch.ports); the Switch checks the rest.
-    const auto problem = tlm_fabric::check_rtl_allocator(s.allocator, s.rtl_variant, m.has("ports") ? s.ports : 0,
-                                                         s.allocator_iterations);
+    const auto problem = check_rtl_allocator(s.allocator, s.rtl_variant, m.has("ports") ? s.ports : 0,
+                                             s.allocator_iterations);
     if (!problem.what.empty()) m.fail(problem.key, problem.what);
   }
-  inr.enabled = m.boolean("in_network_reduction", inr.enabled);
+  inr.enabled = m.boolean(spec["in_network_reduction"], inr.enabled);
   if (inr.enabled && framing != hw::Framing::infiniband)
     m.fail("in_network_reduction", "in-network reduction (SHARP) is an InfiniBand switch capability; link.framing is " +
                                        std::string(hw::to_string(framing)) + " (RoCE / Ethernet switches do not reduce)");
-  inr.latency = m.time("reduction_latency", inr.latency, Time::seconds(0), Time::us(100));
-  inr.bandwidth = m.bandwidth("reduction_bandwidth", inr.bandwidth, Bandwidth::gbps(0), Bandwidth::gbps(1e6));
-  s.vls = static_cast<int>(m.integer("vls", s.vls, 1, hw::kMaxDataVls));
-  const auto sl2vl = m.integer_list("sl_to_vl", {}, 0, s.vls - 1, 16);
+  inr.latency = m.time(spec["reduction_latency"], inr.latency);
+  inr.bandwidth = m.bandwidth(spec["reduction_bandwidth"], inr.bandwidth);
+  s.vls = static_cast<int>(m.integer(spec["vls"], s.vls));
+  const auto sl2vl = m.integer_list(spec["sl_to_vl"], {}, 16, s.vls - 1);
   s.sl_to_vl.assign(sl2vl.begin(), sl2vl.end());
   s.egress_scheduler = framing == hw::Framing::infiniband ? tlm_fabric::EgressSchedulerKind::ib_vl_arb
                                                           : tlm_fabric::EgressSchedulerKind::tc_dwrr;
-  s.egress_scheduler = choose(m, "egress_scheduler", s.egress_scheduler,
-                              NameTable<tlm_fabric::EgressSchedulerKind>{{"ib_vl_arb", tlm_fabric::EgressSchedulerKind::ib_vl_arb},
-                                                                         {"tc_dwrr", tlm_fabric::EgressSchedulerKind::tc_dwrr}});
+  s.egress_scheduler = m.choice(spec["egress_scheduler"], s.egress_scheduler, egress_scheduler_names());
   read_vl_arbitration(m.map("vl_arbitration"), s.vl_arb, s.vls);
   read_tc_scheduler(m.map("tc_scheduler"), s.tc, s.vls);
   if (s.egress_scheduler == tlm_fabric::EgressSchedulerKind::tc_dwrr && s.vls > 8)

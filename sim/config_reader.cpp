@@ -326,6 +326,62 @@ hw::Frequency ConfigMap::frequency(const std::string& key, hw::Frequency def, hw
   return unit_value(key, def, min, max, &hw::parse_frequency, "frequency");
 }
 
+namespace {
+
+const hw::ParamSpec& typed(const hw::ParamSpec& spec, hw::ParamType type) {
+  if (spec.type != type)
+    throw std::logic_error("parameter " + spec.key + " is a " + std::string(hw::to_string(spec.type)) + ", read as a " +
+                           std::string(hw::to_string(type)));
+  return spec;
+}
+
+}  // namespace
+
+std::int64_t ConfigMap::integer(const hw::ParamSpec& spec, std::int64_t def) {
+  const auto& s = typed(spec, hw::ParamType::integer);
+  return integer(s.key, def, s.lo<std::int64_t>(), s.hi<std::int64_t>());
+}
+double ConfigMap::number(const hw::ParamSpec& spec, double def) {
+  const auto& s = typed(spec, hw::ParamType::number);
+  return number(s.key, def, s.lo<double>(), s.hi<double>());
+}
+bool ConfigMap::boolean(const hw::ParamSpec& spec, bool def) {
+  return boolean(typed(spec, hw::ParamType::boolean).key, def);
+}
+std::string ConfigMap::string(const hw::ParamSpec& spec, const std::string& def) {
+  return string(typed(spec, hw::ParamType::text).key, def);
+}
+std::string ConfigMap::choice(const hw::ParamSpec& spec, const std::string& def) {
+  const auto& s = typed(spec, hw::ParamType::name);
+  return choice(s.key, def, s.choices);
+}
+std::vector<std::int64_t> ConfigMap::integer_list(const hw::ParamSpec& spec, const std::vector<std::int64_t>& def,
+                                                  std::size_t max_items, std::optional<std::int64_t> max) {
+  const auto& s = typed(spec, hw::ParamType::list);
+  return integer_list(s.key, def, s.lo<std::int64_t>(), max.value_or(s.hi<std::int64_t>()), max_items);
+}
+template <class Q>
+Q ConfigMap::quantity(const hw::ParamSpec& spec, Q def, hw::ParamType type, Q (ConfigMap::*read)(const std::string&, Q, Q, Q)) {
+  const auto& s = typed(spec, type);
+  return (this->*read)(s.key, def, s.lo<Q>(), s.hi<Q>());
+}
+
+hw::Size ConfigMap::size(const hw::ParamSpec& spec, hw::Size def) {
+  return quantity(spec, def, hw::ParamType::size, &ConfigMap::size);
+}
+hw::Time ConfigMap::time(const hw::ParamSpec& spec, hw::Time def) {
+  return quantity(spec, def, hw::ParamType::time, &ConfigMap::time);
+}
+hw::Bandwidth ConfigMap::bandwidth(const hw::ParamSpec& spec, hw::Bandwidth def) {
+  return quantity(spec, def, hw::ParamType::bandwidth, &ConfigMap::bandwidth);
+}
+hw::Length ConfigMap::length(const hw::ParamSpec& spec, hw::Length def) {
+  return quantity(spec, def, hw::ParamType::length, &ConfigMap::length);
+}
+hw::Frequency ConfigMap::frequency(const hw::ParamSpec& spec, hw::Frequency def) {
+  return quantity(spec, def, hw::ParamType::frequency, &ConfigMap::frequency);
+}
+
 void ConfigMap::finish() const {
   if (!node_.IsMap()) return;
   std::vector<std::string> allowed(used_.begin(), used_.end());

@@ -18,6 +18,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "hw/param_spec.h"
 #include "hw/units.h"
 
 namespace fabricsim::sim {
@@ -86,6 +87,28 @@ class ConfigMap {
   /// One of `allowed`; the error lists them.
   std::string choice(const std::string& key, const std::string& def, const std::vector<std::string>& allowed);
 
+  /// The key `spec` declares, checked against its type and bounds (hw/param_spec.h);
+  /// absent reads as `def`. A spec of another type is a programming error (std::logic_error).
+  std::int64_t integer(const hw::ParamSpec& spec, std::int64_t def);
+  double number(const hw::ParamSpec& spec, double def);
+  bool boolean(const hw::ParamSpec& spec, bool def);
+  std::string string(const hw::ParamSpec& spec, const std::string& def);
+  /// One of spec.choices.
+  std::string choice(const hw::ParamSpec& spec, const std::string& def);
+  /// An enum by its name in `names` (which spec.choices lists).
+  template <class E>
+  E choice(const hw::ParamSpec& spec, E def, const hw::EnumNames<E>& names) {
+    return *hw::value_of(names, choice(spec, std::string(hw::name_of(names, def))));
+  }
+  /// A list of integers each within the spec's bounds (`max` lowered to `max`, when given).
+  std::vector<std::int64_t> integer_list(const hw::ParamSpec& spec, const std::vector<std::int64_t>& def,
+                                         std::size_t max_items, std::optional<std::int64_t> max = std::nullopt);
+  hw::Size size(const hw::ParamSpec& spec, hw::Size def);
+  hw::Time time(const hw::ParamSpec& spec, hw::Time def);
+  hw::Bandwidth bandwidth(const hw::ParamSpec& spec, hw::Bandwidth def);
+  hw::Length length(const hw::ParamSpec& spec, hw::Length def);
+  hw::Frequency frequency(const hw::ParamSpec& spec, hw::Frequency def);
+
   hw::Bandwidth bandwidth(const std::string& key, hw::Bandwidth def, hw::Bandwidth min, hw::Bandwidth max);
   hw::Time time(const std::string& key, hw::Time def, hw::Time min, hw::Time max);
   hw::Size size(const std::string& key, hw::Size def, hw::Size min, hw::Size max);
@@ -115,6 +138,8 @@ class ConfigMap {
   /// file:line:column of a node, naming the included file it came from.
   std::string where(const YAML::Node& node) const;
   YAML::Node scalar(const std::string& key, const char* expected) const;
+  template <class Q>
+  Q quantity(const hw::ParamSpec& spec, Q def, hw::ParamType type, Q (ConfigMap::*read)(const std::string&, Q, Q, Q));
   template <class T>
   T unit_value(const std::string& key, T def, T min, T max, T (*parse)(std::string_view), const char* what);
 

@@ -1,4 +1,4 @@
-// The `fabricsim` command: run, validate, routes, sweep, report and compare
+// The `fabricsim` command: run, validate, routes, sweep, report, compare and params
 // (`fabricsim SUBCOMMAND --help`; README.md has examples). Exit codes: 0 success,
 // 1 simulation error, 2 configuration or usage error, 3 scoreboard (invariant) failure,
 // 4 stalled fabric (deadlock) found by the watchdog.
@@ -15,6 +15,7 @@
 #include "sim/child_run.h"
 #include "sim/compare.h"
 #include "sim/config.h"
+#include "sim/config_params.h"
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
 #include "sim/huge_pages.h"
@@ -114,8 +115,10 @@ struct CommandLine {
   fabricsim::sim::CompareOptions cmp;
   std::string cmp_workloads, cmp_sizes;
   bool cmp_no_plots = false;
+  bool params_markdown = false;
+  std::string params_doc;
   CLI::App *run = nullptr, *validate = nullptr, *sweep = nullptr, *sweep_task = nullptr, *report = nullptr,
-           *routes = nullptr, *compare = nullptr;
+           *routes = nullptr, *compare = nullptr, *params = nullptr;
 };
 
 // A folder option given as "" would silently fall back to the default folder.
@@ -185,6 +188,11 @@ void add_inspection_commands(CLI::App& app, CommandLine& cl) {
   auto* routes = cl.routes = app.add_subcommand("routes", "print every switch's forwarding table");
   routes->add_option("config", cl.file, "YAML configuration")->required();
   routes->add_option("--set", cl.overrides, "override a key: path.to.key=value (repeatable)");
+
+  auto* params = cl.params = app.add_subcommand("params", "list every configuration key: type, default, range, meaning");
+  auto* markdown = params->add_flag("--markdown", cl.params_markdown, "print docs/config.md's key tables with their markers");
+  params->add_option("--update-doc", cl.params_doc, "rewrite the key tables of this file (docs/config.md) in place")
+      ->excludes(markdown);
 }
 
 // `compare`: the same topology and workloads under several configurations (sim/compare.h).
@@ -236,6 +244,7 @@ int sweep_subcommand(CommandLine& cl, fabricsim::sim::Verbosity verbosity) {
 
 // Runs the subcommand given; throws ConfigError on bad input.
 int run_subcommand(CommandLine& cl) {
+  if (cl.params->parsed()) return fabricsim::sim::params_command(cl.params_markdown, cl.params_doc);
   if (cl.validate->parsed()) {
     print_warnings(fabricsim::sim::load_config(cl.file, cl.overrides));
     std::cout << cl.file << ": valid\n";

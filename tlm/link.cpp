@@ -9,13 +9,38 @@
 
 namespace fabricsim::tlm_fabric {
 
-std::string_view to_string(FlowControl f) {
-  switch (f) {
-    case FlowControl::credit: return "credit";
-    case FlowControl::pfc: return "pfc";
-    case FlowControl::none: return "none";
-  }
-  return "?";
+const hw::EnumNames<FlowControl>& flow_control_names() {
+  static const hw::EnumNames<FlowControl> names{
+      {FlowControl::credit, "credit"}, {FlowControl::pfc, "pfc"}, {FlowControl::none, "none"}};
+  return names;
+}
+
+std::string_view to_string(FlowControl f) { return hw::name_of(flow_control_names(), f); }
+
+const hw::ParamBlock& link_params() {
+  using hw::ParamType;
+  static const hw::ParamBlock block = [] {
+    hw::ParamBlock b{"link", "every cable of the fabric (topology.host_link, fabric_link and links[i] override the PHY keys)", {}};
+    b.params.push_back({"framing", ParamType::name, "", "roce_v2", "", "", hw::names_of(hw::framing_names()), "",
+                        "per-packet overhead, see below; also picks the default `switch.egress_scheduler` and whether "
+                        "ECN marks CE or FECN"});
+    const auto& phy = hw::phy_params().params;
+    b.params.insert(b.params.end(), phy.begin(), phy.end());
+    b.params.push_back({"flow_control", ParamType::name, "", "credit", "", "", hw::names_of(flow_control_names()), "",
+                        "link-level flow control on every link, see below"});
+    b.params.push_back({"flow_control_bytes", ParamType::size, "", "8B", "1B", "1KiB", {}, "",
+                        "size of a credit packet; sets the credit's reverse-path serialization delay"});
+    b.params.push_back({"pfc_response_delay", ParamType::time, "", "100ns", "0s", "100us", {}, "",
+                        "`pfc` only: time the transmitter takes to act on a received PAUSE"});
+    b.params.push_back({"credit_block", ParamType::size, "", "64B", "1B", "4KiB", {}, "",
+                        "credit granularity of switch and NIC receive buffers (IB: 64 B)"});
+    b.params.push_back({"drop_rate", ParamType::number, "", "0", "0", "1", {}, "",
+                        "probability that a packet is corrupted on a link direction, independent of its length"});
+    b.params.push_back({"ber", ParamType::number, "", "0", "0", "0.5", {}, "",
+                        "bit error rate after FEC: a frame of n bits is corrupted with probability 1 - (1 - ber)^n"});
+    return b;
+  }();
+  return block;
 }
 
 sc_core::sc_time to_sc(hw::Time t) {

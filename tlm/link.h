@@ -12,6 +12,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "hw/param_spec.h"
 #include "hw/phy.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
@@ -29,7 +30,12 @@ enum class FlowControl : std::uint8_t {
   pfc,     ///< IEEE 802.1Qbb priority flow control: XOFF/XON per priority, drops beyond headroom
   none,    ///< lossy: the receiver drops what it cannot buffer
 };
+/// The configuration names of FlowControl (link.flow_control).
+const hw::EnumNames<FlowControl>& flow_control_names();
 std::string_view to_string(FlowControl f);
+
+/// The keys of `link:`: framing, the PHY's (hw::phy_params()) and the link layer's.
+const hw::ParamBlock& link_params();
 
 /// Link-layer parameters on top of the PHY.
 struct LinkParams {

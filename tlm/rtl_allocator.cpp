@@ -22,14 +22,13 @@
 
 namespace fabricsim::tlm_fabric {
 
-std::string_view to_string(AllocatorImpl impl) {
-  switch (impl) {
-    case AllocatorImpl::tlm: return "tlm";
-    case AllocatorImpl::rtl: return "rtl";
-    case AllocatorImpl::lockstep: return "lockstep";
-  }
-  return "?";
+const hw::EnumNames<AllocatorImpl>& allocator_impl_names() {
+  static const hw::EnumNames<AllocatorImpl> names{
+      {AllocatorImpl::tlm, "tlm"}, {AllocatorImpl::rtl, "rtl"}, {AllocatorImpl::lockstep, "lockstep"}};
+  return names;
 }
+
+std::string_view to_string(AllocatorImpl impl) { return hw::name_of(allocator_impl_names(), impl); }
 
 namespace {
 

@@ -24,6 +24,8 @@ enum class AllocatorImpl {
   lockstep,  ///< both on the same requests; a grant mismatch stops the simulation
 };
 
+/// The configuration names of AllocatorImpl (switch.allocator_impl).
+const hw::EnumNames<AllocatorImpl>& allocator_impl_names();
 std::string_view to_string(AllocatorImpl impl);
 
 /// One Verilated allocator model built into this binary.

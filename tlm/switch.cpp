@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "tlm/sim_time.h"
+#include "tlm/switch_params.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -13,21 +14,25 @@ using sc_core::sc_time;
 
 void SwitchParams::validate() const {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (ports < 2 || ports > 256) fail("ports must be in 2..256");
+  const hw::ParamBlock& spec = switch_params("switch");
+  spec["ports"].check(ports);
   if (core_clock.in_hertz() <= 0) fail("core_clock must be positive");
-  for (int c : {pipeline.parse, pipeline.route_lookup, pipeline.vl_mapping, pipeline.buffer_admission,
-                pipeline.switch_allocation, pipeline.crossbar, pipeline.egress_scheduling})
-    if (c < 0 || c > 100000) fail("pipeline stage latencies must be in 0..100000 cycles");
+  const hw::ParamBlock& stages = switch_params("switch.pipeline");
+  for (const auto& [key, c] : {std::pair{"parse", pipeline.parse}, {"route_lookup", pipeline.route_lookup},
+                               {"vl_mapping", pipeline.vl_mapping}, {"buffer_admission", pipeline.buffer_admission},
+                               {"switch_allocation", pipeline.switch_allocation}, {"crossbar", pipeline.crossbar},
+                               {"egress_scheduling", pipeline.egress_scheduling}})
+    stages[key].check(c);
   if (credit_block_bytes == 0) fail("credit_block_bytes must be positive");
   if (cell_bytes == 0) fail("cell_bytes must be positive");
   if (alpha <= 0) fail("alpha must be positive");
   if (speedup < 1 || speedup > ports) fail("speedup must be in 1..ports");
-  if (vls < 1 || vls > 15) fail("vls must be in 1..15");
+  spec["vls"].check(vls);
   for (int v : sl_to_vl)
     if (v < 0 || v >= vls) fail("sl_to_vl entries must be in 0..vls-1");
   if (sl_to_vl.size() > 16) fail("sl_to_vl has at most 16 entries (SL 0..15)");
   if (credit_return_latency.in_seconds() < 0) fail("credit_return_latency must not be negative");
-  if (allocator_iterations < 1 || allocator_iterations > 16) fail("allocator_iterations must be in 1..16");
+  spec["allocator_iterations"].check(allocator_iterations);
   hw::make_allocator(allocator, {ports, ports, allocator_iterations, seed});  // throws listing the names
   pfc.validate();
   ecn.curve.validate();

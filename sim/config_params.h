@@ -1,0 +1,30 @@
+// Every configuration block's key table (hw/param_spec.h) in docs/config.md's order:
+// `fabricsim params` lists them and docs/config.md's key tables are generated from them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hw/param_spec.h"
+
+namespace fabricsim::sim {
+
+/// The blocks in documentation order.
+const std::vector<hw::ParamBlock>& config_param_blocks();
+
+/// `fabricsim params`: every key, one a line.
+std::string params_listing();
+/// `fabricsim params --markdown`: each block's table between its docs/config.md markers.
+std::string params_markdown();
+
+/// `doc` (docs/config.md) with the table between each block's markers
+///   <!-- params SECTION -->  ...  <!-- end params -->
+/// replaced by the generated one. Throws std::runtime_error naming a block whose markers
+/// are missing or unclosed.
+std::string update_param_tables(const std::string& doc);
+
+/// `fabricsim params`: prints the listing or the markdown; with `doc_file`, rewrites that
+/// file's key tables instead (update_param_tables). Returns the exit code.
+int params_command(bool markdown, const std::string& doc_file);
+
+}  // namespace fabricsim::sim

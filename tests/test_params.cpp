@@ -1,0 +1,242 @@
+// The configuration key tables (hw/param_spec.h): the reader, validate(), `fabricsim
+// params` and docs/config.md all take a key's type, default and range from them.
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "hw/phy.h"
+#include "hw/units.h"
+#include "sim/config.h"
+#include "sim/config_params.h"
+#include "tests/command.h"
+#include "tests/config_error.h"
+#include "tlm/link.h"
+#include "tlm/switch_params.h"
+
+namespace {
+
+using fabricsim::hw::ParamBlock;
+using fabricsim::hw::ParamSpec;
+using fabricsim::hw::ParamType;
+using fabricsim::sim::config_param_blocks;
+using ::testing::HasSubstr;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// docs/config.md's key tables are the generated ones; on a failure regenerate them with
+//   build/fabricsim params --update-doc docs/config.md
+TEST(ParamTables, ConfigDocIsUpToDate) {
+  const std::string path = std::string(FABRICSIM_SOURCE_DIR) + "/docs/config.md";
+  const std::string doc = read_file(path);
+  ASSERT_FALSE(doc.empty()) << path;
+  EXPECT_TRUE(fabricsim::sim::update_param_tables(doc) == doc)
+      << "docs/config.md's key tables differ from the tables in the code; regenerate them with\n"
+         "  build/fabricsim params --update-doc docs/config.md";
+}
+
+TEST(ParamTables, MissingMarkersNameTheBlock) {
+  EXPECT_THROW(
+      {
+        try {
+          fabricsim::sim::update_param_tables("# config\n");
+        } catch (const std::runtime_error& e) {
+          EXPECT_THAT(e.what(), HasSubstr("<!-- params " + config_param_blocks().front().section + " -->"));
+          throw;
+        }
+      },
+      std::runtime_error);
+}
+
+// A default must be a value the key accepts.
+void expect_default_accepted(const ParamBlock& b, const ParamSpec& p) {
+  const std::string where = b.section + "." + p.key + " default '" + p.def + "'";
+  using namespace fabricsim::hw;
+  switch (p.type) {
+    case ParamType::integer: {
+      const std::int64_t v = std::stoll(p.def);
+      EXPECT_TRUE(v >= p.lo<std::int64_t>() && v <= p.hi<std::int64_t>()) << where;
+      break;
+    }
+    case ParamType::number: {
+      const double v = std::stod(p.def);
+      EXPECT_TRUE(v >= p.lo<double>() && v <= p.hi<double>()) << where;
+      break;
+    }
+    case ParamType::boolean: EXPECT_TRUE(p.def == "true" || p.def == "false") << where; break;
+    case ParamType::name: EXPECT_THAT(p.choices, ::testing::Contains(p.def)) << where; break;
+    case ParamType::size: EXPECT_NO_THROW(p.check_quantity(parse_size(p.def))) << where; break;
+    case ParamType::time: EXPECT_NO_THROW(p.check_quantity(parse_time(p.def))) << where; break;
+    case ParamType::bandwidth: EXPECT_NO_THROW(p.check_quantity(parse_bandwidth(p.def))) << where; break;
+    case ParamType::length: EXPECT_NO_THROW(p.check_quantity(parse_length(p.def))) << where; break;
+    case ParamType::frequency: EXPECT_NO_THROW(p.check_quantity(parse_frequency(p.def))) << where; break;
+    case ParamType::text:
+    case ParamType::section:
+    case ParamType::list: break;
+  }
+}
+
+TEST(ParamTables, DefaultsAreAcceptedValues) {
+  for (const auto& b : config_param_blocks())
+    for (const auto& p : b.params)
+      if (!p.def.empty()) expect_default_accepted(b, p);
+}
+
+TEST(ParamTables, EveryBlockHasDistinctKeysAndADoc) {
+  std::set<std::string> sections;
+  for (const auto& b : config_param_blocks()) {
+    EXPECT_TRUE(sections.insert(b.section).second) << b.section;
+    std::set<std::string> keys;
+    for (const auto& p : b.params) {
+      EXPECT_TRUE(keys.insert(p.key).second) << b.section << "." << p.key;
+      EXPECT_FALSE(p.doc.empty()) << b.section << "." << p.key;
+      EXPECT_EQ(p.choices.empty(), p.type != ParamType::name) << b.section << "." << p.key;
+    }
+  }
+}
+
+// The documented default is what an empty configuration reads.
+TEST(ParamTables, SwitchDefaultsAreTheReadDefaults) {
+  using namespace fabricsim::hw;
+  const auto c = fabricsim::sim::load_config_text("{}", "empty.yaml");
+  const auto& s = c.switch_params;
+  const ParamBlock& t = fabricsim::tlm_fabric::switch_params("switch");
+  auto integer = [&](const char* key) { return std::stoll(t[key].def); };
+  EXPECT_EQ(s.ports, integer("ports"));
+  EXPECT_EQ(s.core_clock, parse_frequency(t["core_clock"].def));
+  EXPECT_EQ(to_string(s.forwarding), t["forwarding"].def);
+  EXPECT_EQ(to_string(s.buffer), t["buffer"].def);
+  EXPECT_EQ(s.input_buffer, parse_size(t["input_buffer"].def));
+  EXPECT_EQ(s.output_buffer, parse_size(t["output_buffer"].def));
+  EXPECT_EQ(s.shared_buffer, parse_size(t["shared_buffer"].def));
+  EXPECT_EQ(s.alpha, std::stod(t["alpha"].def));
+  EXPECT_EQ(s.speedup, integer("speedup"));
+  EXPECT_EQ(Size::bytes(s.cell_bytes), parse_size(t["cell_size"].def));
+  EXPECT_EQ(s.credit_return_latency, parse_time(t["credit_return_latency"].def));
+  EXPECT_EQ(s.allocator, t["allocator"].def);
+  EXPECT_EQ(s.allocator_iterations, integer("allocator_iterations"));
+  EXPECT_EQ(to_string(s.allocator_impl), t["allocator_impl"].def);
+  EXPECT_EQ(s.rtl_variant, t["rtl_variant"].def);
+  EXPECT_EQ(s.vls, integer("vls"));
+  EXPECT_EQ(c.in_network_reduction.enabled ? "true" : "false", t["in_network_reduction"].def);
+  EXPECT_EQ(c.in_network_reduction.latency, parse_time(t["reduction_latency"].def));
+  EXPECT_EQ(c.in_network_reduction.bandwidth, parse_bandwidth(t["reduction_bandwidth"].def));
+  EXPECT_EQ(fabricsim::hw::name_of(fabricsim::tlm_fabric::egress_scheduler_names(), s.egress_scheduler),
+            t["egress_scheduler"].def);  // roce_v2 framing by default
+
+  const ParamBlock& pfc = fabricsim::tlm_fabric::switch_params("switch.pfc");
+  EXPECT_EQ(Size::bytes(s.pfc.xoff_bytes), parse_size(pfc["xoff"].def));
+  EXPECT_EQ(Size::bytes(s.pfc.xon_bytes), parse_size(pfc["xon"].def));
+  EXPECT_EQ(Size::bytes(s.pfc.headroom_bytes), parse_size(pfc["headroom"].def));
+  EXPECT_EQ(s.pause_quanta, std::stoll(pfc["pause_quanta"].def));
+  for (const auto& [section, m] : {std::pair{"switch.ecn", s.ecn}, {"switch.wred", s.wred}}) {
+    const ParamBlock& k = fabricsim::tlm_fabric::switch_params(section);
+    EXPECT_EQ(m.enabled ? "true" : "false", k["enabled"].def) << section;
+    EXPECT_EQ(Size::bytes(m.curve.kmin_bytes), parse_size(k["kmin"].def)) << section;
+    EXPECT_EQ(Size::bytes(m.curve.kmax_bytes), parse_size(k["kmax"].def)) << section;
+    EXPECT_EQ(m.curve.pmax, std::stod(k["pmax"].def)) << section;
+  }
+  const ParamBlock& tc = fabricsim::tlm_fabric::switch_params("switch.tc_scheduler");
+  EXPECT_EQ(Size::bytes(s.tc.quantum_bytes), parse_size(tc["quantum"].def));
+  EXPECT_EQ(s.vl_arb.high_limit, std::stoll(fabricsim::tlm_fabric::switch_params("switch.vl_arbitration")["high_limit"].def));
+}
+
+TEST(ParamTables, LinkDefaultsAreTheReadDefaults) {
+  using namespace fabricsim::hw;
+  const auto c = fabricsim::sim::load_config_text("{}", "empty.yaml");
+  const auto& l = c.link;
+  const ParamBlock& t = fabricsim::tlm_fabric::link_params();
+  EXPECT_EQ(to_string(l.phy.framing), t["framing"].def);
+  EXPECT_EQ(l.phy.lanes, std::stoll(t["lanes"].def));
+  EXPECT_EQ(l.phy.lane_rate, parse_bandwidth(t["lane_rate"].def));
+  EXPECT_EQ(to_string(l.phy.modulation), t["modulation"].def);
+  EXPECT_EQ(to_string(l.phy.encoding), t["encoding"].def);
+  EXPECT_EQ(to_string(l.phy.fec), t["fec"].def);
+  EXPECT_EQ(l.phy.fec_interleave, std::stoll(t["fec_interleave"].def));
+  EXPECT_EQ(l.phy.fec_decoder_latency, parse_time(t["fec_decoder_latency"].def));
+  EXPECT_EQ(l.phy.cable_length, parse_length(t["cable_length"].def));
+  EXPECT_EQ(l.phy.propagation_per_metre, parse_time(t["propagation_per_metre"].def));
+  EXPECT_EQ(fabricsim::tlm_fabric::to_string(l.flow_control), t["flow_control"].def);
+  EXPECT_EQ(Size::bytes(l.flow_control_bytes), parse_size(t["flow_control_bytes"].def));
+  EXPECT_EQ(l.pfc_response_delay, parse_time(t["pfc_response_delay"].def));
+  EXPECT_EQ(Size::bytes(c.switch_params.credit_block_bytes), parse_size(t["credit_block"].def));
+  EXPECT_EQ(l.drop_rate, std::stod(t["drop_rate"].def));
+  EXPECT_EQ(l.ber, std::stod(t["ber"].def));
+}
+
+// validate() states the table's range, the same one the reader enforces.
+TEST(ParamTables, ValidateTakesItsRangesFromTheTable) {
+  auto error_of = [](const fabricsim::tlm_fabric::SwitchParams& p) {
+    try {
+      p.validate();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  fabricsim::tlm_fabric::SwitchParams p;
+  p.allocator_iterations = 17;
+  EXPECT_EQ(error_of(p), "allocator_iterations must be in 1..16");
+  p = {};
+  p.pipeline.crossbar = 100001;
+  EXPECT_EQ(error_of(p), "crossbar must be in 0..100000 cycles");
+  p = {};
+  p.ports = 1;
+  EXPECT_EQ(error_of(p), "ports must be in 2..256");
+  fabricsim::hw::PhyParams phy;
+  phy.fec_interleave = 5;
+  EXPECT_THROW(
+      {
+        try {
+          phy.validate();
+        } catch (const std::invalid_argument& e) {
+          EXPECT_STREQ(e.what(), "fec_interleave must be in 1..4");
+          throw;
+        }
+      },
+      std::invalid_argument);
+  EXPECT_THAT(fabricsim::testing::run_command("validate " + std::string(FABRICSIM_SOURCE_DIR) +
+                                              "/examples/quickstart.yaml --set switch.allocator_iterations=17")
+                  .output,
+              HasSubstr("switch.allocator_iterations: must be an integer in 1..16, got '17'"));
+}
+
+TEST(ParamsCommand, ListsEveryKeyAndPrintsTheMarkdown) {
+  const auto list = fabricsim::testing::run_command("params");
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_THAT(list.output, HasSubstr("switch.allocator_iterations"));
+  EXPECT_THAT(list.output, HasSubstr("1..16"));
+  const auto md = fabricsim::testing::run_command("params --markdown");
+  EXPECT_EQ(md.exit_code, 0) << md.output;
+  EXPECT_EQ(md.output, fabricsim::sim::params_markdown());
+  EXPECT_THAT(md.output, HasSubstr("<!-- params switch.pfc -->\n| Key | Type | Default | Allowed | Meaning |"));
+}
+
+// Each enum's names are one table: parsing, to_string and the error's list agree.
+TEST(ParamTables, EnumNamesDriveParsingAndToString) {
+  using fabricsim::tlm_fabric::forwarding_mode_names;
+  for (const auto& [value, name] : forwarding_mode_names()) {
+    EXPECT_EQ(fabricsim::tlm_fabric::to_string(value), name);
+    const auto c = fabricsim::sim::load_config_text("switch: {forwarding: " + std::string(name) + "}", "f.yaml");
+    EXPECT_EQ(c.switch_params.forwarding, value);
+  }
+  for (const auto& [value, name] : fabricsim::tlm_fabric::buffer_organisation_names())
+    EXPECT_EQ(fabricsim::tlm_fabric::to_string(value), name);
+  for (const auto& [value, name] : fabricsim::tlm_fabric::flow_control_names())
+    EXPECT_EQ(fabricsim::tlm_fabric::to_string(value), name);
+  EXPECT_THAT(fabricsim::testing::config_error_of([] {
+                fabricsim::sim::load_config_text("switch: {forwarding: cut_throug}", "f.yaml");
+              }),
+              HasSubstr("f.yaml:1:22: switch.forwarding: unknown value 'cut_throug'; allowed: cut_through, "
+                        "store_and_forward, adaptive (did you mean 'cut_through'?)"));
+}
+
+}  // namespace
