@@ -11,6 +11,7 @@
 #include "hw/credit.h"
 #include "hw/flow_control.h"
 #include "hw/seed.h"
+#include "sim/config_params.h"
 #include "sim/config_reader.h"
 #include "sim/huge_pages.h"
 #include "tlm/switch_params.h"
@@ -619,10 +620,11 @@ void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoin
 }
 
 void read_output(ConfigMap m, OutputParams& o) {
-  o.directory = m.string("directory", o.directory);
+  const hw::ParamBlock& spec = output_params();
+  o.directory = m.string(spec["directory"], o.directory);
   if (o.directory.empty()) m.fail("directory", "must not be empty");
-  o.packet_csv = m.boolean("packet_csv", o.packet_csv);
-  o.sample_interval = m.time("sample_interval", o.sample_interval, Time::seconds(0), kMaxTime);
+  o.packet_csv = m.boolean(spec["packet_csv"], o.packet_csv);
+  o.sample_interval = m.time(spec["sample_interval"], o.sample_interval);
   // Below the kernel's time resolution the sampler would re-arm at zero delay forever.
   if (o.sample_interval.in_seconds() > 0 && o.sample_interval < Time::ns(1)) m.fail("sample_interval", "must be 0s (off) or at least 1ns, got " + hw::to_string(o.sample_interval));
   m.finish();

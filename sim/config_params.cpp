@@ -18,10 +18,25 @@ const std::string kEndMarker = "<!-- end params -->";
 
 }  // namespace
 
+const hw::ParamBlock& output_params() {
+  using hw::ParamType;
+  static const hw::ParamBlock block{
+      "output",
+      "what a run writes",
+      {{"directory", ParamType::text, "", "results", "", "", {}, "non-empty",
+        "results folder (created); `--out DIR` replaces it (`--out \"\"` is refused)"},
+       {"packet_csv", ParamType::boolean, "", "false", "", "", {}, "",
+        "also write `packets.csv`, one row per delivered packet, raw and RDMA, in the order of delivery time, then destination endpoint, then that endpoint's order of delivery (columns `packet,src,dst,op,qp,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns,sl,vl`, `packet` the packet's number, (source endpoint << 40) + its count at the source, as `message`; `vl` the VL of the last hop; `op` is `raw`, `write`, `send`, `read_request`, `read_response`, `ack`, `nak` or `cnp`; times in ns to 12 significant digits); `--packet-csv` sets it (`run` only). `qps.csv` (a row per RDMA QP) is written in any case ([README](../README.md#results))"},
+       {"sample_interval", ParamType::time, "", "1us", "0s", "10s", {}, "0s or at least 1ns",
+        "period of the samples in `results.json` `timeseries` (the bytes all switch ports hold; per endpoint, the lowest and mean congestion-control rate of its QPs), `occupancy.csv` (the bytes each switch port holds, a row per port holding any) and `qp_rates.csv` (the rate of each QP with requests posted, when the NIC has congestion control); `0s`: off, and neither CSV file"}}};
+  return block;
+}
+
 const std::vector<hw::ParamBlock>& config_param_blocks() {
   static const std::vector<hw::ParamBlock> blocks = [] {
     std::vector<hw::ParamBlock> all{tlm_fabric::link_params()};
     for (const auto* group : {&tlm_fabric::switch_param_blocks()}) all.insert(all.end(), group->begin(), group->end());
+    all.push_back(output_params());
     return all;
   }();
   return blocks;

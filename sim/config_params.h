@@ -9,6 +9,9 @@
 
 namespace fabricsim::sim {
 
+/// `output:` (OutputParams, sim/config.h).
+const hw::ParamBlock& output_params();
+
 /// The blocks in documentation order.
 const std::vector<hw::ParamBlock>& config_param_blocks();
 

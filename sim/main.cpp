@@ -178,7 +178,7 @@ void add_sweep_commands(CLI::App& app, CommandLine& cl) {
   sweep_task->add_option("task", cl.task_id)->required();
 }
 
-// `report` and `routes`.
+// `report`, `routes` and `params`.
 void add_inspection_commands(CLI::App& app, CommandLine& cl) {
   auto* report = cl.report = app.add_subcommand("report", "write RESULTS_DIR/report/index.html: the plots and tables "
                                                           "of a sweep (or of one run), viewable offline");
