@@ -11,7 +11,7 @@ struct SwitchTestAccess {
   static void inject_fault(Switch& sw, AccountingFault f) {
     sw.fault_ = f;
     // The fault drops at admission: on the packet's own edge.
-    if (f == AccountingFault::drop_lossless) sw.fold_admission_ = false;
+    if (f == AccountingFault::drop_lossless) sw.plan_.fold_admission = false;
   }
   /// Switches built after this wake on every core edge while they hold a packet (the
   /// allocator runs every cycle, as in hardware), with no wake-up cut: the reference the

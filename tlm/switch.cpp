@@ -104,14 +104,14 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   const int n = params_.ports, v = params_.vls;
   to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
-  ahead_ = grant_to_wire_ + clock_.period();
+  plan_.ahead = grant_to_wire_ + clock_.period();
   credit_return_latency_ = to_sc(params_.credit_return_latency);
-  every_edge_ = every_edge_for_test_;
+  if (every_edge_for_test_) plan_.mode = sw::WakePlanner::Mode::every_edge;
   input_queued_ = params_.buffer == BufferOrganisation::input_fifo || params_.buffer == BufferOrganisation::voq;
-  fold_admission_ = !every_edge_ && to_allocator_ > sc_core::SC_ZERO_TIME;
+  plan_.fold_admission = !plan_.every_edge() && to_allocator_ > sc_core::SC_ZERO_TIME;
   inputs_.resize(n);
   outputs_.resize(n);
-  out_due_.assign(n, end_of_time_);  // no heads
+  plan_.out_due.assign(n, end_of_time_);  // no heads
   egress_queued_.assign(n, 0);
   const std::size_t queues = params_.buffer == BufferOrganisation::voq ? static_cast<std::size_t>(n) * n * v
                                                                         : static_cast<std::size_t>(n) * v;
@@ -183,34 +183,11 @@ void Switch::attach_ingress(int port, const Link* link) {
   ip.link = link;
   ip.fc = link->params().flow_control;
   ip.pause_refresh = sc_time(params_.pause_quanta * 256.0 / link->timing().data_rate().bps(), sc_core::SC_SEC);
-  // A lossy admission into a shared buffer reads the pool's free bytes, which the releases
-  // a later wake applies first would raise: the drop could come out differently. An input
-  // buffer's refusal is bounded by its high-water rule (fold_admission_wake), an output
-  // queue's reads only admissions and transmissions; WRED's draws come in admission order.
-  fold_admission_ = fold_admission_ && (ip.fc != FlowControl::none || !shared_);
+  plan_folding(ip);
 }
 
 void Switch::end_of_elaboration() {
-  // PFC admission into an output-side buffer can also fail for the buffer's size, which
-  // every input fills: folded only where that buffer holds the most the lossless inputs
-  // can have in it at once (a credit input its allotment in cells, a PFC input xoff +
-  // headroom per VL), so that it never refuses a packet PFC accepts. An input buffer is
-  // the input's own: fold_admission_wake bounds it per arrival (its high-water mark).
-  if (fold_admission_ && !input_queued()) {
-    const std::uint64_t cell_factor =
-        std::max<std::uint64_t>(1, (params_.cell_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
-    const auto& t = params_.pfc;
-    std::uint64_t most = 0;
-    bool pfc = false;
-    for (const InputPort& ip : inputs_) {
-      if (!ip.link) continue;
-      pfc = pfc || ip.fc == FlowControl::pfc;
-      most += ip.fc == FlowControl::credit ? params_.input_buffer.in_bytes() * cell_factor
-                                           : static_cast<std::uint64_t>(params_.vls) * (t.xoff_bytes + t.headroom_bytes);
-    }
-    const hw::Size& buffer = shared_ ? params_.shared_buffer : params_.output_buffer;
-    fold_admission_ = !pfc || most <= buffer.in_bytes();  // credits alone never overfill it
-  }
+  plan_folding_for_output_buffer();
   for (auto& o : outputs_) o.tx.resolve_receiver();
   // Credits and PAUSE frames go upstream without reading the socket each time.
   for (int p = 0; p < params_.ports; ++p)
@@ -269,23 +246,13 @@ tlm::tlm_sync_enum Switch::ingress(int port, Packet& p, tlm::tlm_phase& phase, s
   e.corrupted = p.corrupted;
   if (ip.fc == FlowControl::credit)
     ip.credits_held.hold(p.vl, (e.frame_bytes + params_.credit_block_bytes - 1) / params_.credit_block_bytes);
-  if (fold_admission_) e.ready = pipeline_ready(e);  // it does not depend on when admission runs
+  if (plan_.fold_admission) e.ready = pipeline_ready(e);  // it does not depend on when admission runs
   ip.arrivals.push_back(entries_, entries_.add(e));
   if (ip.arrivals.size() == 1) ip.first_header = e.header_at;
-  // An arrival behind the folded wake leaves it where it is (fold_admission_wake; with
-  // no arrivals before it, the wake is stale already: the last admission made it so).
-  if (e.header_edge < ip.folded_wake) ip.stale();
   arriving_.insert(port);
   ++in_switch_;
   ++received_;
-  // Admission happens on the first core edge after the header is in, or (folded) on the
-  // first wake after it; this arrival may move that wake earlier (its own edge, which is
-  // ahead: the link delays the header). A wake that is due already is an earlier
-  // arrival's: asked for when it came and not run yet, so it runs at this instant anyway.
-  // Asking again would run the switch twice on one edge (a second allocation round the
-  // hardware does not have), after any block that sends to it at the same instant.
-  const sc_time& wake = admission_wake(port);
-  if (wake > sim_now()) wake_at(wake);
+  wake_for_arrival(port, e.header_edge);
   (void)delay;
   return tlm::TLM_ACCEPTED;
 }
@@ -297,17 +264,15 @@ tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase,
   if (phase == CREDIT_RETURN) {
     o.tx.credit_returned(at, p.vl, p.credit_blocks);
     // A credit nothing waits for takes effect at the next wake (TxPort::update), not its own.
-    if (!edge_decides_) return tlm::TLM_ACCEPTED;
+    if (!plan_.edge_decides) return tlm::TLM_ACCEPTED;
   } else if (phase == PFC_PAUSE) {
     o.tx.pause_received(at, p.vl, p.pause_quanta);
-    pause_received_ = true;
+    plan_.pause_received = true;
     stats_[port].pause_received[p.vl]->add();
   }
   wake_at(clock_.edge_at_or_after(at));
   return tlm::TLM_ACCEPTED;
 }
-
-void Switch::wake_at(const sc_time& t) { wake_.notify_at(t); }
 
 void Switch::on_edge() {
   ++activations_;
@@ -325,16 +290,12 @@ void Switch::on_edge() {
   schedule_next(now, next_edge);
 }
 
-void Switch::settle_admissions(const sc_time& at, bool inclusive) {
-  if (fold_admission_) admit_arrivals(at, inclusive ? clock_.edge_after(at) : at);
-}
-
 void Switch::process_releases(const sc_time& now) {
   while (!releases_.empty() && releases_.front().at <= now) {
     const Release r = releases_.front();
     releases_.pop_front();
     auto& ip = inputs_[r.in];
-    if (ip.folded_on_count) ip.stale();  // fold_admission_wake: only such a wake can move
+    if (ip.folded_on_count) ip.stale();  // only such a folded wake can move (fold_admission_wake)
     ip.bytes -= r.charged;
     if (shared_) shared_->free(r.charged);
     if (ip.fc != FlowControl::pfc) continue;
@@ -371,7 +332,7 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
   });
   // Filled by input, then arrival: a stable insertion sort (a few per wake; std::stable_sort
   // would allocate its buffer on every wake).
-  for (std::size_t i = 1; fold_admission_ && i < due_.size(); ++i)
+  for (std::size_t i = 1; plan_.fold_admission && i < due_.size(); ++i)
     for (std::size_t j = i; j > 0 && due_[j] < due_[j - 1]; --j) std::swap(due_[j], due_[j - 1]);
   for (const DueArrival& d : due_) {
     auto& ip = inputs_[d.in];
@@ -383,7 +344,7 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
     } else {
       ip.first_header = entries_[ip.arrivals.front()].header_at;
     }
-    const bool admitted = admit(entries_[i], fold_admission_ ? d.edge : now);
+    const bool admitted = admit(entries_[i], plan_.fold_admission ? d.edge : now);
     if (ip.fc == FlowControl::pfc) note_pausing(d.in);  // PFC may have paused (or undone) on it
     if (admitted) {
       enqueue(i);
@@ -393,52 +354,6 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
       ++dropped_;
     }
   }
-}
-
-// admission_wake() (switch.h): when input `port` next needs the switch awake for
-// admission. Edge by edge, that is the
-// header edge of its first arrival. With admission folded (fold_admission_), an arrival
-// waits for the first wake at or after its header edge, at the latest its ready time,
-// unless its own edge can change something seen before then: a corrupted frame (credits
-// back, drop counted), a possible new ingress high-water mark (the buffer counted with
-// every earlier arrival and no release above the mark: a later wake applies the releases
-// due by then first, and the mark could come out lower; below it, an input buffer cannot
-// refuse the arrival either way, lossy or PFC), on a PFC input an arrival whose
-// priority pauses (edge by edge, a release before the wake finds its bytes counted and
-// may not resume) or whose count with the arrivals ahead reaches xoff (PAUSE), or an
-// edge that decides something anyway (edge_decides_: an admission edge runs the egress
-// decisions too). This computes the folded case without edge_decides_ and keeps it in
-// the input until InputPort::stale(): on an admission; on an arrival ahead of the folded
-// wake (one behind it is not reached: the walk below stops at the wake); on a release
-// only where the wake is an arrival's edge for its count. Lower counts can only make an
-// arrival invisible, never visible: the earlier ones stay invisible, a corrupted one
-// visible, and with no visible arrival the wake is the first one's ready time either way.
-void Switch::fold_admission_wake(InputPort& ip) const {
-  const sc_time ready = entries_[ip.arrivals.front()].ready;
-  ip.folded_wake = ready;
-  ip.folded_on_count = false;
-  std::uint64_t bytes = ip.bytes;
-  // PFC: each VL's count with the arrivals ahead admitted, as PfcIngress keeps it.
-  const bool pfc = ip.fc == FlowControl::pfc;
-  std::array<std::uint64_t, hw::kMaxDataVls> pfc_bytes;
-  for (int vl = 0; pfc && vl < params_.vls; ++vl) pfc_bytes[vl] = ip.pfc[vl].occupancy();
-  // Until admission, an entry's VL is the one it arrived on (PFC's priority).
-  auto pfc_shows = [&](const Entry& e) {
-    const hw::PfcIngress& count = ip.pfc[e.vl];
-    pfc_bytes[e.vl] += e.charged;
-    return count.pausing() || pfc_bytes[e.vl] >= count.thresholds().xoff_bytes;
-  };
-  ip.arrivals.walk(entries_, [&](const Entry& e) {
-    if (e.header_edge >= ready) return false;
-    bytes += e.charged;  // the input's buffer with every arrival up to this one admitted
-    if (e.corrupted || bytes > ip.high_water || (pfc && pfc_shows(e))) {
-      ip.folded_wake = e.header_edge;
-      ip.folded_on_count = !e.corrupted;
-      return false;
-    }
-    return true;
-  });
-  ip.folded_wake_valid = true;
 }
 
 sc_time Switch::pipeline_ready(const Entry& e) const {

@@ -51,6 +51,7 @@
 #include "tlm/rtl_allocator.h"
 #include "tlm/sim_time.h"
 #include "tlm/tx_port.h"
+#include "tlm/switch/wake_planner.h"
 #include "tlm/wake_queue.h"
 
 namespace fabricsim::tlm_fabric {
@@ -378,15 +379,6 @@ class Switch : public sc_core::sc_module {
   void process_releases(const sc_core::sc_time& now);
   /// Admits the arrivals whose header edge is before `limit`, at `now`.
   void admit_arrivals(const sc_core::sc_time& now, const sc_core::sc_time& limit);
-  /// When input `port` next needs the switch awake for admission (switch.cpp). Inline:
-  /// schedule_next asks for every input with arrivals on every wake.
-  const sc_core::sc_time& admission_wake(int port) {
-    InputPort& ip = inputs_[port];
-    if (!fold_admission_ || edge_decides_) return entries_[ip.arrivals.front()].header_edge;
-    if (!ip.folded_wake_valid) fold_admission_wake(ip);
-    return ip.folded_wake;
-  }
-  void fold_admission_wake(InputPort& ip) const;
   sc_core::sc_time pipeline_ready(const Entry& e) const;
   bool admit(Entry& e, const sc_core::sc_time& now);
   /// Charges admitted entry `i` to its output and queues it (output_queued: at its input
@@ -415,24 +407,34 @@ class Switch : public sc_core::sc_module {
   void transmit(int q, const sc_core::sc_time& now);
   void head_changed(int q, int prev_out);
   void refresh_heads_ready(int op);
-  /// The first edge whose grant finds a wire (or read port) busy until `busy` free by the
-  /// time it reaches it (ahead_).
-  sc_core::sc_time free_edge(const sc_core::sc_time& busy) const {
-    return busy > ahead_ ? busy - ahead_ : sc_core::SC_ZERO_TIME;
-  }
-  /// out_due_[op] after its wire or its heads' ready time changed.
-  void refresh_due(int op) { out_due_[op] = std::max(free_edge(outputs_[op].tx.busy_until()), outputs_[op].heads_ready); }
-  /// `next_edge`: the core edge after now.
-  void schedule_next(const sc_core::sc_time& now, const sc_core::sc_time& next_edge);
-  /// What the heads waiting now ask of the next wake-ups (switch_egress.cpp).
-  struct EdgeOutlook {
-    bool decides;             ///< an edge with only a credit return or release due could decide something
-    bool next_edge;           ///< the next edge decides something by itself
-    sc_core::sc_time leave;   ///< first edge after now a head could leave on; end_of_time_ if none
-  };
-  EdgeOutlook edge_decides(const sc_core::sc_time& now, const sc_core::sc_time& next) const;
-  bool can_leave(const Head& h, const sc_core::sc_time& now, const sc_core::sc_time& horizon) const;
+  // tlm/switch/wake_planner.cpp: which edge to wake on
   void wake_at(const sc_core::sc_time& t);
+  /// Whether admission can fold for input `ip` (attach_ingress) and for the output-side
+  /// buffer the inputs share (end_of_elaboration).
+  void plan_folding(const InputPort& ip);
+  void plan_folding_for_output_buffer();
+  /// After an arrival on `port`: the wake its admission needs.
+  void wake_for_arrival(int port, const sc_core::sc_time& header_edge);
+  /// When input `port` next needs the switch awake for admission: its first header edge,
+  /// or with admission folded the first wake after it where nothing shows before.
+  /// Inline: schedule_next asks for every input with arrivals on every wake.
+  const sc_core::sc_time& admission_wake(int port) {
+    InputPort& ip = inputs_[port];
+    if (!plan_.fold_admission || plan_.edge_decides) return entries_[ip.arrivals.front()].header_edge;
+    if (!ip.folded_wake_valid) fold_admission_wake(ip);
+    return ip.folded_wake;
+  }
+  void fold_admission_wake(InputPort& ip) const;
+  /// out_due after output `op`'s wire or its heads' ready time changed.
+  void refresh_due(int op) {
+    plan_.out_due[op] = std::max(plan_.free_edge(outputs_[op].tx.busy_until()), outputs_[op].heads_ready);
+  }
+  /// Whether head `h` is ready and (input-side queues) its read port frees by `horizon`.
+  bool can_leave(const Head& h, const sc_core::sc_time& now, const sc_core::sc_time& horizon) const;
+  /// What the heads waiting now ask of the next wake-ups; `next` is the edge after now.
+  sw::EdgeOutlook edge_decides(const sc_core::sc_time& now, const sc_core::sc_time& next) const;
+  /// Asks for the earliest edge after now with work; `next_edge`: the core edge after now.
+  void schedule_next(const sc_core::sc_time& now, const sc_core::sc_time& next_edge);
   int queue_index(int in, int out, int vl) const;
   /// Input FIFO or VOQ: packets wait at their input (read port) and go through the allocator.
   bool input_queued() const { return input_queued_; }
@@ -471,11 +473,6 @@ class Switch : public sc_core::sc_module {
   std::uint64_t next_seq_ = 0;
   // Work sets: the per-wake loops visit these ports only.
   PortSet out_heads_;    // outputs with a non-empty ready list (out_queues_)
-  // Per output, side by side: the first edge a head of it could be decided on, its wire
-  // free before the grant reaches it (ahead_) and its first head ready (refresh_due). The
-  // per-wake walks pass over an output not due without reading it (choose_vls, edge_decides).
-  std::vector<sc_core::sc_time> out_due_;
-  sc_core::sc_time ahead_;  // grant to wire and a cycle: the egress decides one cycle ahead
   PortSet arriving_;     // inputs with arrivals not yet admitted
   PortSet stalling_;     // outputs with an open credit stall (OutputPort::open_stalls)
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
@@ -508,22 +505,10 @@ class Switch : public sc_core::sc_module {
   std::vector<int> requests_per_output_;
   std::mt19937_64 rng_;
   WakeEvent wake_;
-  bool pause_received_ = false; // some output got a PAUSE frame (TxPort pause changes to wake for)
-  // Admission without an edge of its own (admission_wake()): a packet is admitted at the
-  // first wake at or after its header edge, in the order edge-by-edge admission would
-  // take, with the header edge's time, where nothing admission does is seen before that
-  // wake: no drop for the buffer that could come out differently (credit inputs; PFC and
-  // lossy inputs where their buffer is bounded, attach_ingress, end_of_elaboration and
-  // fold_admission_wake; a PFC arrival that could send PAUSE keeps its edge), a packet
-  // never ready on its own header edge. The route (adaptive: the queued bytes; flowlet: the
-  // time; spray: a counter) and the ECN/FECN mark read what only admissions, in the same
-  // order, and transmissions, at wakes, change; what reads them from outside first settles
-  // them (settle_admissions()).
-  bool fold_admission_ = false;
+  sw::WakePlanner plan_;
   bool input_queued_ = false;   // buffer is input_fifo or voq
   const sc_core::sc_time end_of_time_ = sc_core::sc_max_time();  // EdgeOutlook::leave when no head can leave
 
-  bool edge_decides_ = false;   // an edge with only a credit return or a release due would change something (edge_decides())
   std::uint64_t in_switch_ = 0;
   stats::Counter forwarded_;  // <switch>.forwarded_packets, beside in_switch_ (both written per transmit)
   std::uint64_t activations_ = 0;
@@ -531,7 +516,6 @@ class Switch : public sc_core::sc_module {
   DropCounts drops_;
   AccountingFault fault_ = AccountingFault::none;
   static inline bool every_edge_for_test_ = false;
-  bool every_edge_ = false;  // every_edge_for_test_ when built
 };
 
 }  // namespace fabricsim::tlm_fabric

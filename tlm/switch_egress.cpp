@@ -23,7 +23,7 @@ void Switch::schedule_egress(const sc_time& now) {
 void Switch::choose_vls(const sc_time& now) {
   // The egress scheduler decides one cycle ahead, so back-to-back packets leave
   // at line rate: an output is free if its wire frees before the next edge.
-  const sc_time horizon = now + ahead_;
+  const sc_time horizon = now + plan_.ahead;
   const int v = params_.vls;
   chosen_.clear();
   eligible_.clear();
@@ -32,7 +32,7 @@ void Switch::choose_vls(const sc_time& now) {
   // reset when next walked).
   PortSet walk = stalling_;
   out_heads_.for_each([&](int op) {
-    if (out_due_[op] <= now) walk.insert(op);
+    if (plan_.out_due[op] <= now) walk.insert(op);
   });
   walk.for_each([&](int op) {
     auto& o = outputs_[op];
@@ -43,7 +43,7 @@ void Switch::choose_vls(const sc_time& now) {
     any_blocked_[op] = 0;
     // Only the heads that leave on this output, none while its wire is busy or before
     // its first head is ready.
-    if (out_due_[op] <= now) {
+    if (plan_.out_due[op] <= now) {
       for (const Head& h : out_queues_[op]) {
         if (!can_leave(h, now, horizon)) continue;
         if (!o.tx.can_send_blocks(h.vl, h.credit_blocks, now)) {
@@ -178,118 +178,6 @@ std::vector<BlockedHead> Switch::blocked_heads() const {
                    tx.flow_control() == FlowControl::credit ? "no credits" : "paused by PFC"});
   }
   return heads;
-}
-
-// Whether an edge with nothing due but a credit return or a buffer release could change
-// what the switch does. Until the next wake (the earliest header, ready head, freeing wire
-// or read port, PAUSE change) no head becomes ready and no busy wire or read port frees,
-// so an edge in between finds the same heads as now. It decides something only for a
-// head that is ready with its output (and input) free: the head waits for credits, or it
-// lost allocation and is retried on any edge; or for an open credit stall, which closes
-// on the edge where its head is no longer blocked. Otherwise credit returns wait for the
-// next wake (TxPort::update applies every return due by then), and so do releases
-// (process_releases runs before admission): the same state, fewer activations. A PFC
-// input needs no edge of its own for a release except while it pauses (a release can
-// resume it) and refreshes a PAUSE at a time schedule_next asks for.
-bool Switch::can_leave(const Head& h, const sc_time& now, const sc_time& horizon) const {
-  // Ready, and (input-side queues) its input's read port frees before the next edge.
-  return h.ready <= now && (!input_queued() || read_free_[h.in] <= horizon);
-}
-
-// One walk over the heads of every output with heads or an open stall answers two
-// questions for schedule_next.
-//
-// `leave`: the first edge after now that some head could leave on (the end of time if
-// none): it is ready, its output's wire (and for input-side queues its input's read
-// port) frees before that edge's grant reaches the wire (a decision ahead of the wire).
-// No head can leave on an edge before the earliest of these, so such an edge decides
-// nothing. An output whose wire frees after the best time so far is not walked for it.
-//
-// `next_edge`: the next edge decides something by itself. Either a head is ready with
-// its wire and read port free and flow control would let it go, yet it is still here: it
-// lost this edge's allocation (its output went to nobody, or to a frame shorter than a
-// cycle that leaves the wire free again by the next edge, or to another VL) and goes on
-// the next edge, as every cycle in hardware. Or a credit stall opens or ends there: the
-// VLs with a head that could leave on the next edge but for credits are not the VLs
-// with an open stall (this wake sent the VL's only sendable head, or gave the wire or a
-// read port to another packet). Once the next edge is a wake no edge comes before it, so
-// what an edge in between would decide no longer matters and that question is dropped.
-//
-// `decides`: whether an edge with only a credit return or a release due could decide
-// something (edge_decides_, above). `next` is the edge after now.
-Switch::EdgeOutlook Switch::edge_decides(const sc_time& now, const sc_time& next) const {
-  const sc_time horizon = now + ahead_, next_horizon = next + ahead_;
-  bool ready_with_wire = false, next_edge = false;
-  sc_time leave = end_of_time_;
-  (out_heads_ | stalling_).for_each([&](int op) {
-    // Not due before `leave` nor (while it is asked) by the next edge, and no stall to
-    // compare: the walk below would stop at once (out_due_ is its two tests' time).
-    const sc_time& due = out_due_[op];
-    if (due >= leave && (next_edge || due > next) && !stalling_.contains(op)) return;
-    const OutputPort& o = outputs_[op];
-    const sc_time& busy = o.tx.busy_until();
-    const sc_time wire = free_edge(busy);
-    // No head leaves before its output's first head is ready (nor its wire frees: due).
-    bool find_leave = due < leave;
-    const bool decide = !next_edge;
-    bool walk_decide = decide && due <= next;
-    std::uint32_t blocked_next = 0;
-    for (const Head& h : out_queues_[op]) {
-      if (!find_leave && !walk_decide) break;
-      if (find_leave) {
-        sc_time earliest = std::max(h.ready, wire);
-        if (input_queued()) earliest = std::max(earliest, free_edge(read_free_[h.in]));
-        if (earliest > now && earliest < leave) leave = earliest;
-        if (earliest == wire && wire > now) find_leave = false;  // no head of this output leaves earlier
-      }
-      if (!walk_decide || !can_leave(h, next, next_horizon)) continue;
-      const bool sendable = o.tx.can_send_blocks(h.vl, h.credit_blocks, now);
-      if (busy <= horizon && can_leave(h, now, horizon)) {
-        if (sendable) {
-          next_edge = true;
-          walk_decide = false;
-          continue;
-        }
-        ready_with_wire = true;
-      }
-      if (!sendable && o.tx.flow_control() == FlowControl::credit) blocked_next |= 1u << h.vl;
-    }
-    if (decide && !next_edge && blocked_next != o.open_stalls) next_edge = true;
-  });
-  return {next_edge || ready_with_wire || every_edge_ || !stalling_.empty(), next_edge, leave};
-}
-
-void Switch::schedule_next(const sc_time& now, const sc_time& next_edge) {
-  bool have = false;
-  sc_time next;
-  auto consider = [&](const sc_time& t) {
-    if (t <= now) return;
-    if (!have || t < next) next = t;
-    have = true;
-  };
-  const EdgeOutlook outlook = edge_decides(now, next_edge);
-  edge_decides_ = outlook.decides;
-  if (outlook.leave != end_of_time_) consider(outlook.leave);
-  if (outlook.next_edge || (every_edge_ && (in_switch_ > 0 || !releases_.empty()))) consider(next_edge);
-  arriving_.for_each([&](int p) { consider(admission_wake(p)); });
-  if (!crossing_.empty()) consider(crossing_edge(next_crossing_));
-  // PFC: a PAUSE still needed is refreshed on the first edge its half-quanta have run out,
-  // and while an input pauses a release can resume it (process_releases) on its own edge.
-  pausing_.for_each([&](int p) {
-    const auto& ip = inputs_[p];
-    for (int vl = 0; vl < params_.vls; ++vl)
-      if (ip.pfc[vl].pausing()) consider(ip.pause_sent_at[vl] + ip.pause_refresh);
-  });
-  // Otherwise a release changes only counts that the next wake's admissions read after
-  // applying it (process_releases runs first), as they would on the release's own edge.
-  if (!releases_.empty() && (edge_decides_ || !pausing_.empty())) consider(releases_.front().at);
-  // Without edge_decides_ only PAUSE changes count (TxPort::next_change).
-  if (edge_decides_ || pause_received_)
-    tx_changing_.for_each([&](int op) {
-      sc_time at;
-      if (outputs_[op].tx.next_change(now, at, edge_decides_)) consider(at);
-    });
-  if (have) wake_at(clock_.edge_at_or_after(next));
 }
 
 }  // namespace fabricsim::tlm_fabric
