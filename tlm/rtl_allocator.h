@@ -1,7 +1,7 @@
 // Switch allocator implementations behind hw::SwitchAllocator: the hw/ C++ core
 // (tlm), its Verilated RTL twin driven through a pin-level transactor (rtl), or
 // both on the same requests with the grants compared every round (lockstep).
-// The switch (tlm/switch_egress.cpp) calls whichever it gets exactly as it calls
+// The switch (tlm/switch/crossbar.cpp) calls whichever it gets exactly as it calls
 // the C++ core. docs/cosim.md gives the pin mapping, the cycle alignment (one call
 // round is one RTL clock cycle) and why the models are Verilated with --cc.
 #pragma once

@@ -3,24 +3,8 @@
 // (input FIFO, VOQ, output queued with speedup, shared memory with dynamic
 // thresholds), a switch allocator, per-port VL/TC egress scheduling,
 // cut-through / store-and-forward / adaptive forwarding, ECN/FECN marking.
-// docs/switch.md has the diagram and every parameter.
-//
-// CODE FLOW
-//   in[i] END_TAIL   -> an entry in the pool (entries_), linked into arrivals[i]
-//                       (header order); it stays in its slot until transmitted
-//   edge wake        -> releases due: ingress accounting down, PFC resume
-//                    -> arrivals whose header is in: SL->VL, admission (drop /
-//                       PFC pause / credit invariant), ECN mark, entry linked
-//                       into its queue with ready = edge(header | tail) + ingress
-//                       pipeline (output_queued: into its input's crossing queue,
-//                       then through the crossbar's write port at speedup into
-//                       its output queue, round robin among the inputs asking)
-//                    -> egress: per free output, VL by the egress scheduler;
-//                       input-side queues go through the switch allocator
-//                    -> transmit: start = max(grant + crossbar/egress cycles,
-//                       egress free, input read free, CT tail bound)
-//   transmit         -> out[o] BEGIN_HEADER; credit return on in[i] and a
-//                       release when the tail has left the buffer
+// The units are in tlm/switch/ (README: one row each); docs/switch.md has the
+// pipeline, the wake-up rules and every parameter.
 #pragma once
 
 #include <array>
@@ -51,6 +35,10 @@
 #include "tlm/rtl_allocator.h"
 #include "tlm/sim_time.h"
 #include "tlm/tx_port.h"
+#include "tlm/switch/egress_unit.h"
+#include "tlm/switch/ingress_unit.h"
+#include "tlm/switch/port_set.h"
+#include "tlm/switch/queues.h"
 #include "tlm/switch/wake_planner.h"
 #include "tlm/wake_queue.h"
 
@@ -170,46 +158,6 @@ struct SwitchParams {
 std::string_view to_string(ForwardingMode m);
 std::string_view to_string(BufferOrganisation b);
 
-/// A set of port indices (radix <= 256), walked in ascending port order: the per-wake
-/// loops visit only the ports with work, in the order a walk over every port would.
-class PortSet {
- public:
-  void resize(int ports) { words_used_ = static_cast<std::size_t>((ports + 63) / 64); }
-  void insert(int p) { words_[static_cast<std::size_t>(p >> 6)] |= bit(p); }
-  void erase(int p) { words_[static_cast<std::size_t>(p >> 6)] &= ~bit(p); }
-  bool contains(int p) const { return (words_[static_cast<std::size_t>(p >> 6)] & bit(p)) != 0; }
-  bool empty() const {
-    for (std::size_t i = 0; i < words_used_; ++i)
-      if (words_[i]) return false;
-    return true;
-  }
-  /// Calls f(port) for each member, ascending; f may erase members as it goes.
-  template <class F>
-  void for_each(F&& f) const {
-    for (std::size_t i = 0; i < words_used_; ++i)
-      for (std::uint64_t w = words_[i]; w; w &= w - 1) f(static_cast<int>(i * 64) + __builtin_ctzll(w));
-  }
-  /// Whether pred(port) holds for some member (ascending, stops at the first).
-  template <class F>
-  bool any_of(F&& pred) const {
-    for (std::size_t i = 0; i < words_used_; ++i)
-      for (std::uint64_t w = words_[i]; w; w &= w - 1)
-        if (pred(static_cast<int>(i * 64) + __builtin_ctzll(w))) return true;
-    return false;
-  }
-  /// Members of either set.
-  PortSet operator|(const PortSet& o) const {
-    PortSet u = *this;
-    for (std::size_t i = 0; i < words_used_; ++i) u.words_[i] |= o.words_[i];
-    return u;
-  }
-
- private:
-  static std::uint64_t bit(int p) { return std::uint64_t{1} << (p & 63); }
-  std::array<std::uint64_t, 4> words_{};  // 256 ports at most (SwitchParams::validate)
-  std::size_t words_used_ = 0;
-};
-
 class Switch : public sc_core::sc_module {
  public:
   using InSocket = FabricTargetSocket<Switch>;
@@ -280,112 +228,75 @@ class Switch : public sc_core::sc_module {
   // The tests' hooks: fault injection and the every-edge reference (tests/switch_test_access.h).
   friend struct SwitchTestAccess;
 
-  // A packet's descriptor from arrival to transmission: one slot of the switch's entry
-  // pool (entries_), linked into its input's arrivals, then into its queue.
-  struct Entry {  // 64 bytes: one cache line of the pool
-    Packet* packet;
-    sc_core::sc_time header_at, tail_at, ready;
-    sc_core::sc_time header_edge;  // first core edge after the header: admission
-    std::uint32_t frame_bytes;     // as buffered (ingress framing)
-    std::uint32_t charged;         // bytes charged to buffers (whole cells)
-    std::int16_t in, out;          // ports (out -1 until routed)
-    std::uint8_t vl;
-    bool corrupted;                // packet->corrupted, for admission's look ahead without the packet
-    std::uint32_t next;            // the entry behind it in its queue (NodePool, LinkedQueue)
-  };
-  static_assert(sizeof(Entry) == 64, "an entry is one cache line");
-  // A switch queue (VOQ, input FIFO or output queue) in ready order, or an input's
-  // arrivals in header order: 12 bytes, its entries in entries_.
-  using EntryQueue = LinkedQueue<Entry>;
-  // A switch queue with its order key: when it last became non-empty (the order the ready
-  // lists keep), in the line the queue's head is read from when it does.
-  struct Queue : EntryQueue {
-    std::uint64_t seq = 0;
-  };
-  // A queue's head as the per-wake walks (choose_vls, edge_decides) read it, copied into
-  // its output's ready list: a walk reads one array, not each queue, entry and packet.
-  struct Head {
-    sc_core::sc_time ready;
-    int queue;
-    int in, vl;                   // input, VL on the output
-    std::uint32_t credit_blocks;  // what flow control on the output counts (TxPort::can_send_blocks)
-    std::uint32_t frame_bytes;    // as buffered: what the egress scheduler counts
-  };
-  struct Release {
-    sc_core::sc_time at;
-    int in, out, vl;
-    std::uint64_t charged;
-  };
+  using Entry = sw::Entry;
+  using EntryQueue = sw::EntryQueue;
+  using Queue = sw::Queue;
+  using Head = sw::Head;
+  using Release = sw::Release;
+  using InputPort = sw::InputPort;
+  using OutputPort = sw::OutputPort;
+  using Candidate = sw::Candidate;
+  using DueArrival = sw::DueArrival;
   struct PortStats {
     stats::Counter* conflicts;
     stats::Counter* high_water;
     stats::Counter* crc_drops;
     std::vector<stats::Counter*> drops, pause_sent, pause_received, marks;  // per VL
   };
-  // Aligned to a cache line, which holds what admission reads of an input on every
-  // wake: its arrivals, first header, folded wake and buffer count (the first fields).
-  struct alignas(64) InputPort {
-    EntryQueue arrivals;                     // not yet through admission, by header time
-    // arrivals.front().header_at, the end of time when none: a wake passes over an input
-    // whose next header is not in yet without reading the queue's own allocation.
-    sc_core::sc_time first_header = sc_core::sc_max_time();
-    // admission_wake() with admission folded and no edge deciding, kept until the
-    // arrivals, the buffer or its high-water mark change (stale(); fold_admission_wake
-    // says which changes can move it).
-    sc_core::sc_time folded_wake;
-    std::uint64_t bytes = 0;
-    FlowControl fc = FlowControl::credit;    // link->params().flow_control, kept beside what each packet reads
-    bool folded_wake_valid = false;
-    bool folded_on_count = false;            // folded_wake is an arrival's edge for its count (a release can move it)
-    void stale() { folded_wake_valid = false; }
-    std::uint64_t high_water = 0;
-    const Link* link = nullptr;
-    FabricCall upstream;                     // in[port]'s transmitter, once bound
-    hw::CreditLedger credits_held;           // credit links: blocks not yet returned upstream
-    std::vector<hw::PfcIngress> pfc;         // per VL (pfc links)
-    std::vector<sc_core::sc_time> pause_sent_at;
-    // PFC: a PAUSE still needed is re-sent this long after the last (half its quanta at
-    // the link's rate), set with the link.
-    sc_core::sc_time pause_refresh;
-    EntryQueue crossing;                     // output_queued: admitted, not yet through the crossbar
-  };
-  // Aligned to a cache line, which holds what every wake reads of an output it walks:
-  // the fields up to and with the start of tx (TxPort keeps its hot fields first).
-  struct alignas(64) OutputPort {
-    // Earliest ready time among the heads that leave here (out_queues_), end of time
-    // when none: before it no head of this output can leave, and a wake skips its heads.
-    sc_core::sc_time heads_ready = sc_core::sc_max_time();
-    std::uint32_t open_stalls = 0;           // VLs blocked on credits now (bit per VL)
-    int chosen_vl = -1;                      // this edge's egress scheduler choice
-    std::unique_ptr<hw::EgressScheduler> scheduler;  // none with one VL (make_scheduler, switch.cpp)
-    TxPort tx;
-    // Queued for this output, in all and per VL: a line of its own, which every packet
-    // queued and sent here writes (in place: a vector's buffer was a line more).
-    alignas(64) std::uint64_t bytes = 0;
-    std::uint64_t high_water = 0;
-    stats::Counter egress_packets, egress_bytes;  // port<p>.egress_packets, .egress_payload_bytes
-    std::array<std::uint64_t, hw::kMaxDataVls> vl_bytes{};
-    sc_core::sc_time write_free;             // output write port (output_queued)
-    int cross_next = 0;                      // output_queued: the input its write port favours next (round robin)
-    std::vector<sc_core::sc_time> stall_since;  // per VL with an open stall: since when
-    std::vector<double> stall_s;
-  };
 
-  tlm::tlm_sync_enum ingress(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
-  tlm::tlm_sync_enum egress_bw(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  /// One wake, on a core edge: the pipeline, unit by unit.
   void on_edge();
   void end_of_elaboration() override;
-  // switch.cpp: admission side
+
+  // tlm/switch/ingress_unit.cpp: arrivals, admission, release, credits and PAUSE upstream
+  tlm::tlm_sync_enum ingress(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  /// Applies the buffer releases due by `now` (PFC resume) and refreshes PAUSEs due.
   void process_releases(const sc_core::sc_time& now);
   /// Admits the arrivals whose header edge is before `limit`, at `now`.
   void admit_arrivals(const sc_core::sc_time& now, const sc_core::sc_time& limit);
+  /// When a packet admitted becomes eligible for allocation.
   sc_core::sc_time pipeline_ready(const Entry& e) const;
+  /// Admission of one arrival: whether the switch keeps it.
   bool admit(Entry& e, const sc_core::sc_time& now);
+  void drop_corrupted(const Entry& e, const sc_core::sc_time& now);
+  /// Route lookup and SL->VL.
+  void classify(Entry& e, const sc_core::sc_time& now);
+  /// Physical space where the buffer organisation keeps `e`.
+  bool buffer_has_room(const Entry& e);
+  /// Credit, PFC or lossy admission given the buffer's room (`fits`); PFC may send PAUSE.
+  bool flow_control_admits(const Entry& e, int in_vl, bool fits, const sc_core::sc_time& now, bool& headroom_exceeded);
+  /// Charges an admitted packet to its input (and the shared pool).
+  void charge_input(const Entry& e);
+  /// ECN/FECN: RED on the depth of the output queue the packet joins.
+  void mark_congestion(const Entry& e, int in_vl);
+  void send_pause(int in_port, int vl, std::uint16_t quanta, const sc_core::sc_time& now);
+  /// After PFC accounting on input `in_port` changed: whether it is in pausing_.
+  void note_pausing(int in_port);
+  void return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_core::sc_time& delay);
+  void count_drop(FlowControl fc, bool headroom_exceeded);
+
+  // tlm/switch/queues.cpp: the queues and their ready lists
+  int queue_index(int in, int out, int vl) const;
   /// Charges admitted entry `i` to its output and queues it (output_queued: at its input
   /// for the crossbar).
   void enqueue(std::uint32_t i);
   /// Links entry `i` into its queue (in ready order).
   void link(std::uint32_t i);
+  void head_changed(int q, int prev_out);
+  void refresh_heads_ready(int op);
+  /// Input FIFO or VOQ: packets wait at their input (read port) and go through the allocator.
+  bool input_queued() const { return input_queued_; }
+
+  // tlm/switch/egress_unit.cpp: credits and PAUSEs from downstream, the VL per output
+  static std::unique_ptr<hw::EgressScheduler> make_egress_scheduler(const SwitchParams& p);
+  tlm::tlm_sync_enum egress_bw(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  /// Applies the credits and PAUSE frames due at the transmitters.
+  void update_transmitters(const sc_core::sc_time& now);
+  /// Per free output, the egress scheduler's VL among the heads that may leave.
+  void choose_vls(const sc_core::sc_time& now);
+  void track_credit_stalls(int op, const sc_core::sc_time& now);
+
+  // tlm/switch/crossbar.cpp: crossbar writes, switch allocation, transmit
   /// output_queued: grants the crossbar write ports due by now + to_allocator, in order.
   /// Every packet not admitted yet asks after that (it is ready at the next edge +
   /// to_allocator at the earliest), so the requests for those grants are all known.
@@ -394,19 +305,10 @@ class Switch : public sc_core::sc_module {
   sc_core::sc_time crossing_edge(const sc_core::sc_time& edge) const {
     return clock_.edge_at_or_after(edge > to_allocator_ ? edge - to_allocator_ : sc_core::SC_ZERO_TIME);
   }
-  void send_pause(int in_port, int vl, std::uint16_t quanta, const sc_core::sc_time& now);
-  /// After PFC accounting on input `in_port` changed: whether it is in pausing_.
-  void note_pausing(int in_port);
-  void return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_core::sc_time& delay);
-  void count_drop(FlowControl fc, bool headroom_exceeded);
-  // switch_egress.cpp: allocation and transmission
-  void schedule_egress(const sc_core::sc_time& now);
-  void choose_vls(const sc_core::sc_time& now);
   void allocate_input_queues(const sc_core::sc_time& now);
   void serve_output_queues(const sc_core::sc_time& now);
   void transmit(int q, const sc_core::sc_time& now);
-  void head_changed(int q, int prev_out);
-  void refresh_heads_ready(int op);
+
   // tlm/switch/wake_planner.cpp: which edge to wake on
   void wake_at(const sc_core::sc_time& t);
   /// Whether admission can fold for input `ip` (attach_ingress) and for the output-side
@@ -415,6 +317,8 @@ class Switch : public sc_core::sc_module {
   void plan_folding_for_output_buffer();
   /// After an arrival on `port`: the wake its admission needs.
   void wake_for_arrival(int port, const sc_core::sc_time& header_edge);
+  /// After a credit return or PAUSE frame on an output, taking effect at `at`.
+  void wake_for_downstream(const tlm::tlm_phase& phase, const sc_core::sc_time& at);
   /// When input `port` next needs the switch awake for admission: its first header edge,
   /// or with admission folded the first wake after it where nothing shows before.
   /// Inline: schedule_next asks for every input with arrivals on every wake.
@@ -435,9 +339,6 @@ class Switch : public sc_core::sc_module {
   sw::EdgeOutlook edge_decides(const sc_core::sc_time& now, const sc_core::sc_time& next) const;
   /// Asks for the earliest edge after now with work; `next_edge`: the core edge after now.
   void schedule_next(const sc_core::sc_time& now, const sc_core::sc_time& next_edge);
-  int queue_index(int in, int out, int vl) const;
-  /// Input FIFO or VOQ: packets wait at their input (read port) and go through the allocator.
-  bool input_queued() const { return input_queued_; }
 
   SwitchParams params_;
   PacketPool& pool_;
@@ -445,7 +346,7 @@ class Switch : public sc_core::sc_module {
   sc_core::sc_time to_allocator_, grant_to_wire_, credit_return_latency_;
   // Forwarding table, per destination endpoint: its one port (>= 0), kNoRoute, or for
   // equal-cost ports -2 - the index of their list in route_groups_ (the distinct lists:
-  // a leaf's 2,000 remote destinations share one list of uplinks). An entry is 4 bytes,
+  // a leaf's remote destinations share one list of uplinks). An entry is 4 bytes,
   // and a single-port route reads nothing else.
   static constexpr std::int32_t kNoRoute = -1;
   std::vector<std::int32_t> route_entry_;
@@ -468,7 +369,7 @@ class Switch : public sc_core::sc_module {
   NodePool<Entry> entries_;  // every packet in the switch, arrived or queued
   std::vector<Queue> queues_;
   // Ready lists: the non-empty queues, per output their head leaves on, in the order
-  // they last became non-empty (the order decisions have always walked them in).
+  // they last became non-empty (the order every decision walks them in).
   std::vector<std::vector<Head>> out_queues_;  // per output: its queues' heads
   std::uint64_t next_seq_ = 0;
   // Work sets: the per-wake loops visit these ports only.
@@ -484,20 +385,11 @@ class Switch : public sc_core::sc_module {
   Fifo<Release> releases_;  // in order of `at`, equal times in the order they were made
   std::vector<PortStats> stats_;
   // Scratch of one edge's egress decision, kept to spare the allocator on every edge.
-  struct Candidate {
-    int queue;
-    int in, out, vl;
-  };
   std::vector<std::vector<std::uint32_t>> heads_;  // per output, per VL: eligible head frame bytes
   std::vector<std::uint8_t> has_head_;             // per output: some VL has an eligible head
   std::vector<std::uint8_t> blocked_;              // per output x VL: a head waits for credits
   std::vector<std::uint8_t> any_blocked_;          // per output: some VL blocked this edge
   std::vector<int> chosen_;                        // outputs that chose a VL this edge, ascending
-  struct DueArrival {
-    sc_core::sc_time edge;
-    int in;
-    bool operator<(const DueArrival& o) const { return edge != o.edge ? edge < o.edge : in < o.in; }
-  };
   std::vector<DueArrival> due_;                    // this wake's admissions, in admission order
   // Input-side queues: this edge's heads that could leave (choose_vls), by output; then
   // those on their output's chosen VL, the allocator's requests (allocate_input_queues).

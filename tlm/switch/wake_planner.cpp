@@ -49,6 +49,13 @@ void Switch::wake_for_arrival(int port, const sc_time& header_edge) {
   if (wake > sim_now()) wake_at(wake);
 }
 
+void Switch::wake_for_downstream(const tlm::tlm_phase& phase, const sc_time& at) {
+  // A credit nothing waits for takes effect at the next wake (TxPort::update), not its own.
+  if (phase == CREDIT_RETURN && !plan_.edge_decides) return;
+  if (phase == PFC_PAUSE) plan_.pause_received = true;
+  wake_at(clock_.edge_at_or_after(at));
+}
+
 void Switch::fold_admission_wake(InputPort& ip) const {
   const sc_time ready = entries_[ip.arrivals.front()].ready;
   ip.folded_wake = ready;

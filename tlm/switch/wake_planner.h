@@ -9,7 +9,7 @@
 
 namespace fabricsim::tlm_fabric::sw {
 
-/// What the heads waiting now ask of the next wake-ups (Switch::edge_outlook).
+/// What the heads waiting now ask of the next wake-ups (Switch::edge_decides).
 struct EdgeOutlook {
   bool decides;             ///< an edge with only a credit return or release due could decide something
   bool next_edge;           ///< the next edge decides something by itself

@@ -1,8 +1,8 @@
-// Switch: egress side. Per free output the egress scheduler picks a VL among
-// eligible heads with flow-control clearance; input-side queues then go through
-// the switch allocator (one packet per input and per output), output-side
-// queues are served directly. transmit() applies the forwarding-mode timing.
+// Switch: the crossbar. Output queueing: the write ports into the output queues at
+// speedup. Input queueing: the switch allocator's grants. Then transmit, with the
+// forwarding mode's timing, credit return and the buffer release when the tail leaves.
 #include <algorithm>
+#include <vector>
 
 #include "tlm/sim_time.h"
 #include "tlm/switch.h"
@@ -11,70 +11,50 @@ namespace fabricsim::tlm_fabric {
 
 using sc_core::sc_time;
 
-void Switch::schedule_egress(const sc_time& now) {
-  choose_vls(now);
-  if (input_queued()) {
-    if (!chosen_.empty()) allocate_input_queues(now);  // no output chose a VL: no request
-  } else {
-    serve_output_queues(now);
+// Output queueing with speedup S < N (combined input-output queueing, Chuang, Goel,
+// McKeown, Prabhakar, IEEE JSAC 1999): each output's write port takes one packet at a
+// time at S x the ingress rate, granted round robin (docs/switch.md, "Timing").
+void Switch::cross_to_output_queues(const sc_time& now) {
+  const sc_time horizon = now + to_allocator_;
+  // The first edge a port busy until `t` can be granted on, a cycle ahead.
+  auto ahead = [&](const sc_time& t) { return clock_.edge_at_or_after(t > clock_.period() ? t - clock_.period() : t); };
+  auto head = [&](int p) -> Entry& { return entries_[inputs_[p].crossing.front()]; };
+  // The first edge input p's next packet can cross on: it is ready and its input free.
+  auto asks = [&](int p) { return std::max(head(p).ready, ahead(read_free_[p])); };
+  for (;;) {
+    // The next write port to grant: the first edge one of its requests is in by and the
+    // port frees by (lower output first).
+    int port = -1;
+    sc_time edge = end_of_time_;
+    crossing_.for_each([&](int p) {
+      const int o = head(p).out;
+      const sc_time t = std::max(asks(p), ahead(outputs_[o].write_free));
+      if (t < edge || (t == edge && o < port)) {
+        edge = t;
+        port = o;
+      }
+    });
+    next_crossing_ = edge;
+    if (port < 0 || edge > horizon) return;
+    // Round robin among the inputs asking by then, from the one after the last granted.
+    OutputPort& o = outputs_[port];
+    hw::RoundRobinArbiter& arbiter = *o.write_arbiter;
+    arbiter.clear();
+    crossing_.for_each([&](int p) {
+      if (head(p).out == port && asks(p) <= edge) arbiter.add_request({p});
+    });
+    const int input = arbiter.arbitrate();
+    arbiter.update_state(input);
+    InputPort& ip = inputs_[input];
+    const std::uint32_t i = ip.crossing.pop_front(entries_);
+    if (ip.crossing.empty()) crossing_.erase(input);
+    Entry& e = entries_[i];
+    const sc_time write = std::max({e.ready, read_free_[input], o.write_free});
+    e.ready = edge;
+    o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
+    read_free_[input] = o.write_free;
+    link(i);
   }
-}
-
-void Switch::choose_vls(const sc_time& now) {
-  // The egress scheduler decides one cycle ahead, so back-to-back packets leave
-  // at line rate: an output is free if its wire frees before the next edge.
-  const sc_time horizon = now + plan_.ahead;
-  const int v = params_.vls;
-  chosen_.clear();
-  eligible_.clear();
-  // Outputs with no head due and no open stall have nothing to choose or close (their
-  // chosen_vl is not read: allocation walks chosen_; their head and blocked marks are
-  // reset when next walked).
-  PortSet walk = stalling_;
-  out_heads_.for_each([&](int op) {
-    if (plan_.out_due[op] <= now) walk.insert(op);
-  });
-  walk.for_each([&](int op) {
-    auto& o = outputs_[op];
-    auto& heads = heads_[op];
-    if (has_head_[op]) std::fill(heads.begin(), heads.end(), 0u);
-    if (any_blocked_[op]) std::fill(blocked_.begin() + op * v, blocked_.begin() + (op + 1) * v, 0);
-    has_head_[op] = 0;
-    any_blocked_[op] = 0;
-    // Only the heads that leave on this output, none while its wire is busy or before
-    // its first head is ready.
-    if (plan_.out_due[op] <= now) {
-      for (const Head& h : out_queues_[op]) {
-        if (!can_leave(h, now, horizon)) continue;
-        if (!o.tx.can_send_blocks(h.vl, h.credit_blocks, now)) {
-          blocked_[op * v + h.vl] = 1;
-          any_blocked_[op] = 1;
-          continue;
-        }
-        if (heads[h.vl] == 0) heads[h.vl] = h.frame_bytes;
-        has_head_[op] = 1;
-        if (input_queued()) eligible_.push_back({h.queue, h.in, op, h.vl});
-      }
-    }
-    // No eligible head: the scheduler has nothing to choose and keeps its state.
-    o.chosen_vl = !o.tx.attached() || !has_head_[op] ? -1 : o.scheduler ? o.scheduler->select(heads) : 0;
-    if (o.chosen_vl >= 0) chosen_.push_back(op);
-    // Credit stall: a VL with a packet ready and nothing it could send for lack of credits.
-    if (!any_blocked_[op] && o.open_stalls == 0) return;
-    for (int vl = 0; vl < v; ++vl) {
-      const bool stalled = blocked_[op * v + vl] && heads[vl] == 0 && o.tx.flow_control() == FlowControl::credit;
-      const std::uint32_t bit = 1u << vl;
-      if (stalled && !(o.open_stalls & bit)) {
-        o.stall_since[vl] = now;
-        if (o.open_stalls == 0) stalling_.insert(op);
-        o.open_stalls |= bit;
-      } else if (!stalled && (o.open_stalls & bit)) {
-        o.stall_s[vl] += seconds(now - o.stall_since[vl]);
-        o.open_stalls &= ~bit;
-        if (o.open_stalls == 0) stalling_.erase(op);
-      }
-    }
-  });
 }
 
 void Switch::allocate_input_queues(const sc_time& now) {
@@ -160,24 +140,6 @@ void Switch::transmit(int q, const sc_time& now) {
   // Nearly always the latest: transmits come in time order with similar frame times.
   releases_.insert_sorted({read_out, e.in, e.out, in_vl, e.charged}, [](const Release& r) -> const sc_time& { return r.at; });
   return_credit(e.in, in_vl, e.frame_bytes, read_out - now);
-}
-
-std::vector<BlockedHead> Switch::blocked_heads() const {
-  std::vector<BlockedHead> heads;
-  const sc_time now = sim_now();
-  // In the order the queues became non-empty.
-  std::vector<int> order;
-  for (const auto& list : out_queues_)
-    for (const Head& h : list) order.push_back(h.queue);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return queues_[a].seq < queues_[b].seq; });
-  for (int q : order) {
-    const Entry& e = entries_[queues_[q].front()];
-    const auto& tx = outputs_[e.out].tx;
-    if (!tx.attached() || tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
-    heads.push_back({e.in, e.packet->vl, e.out, e.vl,
-                   tx.flow_control() == FlowControl::credit ? "no credits" : "paused by PFC"});
-  }
-  return heads;
 }
 
 }  // namespace fabricsim::tlm_fabric

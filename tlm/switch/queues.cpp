@@ -1,0 +1,133 @@
+// Switch: the queues. Which queue a packet waits in (input FIFO, VOQ, output queue,
+// shared pool), its ready lists (per output, the heads that leave on it), the buffers'
+// bounds and the heads that cannot leave.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tlm/sim_time.h"
+#include "tlm/switch.h"
+
+namespace fabricsim::tlm_fabric {
+
+using sc_core::sc_time;
+
+int Switch::queue_index(int in_port, int out_port, int vl) const {
+  const int n = params_.ports, v = params_.vls;
+  switch (params_.buffer) {
+    case BufferOrganisation::input_fifo: return in_port * v + vl;
+    case BufferOrganisation::voq: return (in_port * n + out_port) * v + vl;
+    default: return out_port * v + vl;
+  }
+}
+
+void Switch::enqueue(std::uint32_t i) {
+  const Entry& e = entries_[i];
+  auto& o = outputs_[e.out];
+  o.vl_bytes[e.vl] += e.charged;
+  o.bytes += e.charged;
+  o.high_water = std::max(o.high_water, o.bytes);
+  egress_queued_[e.out] = o.bytes;
+  if (params_.buffer != BufferOrganisation::output_queued) {
+    link(i);
+    return;
+  }
+  // Charged to its output queue now; it crosses into it in cross_to_output_queues.
+  InputPort& ip = inputs_[e.in];
+  ip.crossing.push_back(entries_, i);
+  crossing_.insert(e.in);
+}
+
+void Switch::link(std::uint32_t i) {
+  const Entry& e = entries_[i];
+  const int q = queue_index(e.in, e.out, e.vl);
+  auto& queue = queues_[q];
+  const std::uint32_t prev_head = queue.front();
+  const int prev_out = prev_head != kNoNode ? entries_[prev_head].out : -1;
+  // Output-side queues take packets from many inputs: keep them in ready order.
+  queue.insert_sorted(entries_, i, [](const Entry& x) -> const sc_time& { return x.ready; });
+  if (queue.front() != prev_head) head_changed(q, prev_out);
+}
+
+void Switch::head_changed(int q, int prev_out) {
+  const auto& queue = queues_[q];
+  auto find = [&](int op) {
+    auto& list = out_queues_[op];
+    return std::find_if(list.begin(), list.end(), [q](const Head& h) { return h.queue == q; });
+  };
+  auto remove = [&](int op) {
+    auto& list = out_queues_[op];
+    list.erase(find(op));
+    if (list.empty()) out_heads_.erase(op);
+  };
+  if (queue.empty()) {
+    remove(prev_out);
+  } else {
+    const Entry& e = entries_[queue.front()];
+    const auto blocks = static_cast<std::uint32_t>(outputs_[e.out].tx.credit_blocks(e.packet->payload_bytes));
+    const Head head{e.ready, q, e.in, e.vl, blocks, e.frame_bytes};
+    if (prev_out < 0) {
+      queues_[q].seq = next_seq_++;
+      out_queues_[e.out].push_back(head);
+    } else if (e.out == prev_out) {
+      *find(e.out) = head;
+    } else {
+      // An input FIFO's next head may leave on another output: it keeps its place in the order.
+      remove(prev_out);
+      auto& list = out_queues_[e.out];
+      list.insert(std::upper_bound(list.begin(), list.end(), queues_[q].seq,
+                                   [&](std::uint64_t seq, const Head& other) { return seq < queues_[other.queue].seq; }),
+                  head);
+    }
+    out_heads_.insert(e.out);
+    // The output it joined takes it in; the one it left (or was replaced on) recounts.
+    if (e.out != prev_out) {
+      outputs_[e.out].heads_ready = std::min(outputs_[e.out].heads_ready, e.ready);
+      refresh_due(e.out);
+    }
+  }
+  if (prev_out >= 0) refresh_heads_ready(prev_out);
+}
+
+void Switch::refresh_heads_ready(int op) {
+  sc_time ready = end_of_time_;
+  for (const Head& h : out_queues_[op]) ready = std::min(ready, h.ready);
+  outputs_[op].heads_ready = ready;
+  refresh_due(op);
+}
+
+std::vector<BufferBound> Switch::buffer_bounds() const {
+  std::vector<BufferBound> b;
+  const auto buffer = [](int p, const char* what) { return "port" + std::to_string(p) + " " + what; };
+  for (int p = 0; p < params_.ports; ++p) {
+    const auto& ip = inputs_[p];
+    const bool credit = ip.link && ip.fc == FlowControl::credit;
+    // On credit links the bound is the credit allotment (credit conservation checks
+    // it); PFC and lossy admission bound the buffer the organisation writes to.
+    if (credit || !ip.link) continue;
+    if (input_queued()) b.push_back({buffer(p, "input buffer"), ip.high_water, params_.input_buffer.in_bytes()});
+    if (params_.buffer == BufferOrganisation::output_queued)
+      b.push_back({buffer(p, "output queue"), outputs_[p].high_water, params_.output_buffer.in_bytes()});
+  }
+  return b;
+}
+
+std::vector<BlockedHead> Switch::blocked_heads() const {
+  std::vector<BlockedHead> heads;
+  const sc_time now = sim_now();
+  // In the order the queues became non-empty.
+  std::vector<int> order;
+  for (const auto& list : out_queues_)
+    for (const Head& h : list) order.push_back(h.queue);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return queues_[a].seq < queues_[b].seq; });
+  for (int q : order) {
+    const Entry& e = entries_[queues_[q].front()];
+    const auto& tx = outputs_[e.out].tx;
+    if (!tx.attached() || tx.can_send(e.vl, e.packet->payload_bytes, now)) continue;
+    heads.push_back({e.in, e.packet->vl, e.out, e.vl,
+                   tx.flow_control() == FlowControl::credit ? "no credits" : "paused by PFC"});
+  }
+  return heads;
+}
+
+}  // namespace fabricsim::tlm_fabric

@@ -1,0 +1,206 @@
+// Switch: parameters, construction, the forwarding table, what is read from outside,
+// and the edge handler that runs the units in pipeline order.
+#include "tlm/switch.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "tlm/sim_time.h"
+#include "tlm/switch_params.h"
+
+namespace fabricsim::tlm_fabric {
+
+using sc_core::sc_time;
+
+void SwitchParams::validate() const {
+  auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
+  const hw::ParamBlock& spec = switch_params("switch");
+  spec["ports"].check(ports);
+  if (core_clock.in_hertz() <= 0) fail("core_clock must be positive");
+  const hw::ParamBlock& stages = switch_params("switch.pipeline");
+  for (const auto& [key, c] : {std::pair{"parse", pipeline.parse}, {"route_lookup", pipeline.route_lookup},
+                               {"vl_mapping", pipeline.vl_mapping}, {"buffer_admission", pipeline.buffer_admission},
+                               {"switch_allocation", pipeline.switch_allocation}, {"crossbar", pipeline.crossbar},
+                               {"egress_scheduling", pipeline.egress_scheduling}})
+    stages[key].check(c);
+  if (credit_block_bytes == 0) fail("credit_block_bytes must be positive");
+  if (cell_bytes == 0) fail("cell_bytes must be positive");
+  if (alpha <= 0) fail("alpha must be positive");
+  if (speedup < 1 || speedup > ports) fail("speedup must be in 1..ports");
+  spec["vls"].check(vls);
+  for (int v : sl_to_vl)
+    if (v < 0 || v >= vls) fail("sl_to_vl entries must be in 0..vls-1");
+  if (sl_to_vl.size() > 16) fail("sl_to_vl has at most 16 entries (SL 0..15)");
+  if (credit_return_latency.in_seconds() < 0) fail("credit_return_latency must not be negative");
+  spec["allocator_iterations"].check(allocator_iterations);
+  hw::make_allocator(allocator, {ports, ports, allocator_iterations, seed});  // throws listing the names
+  pfc.validate();
+  ecn.curve.validate();
+  wred.curve.validate();
+}
+
+int SwitchParams::vl_of(int sl) const {
+  if (sl >= 0 && sl < static_cast<int>(sl_to_vl.size())) return sl_to_vl[sl];
+  return sl % vls;
+}
+
+std::string_view to_string(ForwardingMode m) {
+  switch (m) {
+    case ForwardingMode::cut_through: return "cut_through";
+    case ForwardingMode::store_and_forward: return "store_and_forward";
+    case ForwardingMode::adaptive: return "adaptive";
+  }
+  return "?";
+}
+
+std::string_view to_string(BufferOrganisation b) {
+  switch (b) {
+    case BufferOrganisation::input_fifo: return "input_fifo";
+    case BufferOrganisation::voq: return "voq";
+    case BufferOrganisation::output_queued: return "output_queued";
+    case BufferOrganisation::shared_memory: return "shared_memory";
+  }
+  return "?";
+}
+
+Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketPool& pool, stats::Registry& stats)
+    : sc_module(name),
+      in("in", params.ports),
+      out("out", params.ports),
+      params_(params),
+      pool_(pool),
+      clock_(params.core_clock),
+      route_policy_(params.routing, params.seed),
+      rng_(params.seed),
+      wake_([this] { on_edge(); }, false, this) {
+  params_.validate();
+  stats.attach(std::string(this->name()) + ".forwarded_packets", "packets granted to an egress port", "packets",
+               forwarded_);
+  const int n = params_.ports, v = params_.vls;
+  to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
+  grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
+  plan_.ahead = grant_to_wire_ + clock_.period();
+  credit_return_latency_ = to_sc(params_.credit_return_latency);
+  if (every_edge_for_test_) plan_.mode = sw::WakePlanner::Mode::every_edge;
+  input_queued_ = params_.buffer == BufferOrganisation::input_fifo || params_.buffer == BufferOrganisation::voq;
+  plan_.fold_admission = !plan_.every_edge() && to_allocator_ > sc_core::SC_ZERO_TIME;
+  inputs_.resize(n);
+  outputs_.resize(n);
+  plan_.out_due.assign(n, end_of_time_);  // no heads
+  egress_queued_.assign(n, 0);
+  const std::size_t queues = params_.buffer == BufferOrganisation::voq ? static_cast<std::size_t>(n) * n * v
+                                                                        : static_cast<std::size_t>(n) * v;
+  queues_.resize(queues);
+  out_queues_.assign(n, {});
+  read_free_.assign(n, sc_core::SC_ZERO_TIME);
+  heads_.assign(n, std::vector<std::uint32_t>(v, 0));
+  has_head_.assign(n, 0);
+  blocked_.assign(static_cast<std::size_t>(n) * v, 0);
+  any_blocked_.assign(n, 0);
+  for (PortSet* set : {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_, &crossing_}) set->resize(n);
+  requests_per_output_.assign(n, 0);
+  allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
+                                      params_.allocator_impl, params_.rtl_variant, params_.core_clock,
+                                      params_.rtl_trace_dir});
+  if (params_.buffer == BufferOrganisation::shared_memory)
+    shared_ = std::make_unique<hw::SharedBuffer>(params_.shared_buffer.in_bytes());
+  const std::string base = this->name();
+  for (int p = 0; p < n; ++p) {
+    in[p].register_fw(this, &Switch::ingress, p);
+    out[p].register_bw(this, &Switch::egress_bw, p);
+    auto& ip = inputs_[p];
+    ip.pfc.assign(v, hw::PfcIngress(params_.pfc));
+    ip.credits_held = hw::CreditLedger(v);
+    ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
+    auto& o = outputs_[p];
+    o.scheduler = make_egress_scheduler(params_);
+    if (params_.buffer == BufferOrganisation::output_queued) o.write_arbiter = std::make_unique<hw::RoundRobinArbiter>(n);
+    o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
+    o.stall_s.assign(v, 0.0);
+    const std::string port = base + ".port" + std::to_string(p);
+    PortStats s;
+    stats.attach(port + ".egress_packets", "packets sent on the egress link", "packets", o.egress_packets);
+    stats.attach(port + ".egress_payload_bytes", "payload bytes sent on the egress link", "B", o.egress_bytes);
+    s.conflicts = &stats.counter(port + ".arbitration_conflicts", "requests for this output that lost allocation", "requests");
+    s.high_water = &stats.counter(port + ".ingress_high_water", "largest bytes accounted to this input", "B");
+    s.crc_drops = &stats.counter(port + ".crc_drops", "packets dropped at ingress after a link bit error", "packets");
+    for (int vl = 0; vl < v; ++vl) {
+      const std::string pv = port + ".vl" + std::to_string(vl);
+      s.drops.push_back(&stats.counter(pv + ".drops", "packets dropped at ingress admission", "packets"));
+      s.pause_sent.push_back(&stats.counter(pv + ".pause_sent", "PFC PAUSE frames sent upstream (incl. resume)", "frames"));
+      s.pause_received.push_back(&stats.counter(pv + ".pause_received", "PFC PAUSE frames received from downstream", "frames"));
+      s.marks.push_back(&stats.counter(pv + ".ecn_marks", "packets marked CE (RoCE) or FECN (IB)", "packets"));
+    }
+    stats_.push_back(s);
+  }
+}
+
+void Switch::set_routes(int dst, std::vector<int> ports) {
+  for (int port : ports)
+    if (port < 0 || port >= params_.ports)
+      throw std::invalid_argument(std::string(name()) + ": route to port " + std::to_string(port) + " outside 0.." +
+                                  std::to_string(params_.ports - 1));
+  if (dst >= static_cast<int>(route_entry_.size())) route_entry_.resize(dst + 1, kNoRoute);
+  if (ports.size() <= 1) {
+    route_entry_[dst] = ports.empty() ? kNoRoute : ports[0];
+    return;
+  }
+  const auto [it, added] = route_group_index_.try_emplace(ports, static_cast<std::int32_t>(route_groups_.size()));
+  if (added) route_groups_.push_back(std::move(ports));
+  route_entry_[dst] = -2 - it->second;
+}
+
+void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl) {
+  outputs_.at(port).tx.attach(&out[port], link, params_.vls, params_.credit_block_bytes, downstream_buffer_per_vl);
+}
+
+void Switch::attach_ingress(int port, const Link* link) {
+  InputPort& ip = inputs_.at(port);
+  ip.link = link;
+  ip.fc = link->params().flow_control;
+  ip.pause_refresh = sc_time(params_.pause_quanta * 256.0 / link->timing().data_rate().bps(), sc_core::SC_SEC);
+  plan_folding(ip);
+}
+
+void Switch::end_of_elaboration() {
+  plan_folding_for_output_buffer();
+  for (auto& o : outputs_) o.tx.resolve_receiver();
+  // Credits and PAUSE frames go upstream without reading the socket each time.
+  for (int p = 0; p < params_.ports; ++p)
+    if (inputs_[p].link) inputs_[p].upstream = FabricCall::to_other_end(in[p].operator->());
+}
+
+std::uint64_t Switch::packets_buffered() const { return in_switch_; }
+void Switch::occupancy(std::vector<std::uint64_t>& ingress, std::vector<std::uint64_t>& egress) const {
+  const sc_time now = sim_now();
+  ingress.resize(inputs_.size());
+  egress.resize(outputs_.size());
+  for (std::size_t p = 0; p < inputs_.size(); ++p) ingress[p] = inputs_[p].bytes;
+  for (std::size_t p = 0; p < outputs_.size(); ++p) egress[p] = outputs_[p].bytes;
+  // Buffer releases due by now that no wake has applied yet (a release wakes the
+  // switch only where it can change a decision) have left the buffer all the same.
+  for (const Release& r : releases_)
+    if (r.at <= now) ingress[r.in] -= r.charged;
+}
+
+void Switch::on_edge() {
+  ++activations_;
+  const sc_time now = sim_now();
+  const sc_time next_edge = clock_.edge_after(now);
+  // Ingress unit: buffer releases due, then every arrival whose header edge has come.
+  process_releases(now);
+  admit_arrivals(now, next_edge);
+  // Crossbar write ports (output_queued): admitted packets into their output queues.
+  if (!crossing_.empty()) cross_to_output_queues(now);
+  // Egress unit: credits and PAUSEs from downstream, then a VL per free output.
+  update_transmitters(now);
+  choose_vls(now);
+  // Switch allocation (input queues; no request when no output chose a VL) or direct
+  // service (output queues), each grant transmitted.
+  if (!input_queued()) serve_output_queues(now);
+  else if (!chosen_.empty()) allocate_input_queues(now);
+  // Wake planner: the next edge with work.
+  schedule_next(now, next_edge);
+}
+
+}  // namespace fabricsim::tlm_fabric
