@@ -1,22 +1,9 @@
 // bench_rtl_islip: co-simulation speed of the Verilated 16x16 iSLIP allocator
-// (rtl/islip_allocator.sv), in clock cycles per second of wall time, next to the
-// hw/ core it twins. Not a test: timing lives in benchmarks (STYLE.md).
-//
-// Per iteration count k (1 and 4) it measures, each in a forked child (SystemC
-// elaborates once per process):
-//   hw core          the C++ "islip" allocator alone: add_request, arbitrate, update_state
-//   RTL stepped      the Verilated model driven by hand like tests/test_rtl_vectors.cpp:
-//                    set requests, sc_start to settle, sample, rising edge (2 sc_start/cycle)
-//   RTL sc_clock     a free-running sc_clock; an SC_METHOD on the falling edge drives the
-//                    next requests and one on the rising edge samples the grants (what a
-//                    per-clock-edge transactor does)
-//   lockstep         RTL stepped plus the hw core on the same requests, grants compared
-//   transactor       the in-switch adapter (tlm/rtl_allocator.h, allocator_impl: rtl): the
-//                    plain C++ (--cc) model behind hw::SwitchAllocator, as the switch calls it
-//   transactor lockstep  allocator_impl: lockstep (hw core + RTL + the lagging replay copy
-//                    that keeps the mismatch window)
-// Requests: a pool of 1024 random 16x16 matrices (density 0.5), replayed.
-//
+// (rtl/islip_allocator.sv), in clock cycles per wall second, next to the hw/ core it
+// twins (rtl/README.md). Per iteration count k (1, 4), each in a forked child: the hw
+// core alone; the RTL stepped by hand; the RTL on a free-running sc_clock; RTL and core
+// in lockstep; the in-switch transactor (tlm/rtl_allocator.h) as rtl and as lockstep.
+// Requests: 1024 random 16x16 matrices (density 0.5), replayed.
 // Usage: bench_rtl_islip [cycles per run, default 200000]
 #include <sys/wait.h>
 #include <unistd.h>

@@ -44,24 +44,8 @@ int SwitchParams::vl_of(int sl) const {
   return sl % vls;
 }
 
-std::string_view to_string(ForwardingMode m) {
-  switch (m) {
-    case ForwardingMode::cut_through: return "cut_through";
-    case ForwardingMode::store_and_forward: return "store_and_forward";
-    case ForwardingMode::adaptive: return "adaptive";
-  }
-  return "?";
-}
-
-std::string_view to_string(BufferOrganisation b) {
-  switch (b) {
-    case BufferOrganisation::input_fifo: return "input_fifo";
-    case BufferOrganisation::voq: return "voq";
-    case BufferOrganisation::output_queued: return "output_queued";
-    case BufferOrganisation::shared_memory: return "shared_memory";
-  }
-  return "?";
-}
+std::string_view to_string(ForwardingMode m) { return hw::name_of(forwarding_mode_names(), m); }
+std::string_view to_string(BufferOrganisation b) { return hw::name_of(buffer_organisation_names(), b); }
 
 Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketPool& pool, stats::Registry& stats)
     : sc_module(name),
