@@ -1,11 +1,8 @@
 // bench_rtl_cosim: what the RTL allocator costs a whole fabric run. The acceptance run
-// of tests/test_rtl_cosim.cpp (examples/single_switch.yaml: 16 ports, uniform load 0.8,
-// VOQ + iSLIP) with switch.allocator_impl tlm, rtl and lockstep, k = 1 and 4, each in a
-// forked child; prints wall time, simulated core-clock cycles, delivered packets and
-// switch wake-ups (the edges where the allocator may run) per second of wall time, and the
-// slowdown against tlm. Not a test: timing lives in
-// benchmarks (STYLE.md); bench_rtl_islip has the allocator-only cycles/s.
-//
+// of tests/test_rtl_cosim.cpp (examples/single_switch.yaml: 16 ports, load 0.8, VOQ +
+// iSLIP) with switch.allocator_impl tlm, rtl and lockstep, k = 1 and 4, each in a forked
+// child: wall time, core-clock cycles, packets and switch wake-ups per wall second, and
+// the slowdown against tlm. Not a test: timing lives in benchmarks.
 // Usage: bench_rtl_cosim [simulated duration, default 60us] [config, default the example]
 #include <cstdio>
 #include <cstdlib>

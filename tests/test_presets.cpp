@@ -1,12 +1,10 @@
-// Configuration includes and the fabric presets (presets/*.yaml):
-//   - `include:` merges the included document under the including one (the including
-//     file wins, maps merge key by key), paths resolve against the including file,
-//     `--set` applies last;
-//   - an error inside an included file names that file and line; cycles are errors;
-//   - every preset is valid on a leaf-spine, has the data rate its name promises and
-//     a comment (source or "assumption") on every value;
-//   - `fabricsim compare` on two presets writes its table, and IB NDR's small-message
-//     latency is below RoCE's for the reasons the presets model.
+// Configuration includes and the fabric presets (presets/*.yaml): `include:` merges the
+// included document under the including one (the including file wins, maps merge key by
+// key, paths resolve against the including file, `--set` applies last); an error inside
+// an included file names that file and line; cycles are errors; every preset is valid,
+// has the data rate its name promises and a source or "assumption" on every value;
+// `fabricsim compare` on two presets writes its table, IB NDR's small-message latency
+// below RoCE's.
 #include <cmath>
 #include <filesystem>
 #include <fstream>

@@ -1,13 +1,9 @@
 // The RTL iSLIP allocator inside a running fabric (tlm/rtl_allocator.h, docs/cosim.md):
-//   - the acceptance run: examples/single_switch.yaml (16 ports, uniform load, VOQ +
-//     iSLIP) gives the same results.json with switch.allocator_impl rtl as with tlm;
-//   - lockstep (hw core and RTL compared every round) passes on the same run, for the
-//     project's iSLIP and for the independently written rtl/islip_allocator_alt.sv;
-//   - lockstep catches the deliberately broken RTL (rtl/test/islip_allocator_broken.sv,
-//     selected with the test-only switch.rtl_variant) and names the switch, the cycle,
-//     the requests and both grant sets, and writes the waveform of the rounds before it;
-//   - the transactor alone against the hw core, rounds with and without a commit;
-//   - configuration errors list the RTL builds; `fabricsim run --trace` writes FST.
+// examples/single_switch.yaml gives the same results with allocator_impl rtl as tlm;
+// lockstep passes for the project's iSLIP and the independent islip_allocator_alt.sv,
+// and catches the broken variant (rtl/test/islip_allocator_broken.sv), naming switch,
+// cycle, requests and both grant sets, with the waveform before it; the transactor
+// alone against the hw core; configuration errors; `run --trace` writes FST.
 // Every fabric run is a forked child (SystemC elaborates once per process).
 #include <algorithm>
 #include <cstdint>

@@ -1,15 +1,10 @@
-// RTL twins against their hw/ cores on the shared vectors (testbench/vectors/*.json).
-// For every cycle of every vector file that fits a Verilated model: the hw core
-// (testbench/vectors/ref_models.h) must reproduce the file's expected outputs, and
-// the RTL must produce the hw core's outputs. The first mismatch of a file stops
-// it and is reported with the cycle, its inputs, and the expected, hw and RTL
-// outputs. A deliberately broken iSLIP (rtl/test/islip_allocator_broken.sv) must
-// be caught.
-//
-// Per-cycle protocol (rtl/README.md): inputs are set with the clock low, the
-// combinational outputs are sampled after they settle, then a rising edge
-// commits. SystemC elaborates once per process, so each test runs in a forked
-// child. FABRICSIM_RTL_TRACE=<dir> writes an FST waveform per test.
+// RTL twins against their hw/ cores on the shared vectors (testbench/vectors/*.json):
+// per cycle the hw core (testbench/vectors/ref_models.h) must reproduce the file's
+// expected outputs and the RTL the hw core's; the first mismatch stops the file and is
+// reported with its cycle, inputs and the three outputs. A deliberately broken iSLIP
+// (rtl/test/islip_allocator_broken.sv) must be caught. Per-cycle protocol in
+// rtl/README.md; each test runs in a forked child (SystemC elaborates once per process);
+// FABRICSIM_RTL_TRACE=<dir> writes an FST waveform per test.
 #include <gtest/gtest.h>
 
 #include "sim/child_run.h"

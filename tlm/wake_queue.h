@@ -189,13 +189,13 @@ class WakeQueue {
     std::vector<int> run_;            // scratch: blocks this pass runs, in order
   };
   void dispatch();
-  void dispatch_passes();
+  void dispatch_passes();  // dispatch() but for a block's error
   /// Engine::kernel: block `client`'s method process.
   void run_in_kernel(int client);
   /// A block's BlockError: out of simulate_for once the kernel stops (through the kernel in a plain sc_start).
   void fail_run();
   Engine engine_ = Engine::wheel;
-  std::vector<std::unique_ptr<sc_core::sc_event>> kernel_events_;  // Engine::kernel: per client  // dispatch() but for a block's error
+  std::vector<std::unique_ptr<sc_core::sc_event>> kernel_events_;  // Engine::kernel: one per client
   /// The lanes' rules for a request made while they run (windowing_): a clear error where one is broken.
   void check_lanes(const Client& c, const Lane& lane, const sc_core::sc_time& t) const;
   /// In a handler: the exception being handled, from block `client` at `at`, as a BlockError.

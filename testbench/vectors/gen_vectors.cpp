@@ -1,12 +1,10 @@
-// rtl_vector_gen: writes the shared RTL test vectors (testbench/vectors/*.json).
-// Stimuli are directed sequences or seeded random streams; every expected output
-// comes from the hw/ core through ref_models.h. Directed sequences also assert a
-// few textbook results (round-robin rotation, iSLIP convergence, credit
-// conservation...), so a changed core is noticed here and not only as a diff.
-//
+// rtl_vector_gen: writes the shared RTL test vectors (testbench/vectors/*.json): directed
+// sequences or seeded random streams, every expected output from the hw/ core through
+// ref_models.h; directed sequences also assert textbook results (round-robin rotation,
+// iSLIP convergence, credit conservation). Deterministic: the same build writes
+// byte-identical files (mt19937_64 draws, no library distributions, which differ
+// between standard libraries).
 // Usage: rtl_vector_gen [out_dir]   (default: the source tree's testbench/vectors)
-// Deterministic: the same build writes byte-identical files (mt19937_64 draws,
-// no library distributions, whose output differs between standard libraries).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
