@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include <systemc>
 
@@ -25,8 +26,19 @@ inline const sc_core::sc_time& sim_now() {
   return detail::queue_now ? *detail::queue_now : sc_core::sc_get_curr_simcontext()->time_stamp();
 }
 
-/// The time of `ticks` kernel time units.
-inline sc_core::sc_time from_ticks(sc_core::sc_time::value_type ticks) { return sc_core::sc_time::from_value(ticks); }
+/// The time of `ticks` kernel time units, inline: sc_time::from_value is a call into the
+/// library that also touches the kernel's shared time parameters, and a switch makes
+/// several edge times per packet. sc_time is standard-layout with its value as its only
+/// member, so the object and that member are pointer-interconvertible: the value is
+/// written through a pointer to it (SimTime.FromTicksAndSecondsMatchTheLibrary checks it).
+inline sc_core::sc_time from_ticks(sc_core::sc_time::value_type ticks) {
+  static_assert(std::is_standard_layout_v<sc_core::sc_time> &&
+                    sizeof(sc_core::sc_time) == sizeof(sc_core::sc_time::value_type),
+                "sc_time holds its value and nothing else");
+  sc_core::sc_time t;
+  *reinterpret_cast<sc_core::sc_time::value_type*>(&t) = ticks;
+  return t;
+}
 
 namespace detail {
 /// The kernel's time resolution in femtoseconds (a power of ten, fixed once a time is made).
