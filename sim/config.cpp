@@ -62,17 +62,17 @@ nlohmann::json to_json(const YAML::Node& n) {
 const Time kMaxTime = Time::seconds(10);
 
 void read_simulation(ConfigMap m, SimulationParams& s) {
-  s.seed = static_cast<std::uint64_t>(m.integer("seed", 1, 0, INT64_MAX));
-  s.duration = m.time("duration", s.duration, Time::ns(1), kMaxTime);
-  s.warmup = m.time("warmup", s.warmup, Time::seconds(0), kMaxTime);
-  s.watchdog = m.time("watchdog", s.watchdog, Time::seconds(0), kMaxTime);
-  s.threads = static_cast<int>(m.integer("threads", s.threads, 1, 64));
-  s.engine = choose(m, "engine", s.engine,
-                    NameTable<tlm_fabric::Engine>{{"wheel", tlm_fabric::Engine::wheel}, {"kernel", tlm_fabric::Engine::kernel}});
+  const hw::ParamBlock& spec = simulation_params();
+  s.seed = static_cast<std::uint64_t>(m.integer(spec["seed"], static_cast<std::int64_t>(s.seed)));
+  s.duration = m.time(spec["duration"], s.duration);
+  s.warmup = m.time(spec["warmup"], s.warmup);
+  s.watchdog = m.time(spec["watchdog"], s.watchdog);
+  s.threads = static_cast<int>(m.integer(spec["threads"], s.threads));
+  s.engine = m.choice(spec["engine"], s.engine, tlm_fabric::engine_names());
   if (s.engine == tlm_fabric::Engine::kernel && s.threads > 1)
     m.fail("threads", "the kernel engine (simulation.engine: kernel) runs on one thread; set simulation.threads to 1, got " +
                           std::to_string(s.threads));
-  s.max_memory = m.size("max_memory", Size::bytes(s.max_memory), Size::bytes(0), Size::bytes(std::uint64_t{1} << 50)).in_bytes();
+  s.max_memory = m.size(spec["max_memory"], Size::bytes(s.max_memory)).in_bytes();
   if (!(s.warmup < s.duration)) m.fail("warmup", "must be shorter than simulation.duration (" + hw::to_string(s.duration) + ")");
   m.finish();
 }

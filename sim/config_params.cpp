@@ -8,6 +8,7 @@
 #include "sim/config_reader.h"
 #include "tlm/link.h"
 #include "tlm/switch_params.h"
+#include "tlm/wake_queue.h"
 
 namespace fabricsim::sim {
 
@@ -17,6 +18,28 @@ std::string begin_marker(const hw::ParamBlock& b) { return "<!-- params " + b.se
 const std::string kEndMarker = "<!-- end params -->";
 
 }  // namespace
+
+const hw::ParamBlock& simulation_params() {
+  using hw::ParamType;
+  static const hw::ParamBlock block{
+      "simulation",
+      "how long and how the run goes",
+      {{"seed", ParamType::integer, "", "1", "0", "9223372036854775807", {}, "",
+        "random seed; same seed, same results. Every random stream (traffic, marking, PIM) is derived from it"},
+       {"duration", ParamType::time, "", "100us", "1ns", "10s", {}, "",
+        "simulated time to run"},
+       {"warmup", ParamType::time, "", "10us", "0s", "10s", {}, "< `duration`",
+        "statistics ignore packets created before this; throughput is measured from here to the end"},
+       {"watchdog", ParamType::time, "", "1ms", "0s", "10s", {}, "",
+        "progress watchdog: when no link starts a packet for this long while packets are held and nothing is on its way (a frame being serialised or on a cable, a credit return or PFC resume on the reverse wire), the run stops with exit code 4 and `results.json` `stall` names the cycle of waiting buffers (deadlock) or the blocked ones; `0s` turns it off ([robustness.md](robustness.md))"},
+       {"max_memory", ParamType::size, "", "0B", "0B", "1024TiB", {}, "",
+        "refuse a topology whose run is estimated to need more memory than this (exit 2, the estimate in the error, at the topology's size key); `0B`: the memory the machine has available (`MemAvailable` of `/proc/meminfo`) ([robustness.md](robustness.md#topology-validation))"},
+       {"threads", ParamType::integer, "", "1", "1", "64", {}, "1 with `engine: kernel`",
+        "run the fabric on this many threads: the switches are shared out among as many wake-queue lanes (no more than the switches with hosts; each NIC and its traffic source in its switch's lane), run in parallel windows of the lookahead, the least delay across a cable between lanes; the results are the same bit for bit with any number (`results.json` `simulator.lanes`, `parallel_windows`; [performance.md](performance.md)). The occupancy sampler (`output.sample_interval`) runs between windows. Collectives and training steps split too (each rank posts in its NIC's lane; a collective ends between windows, when its last landing is visible, so the lookahead is also bounded by the NICs' least `nic.pcie` write latency + `nic.poll_latency`). A workload that acts on NICs of several lanes at no delay runs on one lane whatever this says (`simulator.lanes` 1): a perftest (its runner acts on two NICs at once), a collective whose landings are visible at once (`nic.poll_latency` 0 and the lower of the `nic.pcie` host and GPU write latencies 0) (`collective.algorithm: sharp` runs on lanes: each switch's aggregation node in its switch's lane). `packets.csv` is the same file with any number (rows in the order of delivery time, then destination)"},
+       {"engine", ParamType::name, "", "wheel", "", "", hw::names_of(tlm_fabric::engine_names()), "",
+        "how the blocks' wake-ups run. `wheel`: the wake queue's timing wheels, running ahead of the kernel where nothing else is pending, on `threads` lanes. `kernel`: each block wakes on an `sc_event` and a method process of its own, in step with the kernel, so a third-party SystemC block that reads `sc_time_stamp()` or waits on its own events can sit in the fabric; slower on large fabrics, one lane only (`threads` above 1 is an error); the same results ([architecture.md](architecture.md), \"Scheduling\")"}}};
+  return block;
+}
 
 const hw::ParamBlock& output_params() {
   using hw::ParamType;
@@ -34,7 +57,7 @@ const hw::ParamBlock& output_params() {
 
 const std::vector<hw::ParamBlock>& config_param_blocks() {
   static const std::vector<hw::ParamBlock> blocks = [] {
-    std::vector<hw::ParamBlock> all{tlm_fabric::link_params()};
+    std::vector<hw::ParamBlock> all{simulation_params(), tlm_fabric::link_params()};
     for (const auto* group : {&tlm_fabric::switch_param_blocks()}) all.insert(all.end(), group->begin(), group->end());
     all.push_back(output_params());
     return all;

@@ -9,6 +9,8 @@
 
 namespace fabricsim::sim {
 
+/// `simulation:` (SimulationParams, sim/config.h).
+const hw::ParamBlock& simulation_params();
 /// `output:` (OutputParams, sim/config.h).
 const hw::ParamBlock& output_params();
 

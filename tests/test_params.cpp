@@ -172,6 +172,19 @@ TEST(ParamTables, LinkDefaultsAreTheReadDefaults) {
   EXPECT_EQ(l.ber, std::stod(t["ber"].def));
 }
 
+TEST(ParamTables, SimulationDefaultsAreTheReadDefaults) {
+  using namespace fabricsim::hw;
+  const auto s = fabricsim::sim::load_config_text("{}", "empty.yaml").simulation;
+  const ParamBlock& t = fabricsim::sim::simulation_params();
+  EXPECT_EQ(s.seed, std::stoull(t["seed"].def));
+  EXPECT_EQ(s.duration, parse_time(t["duration"].def));
+  EXPECT_EQ(s.warmup, parse_time(t["warmup"].def));
+  EXPECT_EQ(s.watchdog, parse_time(t["watchdog"].def));
+  EXPECT_EQ(Size::bytes(s.max_memory), parse_size(t["max_memory"].def));
+  EXPECT_EQ(s.threads, std::stoll(t["threads"].def));
+  EXPECT_EQ(fabricsim::tlm_fabric::to_string(s.engine), t["engine"].def);
+}
+
 // validate() states the table's range, the same one the reader enforces.
 TEST(ParamTables, ValidateTakesItsRangesFromTheTable) {
   auto error_of = [](const fabricsim::tlm_fabric::SwitchParams& p) {

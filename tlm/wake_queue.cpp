@@ -12,6 +12,13 @@
 
 namespace fabricsim::tlm_fabric {
 
+const hw::EnumNames<Engine>& engine_names() {
+  static const hw::EnumNames<Engine> names{{Engine::wheel, "wheel"}, {Engine::kernel, "kernel"}};
+  return names;
+}
+
+std::string_view to_string(Engine e) { return hw::name_of(engine_names(), e); }
+
 namespace {
 
 // The delta cycle a request is made in. Before the simulation starts (a block's

@@ -13,11 +13,13 @@
 #include <memory>
 #include <new>
 #include <stdexcept>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include <systemc>
 
+#include "hw/param_spec.h"
 #include "tlm/sim_time.h"
 #include "tlm/timing_wheel.h"
 
@@ -59,6 +61,9 @@ class WakeEvent;
 /// is an sc_event with a method process of its own, notified by the queue in the delta
 /// cycle and order the wheel would run it; in step with the kernel, on one lane.
 enum class Engine { wheel, kernel };
+/// The configuration names of Engine (simulation.engine).
+const hw::EnumNames<Engine>& engine_names();
+std::string_view to_string(Engine e);
 
 /// An exception a block threw in a pass of the queue, its message followed by the block's
 /// hierarchy name and the model time it was evaluating ("In block: fabric.sw0 @ 527333
