@@ -6,33 +6,74 @@
 
 namespace fabricsim::hw {
 
-std::string_view to_string(CcKind k) {
-  switch (k) {
-    case CcKind::none: return "none";
-    case CcKind::dcqcn: return "dcqcn";
-    case CcKind::ib_cc: return "ib_cc";
-  }
-  return "?";
+const EnumNames<CcKind>& cc_kind_names() {
+  static const EnumNames<CcKind> names{{CcKind::none, "none"}, {CcKind::dcqcn, "dcqcn"}, {CcKind::ib_cc, "ib_cc"}};
+  return names;
 }
 
-const std::vector<CcKind>& all_cc_kinds() {
-  static const std::vector<CcKind> v{CcKind::none, CcKind::dcqcn, CcKind::ib_cc};
-  return v;
+std::string_view to_string(CcKind k) { return name_of(cc_kind_names(), k); }
+
+const hw::ParamBlock& dcqcn_params() {
+  using hw::ParamType;
+  static const hw::ParamBlock block{
+      "nic.congestion_control.dcqcn",
+      "DCQCN (Zhu et al., SIGCOMM 2015)",
+      {{"g", ParamType::number, "", "0.00390625", "1e-6", "1", {}, "",
+        "alpha gain (1/256 by default)"},
+       {"alpha_timer", ParamType::time, "", "55us", "100ns", "1s", {}, "",
+        "alpha decays each period without a CNP"},
+       {"rate_timer", ParamType::time, "", "60us", "100ns", "1s", {}, "",
+        "rate-increase timer period"},
+       {"byte_counter", ParamType::size, "", "300000B", "64B", "1GiB", {}, "",
+        "a rate-increase event every this many bytes sent"},
+       {"fast_recovery_steps", ParamType::integer, "", "5", "1", "100", {}, "",
+        "increase events spent in fast recovery (F)"},
+       {"additive_increase", ParamType::bandwidth, "", "40Mb/s", "0b/s", "1Tb/s", {}, "",
+        "R_AI"},
+       {"hyper_increase", ParamType::bandwidth, "", "200Mb/s", "0b/s", "1Tb/s", {}, "",
+        "R_HAI"},
+       {"min_rate", ParamType::bandwidth, "", "100Mb/s", "1Kb/s", "1Tb/s", {}, "",
+        "floor of the current rate"},
+       {"cnp_interval", ParamType::time, "", "50us", "0s", "1s", {}, "",
+        "receiver: at most one CNP per QP per interval"}}};
+  return block;
+}
+
+const hw::ParamBlock& ib_cc_params() {
+  using hw::ParamType;
+  static const hw::ParamBlock block{
+      "nic.congestion_control.ib_cc",
+      "InfiniBand congestion control (IBTA vol. 1 annex A10)",
+      {{"ccti_increase", ParamType::integer, "", "1", "1", "1000", {}, "",
+        "CCT index step per BECN"},
+       {"ccti_limit", ParamType::integer, "", "127", "1", "16383", {}, "",
+        "largest CCT index"},
+       {"ccti_timer", ParamType::time, "", "10us", "1ns", "1s", {}, "",
+        "the index drops by one per period"},
+       {"ipd_unit", ParamType::time, "", "10ns", "0s", "100us", {}, "",
+        "CCT[i] = i x `ipd_unit` of idle after each packet (linear table)"}}};
+  return block;
 }
 
 void DcqcnParams::validate() const {
-  auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (!(g > 0 && g <= 1)) fail("g must be in (0, 1]");
-  if (alpha_timer.in_seconds() <= 0 || rate_timer.in_seconds() <= 0) fail("DCQCN timers must be positive");
-  if (byte_counter.in_bytes() == 0) fail("byte_counter must be positive");
-  if (fast_recovery_steps < 1) fail("fast_recovery_steps must be at least 1");
-  if (min_rate.bps() <= 0) fail("min_rate must be positive");
+  const ParamBlock& spec = dcqcn_params();
+  spec["g"].check(g);
+  spec["alpha_timer"].check_quantity(alpha_timer);
+  spec["rate_timer"].check_quantity(rate_timer);
+  spec["byte_counter"].check_quantity(byte_counter);
+  spec["fast_recovery_steps"].check(fast_recovery_steps);
+  spec["additive_increase"].check_quantity(additive_increase);
+  spec["hyper_increase"].check_quantity(hyper_increase);
+  spec["min_rate"].check_quantity(min_rate);
+  spec["cnp_interval"].check_quantity(cnp_interval);
 }
 
 void IbCcParams::validate() const {
-  auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (ccti_increase < 1 || ccti_limit < 1 || ccti_limit > 16383) fail("ccti_increase >= 1 and ccti_limit in 1..16383");
-  if (ccti_timer.in_seconds() <= 0) fail("ccti_timer must be positive");
+  const ParamBlock& spec = ib_cc_params();
+  spec["ccti_increase"].check(ccti_increase);
+  spec["ccti_limit"].check(ccti_limit);
+  spec["ccti_timer"].check_quantity(ccti_timer);
+  spec["ipd_unit"].check_quantity(ipd_unit);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hw/param_spec.h"
 #include "hw/units.h"
 
 namespace fabricsim::hw {
@@ -16,6 +17,8 @@ namespace fabricsim::hw {
 enum class CcKind { none, dcqcn, ib_cc };
 std::string_view to_string(CcKind k);
 const std::vector<CcKind>& all_cc_kinds();
+/// The configuration names of CcKind (nic.congestion_control.kind).
+const EnumNames<CcKind>& cc_kind_names();
 
 /// DCQCN (Zhu et al., SIGCOMM 2015). Defaults: the parameters released with the
 /// paper's simulator; production values differ, every one is configurable.
@@ -41,6 +44,10 @@ struct IbCcParams {
   Time ipd_unit = Time::ns(10);        ///< CCT[i] = i x ipd_unit of idle after each packet (linear table)
   void validate() const;
 };
+
+/// The keys of `nic.congestion_control.dcqcn:` and `nic.congestion_control.ib_cc:`.
+const ParamBlock& dcqcn_params();
+const ParamBlock& ib_cc_params();
 
 class CongestionControl {
  public:

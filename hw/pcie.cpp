@@ -2,20 +2,62 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace fabricsim::hw {
 
-std::string_view to_string(MemoryTarget t) { return t == MemoryTarget::host ? "host" : "gpu"; }
+const EnumNames<MemoryTarget>& memory_target_names() {
+  static const EnumNames<MemoryTarget> names{{MemoryTarget::host, "host"}, {MemoryTarget::gpu, "gpu"}};
+  return names;
+}
+
+std::string_view to_string(MemoryTarget t) { return name_of(memory_target_names(), t); }
+
+const hw::ParamBlock& pcie_params() {
+  using hw::ParamType;
+  static const hw::ParamBlock block{
+      "nic.pcie",
+      "the NIC's PCIe link and memory latencies (every latency is an assumption, set it for your platform)",
+      {{"generation", ParamType::integer, "", "5", "3", "6", {}, "",
+        "8, 16, 32, 64 GT/s per lane; 128b/130b up to Gen5, Gen6 FLIT 236/256"},
+       {"width", ParamType::integer, "", "16", "1", "16", {}, "1, 2, 4, 8 or 16",
+        "lanes"},
+       {"max_payload", ParamType::size, "", "256B", "128B", "4KiB", {}, "power of two",
+        "MPS: largest write / completion TLP payload"},
+       {"max_read_request", ParamType::size, "", "512B", "128B", "4KiB", {}, "power of two",
+        "MRRS: largest read request"},
+       {"read_tags", ParamType::integer, "", "256", "1", "1024", {}, "",
+        "outstanding read requests"},
+       {"tlp_overhead", ParamType::size, "", "24B", "0B", "64B", {}, "",
+        "per TLP: framing, sequence number, 4DW header, LCRC"},
+       {"host_read_latency", ParamType::time, "", "700ns", "0s", "100us", {}, "",
+        "read request -> first completion, host memory"},
+       {"gpu_read_latency", ParamType::time, "", "900ns", "0s", "100us", {}, "",
+        "the same for GPU memory"},
+       {"host_write_latency", ParamType::time, "", "300ns", "0s", "100us", {}, "",
+        "posted write -> visible in host memory"},
+       {"gpu_write_latency", ParamType::time, "", "400ns", "0s", "100us", {}, "",
+        "the same for GPU memory"},
+       {"doorbell_latency", ParamType::time, "", "250ns", "0s", "100us", {}, "",
+        "host MMIO doorbell write -> seen by the NIC"}}};
+  return block;
+}
 
 void PcieParams::validate() const {
-  auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (generation < 3 || generation > 6) fail("generation must be 3..6");
-  if (width != 1 && width != 2 && width != 4 && width != 8 && width != 16) fail("width must be 1, 2, 4, 8 or 16");
-  auto pow2 = [](std::uint32_t v) { return v >= 128 && v <= 4096 && (v & (v - 1)) == 0; };
-  if (!pow2(max_payload)) fail("max_payload must be a power of two in 128..4096 B");
-  if (!pow2(max_read_request)) fail("max_read_request must be a power of two in 128..4096 B");
-  if (read_tags < 1 || read_tags > 1024) fail("read_tags must be in 1..1024");
-  if (tlp_overhead > 64) fail("tlp_overhead must be at most 64 B");
+  const ParamBlock& spec = pcie_params();
+  spec["generation"].check(generation);
+  spec["width"].check(width);
+  if ((width & (width - 1)) != 0) throw std::invalid_argument("width must be 1, 2, 4, 8 or 16");
+  for (const auto& [key, v] : {std::pair{"max_payload", max_payload}, {"max_read_request", max_read_request}}) {
+    spec[key].check_quantity(Size::bytes(v));
+    if ((v & (v - 1)) != 0) throw std::invalid_argument(std::string(key) + " must be a power of two in " + spec[key].range_text());
+  }
+  spec["read_tags"].check(read_tags);
+  spec["tlp_overhead"].check_quantity(Size::bytes(tlp_overhead));
+  for (const auto& [key, t] : {std::pair{"host_read_latency", host_read_latency}, {"gpu_read_latency", gpu_read_latency},
+                               {"host_write_latency", host_write_latency}, {"gpu_write_latency", gpu_write_latency},
+                               {"doorbell_latency", doorbell_latency}})
+    spec[key].check_quantity(t);
 }
 
 PcieTiming::PcieTiming(const PcieParams& p) : p_(p) {

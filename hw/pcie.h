@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hw/param_spec.h"
 #include "hw/units.h"
 
 namespace fabricsim::hw {
@@ -15,6 +16,8 @@ namespace fabricsim::hw {
 /// Where DMA reads and writes land.
 enum class MemoryTarget { host, gpu };
 std::string_view to_string(MemoryTarget t);
+/// The configuration names of MemoryTarget (nic.memory).
+const EnumNames<MemoryTarget>& memory_target_names();
 
 struct PcieParams {
   int generation = 5;                              ///< 3..6 (8, 16, 32, 64 GT/s per lane)
@@ -30,6 +33,9 @@ struct PcieParams {
   Time doorbell_latency = Time::ns(250);           ///< host MMIO doorbell write -> seen by the NIC
   void validate() const;                           ///< throws std::invalid_argument naming the field
 };
+
+/// The keys of `nic.pcie:`.
+const ParamBlock& pcie_params();
 
 /// Derived PCIe timing.
 class PcieTiming {

@@ -232,31 +232,34 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
 }
 
 void read_transport(ConfigMap m, tlm_fabric::TransportParams& t) {
-  t.mode = choose(m, "retransmit", t.mode,
-                  NameTable<tlm_fabric::RetransmitMode>{{"go_back_n", tlm_fabric::RetransmitMode::go_back_n},
-                                                        {"selective_repeat", tlm_fabric::RetransmitMode::selective_repeat}});
-  t.ack_every = static_cast<int>(m.integer("ack_every", t.ack_every, 1, 1024));
-  t.retransmit_timeout = m.time("retransmit_timeout", t.retransmit_timeout, Time::ns(100), Time::seconds(1));
-  t.window = static_cast<int>(m.integer("window", t.window, 1, 1 << 22));
-  t.processing_latency = m.time("processing_latency", t.processing_latency, Time::seconds(0), Time::us(100));
+  const hw::ParamBlock& spec = tlm_fabric::transport_params();
+  t.mode = m.choice(spec["retransmit"], t.mode, tlm_fabric::retransmit_mode_names());
+  t.ack_every = static_cast<int>(m.integer(spec["ack_every"], t.ack_every));
+  t.retransmit_timeout = m.time(spec["retransmit_timeout"], t.retransmit_timeout);
+  t.window = static_cast<int>(m.integer(spec["window"], t.window));
+  t.processing_latency = m.time(spec["processing_latency"], t.processing_latency);
   m.finish();
 }
 
 void read_pcie(ConfigMap m, tlm_fabric::HostParams& h) {
   auto& p = h.pcie;
-  p.generation = static_cast<int>(m.integer("generation", p.generation, 3, 6));
-  p.width = static_cast<int>(m.integer("width", p.width, 1, 16));
-  p.max_payload = static_cast<std::uint32_t>(m.size("max_payload", Size::bytes(p.max_payload), Size::bytes(128), Size::kib(4)).in_bytes());
-  p.max_read_request = static_cast<std::uint32_t>(
-      m.size("max_read_request", Size::bytes(p.max_read_request), Size::bytes(128), Size::kib(4)).in_bytes());
-  p.read_tags = static_cast<int>(m.integer("read_tags", p.read_tags, 1, 1024));
-  p.tlp_overhead = static_cast<std::uint32_t>(m.size("tlp_overhead", Size::bytes(p.tlp_overhead), Size::bytes(0), Size::bytes(64)).in_bytes());
-  const Time max = Time::us(100);
-  p.host_read_latency = m.time("host_read_latency", p.host_read_latency, Time::seconds(0), max);
-  p.gpu_read_latency = m.time("gpu_read_latency", p.gpu_read_latency, Time::seconds(0), max);
-  p.host_write_latency = m.time("host_write_latency", p.host_write_latency, Time::seconds(0), max);
-  p.gpu_write_latency = m.time("gpu_write_latency", p.gpu_write_latency, Time::seconds(0), max);
-  p.doorbell_latency = m.time("doorbell_latency", p.doorbell_latency, Time::seconds(0), max);
+  const hw::ParamBlock& spec = hw::pcie_params();
+  auto integer = [&](const char* key, int& v) { v = static_cast<int>(m.integer(spec[key], v)); };
+  auto bytes = [&](const char* key, std::uint32_t& v) {
+    v = static_cast<std::uint32_t>(m.size(spec[key], Size::bytes(v)).in_bytes());
+  };
+  auto time = [&](const char* key, Time& v) { v = m.time(spec[key], v); };
+  integer("generation", p.generation);
+  integer("width", p.width);
+  bytes("max_payload", p.max_payload);
+  bytes("max_read_request", p.max_read_request);
+  integer("read_tags", p.read_tags);
+  bytes("tlp_overhead", p.tlp_overhead);
+  time("host_read_latency", p.host_read_latency);
+  time("gpu_read_latency", p.gpu_read_latency);
+  time("host_write_latency", p.host_write_latency);
+  time("gpu_write_latency", p.gpu_write_latency);
+  time("doorbell_latency", p.doorbell_latency);
   try {
     p.validate();
   } catch (const std::invalid_argument& e) {
@@ -266,43 +269,43 @@ void read_pcie(ConfigMap m, tlm_fabric::HostParams& h) {
 }
 
 void read_cc(ConfigMap m, tlm_fabric::CcParams& c) {
-  NameTable<hw::CcKind> kinds;
-  for (auto k : hw::all_cc_kinds()) kinds.emplace_back(std::string(hw::to_string(k)), k);
-  c.kind = choose(m, "kind", c.kind, kinds);
+  c.kind = m.choice(tlm_fabric::cc_params()["kind"], c.kind, hw::cc_kind_names());
   ConfigMap d = m.map("dcqcn");
+  const hw::ParamBlock& dspec = hw::dcqcn_params();
   auto& q = c.dcqcn;
-  q.g = d.number("g", q.g, 1e-6, 1.0);
-  q.alpha_timer = d.time("alpha_timer", q.alpha_timer, Time::ns(100), Time::seconds(1));
-  q.rate_timer = d.time("rate_timer", q.rate_timer, Time::ns(100), Time::seconds(1));
-  q.byte_counter = d.size("byte_counter", q.byte_counter, Size::bytes(64), Size::kib(1024 * 1024));
-  q.fast_recovery_steps = static_cast<int>(d.integer("fast_recovery_steps", q.fast_recovery_steps, 1, 100));
-  q.additive_increase = d.bandwidth("additive_increase", q.additive_increase, Bandwidth::gbps(0), Bandwidth::gbps(1000));
-  q.hyper_increase = d.bandwidth("hyper_increase", q.hyper_increase, Bandwidth::gbps(0), Bandwidth::gbps(1000));
-  q.min_rate = d.bandwidth("min_rate", q.min_rate, Bandwidth::gbps(1e-6), Bandwidth::gbps(1000));
-  q.cnp_interval = d.time("cnp_interval", q.cnp_interval, Time::seconds(0), Time::seconds(1));
+  q.g = d.number(dspec["g"], q.g);
+  q.alpha_timer = d.time(dspec["alpha_timer"], q.alpha_timer);
+  q.rate_timer = d.time(dspec["rate_timer"], q.rate_timer);
+  q.byte_counter = d.size(dspec["byte_counter"], q.byte_counter);
+  q.fast_recovery_steps = static_cast<int>(d.integer(dspec["fast_recovery_steps"], q.fast_recovery_steps));
+  q.additive_increase = d.bandwidth(dspec["additive_increase"], q.additive_increase);
+  q.hyper_increase = d.bandwidth(dspec["hyper_increase"], q.hyper_increase);
+  q.min_rate = d.bandwidth(dspec["min_rate"], q.min_rate);
+  q.cnp_interval = d.time(dspec["cnp_interval"], q.cnp_interval);
   d.finish();
   ConfigMap i = m.map("ib_cc");
+  const hw::ParamBlock& ispec = hw::ib_cc_params();
   auto& b = c.ib;
-  b.ccti_increase = static_cast<int>(i.integer("ccti_increase", b.ccti_increase, 1, 1000));
-  b.ccti_limit = static_cast<int>(i.integer("ccti_limit", b.ccti_limit, 1, 16383));
-  b.ccti_timer = i.time("ccti_timer", b.ccti_timer, Time::ns(1), Time::seconds(1));
-  b.ipd_unit = i.time("ipd_unit", b.ipd_unit, Time::seconds(0), Time::us(100));
+  b.ccti_increase = static_cast<int>(i.integer(ispec["ccti_increase"], b.ccti_increase));
+  b.ccti_limit = static_cast<int>(i.integer(ispec["ccti_limit"], b.ccti_limit));
+  b.ccti_timer = i.time(ispec["ccti_timer"], b.ccti_timer);
+  b.ipd_unit = i.time(ispec["ipd_unit"], b.ipd_unit);
   i.finish();
   m.finish();
 }
 
 void read_nic(ConfigMap m, tlm_fabric::NicParams& n) {
-  n.mtu = m.size("mtu", n.mtu, Size::bytes(64), Size::bytes(9216));
-  n.rx_buffer = m.size("rx_buffer", n.rx_buffer, Size::bytes(64), Size::kib(1024 * 1024));
-  n.credit_return_latency = m.time("credit_return_latency", n.credit_return_latency, Time::seconds(0), Time::us(100));
+  const hw::ParamBlock& spec = tlm_fabric::nic_params();
+  n.mtu = m.size(spec["mtu"], n.mtu);
+  n.rx_buffer = m.size(spec["rx_buffer"], n.rx_buffer);
+  n.credit_return_latency = m.time(spec["credit_return_latency"], n.credit_return_latency);
   read_transport(m.map("transport"), n.transport);
   read_pcie(m.map("pcie"), n.host);
-  n.host.memory = choose(m, "memory", n.host.memory,
-                         NameTable<hw::MemoryTarget>{{"host", hw::MemoryTarget::host}, {"gpu", hw::MemoryTarget::gpu}});
-  n.host.poll_latency = m.time("poll_latency", n.host.poll_latency, Time::seconds(0), Time::us(100));
-  n.host.inline_threshold = static_cast<std::uint32_t>(
-      m.size("inline_threshold", Size::bytes(n.host.inline_threshold), Size::bytes(0), Size::kib(1)).in_bytes());
-  n.host.blueflame = m.boolean("blueflame", n.host.blueflame);
+  n.host.memory = m.choice(spec["memory"], n.host.memory, hw::memory_target_names());
+  n.host.poll_latency = m.time(spec["poll_latency"], n.host.poll_latency);
+  n.host.inline_threshold =
+      static_cast<std::uint32_t>(m.size(spec["inline_threshold"], Size::bytes(n.host.inline_threshold)).in_bytes());
+  n.host.blueflame = m.boolean(spec["blueflame"], n.host.blueflame);
   read_cc(m.map("congestion_control"), n.cc);
   m.finish();
 }

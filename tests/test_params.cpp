@@ -15,6 +15,7 @@
 #include "tests/command.h"
 #include "tests/config_error.h"
 #include "tlm/link.h"
+#include "tlm/nic.h"
 #include "tlm/switch_params.h"
 
 namespace {
@@ -183,6 +184,59 @@ TEST(ParamTables, SimulationDefaultsAreTheReadDefaults) {
   EXPECT_EQ(Size::bytes(s.max_memory), parse_size(t["max_memory"].def));
   EXPECT_EQ(s.threads, std::stoll(t["threads"].def));
   EXPECT_EQ(fabricsim::tlm_fabric::to_string(s.engine), t["engine"].def);
+}
+
+TEST(ParamTables, NicDefaultsAreTheReadDefaults) {
+  using namespace fabricsim::hw;
+  using namespace fabricsim::tlm_fabric;
+  const auto n = fabricsim::sim::load_config_text("{}", "empty.yaml").nic;
+  const ParamBlock& t = nic_params();
+  EXPECT_EQ(n.mtu, parse_size(t["mtu"].def));
+  EXPECT_EQ(n.rx_buffer, parse_size(t["rx_buffer"].def));
+  EXPECT_EQ(n.credit_return_latency, parse_time(t["credit_return_latency"].def));
+  EXPECT_EQ(to_string(n.host.memory), t["memory"].def);
+  EXPECT_EQ(n.host.poll_latency, parse_time(t["poll_latency"].def));
+  EXPECT_EQ(Size::bytes(n.host.inline_threshold), parse_size(t["inline_threshold"].def));
+  EXPECT_EQ(n.host.blueflame ? "true" : "false", t["blueflame"].def);
+
+  const ParamBlock& tr = transport_params();
+  EXPECT_EQ(to_string(n.transport.mode), tr["retransmit"].def);
+  EXPECT_EQ(n.transport.ack_every, std::stoll(tr["ack_every"].def));
+  EXPECT_EQ(n.transport.retransmit_timeout, parse_time(tr["retransmit_timeout"].def));
+  EXPECT_EQ(n.transport.window, std::stoll(tr["window"].def));
+  EXPECT_EQ(n.transport.processing_latency, parse_time(tr["processing_latency"].def));
+
+  const ParamBlock& pc = pcie_params();
+  const auto& p = n.host.pcie;
+  EXPECT_EQ(p.generation, std::stoll(pc["generation"].def));
+  EXPECT_EQ(p.width, std::stoll(pc["width"].def));
+  EXPECT_EQ(Size::bytes(p.max_payload), parse_size(pc["max_payload"].def));
+  EXPECT_EQ(Size::bytes(p.max_read_request), parse_size(pc["max_read_request"].def));
+  EXPECT_EQ(p.read_tags, std::stoll(pc["read_tags"].def));
+  EXPECT_EQ(Size::bytes(p.tlp_overhead), parse_size(pc["tlp_overhead"].def));
+  EXPECT_EQ(p.host_read_latency, parse_time(pc["host_read_latency"].def));
+  EXPECT_EQ(p.gpu_read_latency, parse_time(pc["gpu_read_latency"].def));
+  EXPECT_EQ(p.host_write_latency, parse_time(pc["host_write_latency"].def));
+  EXPECT_EQ(p.gpu_write_latency, parse_time(pc["gpu_write_latency"].def));
+  EXPECT_EQ(p.doorbell_latency, parse_time(pc["doorbell_latency"].def));
+
+  EXPECT_EQ(to_string(n.cc.kind), cc_params()["kind"].def);
+  const ParamBlock& d = dcqcn_params();
+  const auto& q = n.cc.dcqcn;
+  EXPECT_EQ(q.g, std::stod(d["g"].def));
+  EXPECT_EQ(q.alpha_timer, parse_time(d["alpha_timer"].def));
+  EXPECT_EQ(q.rate_timer, parse_time(d["rate_timer"].def));
+  EXPECT_EQ(q.byte_counter, parse_size(d["byte_counter"].def));
+  EXPECT_EQ(q.fast_recovery_steps, std::stoll(d["fast_recovery_steps"].def));
+  EXPECT_DOUBLE_EQ(q.additive_increase.bps(), parse_bandwidth(d["additive_increase"].def).bps());
+  EXPECT_DOUBLE_EQ(q.hyper_increase.bps(), parse_bandwidth(d["hyper_increase"].def).bps());
+  EXPECT_DOUBLE_EQ(q.min_rate.bps(), parse_bandwidth(d["min_rate"].def).bps());
+  EXPECT_EQ(q.cnp_interval, parse_time(d["cnp_interval"].def));
+  const ParamBlock& i = ib_cc_params();
+  EXPECT_EQ(n.cc.ib.ccti_increase, std::stoll(i["ccti_increase"].def));
+  EXPECT_EQ(n.cc.ib.ccti_limit, std::stoll(i["ccti_limit"].def));
+  EXPECT_EQ(n.cc.ib.ccti_timer, parse_time(i["ccti_timer"].def));
+  EXPECT_EQ(n.cc.ib.ipd_unit, parse_time(i["ipd_unit"].def));
 }
 
 // validate() states the table's range, the same one the reader enforces.

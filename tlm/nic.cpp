@@ -10,12 +10,61 @@ namespace fabricsim::tlm_fabric {
 
 using sc_core::sc_time;
 
+const hw::ParamBlock& nic_params() {
+  using hw::ParamType;
+  static const hw::ParamBlock block{
+      "nic",
+      "every NIC",
+      {{"mtu", ParamType::size, "", "4KiB", "64B", "9KiB", {}, "",
+        "largest payload per packet; messages are cut into MTU segments"},
+       {"rx_buffer", ParamType::size, "", "256KiB", "64B", "1GiB", {}, "",
+        "receive buffer, split equally among VLs; backs the switch egress credits"},
+       {"credit_return_latency", ParamType::time, "", "10ns", "0s", "100us", {}, "",
+        "buffer freed -> credit packet leaves"},
+       {"memory", ParamType::name, "", "host", "", "", hw::names_of(hw::memory_target_names()), "",
+        "where RDMA buffers live: selects the `pcie.host_*` or `pcie.gpu_*` latencies (GPUDirect RDMA)"},
+       {"poll_latency", ParamType::time, "", "50ns", "0s", "100us", {}, "",
+        "the host sees a CQE or a polled last byte this long after it lands"},
+       {"inline_threshold", ParamType::size, "", "220B", "0B", "1KiB", {}, "",
+        "payloads up to this size travel inside the WQE: no payload DMA read (perftest's default inline size)"},
+       {"blueflame", ParamType::boolean, "", "true", "", "", {}, "",
+        "the host writes the WQE together with the doorbell; `false`: the NIC fetches the 64 B WQE with a DMA read"},
+       {"transport", ParamType::section, "", "", "", "", {}, "",
+        "reliable transport of the RC queue pairs"},
+       {"pcie", ParamType::section, "", "", "", "", {}, "",
+        "the NIC's PCIe link and memory latencies"},
+       {"congestion_control", ParamType::section, "", "", "", "", {}, "",
+        "end-host congestion control per QP"}}};
+  return block;
+}
+
+const hw::ParamBlock& cc_params() {
+  using hw::ParamType;
+  static const hw::ParamBlock block{
+      "nic.congestion_control",
+      "end-host congestion control per QP",
+      {{"kind", ParamType::name, "", "none", "", "", hw::names_of(hw::cc_kind_names()), "",
+        "the scheme; the sub-maps of the other schemes may be written and are ignored"},
+       {"dcqcn", ParamType::section, "", "", "", "", {}, "",
+        "DCQCN's keys, below"},
+       {"ib_cc", ParamType::section, "", "", "", "", {}, "",
+        "InfiniBand congestion control's keys, below"}}};
+  return block;
+}
+
+const std::vector<hw::ParamBlock>& nic_param_blocks() {
+  static const std::vector<hw::ParamBlock> blocks{nic_params(), transport_params(), hw::pcie_params(), cc_params(),
+                                                  hw::dcqcn_params(), hw::ib_cc_params()};
+  return blocks;
+}
+
 void NicParams::validate() const {
-  auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (mtu.in_bytes() < 64 || mtu.in_bytes() > 9216) fail("mtu must be in 64B..9216B");
-  if (credit_block_bytes == 0) fail("credit_block_bytes must be positive");
-  if (rx_buffer.in_bytes() < credit_block_bytes) fail("rx_buffer must hold at least one credit block");
-  if (credit_return_latency.in_seconds() < 0) fail("credit_return_latency must not be negative");
+  const hw::ParamBlock& spec = nic_params();
+  spec["mtu"].check_quantity(mtu);
+  if (credit_block_bytes == 0) throw std::invalid_argument("credit_block_bytes must be positive");
+  spec["rx_buffer"].check_quantity(rx_buffer);
+  if (rx_buffer.in_bytes() < credit_block_bytes) throw std::invalid_argument("rx_buffer must hold at least one credit block");
+  spec["credit_return_latency"].check_quantity(credit_return_latency);
   transport.validate();
   host.pcie.validate();
 }

@@ -43,6 +43,13 @@ struct NicParams {
   void validate() const;
 };
 
+/// The keys of `nic:` and of `nic.congestion_control:`.
+const hw::ParamBlock& nic_params();
+const hw::ParamBlock& cc_params();
+/// `nic:` and its sections: transport, pcie, congestion_control (and its dcqcn, ib_cc),
+/// in documentation order.
+const std::vector<hw::ParamBlock>& nic_param_blocks();
+
 /// A message posted by the host: `bytes` to endpoint `dst` on flow `flow` at service level `sl`.
 struct Message {
   int dst = 0;

@@ -11,8 +11,30 @@ namespace fabricsim::tlm_fabric {
 
 using sc_core::sc_time;
 
-std::string_view to_string(RetransmitMode m) {
-  return m == RetransmitMode::go_back_n ? "go_back_n" : "selective_repeat";
+const hw::EnumNames<RetransmitMode>& retransmit_mode_names() {
+  static const hw::EnumNames<RetransmitMode> names{{RetransmitMode::go_back_n, "go_back_n"},
+                                                   {RetransmitMode::selective_repeat, "selective_repeat"}};
+  return names;
+}
+
+std::string_view to_string(RetransmitMode m) { return hw::name_of(retransmit_mode_names(), m); }
+
+const hw::ParamBlock& transport_params() {
+  using hw::ParamType;
+  static const hw::ParamBlock block{
+      "nic.transport",
+      "reliable transport of the RC queue pairs",
+      {{"retransmit", ParamType::name, "", "go_back_n", "", "", hw::names_of(retransmit_mode_names()), "",
+        "loss recovery: the receiver drops out-of-order packets and the sender resends from the gap, or the receiver keeps them and the sender resends only what is missing"},
+       {"ack_every", ParamType::integer, "", "4", "1", "1024", {}, "",
+        "ACK coalescing: one ACK per this many packets (and at each message end)"},
+       {"retransmit_timeout", ParamType::time, "", "100us", "100ns", "1s", {}, "",
+        "no ACK progress for this long: resend"},
+       {"window", ParamType::integer, "", "512", "1", "4194304", {}, "",
+        "outstanding PSNs per QP"},
+       {"processing_latency", ParamType::time, "", "100ns", "0s", "100us", {}, "",
+        "NIC processing before a WQE's first packet or a response leaves"}}};
+  return block;
 }
 
 std::string_view to_string(RdmaOpcode o) {
@@ -25,9 +47,11 @@ std::string_view to_string(RdmaOpcode o) {
 }
 
 void TransportParams::validate() const {
-  if (ack_every < 1 || ack_every > 1024) throw std::invalid_argument("ack_every must be in 1..1024");
-  if (window < 1 || window > (1 << 22)) throw std::invalid_argument("window must be in 1..4194304");
-  if (retransmit_timeout.in_seconds() <= 0) throw std::invalid_argument("retransmit_timeout must be positive");
+  const hw::ParamBlock& spec = transport_params();
+  spec["ack_every"].check(ack_every);
+  spec["retransmit_timeout"].check_quantity(retransmit_timeout);
+  spec["window"].check(window);
+  spec["processing_latency"].check_quantity(processing_latency);
 }
 
 sc_time HostParams::landing_delay(hw::MemoryTarget m) const {

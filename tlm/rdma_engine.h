@@ -52,6 +52,8 @@ enum class RetransmitMode {
   selective_repeat,  ///< the receiver keeps out-of-order packets; the sender resends only what is missing
 };
 std::string_view to_string(RetransmitMode m);
+/// The configuration names of RetransmitMode (nic.transport.retransmit).
+const hw::EnumNames<RetransmitMode>& retransmit_mode_names();
 
 struct TransportParams {
   RetransmitMode mode = RetransmitMode::go_back_n;  ///< loss recovery
@@ -61,6 +63,9 @@ struct TransportParams {
   hw::Time processing_latency = hw::Time::ns(100);  ///< NIC packet processing before a response leaves
   void validate() const;
 };
+
+/// The keys of `nic.transport:`.
+const hw::ParamBlock& transport_params();
 
 struct HostParams {
   hw::PcieParams pcie;                              ///< PCIe link of the NIC
