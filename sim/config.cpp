@@ -442,18 +442,15 @@ void read_phy_overrides(ConfigMap m, hw::PhyParams& p) {
 
 void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int ports, int vls,
                    const tlm_fabric::LinkParams& link, std::uint64_t max_memory) {
-  t.kind = choose(m, "kind", t.kind,
-                  NameTable<TopologyKind>{{"single_switch", TopologyKind::single_switch},
-                                          {"leaf_spine", TopologyKind::leaf_spine},
-                                          {"fat_tree", TopologyKind::fat_tree},
-                                          {"kary_ntree", TopologyKind::kary_ntree},
-                                          {"explicit", TopologyKind::explicit_graph},
-                                          {"back_to_back", TopologyKind::back_to_back},
-                                          {"rail_optimized", TopologyKind::rail_optimized}});
+  t.kind = m.choice(topology_params()["kind"], t.kind, topology_kind_names());
   // Only the keys of the chosen kind are read; others are unknown keys.
+  const hw::ParamBlock& spec = t.kind == TopologyKind::back_to_back
+                                   ? topology_params()
+                                   : topology_params("topology (kind: " + std::string(to_string(t.kind)) + ")");
+  auto integer = [&](const char* key, int& v) { v = static_cast<int>(m.integer(spec[key], v)); };
   switch (t.kind) {
     case TopologyKind::single_switch:
-      t.endpoints = static_cast<int>(m.integer("endpoints", t.endpoints, 1, 256));
+      integer("endpoints", t.endpoints);
       // Blame the key the user wrote: endpoints if given, else switch.ports.
       if (t.endpoints > ports)
         (m.has("endpoints") ? m : switch_section)
@@ -462,34 +459,34 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
                       std::to_string(ports) + " endpoints, got " + std::to_string(t.endpoints));
       break;
     case TopologyKind::leaf_spine:
-      t.leaf_spine.radix = static_cast<int>(m.integer("radix", t.leaf_spine.radix, 2, 256));
-      t.leaf_spine.oversubscription = m.number("oversubscription", t.leaf_spine.oversubscription, 0.1, 16);
-      t.leaf_spine.leaves = static_cast<int>(m.integer("leaves", t.leaf_spine.leaves, 0, 256));
+      integer("radix", t.leaf_spine.radix);
+      t.leaf_spine.oversubscription = m.number(spec["oversubscription"], t.leaf_spine.oversubscription);
+      integer("leaves", t.leaf_spine.leaves);
       if (t.leaf_spine.leaves == 1 || t.leaf_spine.leaves > t.leaf_spine.radix)
         m.fail("leaves", "must be in 2..radix (" + std::to_string(t.leaf_spine.radix) + "), or 0 for radix, got " +
                              std::to_string(t.leaf_spine.leaves));
       break;
     case TopologyKind::fat_tree:
-      t.fat_tree_k = static_cast<int>(m.integer("k", t.fat_tree_k, 2, 24));  // k=24: 3456 hosts, 720 switches
+      integer("k", t.fat_tree_k);  // k=24: 3456 hosts, 720 switches
       if (t.fat_tree_k % 2) m.fail("k", "must be even, got " + std::to_string(t.fat_tree_k));
       break;
     case TopologyKind::kary_ntree:
-      t.kary_ntree.k = static_cast<int>(m.integer("k", t.kary_ntree.k, 2, 64));
-      t.kary_ntree.n = static_cast<int>(m.integer("n", t.kary_ntree.n, 1, 8));
+      integer("k", t.kary_ntree.k);
+      integer("n", t.kary_ntree.n);
       if (std::pow(double(t.kary_ntree.k), double(t.kary_ntree.n)) > 65536)
         m.fail("n", "k^n must be at most 65536 endpoints, got k = " + std::to_string(t.kary_ntree.k) +
                         ", n = " + std::to_string(t.kary_ntree.n));
       break;
     case TopologyKind::back_to_back: break;  // two NICs on one cable
     case TopologyKind::rail_optimized:
-      t.rail.servers = static_cast<int>(m.integer("servers", t.rail.servers, 1, 4096));
-      t.rail.gpus_per_server = static_cast<int>(m.integer("gpus_per_server", t.rail.gpus_per_server, 1, 64));
-      t.rail.radix = static_cast<int>(m.integer("radix", t.rail.radix, 2, 256));
-      t.rail.oversubscription = m.number("oversubscription", t.rail.oversubscription, 0.1, 16);
+      integer("servers", t.rail.servers);
+      integer("gpus_per_server", t.rail.gpus_per_server);
+      integer("radix", t.rail.radix);
+      t.rail.oversubscription = m.number(spec["oversubscription"], t.rail.oversubscription);
       break;
     case TopologyKind::explicit_graph:
-      t.explicit_graph.switches = static_cast<int>(m.integer("switches", 1, 1, 4096));
-      t.explicit_graph.endpoints = static_cast<int>(m.integer("endpoints", 2, 1, 65536));
+      integer("switches", t.explicit_graph.switches);
+      integer("endpoints", t.explicit_graph.endpoints);
       t.explicit_graph.cables = m.name_pairs("cables");
       if (t.explicit_graph.cables.empty()) m.fail("cables", "an explicit topology needs a cables list");
       break;
@@ -501,7 +498,8 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
   const int endpoints = t.endpoint_count();
   t.links.assign(static_cast<std::size_t>(std::max(endpoints, 0)), host);
   for (auto& o : m.list_of_maps("links")) {
-    const int e = static_cast<int>(o.required_integer("endpoint", 0, endpoints - 1));
+    const int e = static_cast<int>(
+        o.required_integer("endpoint", topology_params("topology.links[i]")["endpoint"].lo<std::int64_t>(), endpoints - 1));
     read_phy(o, t.links[e].phy);
     o.finish();
     try {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sim/config_reader.h"
+#include "sim/topology.h"
 #include "tlm/link.h"
 #include "tlm/nic.h"
 #include "tlm/switch_params.h"
@@ -59,7 +60,7 @@ const hw::ParamBlock& output_params() {
 const std::vector<hw::ParamBlock>& config_param_blocks() {
   static const std::vector<hw::ParamBlock> blocks = [] {
     std::vector<hw::ParamBlock> all{simulation_params(), tlm_fabric::link_params()};
-    for (const auto* group : {&tlm_fabric::switch_param_blocks(), &tlm_fabric::nic_param_blocks()})
+    for (const auto* group : {&tlm_fabric::switch_param_blocks(), &tlm_fabric::nic_param_blocks(), &topology_param_blocks()})
       all.insert(all.end(), group->begin(), group->end());
     all.push_back(output_params());
     return all;

@@ -49,17 +49,82 @@ int TopologyParams::endpoint_count() const {
   return 0;
 }
 
-std::string_view to_string(TopologyKind k) {
-  switch (k) {
-    case TopologyKind::single_switch: return "single_switch";
-    case TopologyKind::leaf_spine: return "leaf_spine";
-    case TopologyKind::fat_tree: return "fat_tree";
-    case TopologyKind::kary_ntree: return "kary_ntree";
-    case TopologyKind::explicit_graph: return "explicit";
-    case TopologyKind::back_to_back: return "back_to_back";
-    case TopologyKind::rail_optimized: return "rail_optimized";
-  }
-  return "?";
+const hw::EnumNames<TopologyKind>& topology_kind_names() {
+  static const hw::EnumNames<TopologyKind> names{
+      {TopologyKind::single_switch, "single_switch"}, {TopologyKind::leaf_spine, "leaf_spine"},
+      {TopologyKind::fat_tree, "fat_tree"},           {TopologyKind::kary_ntree, "kary_ntree"},
+      {TopologyKind::explicit_graph, "explicit"},     {TopologyKind::back_to_back, "back_to_back"},
+      {TopologyKind::rail_optimized, "rail_optimized"}};
+  return names;
+}
+
+std::string_view to_string(TopologyKind k) { return hw::name_of(topology_kind_names(), k); }
+
+const std::vector<hw::ParamBlock>& topology_param_blocks() {
+  using hw::ParamType;
+  using hw::names_of;
+  static const std::vector<hw::ParamBlock> blocks{
+      {"topology",
+       "the shape of the fabric; each kind reads its own keys, in the tables below",
+       {{"kind", ParamType::name, "", "single_switch", "", "", names_of(topology_kind_names()), "",
+          "shape of the fabric; only the keys of the chosen kind are read (the others are unknown keys)"},
+        {"host_link", ParamType::section, "", "", "", "", {}, "as `link` (PHY keys below)",
+          "every endpoint cable (with `back_to_back`: the one cable); a key it leaves out takes `link`'s value"},
+        {"fabric_link", ParamType::section, "", "", "", "", {}, "as `link` (PHY keys below)",
+          "every switch-switch cable; a key it leaves out takes `link`'s value"},
+        {"links", ParamType::list, "maps", "", "", "", {}, "",
+          "per-endpoint cable overrides on top of `host_link`, see below"}}},
+      {"topology (kind: single_switch)",
+       "one switch",
+       {{"endpoints", ParamType::integer, "", "4", "1", "256", {}, "<= `switch.ports`",
+          "number of NICs, endpoint *i* on port *i*; unused ports stay open"}}},
+      {"topology (kind: leaf_spine)",
+       "leaves and spines",
+       {{"radix", ParamType::integer, "", "8", "2", "256", {}, "",
+          "ports per leaf"},
+        {"oversubscription", ParamType::number, "", "1", "0.1", "16", {}, "",
+          "host ports : uplink ports on a leaf"},
+        {"leaves", ParamType::integer, "", "0", "0", "256", {}, "0 or 2..`radix`",
+          "number of leaves; 0: `radix`"}}},
+      {"topology (kind: fat_tree)",
+       "a k-ary fat tree",
+       {{"k", ParamType::integer, "", "4", "2", "24", {}, "even",
+          "k-ary fat tree (k=24: 3456 hosts)"}}},
+      {"topology (kind: kary_ntree)",
+       "a k-ary n-tree",
+       {{"k", ParamType::integer, "", "4", "2", "64", {}, "",
+          "down (and up) ports per switch; radix 2k"},
+        {"n", ParamType::integer, "", "3", "1", "8", {}, "k^n <= 65536",
+          "levels; k^n endpoints, n k^(n-1) switches"}}},
+      {"topology (kind: rail_optimized)",
+       "rails of leaves under shared spines",
+       {{"servers", ParamType::integer, "", "4", "1", "4096", {}, "",
+          "GPU servers"},
+        {"gpus_per_server", ParamType::integer, "", "8", "1", "64", {}, "",
+          "GPUs per server = NICs per server = rails"},
+        {"radix", ParamType::integer, "", "8", "2", "256", {}, "",
+          "ports per rail leaf"},
+        {"oversubscription", ParamType::number, "", "1", "0.1", "16", {}, "",
+          "server ports : uplink ports on a rail leaf"}}},
+      {"topology (kind: explicit)",
+       "switches and cables as listed",
+       {{"switches", ParamType::integer, "", "1", "1", "4096", {}, "",
+          "switches `sw0`..`sw<n-1>`"},
+        {"endpoints", ParamType::integer, "", "2", "1", "65536", {}, "",
+          "endpoints `ep0`..`ep<n-1>`"},
+        {"cables", ParamType::list, "name pairs", "", "", "", {}, "required; e.g. `[[ep0, sw0], [sw0, sw1]]`",
+          "every cable; each endpoint exactly one, no switch to itself"}}},
+      {"topology.links[i]",
+       "one endpoint's cable",
+       {{"endpoint", ParamType::integer, "", "", "0", "", {}, "below the topology's endpoint count",
+         "whose cable"}}}};
+  return blocks;
+}
+
+const hw::ParamBlock& topology_params(std::string_view section) {
+  for (const auto& b : topology_param_blocks())
+    if (b.section == section) return b;
+  throw std::logic_error("no topology section " + std::string(section));
 }
 
 namespace {

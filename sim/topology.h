@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "hw/param_spec.h"
 #include "tlm/link.h"
 
 namespace fabricsim::sim {
@@ -175,5 +176,12 @@ std::vector<std::uint64_t> d_mod_k_divisors(const TopologyGraph& g);
 void check_routes(const TopologyGraph& g, const RouteTables& routes);
 
 std::string_view to_string(TopologyKind k);
+/// The configuration names of TopologyKind (topology.kind).
+const hw::EnumNames<TopologyKind>& topology_kind_names();
+/// `topology:`'s own keys, then one block per kind ("topology (kind: leaf_spine)"): the
+/// keys that kind reads, in documentation order.
+const std::vector<hw::ParamBlock>& topology_param_blocks();
+/// One of them by section; "topology" for the keys every kind reads.
+const hw::ParamBlock& topology_params(std::string_view section = "topology");
 
 }  // namespace fabricsim::sim

@@ -12,6 +12,7 @@
 #include "hw/units.h"
 #include "sim/config.h"
 #include "sim/config_params.h"
+#include "sim/topology.h"
 #include "tests/command.h"
 #include "tests/config_error.h"
 #include "tlm/link.h"
@@ -237,6 +238,28 @@ TEST(ParamTables, NicDefaultsAreTheReadDefaults) {
   EXPECT_EQ(n.cc.ib.ccti_limit, std::stoll(i["ccti_limit"].def));
   EXPECT_EQ(n.cc.ib.ccti_timer, parse_time(i["ccti_timer"].def));
   EXPECT_EQ(n.cc.ib.ipd_unit, parse_time(i["ipd_unit"].def));
+}
+
+TEST(ParamTables, TopologyDefaultsAreTheReadDefaults) {
+  using fabricsim::sim::topology_params;
+  const auto t = fabricsim::sim::load_config_text("{}", "empty.yaml").topology;
+  auto integer = [](const char* section, const char* key) { return std::stoll(topology_params(section)[key].def); };
+  auto number = [](const char* section, const char* key) { return std::stod(topology_params(section)[key].def); };
+  EXPECT_EQ(to_string(t.kind), topology_params()["kind"].def);
+  EXPECT_EQ(t.endpoints, integer("topology (kind: single_switch)", "endpoints"));
+  EXPECT_EQ(t.leaf_spine.radix, integer("topology (kind: leaf_spine)", "radix"));
+  EXPECT_EQ(t.leaf_spine.oversubscription, number("topology (kind: leaf_spine)", "oversubscription"));
+  EXPECT_EQ(t.leaf_spine.leaves, integer("topology (kind: leaf_spine)", "leaves"));
+  EXPECT_EQ(t.fat_tree_k, integer("topology (kind: fat_tree)", "k"));
+  EXPECT_EQ(t.kary_ntree.k, integer("topology (kind: kary_ntree)", "k"));
+  EXPECT_EQ(t.kary_ntree.n, integer("topology (kind: kary_ntree)", "n"));
+  EXPECT_EQ(t.rail.servers, integer("topology (kind: rail_optimized)", "servers"));
+  EXPECT_EQ(t.rail.gpus_per_server, integer("topology (kind: rail_optimized)", "gpus_per_server"));
+  EXPECT_EQ(t.rail.radix, integer("topology (kind: rail_optimized)", "radix"));
+  EXPECT_EQ(t.rail.oversubscription, number("topology (kind: rail_optimized)", "oversubscription"));
+  EXPECT_EQ(t.explicit_graph.switches, integer("topology (kind: explicit)", "switches"));
+  EXPECT_EQ(t.explicit_graph.endpoints, integer("topology (kind: explicit)", "endpoints"));
+  for (const auto& [kind, name] : fabricsim::sim::topology_kind_names()) EXPECT_EQ(to_string(kind), name);
 }
 
 // validate() states the table's range, the same one the reader enforces.
