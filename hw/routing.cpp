@@ -6,15 +6,30 @@
 
 namespace fabricsim::hw {
 
-std::string_view to_string(RoutingAlgorithm a) {
-  switch (a) {
-    case RoutingAlgorithm::d_mod_k: return "d_mod_k";
-    case RoutingAlgorithm::ecmp: return "ecmp";
-    case RoutingAlgorithm::flowlet: return "flowlet";
-    case RoutingAlgorithm::spray: return "spray";
-    case RoutingAlgorithm::adaptive: return "adaptive";
-  }
-  return "?";
+const EnumNames<RoutingAlgorithm>& routing_algorithm_names() {
+  static const EnumNames<RoutingAlgorithm> names{{RoutingAlgorithm::d_mod_k, "d_mod_k"},
+                                                 {RoutingAlgorithm::ecmp, "ecmp"},
+                                                 {RoutingAlgorithm::flowlet, "flowlet"},
+                                                 {RoutingAlgorithm::spray, "spray"},
+                                                 {RoutingAlgorithm::adaptive, "adaptive"}};
+  return names;
+}
+
+std::string_view to_string(RoutingAlgorithm a) { return name_of(routing_algorithm_names(), a); }
+
+const ParamBlock& routing_params() {
+  static const ParamBlock block{
+      "routing",
+      "how a switch picks one of several equal-cost output ports",
+      {{"algorithm", ParamType::name, "", "ecmp", "", "", names_of(routing_algorithm_names()), "",
+        "selection policy, see below"},
+       {"hash_seed", ParamType::integer, "", "0", "0", "9223372036854775807", {}, "",
+        "seed of the ECMP hash"},
+       {"per_switch_hash", ParamType::boolean, "", "true", "", "", {}, "",
+        "salt the hash per switch; `false`: every switch hashes alike (polarisation)"},
+       {"flowlet_timeout", ParamType::time, "", "1us", "0s", "1s", {}, "",
+        "`flowlet`: idle gap after which a flow may take a new path"}}};
+  return block;
 }
 
 const std::vector<RoutingAlgorithm>& all_routing_algorithms() {

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hw/param_spec.h"
+
 namespace fabricsim::hw {
 
 /// How a switch picks one of several equal-cost output ports.
@@ -20,6 +22,8 @@ enum class RoutingAlgorithm {
 };
 std::string_view to_string(RoutingAlgorithm a);
 const std::vector<RoutingAlgorithm>& all_routing_algorithms();
+/// The configuration names of RoutingAlgorithm (routing.algorithm).
+const EnumNames<RoutingAlgorithm>& routing_algorithm_names();
 
 struct RoutingParams {
   RoutingAlgorithm algorithm = RoutingAlgorithm::ecmp;  ///< selection policy
@@ -31,6 +35,9 @@ struct RoutingParams {
   /// reads the next digit of the destination (Zahavi et al.).
   std::uint64_t d_mod_k_divisor = 1;
 };
+
+/// The keys of `routing:`.
+const ParamBlock& routing_params();
 
 /// Header fields the hash reads.
 struct RouteKey {

@@ -540,16 +540,14 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
 }
 
 void read_routing(ConfigMap m, hw::RoutingParams& r) {
-  NameTable<hw::RoutingAlgorithm> algorithms;
-  for (auto a : hw::all_routing_algorithms()) algorithms.emplace_back(std::string(hw::to_string(a)), a);
-  r.algorithm = choose(m, "algorithm", r.algorithm, algorithms);
-  r.hash_seed = static_cast<std::uint64_t>(m.integer("hash_seed", 0, 0, INT64_MAX));
-  r.per_switch_hash = m.boolean("per_switch_hash", r.per_switch_hash);
-  r.flowlet_timeout_s = m.time("flowlet_timeout", Time::seconds(r.flowlet_timeout_s), Time::seconds(0), Time::seconds(1)).in_seconds();
+  const hw::ParamBlock& spec = hw::routing_params();
+  r.algorithm = m.choice(spec["algorithm"], r.algorithm, hw::routing_algorithm_names());
+  r.hash_seed = static_cast<std::uint64_t>(m.integer(spec["hash_seed"], static_cast<std::int64_t>(r.hash_seed)));
+  r.per_switch_hash = m.boolean(spec["per_switch_hash"], r.per_switch_hash);
+  r.flowlet_timeout_s = m.time(spec["flowlet_timeout"], Time::seconds(r.flowlet_timeout_s)).in_seconds();
   m.finish();
 }
 
-/// `sl`: one service level (0..15) or a non-empty list of them, taken round robin over a source's messages.
 std::vector<int> read_service_levels(ConfigMap& m, const std::vector<int>& def) {
   if (!m.present("sl")) return def;
   if (!m.node("sl").IsSequence()) return {static_cast<int>(m.integer("sl", 0, 0, 15))};

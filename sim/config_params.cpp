@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "hw/routing.h"
 #include "sim/config_reader.h"
 #include "sim/topology.h"
 #include "tlm/link.h"
@@ -62,6 +63,7 @@ const std::vector<hw::ParamBlock>& config_param_blocks() {
     std::vector<hw::ParamBlock> all{simulation_params(), tlm_fabric::link_params()};
     for (const auto* group : {&tlm_fabric::switch_param_blocks(), &tlm_fabric::nic_param_blocks(), &topology_param_blocks()})
       all.insert(all.end(), group->begin(), group->end());
+    all.push_back(hw::routing_params());
     all.push_back(output_params());
     return all;
   }();

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/phy.h"
+#include "hw/routing.h"
 #include "hw/units.h"
 #include "sim/config.h"
 #include "sim/config_params.h"
@@ -260,6 +261,17 @@ TEST(ParamTables, TopologyDefaultsAreTheReadDefaults) {
   EXPECT_EQ(t.explicit_graph.switches, integer("topology (kind: explicit)", "switches"));
   EXPECT_EQ(t.explicit_graph.endpoints, integer("topology (kind: explicit)", "endpoints"));
   for (const auto& [kind, name] : fabricsim::sim::topology_kind_names()) EXPECT_EQ(to_string(kind), name);
+}
+
+TEST(ParamTables, RoutingDefaultsAreTheReadDefaults) {
+  using namespace fabricsim::hw;
+  const auto r = fabricsim::sim::load_config_text("{}", "empty.yaml").routing;
+  const ParamBlock& t = routing_params();
+  EXPECT_EQ(to_string(r.algorithm), t["algorithm"].def);
+  EXPECT_EQ(r.hash_seed, std::stoull(t["hash_seed"].def));
+  EXPECT_EQ(r.per_switch_hash ? "true" : "false", t["per_switch_hash"].def);
+  EXPECT_EQ(Time::seconds(r.flowlet_timeout_s), parse_time(t["flowlet_timeout"].def));
+  for (const auto& [a, name] : routing_algorithm_names()) EXPECT_EQ(to_string(a), name);
 }
 
 // validate() states the table's range, the same one the reader enforces.
