@@ -106,14 +106,8 @@ void read_link(ConfigMap m, tlm_fabric::LinkParams& l, std::uint32_t& credit_blo
 
 void read_pipeline(ConfigMap m, tlm_fabric::PipelineStages& p) {
   const hw::ParamBlock& spec = tlm_fabric::switch_params("switch.pipeline");
-  auto stage = [&](const char* key, int& v) { v = static_cast<int>(m.integer(spec[key], v)); };
-  stage("parse", p.parse);
-  stage("route_lookup", p.route_lookup);
-  stage("vl_mapping", p.vl_mapping);
-  stage("buffer_admission", p.buffer_admission);
-  stage("switch_allocation", p.switch_allocation);
-  stage("crossbar", p.crossbar);
-  stage("egress_scheduling", p.egress_scheduling);
+  for (const auto& [key, member] : tlm_fabric::PipelineStages::kStages)
+    p.*member = static_cast<int>(m.integer(spec[key], p.*member));
   m.finish();
 }
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -75,6 +76,16 @@ struct PipelineStages {
   int to_allocator() const { return parse + route_lookup + vl_mapping + buffer_admission; }
   /// Grant decision -> first bit on the egress wire.
   int grant_to_wire() const { return switch_allocation + crossbar + egress_scheduling; }
+  /// The stages by configuration key (`switch.pipeline`), in pipeline order.
+  static constexpr std::array<std::pair<const char*, int PipelineStages::*>, 7> kStages{{
+      {"parse", &PipelineStages::parse},
+      {"route_lookup", &PipelineStages::route_lookup},
+      {"vl_mapping", &PipelineStages::vl_mapping},
+      {"buffer_admission", &PipelineStages::buffer_admission},
+      {"switch_allocation", &PipelineStages::switch_allocation},
+      {"crossbar", &PipelineStages::crossbar},
+      {"egress_scheduling", &PipelineStages::egress_scheduling},
+  }};
 };
 
 /// ECN (RoCE) / FECN (IB) marking on egress queue depth.

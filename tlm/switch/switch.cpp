@@ -18,11 +18,7 @@ void SwitchParams::validate() const {
   spec["ports"].check(ports);
   if (core_clock.in_hertz() <= 0) fail("core_clock must be positive");
   const hw::ParamBlock& stages = switch_params("switch.pipeline");
-  for (const auto& [key, c] : {std::pair{"parse", pipeline.parse}, {"route_lookup", pipeline.route_lookup},
-                               {"vl_mapping", pipeline.vl_mapping}, {"buffer_admission", pipeline.buffer_admission},
-                               {"switch_allocation", pipeline.switch_allocation}, {"crossbar", pipeline.crossbar},
-                               {"egress_scheduling", pipeline.egress_scheduling}})
-    stages[key].check(c);
+  for (const auto& [key, member] : PipelineStages::kStages) stages[key].check(pipeline.*member);
   if (credit_block_bytes == 0) fail("credit_block_bytes must be positive");
   if (cell_bytes == 0) fail("cell_bytes must be positive");
   if (alpha <= 0) fail("alpha must be positive");
