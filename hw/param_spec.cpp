@@ -51,6 +51,7 @@ bool is_scalar(ParamType t) { return t != ParamType::section && t != ParamType::
 std::string default_text(const ParamSpec& p) {
   if (p.type == ParamType::section) return "see below";
   if (p.def.empty()) return is_scalar(p.type) ? "required" : "empty";
+  if (p.def.front() == '`') return p.def;  // another key's value
   return "`" + p.def + "`";
 }
 
@@ -114,6 +115,12 @@ const ParamSpec& ParamBlock::operator[](std::string_view key) const {
   for (const auto& p : params)
     if (p.key == key) return p;
   throw std::logic_error("no parameter '" + std::string(key) + "' in " + section);
+}
+
+const ParamBlock& block_of(const std::vector<ParamBlock>& blocks, std::string_view section) {
+  for (const auto& b : blocks)
+    if (b.section == section) return b;
+  throw std::logic_error("no parameter section '" + std::string(section) + "'");
 }
 
 std::string markdown_table(const ParamBlock& block) {

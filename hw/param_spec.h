@@ -31,7 +31,8 @@ struct ParamSpec {
   std::string key;
   ParamType type = ParamType::integer;
   std::string unit;                  ///< unit of a plain integer or number ("cycles"); quantities carry their own
-  std::string def;                   ///< default as written in YAML; "" when it depends on other keys (see note)
+  std::string def;                   ///< default as written in YAML; "" when required or when it depends on other
+                                     ///< keys (see note); another key in backticks (`traffic.load`): that key's value
   std::string min;                   ///< lowest accepted value; "" for none
   std::string max;                   ///< highest accepted value; "" for none
   std::vector<std::string> choices;  ///< a name key: the names accepted
@@ -79,6 +80,9 @@ struct ParamBlock {
   /// The key's spec; std::logic_error when the block has none (a programming error).
   const ParamSpec& operator[](std::string_view key) const;
 };
+
+/// The block of `section` among `blocks`; std::logic_error when none is (a programming error).
+const ParamBlock& block_of(const std::vector<ParamBlock>& blocks, std::string_view section);
 
 /// A name for each value of an enum, as configuration files write it.
 template <class E>

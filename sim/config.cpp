@@ -26,24 +26,6 @@ using hw::Length;
 using hw::Size;
 using hw::Time;
 
-template <class E>
-using NameTable = std::vector<std::pair<std::string, E>>;
-
-// An enum chosen by name; the error lists every valid name.
-template <class E>
-E choose(ConfigMap& m, const std::string& key, E def, const NameTable<E>& table) {
-  std::vector<std::string> names;
-  std::string def_name;
-  for (const auto& [n, e] : table) {
-    names.push_back(n);
-    if (e == def) def_name = n;
-  }
-  const std::string v = m.choice(key, def_name, names);
-  for (const auto& [n, e] : table)
-    if (n == v) return e;
-  return def;
-}
-
 nlohmann::json to_json(const YAML::Node& n) {
   if (n.IsMap()) {
     nlohmann::json j = nlohmann::json::object();
@@ -58,8 +40,6 @@ nlohmann::json to_json(const YAML::Node& n) {
   if (n.IsScalar()) return n.Scalar();
   return nullptr;
 }
-
-const Time kMaxTime = Time::seconds(10);
 
 void read_simulation(ConfigMap m, SimulationParams& s) {
   const hw::ParamBlock& spec = simulation_params();
@@ -141,7 +121,7 @@ void read_vl_arbitration(ConfigMap m, hw::IbVlArbParams& a, int vls) {
   auto table = [&](const char* key, std::vector<hw::VlArbEntry>& entries) {
     for (auto& e : m.list_of_maps(key)) {
       hw::VlArbEntry entry;
-      entry.vl = static_cast<int>(e.required_integer("vl", entry_spec["vl"].lo<std::int64_t>(), vls - 1));
+      entry.vl = static_cast<int>(e.required_integer(entry_spec["vl"], vls - 1));
       entry.weight = static_cast<int>(e.integer(entry_spec["weight"], 1));
       e.finish();
       entries.push_back(entry);
@@ -238,22 +218,17 @@ void read_transport(ConfigMap m, tlm_fabric::TransportParams& t) {
 void read_pcie(ConfigMap m, tlm_fabric::HostParams& h) {
   auto& p = h.pcie;
   const hw::ParamBlock& spec = hw::pcie_params();
-  auto integer = [&](const char* key, int& v) { v = static_cast<int>(m.integer(spec[key], v)); };
-  auto bytes = [&](const char* key, std::uint32_t& v) {
-    v = static_cast<std::uint32_t>(m.size(spec[key], Size::bytes(v)).in_bytes());
-  };
-  auto time = [&](const char* key, Time& v) { v = m.time(spec[key], v); };
-  integer("generation", p.generation);
-  integer("width", p.width);
-  bytes("max_payload", p.max_payload);
-  bytes("max_read_request", p.max_read_request);
-  integer("read_tags", p.read_tags);
-  bytes("tlp_overhead", p.tlp_overhead);
-  time("host_read_latency", p.host_read_latency);
-  time("gpu_read_latency", p.gpu_read_latency);
-  time("host_write_latency", p.host_write_latency);
-  time("gpu_write_latency", p.gpu_write_latency);
-  time("doorbell_latency", p.doorbell_latency);
+  p.generation = static_cast<int>(m.integer(spec["generation"], p.generation));
+  p.width = static_cast<int>(m.integer(spec["width"], p.width));
+  p.max_payload = static_cast<std::uint32_t>(m.size(spec["max_payload"], Size::bytes(p.max_payload)).in_bytes());
+  p.max_read_request = static_cast<std::uint32_t>(m.size(spec["max_read_request"], Size::bytes(p.max_read_request)).in_bytes());
+  p.read_tags = static_cast<int>(m.integer(spec["read_tags"], p.read_tags));
+  p.tlp_overhead = static_cast<std::uint32_t>(m.size(spec["tlp_overhead"], Size::bytes(p.tlp_overhead)).in_bytes());
+  p.host_read_latency = m.time(spec["host_read_latency"], p.host_read_latency);
+  p.gpu_read_latency = m.time(spec["gpu_read_latency"], p.gpu_read_latency);
+  p.host_write_latency = m.time(spec["host_write_latency"], p.host_write_latency);
+  p.gpu_write_latency = m.time(spec["gpu_write_latency"], p.gpu_write_latency);
+  p.doorbell_latency = m.time(spec["doorbell_latency"], p.doorbell_latency);
   try {
     p.validate();
   } catch (const std::invalid_argument& e) {
@@ -305,28 +280,40 @@ void read_nic(ConfigMap m, tlm_fabric::NicParams& n) {
 }
 
 // Rank -> endpoint order (sim/fabric.cpp place_ranks); `rail` needs the rail structure.
-void read_placement(ConfigMap& m, FabricConfig& c) {
-  c.placement = m.choice("placement", c.placement, {"packed", "spread", "random", "rail"});
-  if (c.placement == "rail" && c.topology.kind != TopologyKind::rail_optimized)
+void read_placement(ConfigMap& m, const hw::ParamBlock& spec, FabricConfig& c) {
+  c.placement = m.choice(spec["placement"], c.placement, rank_placement_names());
+  if (c.placement == RankPlacement::rail && c.topology.kind != TopologyKind::rail_optimized)
     m.fail("placement", "rail placement orders ranks rail by rail and needs topology.kind rail_optimized, got " +
                             std::string(to_string(c.topology.kind)));
+}
+
+// `ranks` (0: every endpoint, else at least 2) and the rank count halving_doubling needs.
+void read_ranks(ConfigMap& m, const hw::ParamBlock& spec, FabricConfig& c, int endpoints, const char* what) {
+  c.collective_ranks = static_cast<int>(m.integer(spec["ranks"], c.collective_ranks, endpoints));
+  if (c.collective_ranks == 1) m.fail("ranks", std::string(what) + " needs at least 2 ranks");
+  const int n = c.collective_ranks ? c.collective_ranks : endpoints;
+  if (c.collective.algorithm == testbench::CollectiveAlgorithm::halving_doubling && (n & (n - 1)) != 0)
+    m.fail(m.has("ranks") ? "ranks" : "algorithm", "halving_doubling needs a power-of-two number of ranks, got " + std::to_string(n));
+}
+
+// `sizes`: a list, or "all" for `all_from`, 2 x all_from, ... up to `all_to` bytes.
+void read_sizes(ConfigMap& m, const hw::ParamSpec& spec, std::vector<std::uint64_t>& sizes, std::uint64_t all_from,
+                std::uint64_t all_to) {
+  if (!m.has(spec.key)) return;
+  sizes.clear();
+  for (const Size s : m.size_list(spec, "all")) sizes.push_back(s.in_bytes());
+  if (sizes.empty())
+    for (std::uint64_t s = all_from; s <= all_to; s *= 2) sizes.push_back(s);
 }
 
 void read_collective(ConfigMap m, FabricConfig& c, int endpoints) {
   using testbench::CollectiveAlgorithm;
   using testbench::CollectiveOp;
+  const hw::ParamBlock& spec = workload_params("collective");
   auto& p = c.collective;
-  p.op = choose(m, "op", p.op,
-                NameTable<CollectiveOp>{{"allreduce", CollectiveOp::allreduce},
-                                        {"reduce_scatter", CollectiveOp::reduce_scatter},
-                                        {"allgather", CollectiveOp::allgather},
-                                        {"alltoall", CollectiveOp::alltoall}});
-  p.algorithm = choose(m, "algorithm", p.op == CollectiveOp::alltoall ? CollectiveAlgorithm::direct : p.algorithm,
-                       NameTable<CollectiveAlgorithm>{{"ring", CollectiveAlgorithm::ring},
-                                                      {"double_binary_tree", CollectiveAlgorithm::double_binary_tree},
-                                                      {"halving_doubling", CollectiveAlgorithm::halving_doubling},
-                                                      {"direct", CollectiveAlgorithm::direct},
-                                                      {"sharp", CollectiveAlgorithm::sharp}});
+  p.op = m.choice(spec["op"], p.op, testbench::collective_op_names());
+  p.algorithm = m.choice(spec["algorithm"], p.op == CollectiveOp::alltoall ? CollectiveAlgorithm::direct : p.algorithm,
+                         testbench::collective_algorithm_names());
   const bool tree_or_hd = p.algorithm == CollectiveAlgorithm::double_binary_tree ||
                           p.algorithm == CollectiveAlgorithm::halving_doubling ||
                           p.algorithm == CollectiveAlgorithm::sharp;
@@ -344,83 +331,59 @@ void read_collective(ConfigMap m, FabricConfig& c, int endpoints) {
     p.aggregation_latency = tlm_fabric::to_sc(c.in_network_reduction.latency);
     p.aggregation_bandwidth_bps = c.in_network_reduction.bandwidth.bps();
   }
-  if (m.has("sizes")) {
-    p.sizes.clear();
-    for (const Size s : m.size_list("sizes", Size::bytes(1), Size::kib(16 * 1024 * 1024), "all")) p.sizes.push_back(s.in_bytes());
-    if (p.sizes.empty())  // nccl-tests -b 8 -e 128M -f 2
-      for (std::uint64_t s = 8; s <= 128u << 20; s *= 2) p.sizes.push_back(s);
-  }
-  p.iterations = static_cast<int>(m.integer("iterations", p.iterations, 1, 10000));
-  p.channels = static_cast<int>(m.integer("channels", p.channels, 1, 64));
-  p.tree_chunk = m.size("tree_chunk", Size::bytes(p.tree_chunk), Size::bytes(64), Size::kib(1024 * 1024)).in_bytes();
-  p.tree_slots = static_cast<int>(m.integer("tree_slots", p.tree_slots, 1, 1024));
-  p.reduce_bandwidth_bps = m.bandwidth("reduce_bandwidth", Bandwidth::bits_per_second(p.reduce_bandwidth_bps),
-                                       Bandwidth::gbps(1), Bandwidth::gbps(1e6)).bps();
-  p.step_latency = tlm_fabric::to_sc(m.time("step_latency", Time::seconds(0), Time::seconds(0), Time::us(1000)));
-  p.sl = static_cast<int>(m.integer("sl", p.sl, 0, 15));
-  c.collective_ranks = static_cast<int>(m.integer("ranks", 0, 0, endpoints));
-  if (c.collective_ranks == 1) m.fail("ranks", "a collective needs at least 2 ranks");
-  const int n = c.collective_ranks ? c.collective_ranks : endpoints;
-  if (p.algorithm == CollectiveAlgorithm::halving_doubling && (n & (n - 1)) != 0)
-    m.fail(m.has("ranks") ? "ranks" : "algorithm", "halving_doubling needs a power-of-two number of ranks, got " + std::to_string(n));
-  read_placement(m, c);
+  read_sizes(m, spec["sizes"], p.sizes, 8, 128u << 20);  // nccl-tests -b 8 -e 128M -f 2
+  p.iterations = static_cast<int>(m.integer(spec["iterations"], p.iterations));
+  p.channels = static_cast<int>(m.integer(spec["channels"], p.channels));
+  p.tree_chunk = m.size(spec["tree_chunk"], Size::bytes(p.tree_chunk)).in_bytes();
+  p.tree_slots = static_cast<int>(m.integer(spec["tree_slots"], p.tree_slots));
+  p.reduce_bandwidth_bps = m.bandwidth(spec["reduce_bandwidth"], Bandwidth::bits_per_second(p.reduce_bandwidth_bps)).bps();
+  p.step_latency = tlm_fabric::to_sc(m.time(spec["step_latency"], Time::seconds(p.step_latency.to_seconds())));
+  p.sl = static_cast<int>(m.integer(spec["sl"], p.sl));
+  read_ranks(m, spec, c, endpoints, "a collective");
+  read_placement(m, spec, c);
   m.finish();
 }
 
-// A training step: AllReduce per gradient bucket, overlapped with the backward pass.
+// A training step: AllReduce per gradient bucket, overlapped with the backward pass. The
+// step's times and sizes have no params-struct default: the table's is the default.
 void read_training(ConfigMap m, FabricConfig& c, int endpoints) {
-  using testbench::CollectiveAlgorithm;
+  const hw::ParamBlock& spec = workload_params("training");
   auto& p = c.collective;
   auto& t = p.training;
   t.enabled = true;
   p.op = testbench::CollectiveOp::allreduce;
-  const Time max = Time::seconds(10);
-  t.forward = tlm_fabric::to_sc(m.time("forward", Time::us(1000), Time::seconds(0), max));
-  t.backward = tlm_fabric::to_sc(m.time("backward", Time::us(2000), Time::seconds(0), max));
-  t.optimizer = tlm_fabric::to_sc(m.time("optimizer", Time::us(100), Time::seconds(0), max));
-  const Size gradients = m.size("gradient_size", Size::kib(64 * 1024), Size::bytes(1), Size::kib(64 * 1024 * 1024));
-  const Size bucket = m.size("bucket_size", Size::kib(25 * 1024), Size::bytes(1), Size::kib(64 * 1024 * 1024));
-  for (std::uint64_t left = gradients.in_bytes(); left > 0;) {  // PyTorch DDP default bucket 25 MiB
+  auto time = [&](const char* key) { return tlm_fabric::to_sc(m.time(spec[key], hw::parse_time(spec[key].def))); };
+  t.forward = time("forward");
+  t.backward = time("backward");
+  t.optimizer = time("optimizer");
+  const Size gradients = m.size(spec["gradient_size"], hw::parse_size(spec["gradient_size"].def));
+  const Size bucket = m.size(spec["bucket_size"], hw::parse_size(spec["bucket_size"].def));
+  for (std::uint64_t left = gradients.in_bytes(); left > 0;) {
     const std::uint64_t b = std::min(left, bucket.in_bytes());
     t.buckets.push_back(b);
     left -= b;
   }
   if (t.buckets.size() > 10000) m.fail("bucket_size", "more than 10000 buckets; use larger buckets");
-  t.steps = static_cast<int>(m.integer("steps", t.steps, 1, 1000));
-  t.overlap = m.boolean("overlap", t.overlap);
-  p.algorithm = choose(m, "algorithm", p.algorithm,
-                       NameTable<CollectiveAlgorithm>{{"ring", CollectiveAlgorithm::ring},
-                                                      {"double_binary_tree", CollectiveAlgorithm::double_binary_tree},
-                                                      {"halving_doubling", CollectiveAlgorithm::halving_doubling}});
-  p.channels = static_cast<int>(m.integer("channels", p.channels, 1, 64));
-  p.reduce_bandwidth_bps = m.bandwidth("reduce_bandwidth", Bandwidth::bits_per_second(p.reduce_bandwidth_bps),
-                                       Bandwidth::gbps(1), Bandwidth::gbps(1e6)).bps();
-  c.collective_ranks = static_cast<int>(m.integer("ranks", 0, 0, endpoints));
-  if (c.collective_ranks == 1) m.fail("ranks", "training needs at least 2 ranks");
-  const int n = c.collective_ranks ? c.collective_ranks : endpoints;
-  if (p.algorithm == CollectiveAlgorithm::halving_doubling && (n & (n - 1)) != 0)
-    m.fail(m.has("ranks") ? "ranks" : "algorithm", "halving_doubling needs a power-of-two number of ranks, got " + std::to_string(n));
-  read_placement(m, c);
+  t.steps = static_cast<int>(m.integer(spec["steps"], t.steps));
+  t.overlap = m.boolean(spec["overlap"], t.overlap);
+  p.algorithm = m.choice(spec["algorithm"], p.algorithm, testbench::collective_algorithm_names());
+  p.channels = static_cast<int>(m.integer(spec["channels"], p.channels));
+  p.reduce_bandwidth_bps = m.bandwidth(spec["reduce_bandwidth"], Bandwidth::bits_per_second(p.reduce_bandwidth_bps)).bps();
+  read_ranks(m, spec, c, endpoints, "training");
+  read_placement(m, spec, c);
   m.finish();
 }
 
 void read_perftest(ConfigMap m, testbench::PerftestParams& p, int endpoints) {
-  NameTable<testbench::PerftestKind> kinds;
-  for (auto k : testbench::all_perftest_kinds()) kinds.emplace_back(std::string(testbench::to_string(k)), k);
-  p.kind = choose(m, "test", p.kind, kinds);
-  // sizes: a list ([2B, 64KiB]) or "all": powers of two 2 B .. 8 MiB like perftest -a.
-  if (m.has("sizes")) {
-    p.sizes.clear();
-    for (const Size s : m.size_list("sizes", Size::bytes(1), Size::kib(1024 * 1024), "all")) p.sizes.push_back(s.in_bytes());
-    if (p.sizes.empty())
-      for (std::uint64_t s = 2; s <= 8u << 20; s *= 2) p.sizes.push_back(s);
-  }
-  p.iterations = static_cast<int>(m.integer("iterations", p.iterations, 1, 1000000));
-  p.tx_depth = static_cast<int>(m.integer("tx_depth", p.tx_depth, 1, 4096));
-  p.client = static_cast<int>(m.integer("client", p.client, 0, endpoints - 1));
-  p.server = static_cast<int>(m.integer("server", p.server, 0, endpoints - 1));
+  const hw::ParamBlock& spec = workload_params("perftest");
+  p.kind = m.choice(spec["test"], p.kind, testbench::perftest_kind_names());
+  read_sizes(m, spec["sizes"], p.sizes, 2, 8u << 20);  // perftest -a
+  p.iterations = static_cast<int>(m.integer(spec["iterations"], p.iterations));
+  p.tx_depth = static_cast<int>(m.integer(spec["tx_depth"], p.tx_depth));
+  p.client = static_cast<int>(m.integer(spec["client"], p.client, endpoints - 1));
+  p.server = static_cast<int>(m.integer(spec["server"], p.server, endpoints - 1));
   if (p.client == p.server) m.fail("server", "must differ from client (" + std::to_string(p.client) + ")");
-  p.sl = static_cast<int>(m.integer("sl", p.sl, 0, 15));
+  p.sl = static_cast<int>(m.integer(spec["sl"], p.sl));
   m.finish();
 }
 
@@ -492,8 +455,7 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
   const int endpoints = t.endpoint_count();
   t.links.assign(static_cast<std::size_t>(std::max(endpoints, 0)), host);
   for (auto& o : m.list_of_maps("links")) {
-    const int e = static_cast<int>(
-        o.required_integer("endpoint", topology_params("topology.links[i]")["endpoint"].lo<std::int64_t>(), endpoints - 1));
+    const int e = static_cast<int>(o.required_integer(topology_params("topology.links[i]")["endpoint"], endpoints - 1));
     read_phy(o, t.links[e].phy);
     o.finish();
     try {
@@ -542,50 +504,69 @@ void read_routing(ConfigMap m, hw::RoutingParams& r) {
   m.finish();
 }
 
-std::vector<int> read_service_levels(ConfigMap& m, const std::vector<int>& def) {
-  if (!m.present("sl")) return def;
-  if (!m.node("sl").IsSequence()) return {static_cast<int>(m.integer("sl", 0, 0, 15))};
-  const auto v = m.integer_list("sl", {}, 0, 15, 16);
-  if (v.empty()) m.fail("sl", "needs at least one service level, e.g. 0 or [0, 1, 2, 3]");
+// `sl`: one service level or a round-robin list of them.
+std::vector<int> read_service_levels(ConfigMap& m, const hw::ParamSpec& spec, const std::vector<int>& def) {
+  if (!m.present(spec.key)) return def;
+  if (!m.node(spec.key).IsSequence())
+    return {static_cast<int>(m.integer(spec.key, 0, spec.lo<std::int64_t>(), spec.hi<std::int64_t>()))};
+  const auto levels = static_cast<std::size_t>(spec.hi<std::int64_t>() + 1);  // at most one entry per SL
+  const auto v = m.integer_list(spec, {}, levels);
+  if (v.empty()) m.fail(spec.key, "needs at least one service level, e.g. 0 or [0, 1, 2, 3]");
   return std::vector<int>(v.begin(), v.end());
 }
 
-void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoints, const SimulationParams& sim) {
-  t.pattern = choose(m, "pattern", t.pattern,
-                     NameTable<TrafficPattern>{{"none", TrafficPattern::none},
-                                               {"uniform", TrafficPattern::uniform},
-                                               {"permutation", TrafficPattern::permutation},
-                                               {"hotspot", TrafficPattern::hotspot},
-                                               {"incast", TrafficPattern::incast},
-                                               {"explicit", TrafficPattern::explicit_flows}});
-  t.load = m.number("load", t.load, 1e-6, 1.0);
-  const Size max_message = Size::kib(1024 * 1024);
-  t.message_size = m.size("message_size", t.message_size, Size::bytes(1), max_message);
+std::vector<int> to_ints(const std::vector<std::int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
+
+void read_message_sizes(ConfigMap& m, TrafficParams& t) {
+  const hw::ParamBlock& spec = workload_params("traffic.message_sizes[i]");
   for (auto& e : m.list_of_maps("message_sizes")) {
     SizeWeight w;
-    w.size = e.size("size", Size::bytes(0), Size::bytes(1), max_message);
     if (!e.has("size")) e.fail("", "missing required key 'size'");
-    w.weight = e.number("weight", 1.0, 1e-9, 1e9);
+    w.size = e.size(spec["size"], w.size);
+    w.weight = e.number(spec["weight"], w.weight);
     e.finish();
     t.message_sizes.push_back(w);
   }
   if (!t.message_sizes.empty() && m.has("message_size"))
     m.fail("message_sizes", "give either message_size or message_sizes, not both");
-  t.arrival = choose(m, "arrival", t.arrival,
-                     NameTable<testbench::ArrivalProcess>{{"poisson", testbench::ArrivalProcess::poisson},
-                                                          {"periodic", testbench::ArrivalProcess::periodic},
-                                                          {"bernoulli", testbench::ArrivalProcess::bernoulli},
-                                                          {"on_off", testbench::ArrivalProcess::on_off}});
-  t.burst_length = m.number("burst_length", t.burst_length, 1.0, 1e6);
-  t.rdma = m.choice("transport", "raw", {"raw", "rdma"}) == "rdma";
-  t.messages = static_cast<std::uint64_t>(m.integer("messages", 0, 0, INT64_MAX));
-  t.sls = read_service_levels(m, t.sls);
-  const auto in_range = [&](const std::vector<std::int64_t>& v) { return std::vector<int>(v.begin(), v.end()); };
-  t.hotspots = in_range(m.integer_list("hotspots", {0}, 0, endpoints - 1, 256));
+}
+
+void read_flows(std::vector<ConfigMap>& flows, TrafficParams& t, int endpoints, const SimulationParams& sim) {
+  const hw::ParamBlock& spec = workload_params("traffic.flows[i]");
+  for (auto& f : flows) {
+    FlowParams fp;
+    fp.src = static_cast<int>(f.required_integer(spec["src"], endpoints - 1));
+    fp.dst = static_cast<int>(f.required_integer(spec["dst"], endpoints - 1));
+    if (fp.src == fp.dst) f.fail("dst", "a flow must go to another endpoint (src = dst = " + std::to_string(fp.src) + ")");
+    fp.load = f.number(spec["load"], t.load);
+    fp.message_size = f.size(spec["message_size"], t.message_size);
+    fp.messages = static_cast<std::uint64_t>(f.integer(spec["messages"], static_cast<std::int64_t>(t.messages)));
+    fp.start = f.time(spec["start"], fp.start);
+    fp.sls = read_service_levels(f, spec["sl"], t.sls);
+    if (!(fp.start < sim.duration)) f.fail("start", "must be before simulation.duration (" + hw::to_string(sim.duration) + ")");
+    f.finish();
+    t.flows.push_back(fp);
+  }
+}
+
+void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoints, const SimulationParams& sim) {
+  const hw::ParamBlock& spec = workload_params("traffic");
+  t.pattern = m.choice(spec["pattern"], t.pattern, traffic_pattern_names());
+  t.load = m.number(spec["load"], t.load);
+  t.message_size = m.size(spec["message_size"], t.message_size);
+  read_message_sizes(m, t);
+  t.arrival = m.choice(spec["arrival"], t.arrival, testbench::arrival_process_names());
+  t.burst_length = m.number(spec["burst_length"], t.burst_length);
+  t.transport = m.choice(spec["transport"], t.transport, traffic_transport_names());
+  t.messages = static_cast<std::uint64_t>(m.integer(spec["messages"], static_cast<std::int64_t>(t.messages)));
+  t.sls = read_service_levels(m, spec["sl"], t.sls);
+  constexpr std::size_t kMaxListed = 256;
+  const std::vector<std::int64_t> hotspots(t.hotspots.begin(), t.hotspots.end());
+  t.hotspots = to_ints(m.integer_list(spec["hotspots"], hotspots, kMaxListed, endpoints - 1));
   if (t.hotspots.empty()) m.fail("hotspots", "needs at least one endpoint");
-  t.hotspot_fraction = m.number("hotspot_fraction", t.hotspot_fraction, 0.0, 1.0);
-  t.incast_target = static_cast<int>(m.integer("incast_target", t.incast_target, 0, endpoints - 1));
-  t.incast_senders = in_range(m.integer_list("incast_senders", {}, 0, endpoints - 1, 256));
+  t.hotspot_fraction = m.number(spec["hotspot_fraction"], t.hotspot_fraction);
+  t.incast_target = static_cast<int>(m.integer(spec["incast_target"], t.incast_target, endpoints - 1));
+  t.incast_senders = to_ints(m.integer_list(spec["incast_senders"], {}, kMaxListed, endpoints - 1));
   for (int s : t.incast_senders)
     if (s == t.incast_target) m.fail("incast_senders", "the incast target " + std::to_string(s) + " cannot also send");
   auto flows = m.list_of_maps("flows");
@@ -595,20 +576,7 @@ void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoin
     m.fail("pattern", "pattern: explicit needs a non-empty 'flows' list");
   if (t.pattern != TrafficPattern::none && t.pattern != TrafficPattern::explicit_flows && endpoints < 2)
     (m.has("pattern") ? m : topology).fail(m.has("pattern") ? "pattern" : "endpoints", "pattern " + std::string(to_string(t.pattern)) + " needs at least 2 endpoints");
-  for (auto& f : flows) {
-    FlowParams fp;
-    fp.src = static_cast<int>(f.required_integer("src", 0, endpoints - 1));
-    fp.dst = static_cast<int>(f.required_integer("dst", 0, endpoints - 1));
-    if (fp.src == fp.dst) f.fail("dst", "a flow must go to another endpoint (src = dst = " + std::to_string(fp.src) + ")");
-    fp.load = f.number("load", t.load, 1e-6, 1.0);
-    fp.message_size = f.size("message_size", t.message_size, Size::bytes(1), max_message);
-    fp.messages = static_cast<std::uint64_t>(f.integer("messages", static_cast<std::int64_t>(t.messages), 0, INT64_MAX));
-    fp.start = f.time("start", fp.start, Time::seconds(0), kMaxTime);
-    fp.sls = read_service_levels(f, t.sls);
-    if (!(fp.start < sim.duration)) f.fail("start", "must be before simulation.duration (" + hw::to_string(sim.duration) + ")");
-    f.finish();
-    t.flows.push_back(fp);
-  }
+  read_flows(flows, t, endpoints, sim);
   m.finish();
 }
 
@@ -824,26 +792,30 @@ std::vector<double> parse_load_list(const std::string& text) {
   return out;
 }
 
-std::string_view to_string(TrafficPattern p) {
-  switch (p) {
-    case TrafficPattern::hotspot: return "hotspot";
-    case TrafficPattern::incast: return "incast";
-    case TrafficPattern::none: return "none";
-    case TrafficPattern::uniform: return "uniform";
-    case TrafficPattern::permutation: return "permutation";
-    case TrafficPattern::explicit_flows: return "explicit";
-  }
-  return "?";
+const hw::EnumNames<TrafficPattern>& traffic_pattern_names() {
+  static const hw::EnumNames<TrafficPattern> names{
+      {TrafficPattern::none, "none"},       {TrafficPattern::uniform, "uniform"}, {TrafficPattern::permutation, "permutation"},
+      {TrafficPattern::hotspot, "hotspot"}, {TrafficPattern::incast, "incast"},   {TrafficPattern::explicit_flows, "explicit"}};
+  return names;
 }
 
-std::string_view to_string(testbench::ArrivalProcess a) {
-  switch (a) {
-    case testbench::ArrivalProcess::poisson: return "poisson";
-    case testbench::ArrivalProcess::periodic: return "periodic";
-    case testbench::ArrivalProcess::bernoulli: return "bernoulli";
-    case testbench::ArrivalProcess::on_off: return "on_off";
-  }
-  return "?";
+std::string_view to_string(TrafficPattern p) { return hw::name_of(traffic_pattern_names(), p); }
+
+const hw::EnumNames<TrafficTransport>& traffic_transport_names() {
+  static const hw::EnumNames<TrafficTransport> names{{TrafficTransport::raw, "raw"}, {TrafficTransport::rdma, "rdma"}};
+  return names;
 }
+
+std::string_view to_string(TrafficTransport t) { return hw::name_of(traffic_transport_names(), t); }
+
+const hw::EnumNames<RankPlacement>& rank_placement_names() {
+  static const hw::EnumNames<RankPlacement> names{{RankPlacement::packed, "packed"},
+                                                  {RankPlacement::spread, "spread"},
+                                                  {RankPlacement::random, "random"},
+                                                  {RankPlacement::rail, "rail"}};
+  return names;
+}
+
+std::string_view to_string(RankPlacement p) { return hw::name_of(rank_placement_names(), p); }
 
 }  // namespace fabricsim::sim

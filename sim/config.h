@@ -43,6 +43,18 @@ enum class TrafficPattern {
   incast,          ///< every sender to one target
   explicit_flows,  ///< the listed flows
 };
+/// The configuration names of TrafficPattern (traffic.pattern).
+const hw::EnumNames<TrafficPattern>& traffic_pattern_names();
+std::string_view to_string(TrafficPattern p);
+
+/// How synthetic traffic travels (traffic.transport).
+enum class TrafficTransport {
+  raw,   ///< bare packets from the NIC's send queues
+  rdma,  ///< each message an RDMA WRITE on an RC queue pair
+};
+const hw::EnumNames<TrafficTransport>& traffic_transport_names();
+std::string_view to_string(TrafficTransport t);
+
 /// A message size and its relative frequency.
 struct SizeWeight {
   hw::Size size;
@@ -72,7 +84,7 @@ struct TrafficParams {
   int incast_target = 0;                        ///< incast: the receiver
   std::vector<int> incast_senders;              ///< incast: senders; empty: all others
   std::vector<FlowParams> flows;                ///< pattern: explicit
-  bool rdma = false;                            ///< transport: rdma (RDMA WRITEs on RC QPs) instead of raw packets
+  TrafficTransport transport = TrafficTransport::raw;
 };
 
 /// What to write.
@@ -81,6 +93,17 @@ struct OutputParams {
   bool packet_csv = false;                      ///< write packets.csv, one row per delivered packet
   hw::Time sample_interval = hw::Time::us(1);   ///< buffer occupancy sampling period; 0s: off
 };
+
+/// Which endpoint each rank of a collective or training step runs on (sim/fabric.cpp place_ranks).
+enum class RankPlacement {
+  packed,  ///< rank i on endpoint i
+  spread,  ///< round robin over the switches with endpoints
+  random,  ///< a shuffle drawn from simulation.seed
+  rail,    ///< whole servers, ordered rail by rail (rail_optimized only)
+};
+/// The configuration names of RankPlacement (collective.placement, training.placement).
+const hw::EnumNames<RankPlacement>& rank_placement_names();
+std::string_view to_string(RankPlacement p);
 
 /// SHARP-like in-network reduction: an aggregation node in every switch of a
 /// reduction tree (InfiniBand switches only); used by collective.algorithm: sharp.
@@ -105,7 +128,7 @@ struct FabricConfig {
   bool collective_enabled = false;              ///< a `collective:` section was given
   testbench::CollectiveParams collective;       ///< ranks filled by the builder from rank_count/placement
   int collective_ranks = 0;                     ///< ranks, 0: every endpoint
-  std::string placement = "packed";             ///< packed | spread | random
+  RankPlacement placement = RankPlacement::packed;
   OutputParams output;
   nlohmann::json echo;                          ///< the effective document after --set, as JSON
   /// Settings that are accepted but likely not what was meant, each worded as an error
@@ -132,8 +155,6 @@ struct ConfigDocument;  // sim/config_reader.h
 /// the overrides are applied to `doc` itself. Errors keep pointing into the files read.
 FabricConfig load_config(const ConfigDocument& doc, const std::vector<std::string>& overrides = {});
 
-std::string_view to_string(TrafficPattern p);
-std::string_view to_string(testbench::ArrivalProcess a);
 /// `fabricsim sweep CONFIG --loads`: the offered loads of the load axis.
 std::vector<double> parse_load_list(const std::string& text);
 

@@ -64,6 +64,7 @@ const std::vector<hw::ParamBlock>& config_param_blocks() {
     for (const auto* group : {&tlm_fabric::switch_param_blocks(), &tlm_fabric::nic_param_blocks(), &topology_param_blocks()})
       all.insert(all.end(), group->begin(), group->end());
     all.push_back(hw::routing_params());
+    all.insert(all.end(), workload_param_blocks().begin(), workload_param_blocks().end());
     all.push_back(output_params());
     return all;
   }();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hw/param_spec.h"
@@ -13,6 +14,12 @@ namespace fabricsim::sim {
 const hw::ParamBlock& simulation_params();
 /// `output:` (OutputParams, sim/config.h).
 const hw::ParamBlock& output_params();
+
+/// The workload sections, sim/workload_params.cpp: `traffic`, `traffic.message_sizes[i]`,
+/// `traffic.flows[i]`, `perftest`, `collective`, `training`.
+const std::vector<hw::ParamBlock>& workload_param_blocks();
+/// The workload block of `section`; std::logic_error for another (a programming error).
+const hw::ParamBlock& workload_params(std::string_view section);
 
 /// The blocks in documentation order.
 const std::vector<hw::ParamBlock>& config_param_blocks();

@@ -337,9 +337,17 @@ const hw::ParamSpec& typed(const hw::ParamSpec& spec, hw::ParamType type) {
 
 }  // namespace
 
-std::int64_t ConfigMap::integer(const hw::ParamSpec& spec, std::int64_t def) {
+std::int64_t ConfigMap::integer(const hw::ParamSpec& spec, std::int64_t def, std::optional<std::int64_t> max) {
   const auto& s = typed(spec, hw::ParamType::integer);
-  return integer(s.key, def, s.lo<std::int64_t>(), s.hi<std::int64_t>());
+  return integer(s.key, def, s.lo<std::int64_t>(), max.value_or(s.hi<std::int64_t>()));
+}
+std::int64_t ConfigMap::required_integer(const hw::ParamSpec& spec, std::optional<std::int64_t> max) {
+  const auto& s = typed(spec, hw::ParamType::integer);
+  return required_integer(s.key, s.lo<std::int64_t>(), max.value_or(s.hi<std::int64_t>()));
+}
+std::vector<hw::Size> ConfigMap::size_list(const hw::ParamSpec& spec, const std::string& all_word) {
+  const auto& s = typed(spec, hw::ParamType::list);
+  return size_list(s.key, s.lo<hw::Size>(), s.hi<hw::Size>(), all_word);
 }
 double ConfigMap::number(const hw::ParamSpec& spec, double def) {
   const auto& s = typed(spec, hw::ParamType::number);

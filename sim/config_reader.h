@@ -89,7 +89,10 @@ class ConfigMap {
 
   /// The key `spec` declares, checked against its type and bounds (hw/param_spec.h);
   /// absent reads as `def`. A spec of another type is a programming error (std::logic_error).
-  std::int64_t integer(const hw::ParamSpec& spec, std::int64_t def);
+  /// `max`, when given, is the bound the table leaves to the caller (an endpoint count).
+  std::int64_t integer(const hw::ParamSpec& spec, std::int64_t def, std::optional<std::int64_t> max = std::nullopt);
+  /// As integer(spec, ...), with no default: absent is an error.
+  std::int64_t required_integer(const hw::ParamSpec& spec, std::optional<std::int64_t> max = std::nullopt);
   double number(const hw::ParamSpec& spec, double def);
   bool boolean(const hw::ParamSpec& spec, bool def);
   std::string string(const hw::ParamSpec& spec, const std::string& def);
@@ -103,6 +106,8 @@ class ConfigMap {
   /// A list of integers each within the spec's bounds (`max` lowered to `max`, when given).
   std::vector<std::int64_t> integer_list(const hw::ParamSpec& spec, const std::vector<std::int64_t>& def,
                                          std::size_t max_items, std::optional<std::int64_t> max = std::nullopt);
+  /// A list of sizes within the spec's bounds, or the scalar `all_word` (an empty list: the caller's "all").
+  std::vector<hw::Size> size_list(const hw::ParamSpec& spec, const std::string& all_word);
   hw::Size size(const hw::ParamSpec& spec, hw::Size def);
   hw::Time time(const hw::ParamSpec& spec, hw::Time def);
   hw::Bandwidth bandwidth(const hw::ParamSpec& spec, hw::Bandwidth def);

@@ -438,7 +438,7 @@ std::vector<int> Fabric::place_ranks() const {
   const int n = config_.collective_ranks ? config_.collective_ranks : endpoints;
   std::vector<int> order(endpoints);
   std::iota(order.begin(), order.end(), 0);
-  if (config_.placement == "spread") {
+  if (config_.placement == RankPlacement::spread) {
     // Round robin over switches: consecutive ranks sit on different leaves.
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
       const auto key = [&](int e) {
@@ -448,12 +448,12 @@ std::vector<int> Fabric::place_ranks() const {
       };
       return key(a) < key(b);
     });
-  } else if (config_.placement == "random") {
+  } else if (config_.placement == RankPlacement::random) {
     std::mt19937_64 rng(hw::mix_seed(config_.simulation.seed, 7000));
     for (int i = endpoints - 1; i > 0; --i) std::swap(order[i], order[rng() % static_cast<std::uint64_t>(i + 1)]);
   }
   order.resize(n);
-  if (config_.placement == "rail") {
+  if (config_.placement == RankPlacement::rail) {
     // The job takes the first n NICs (whole servers); its ring runs rail by rail (GPU 0 of
     // every server, then GPU 1, ...) so all but one hop per rail stay on a rail leaf.
     const int gpus = config_.topology.rail.gpus_per_server;
@@ -614,7 +614,7 @@ void Fabric::add_source(int src, testbench::Destinations dsts, std::vector<testb
   g.stop = to_sc(config_.simulation.duration);
   g.max_messages = messages;
   g.seed = hw::mix_seed(config_.simulation.seed, sources_.size() + 1);
-  if (t.rdma)
+  if (t.transport == TrafficTransport::rdma)
     for (std::size_t i = 0; i < g.destinations.size(); ++i)
       for (int sl : sls) {
         // One RC QP pair per (source, destination, service level) for this generator.

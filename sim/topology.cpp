@@ -121,11 +121,7 @@ const std::vector<hw::ParamBlock>& topology_param_blocks() {
   return blocks;
 }
 
-const hw::ParamBlock& topology_params(std::string_view section) {
-  for (const auto& b : topology_param_blocks())
-    if (b.section == section) return b;
-  throw std::logic_error("no topology section " + std::string(section));
-}
+const hw::ParamBlock& topology_params(std::string_view section) { return hw::block_of(topology_param_blocks(), section); }
 
 namespace {
 

@@ -13,26 +13,25 @@ namespace fabricsim::testbench {
 
 using sc_core::sc_time;
 
-std::string_view to_string(CollectiveOp o) {
-  switch (o) {
-    case CollectiveOp::allreduce: return "allreduce";
-    case CollectiveOp::reduce_scatter: return "reduce_scatter";
-    case CollectiveOp::allgather: return "allgather";
-    case CollectiveOp::alltoall: return "alltoall";
-  }
-  return "?";
+const hw::EnumNames<CollectiveOp>& collective_op_names() {
+  static const hw::EnumNames<CollectiveOp> names{{CollectiveOp::allreduce, "allreduce"},
+                                                 {CollectiveOp::reduce_scatter, "reduce_scatter"},
+                                                 {CollectiveOp::allgather, "allgather"},
+                                                 {CollectiveOp::alltoall, "alltoall"}};
+  return names;
 }
 
-std::string_view to_string(CollectiveAlgorithm a) {
-  switch (a) {
-    case CollectiveAlgorithm::ring: return "ring";
-    case CollectiveAlgorithm::double_binary_tree: return "double_binary_tree";
-    case CollectiveAlgorithm::halving_doubling: return "halving_doubling";
-    case CollectiveAlgorithm::direct: return "direct";
-    case CollectiveAlgorithm::sharp: return "sharp";
-  }
-  return "?";
+const hw::EnumNames<CollectiveAlgorithm>& collective_algorithm_names() {
+  static const hw::EnumNames<CollectiveAlgorithm> names{{CollectiveAlgorithm::ring, "ring"},
+                                                        {CollectiveAlgorithm::double_binary_tree, "double_binary_tree"},
+                                                        {CollectiveAlgorithm::halving_doubling, "halving_doubling"},
+                                                        {CollectiveAlgorithm::direct, "direct"},
+                                                        {CollectiveAlgorithm::sharp, "sharp"}};
+  return names;
 }
+
+std::string_view to_string(CollectiveOp o) { return hw::name_of(collective_op_names(), o); }
+std::string_view to_string(CollectiveAlgorithm a) { return hw::name_of(collective_algorithm_names(), a); }
 
 double bus_factor(CollectiveOp op, int ranks) {
   const double n = ranks;

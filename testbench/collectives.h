@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "hw/param_spec.h"
 #include "hw/units.h"
 #include "tlm/nic.h"
 #include "tlm/wake_queue.h"
@@ -25,6 +26,10 @@ namespace fabricsim::testbench {
 
 enum class CollectiveOp { allreduce, reduce_scatter, allgather, alltoall };
 enum class CollectiveAlgorithm { ring, double_binary_tree, halving_doubling, direct, sharp };
+/// The configuration names of CollectiveOp (collective.op).
+const hw::EnumNames<CollectiveOp>& collective_op_names();
+/// The configuration names of CollectiveAlgorithm (collective.algorithm, training.algorithm).
+const hw::EnumNames<CollectiveAlgorithm>& collective_algorithm_names();
 std::string_view to_string(CollectiveOp o);
 std::string_view to_string(CollectiveAlgorithm a);
 

@@ -17,23 +17,14 @@ namespace {
 enum Action { kStartSize = 0, kClientPost = 1, kServerPost = 2 };
 }
 
-std::string_view to_string(PerftestKind k) {
-  switch (k) {
-    case PerftestKind::write_lat: return "write_lat";
-    case PerftestKind::write_bw: return "write_bw";
-    case PerftestKind::read_lat: return "read_lat";
-    case PerftestKind::read_bw: return "read_bw";
-    case PerftestKind::send_lat: return "send_lat";
-    case PerftestKind::send_bw: return "send_bw";
-  }
-  return "?";
+const hw::EnumNames<PerftestKind>& perftest_kind_names() {
+  static const hw::EnumNames<PerftestKind> names{
+      {PerftestKind::write_lat, "write_lat"}, {PerftestKind::write_bw, "write_bw"}, {PerftestKind::read_lat, "read_lat"},
+      {PerftestKind::read_bw, "read_bw"},     {PerftestKind::send_lat, "send_lat"}, {PerftestKind::send_bw, "send_bw"}};
+  return names;
 }
 
-const std::vector<PerftestKind>& all_perftest_kinds() {
-  static const std::vector<PerftestKind> v{PerftestKind::write_lat, PerftestKind::write_bw, PerftestKind::read_lat,
-                                           PerftestKind::read_bw,   PerftestKind::send_lat, PerftestKind::send_bw};
-  return v;
-}
+std::string_view to_string(PerftestKind k) { return hw::name_of(perftest_kind_names(), k); }
 
 Perftest::Perftest(sc_core::sc_module_name name, tlm_fabric::Nic& client, tlm_fabric::Nic& server,
                    const PerftestParams& params)

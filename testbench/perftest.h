@@ -15,14 +15,16 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "hw/param_spec.h"
 #include "tlm/nic.h"
 #include "tlm/wake_queue.h"
 
 namespace fabricsim::testbench {
 
 enum class PerftestKind { write_lat, write_bw, read_lat, read_bw, send_lat, send_bw };
+/// The configuration names of PerftestKind (perftest.test), perftest's program names without `ib_`.
+const hw::EnumNames<PerftestKind>& perftest_kind_names();
 std::string_view to_string(PerftestKind k);
-const std::vector<PerftestKind>& all_perftest_kinds();
 
 struct PerftestParams {
   PerftestKind kind = PerftestKind::write_lat;

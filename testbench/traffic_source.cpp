@@ -10,6 +10,16 @@ namespace fabricsim::testbench {
 
 using sc_core::sc_time;
 
+const hw::EnumNames<ArrivalProcess>& arrival_process_names() {
+  static const hw::EnumNames<ArrivalProcess> names{{ArrivalProcess::poisson, "poisson"},
+                                                   {ArrivalProcess::periodic, "periodic"},
+                                                   {ArrivalProcess::bernoulli, "bernoulli"},
+                                                   {ArrivalProcess::on_off, "on_off"}};
+  return names;
+}
+
+std::string_view to_string(ArrivalProcess a) { return hw::name_of(arrival_process_names(), a); }
+
 TrafficSource::TrafficSource(sc_core::sc_module_name name, tlm_fabric::Nic& nic, const GeneratorParams& params)
     : sc_module(name), nic_(nic), params_(params), rng_(params.seed), next_([this] { fire(); }) {
   // Random processes start at a random phase so sources do not fire in lockstep.

@@ -12,6 +12,7 @@
 
 #include <systemc>
 
+#include "hw/param_spec.h"
 #include "hw/units.h"
 #include "tlm/nic.h"
 #include "tlm/wake_queue.h"
@@ -25,6 +26,9 @@ enum class ArrivalProcess {
   bernoulli,  ///< slotted: each message-time slot carries a message with probability = load
   on_off,     ///< bursts of back-to-back messages (geometric length), idle gaps keep the mean load
 };
+/// The configuration names of ArrivalProcess (traffic.arrival).
+const hw::EnumNames<ArrivalProcess>& arrival_process_names();
+std::string_view to_string(ArrivalProcess a);
 
 /// A weighted choice (destination or message size).
 struct Weighted {

@@ -189,10 +189,6 @@ const std::vector<hw::ParamBlock>& switch_param_blocks() {
   return blocks;
 }
 
-const hw::ParamBlock& switch_params(std::string_view section) {
-  for (const auto& b : switch_param_blocks())
-    if (b.section == section) return b;
-  throw std::logic_error("no switch section " + std::string(section));
-}
+const hw::ParamBlock& switch_params(std::string_view section) { return hw::block_of(switch_param_blocks(), section); }
 
 }  // namespace fabricsim::tlm_fabric
