@@ -296,6 +296,38 @@ Schedule build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes) {
   return out;
 }
 
+Schedule broadcast_chain(int n, std::uint64_t bytes, std::uint64_t chunk) {
+  Schedule out;
+  if (n < 2) return out;
+  const std::uint64_t chunks = ceil_div(bytes, chunk);
+  out.reserve(chunks * static_cast<std::uint64_t>(n - 1), chunks * static_cast<std::uint64_t>(n - 2));
+  for (std::uint64_t k = 0; k < chunks; ++k) {
+    const std::uint64_t b = bytes == 0 ? 0 : std::min(chunk, bytes - k * chunk);
+    int previous = -1;
+    for (int j = 0; j + 1 < n; ++j) {
+      const Schedule::Step t{j, j + 1, 0, b, 0};
+      previous = previous < 0 ? out.add(t) : out.add(t, {previous});
+    }
+  }
+  out.index_dependents();
+  return out;
+}
+
+Schedule dissemination_barrier(int n, std::uint64_t token) {
+  Schedule out;
+  if (n < 2) return out;
+  int rounds = 0;
+  while ((1 << rounds) < n) ++rounds;
+  for (int k = 0; k < rounds; ++k)
+    for (int i = 0; i < n; ++i) {
+      const Schedule::Step t{i, (i + (1 << k)) % n, 0, token, 0};
+      if (k == 0) out.add(t);
+      else out.add(t, {(k - 1) * n + (i - (1 << (k - 1)) + n) % n});
+    }
+  out.index_dependents();
+  return out;
+}
+
 CollectiveRunner::Lane::Lane(CollectiveRunner& runner, std::size_t endpoints)
     : wake([this, &runner] { runner.post_ready(*this); }), to_kick(endpoints, false) {}
 

@@ -182,6 +182,15 @@ class Schedule {
 
 /// Builds the transfer graph of one collective of `bytes` per rank on `n` ranks.
 Schedule build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes);
+/// Broadcast from participant 0 as a pipelined chain (NCCL's ring broadcast): `bytes` in
+/// chunks of at most `chunk`; chunk k goes from participant j to j + 1 once it has landed
+/// at j. Transfer k * (n - 1) + j.
+Schedule broadcast_chain(int n, std::uint64_t bytes, std::uint64_t chunk);
+/// Dissemination barrier (Hensgen, Finkel and Manber, Int. J. Parallel Programming 17(1),
+/// 1988): ceil(log2 n) rounds; in round k participant i sends a `token`-byte message to
+/// i + 2^k (mod n) once round k - 1's message from i - 2^(k-1) has landed at it; every
+/// participant has passed once its last round's message has landed. Transfer k * n + i.
+Schedule dissemination_barrier(int n, std::uint64_t token);
 
 /// Runs the collective: posts each transfer on its source rank's NIC once ready and
 /// takes the landings from the destination's completions. Each rank wakes in its NIC's
