@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <utility>
 
@@ -374,6 +375,64 @@ void read_training(ConfigMap m, FabricConfig& c, int endpoints) {
   m.finish();
 }
 
+// A Chakra trace: read and checked here, so a malformed one is a configuration error at
+// `chakra.trace` naming the trace file and node.
+void read_chakra(ConfigMap m, FabricConfig& c, int endpoints, const std::string& config_file) {
+  const std::vector<hw::ParamBlock>& blocks = chakra_param_blocks();
+  const hw::ParamBlock& spec = blocks[0];
+  auto& p = c.chakra.params;
+  if (!m.present("trace")) m.fail("trace", "is required: the trace's path prefix (PREFIX.0.et, PREFIX.1.et, ...)");
+  const std::string given = m.string(spec["trace"], "");
+  const std::filesystem::path rel(given);
+  c.chakra.prefix = (rel.is_absolute() ? rel : std::filesystem::path(config_file).parent_path() / rel).lexically_normal().string();
+  try {
+    c.chakra.trace = std::make_shared<const chakra::Trace>(chakra::read_trace(c.chakra.prefix));
+  } catch (const chakra::TraceError& e) {
+    m.fail("trace", e.what());
+  }
+  const int n = static_cast<int>(c.chakra.trace->ranks.size());
+  if (n > endpoints)
+    m.fail("trace", "the trace has " + std::to_string(n) + " ranks, more than the topology's " + std::to_string(endpoints) +
+                        " endpoints");
+  c.collective_ranks = n;
+  using testbench::CollectiveAlgorithm;
+  static const hw::EnumNames<CollectiveAlgorithm> algorithms{{CollectiveAlgorithm::ring, "ring"},
+                                                             {CollectiveAlgorithm::double_binary_tree, "double_binary_tree"},
+                                                             {CollectiveAlgorithm::halving_doubling, "halving_doubling"}};
+  p.algorithm = m.choice(spec["algorithm"], p.algorithm, algorithms);
+  p.channels = static_cast<int>(m.integer(spec["channels"], p.channels));
+  p.chunk = m.size(spec["chunk"], Size::bytes(p.chunk)).in_bytes();
+  p.tree_slots = static_cast<int>(m.integer(spec["tree_slots"], p.tree_slots));
+  p.reduce_bandwidth_bps = m.bandwidth(spec["reduce_bandwidth"], Bandwidth::bits_per_second(p.reduce_bandwidth_bps)).bps();
+  p.step_latency = tlm_fabric::to_sc(m.time(spec["step_latency"], Time::seconds(0)));
+  p.sl = static_cast<int>(m.integer(spec["sl"], p.sl));
+  {
+    ConfigMap g = m.map("gpu");
+    const hw::ParamBlock& gs = blocks[1];
+    p.gpu.peak_flops = g.number(gs["peak_flops"], p.gpu.peak_flops);
+    p.gpu.efficiency = g.number(gs["efficiency"], p.gpu.efficiency);
+    p.gpu.memory_bandwidth_Bps = g.bandwidth(gs["memory_bandwidth"], Bandwidth::bits_per_second(p.gpu.memory_bandwidth_Bps * 8)).bps() / 8;
+    g.finish();
+  }
+  {
+    ConfigMap u = m.map("scale_up");
+    const hw::ParamBlock& us = blocks[2];
+    p.scale_up.gpus_per_server = static_cast<int>(u.integer(us["gpus_per_server"], p.scale_up.gpus_per_server));
+    p.scale_up.bandwidth_bps = u.bandwidth(us["bandwidth"], Bandwidth::gbps(3600)).bps();
+    p.scale_up.latency = tlm_fabric::to_sc(u.time(us["latency"], Time::us(1)));
+    if (p.scale_up.gpus_per_server == 0 && (u.has("bandwidth") || u.has("latency")))
+      c.warnings.push_back(u.warning("gpus_per_server", "is 0: the scale-up domain is off and its bandwidth and latency have no effect"));
+    u.finish();
+  }
+  try {
+    chakra::check_runnable(*c.chakra.trace, p);
+  } catch (const chakra::TraceError& e) {
+    m.fail(m.has("algorithm") ? "algorithm" : "trace", e.what());
+  }
+  read_placement(m, spec, c);
+  m.finish();
+}
+
 void read_perftest(ConfigMap m, testbench::PerftestParams& p, int endpoints) {
   const hw::ParamBlock& spec = workload_params("perftest");
   p.kind = m.choice(spec["test"], p.kind, testbench::perftest_kind_names());
@@ -703,6 +762,17 @@ void check_flow_control(FabricConfig& c, ConfigMap& top) {
                       "arrives after a PAUSE beyond the headroom"));
 }
 
+// `chakra:`, exclusive with the other workloads; its traffic stays opt-in.
+void read_chakra_section(ConfigMap& top, FabricConfig& c, const std::string& file) {
+  c.chakra_enabled = top.present("chakra");
+  if (!c.chakra_enabled) return;
+  for (const char* other : {"perftest", "collective", "training"})
+    if (top.present(other))
+      top.map("chakra").fail("", std::string("run either a chakra trace or a ") + other + ", not both");
+  read_chakra(top.map("chakra"), c, c.topology.endpoint_count(), file);
+  c.traffic.pattern = TrafficPattern::none;
+}
+
 FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   YAML::Node root = doc.root;
   const std::shared_ptr<ConfigSource> source = doc.source;
@@ -739,6 +809,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
     read_collective(top.map("collective"), c, c.topology.endpoint_count());
     c.traffic.pattern = TrafficPattern::none;
   }
+  read_chakra_section(top, c, name);
   c.perftest_enabled = top.present("perftest");
   if (c.perftest_enabled && c.collective_enabled)
     top.map("perftest").fail("", "run either a perftest or a collective, not both");

@@ -13,6 +13,7 @@
 #include "hw/phy.h"
 #include "hw/routing.h"
 #include "sim/topology.h"
+#include "testbench/chakra/executor.h"
 #include "testbench/collectives.h"
 #include "testbench/perftest.h"
 #include "testbench/traffic_source.h"
@@ -113,6 +114,13 @@ struct InNetworkReduction {
   hw::Bandwidth bandwidth;                       ///< switch.reduction_bandwidth: reduction throughput per node; 0: as fast as its ports
 };
 
+/// A Chakra trace run on the fabric (`chakra:`).
+struct ChakraWorkload {
+  std::string prefix;                                 ///< the trace's path prefix, resolved
+  std::shared_ptr<const chakra::Trace> trace;         ///< read and checked at load time
+  chakra::ExecutorParams params;                      ///< ranks filled by the builder (placement)
+};
+
 struct FabricConfig {
   std::string file;                             ///< where it was read from
   SimulationParams simulation;
@@ -129,6 +137,8 @@ struct FabricConfig {
   testbench::CollectiveParams collective;       ///< ranks filled by the builder from rank_count/placement
   int collective_ranks = 0;                     ///< ranks, 0: every endpoint
   RankPlacement placement = RankPlacement::packed;
+  bool chakra_enabled = false;                  ///< a `chakra:` section was given (collective_ranks: its ranks)
+  ChakraWorkload chakra;
   OutputParams output;
   nlohmann::json echo;                          ///< the effective document after --set, as JSON
   /// Settings that are accepted but likely not what was meant, each worded as an error

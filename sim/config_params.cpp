@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "hw/routing.h"
+#include "sim/config.h"
 #include "sim/config_reader.h"
 #include "sim/topology.h"
 #include "tlm/link.h"
@@ -58,6 +59,49 @@ const hw::ParamBlock& output_params() {
   return block;
 }
 
+const std::vector<hw::ParamBlock>& chakra_param_blocks() {
+  using hw::ParamType;
+  static const std::vector<hw::ParamBlock> blocks{
+      {"chakra",
+       "an MLCommons Chakra execution trace run on the fabric",
+       {{"trace", ParamType::text, "", "", "", "", {}, "required",
+         "the trace's path prefix: `PREFIX.0.et`, `PREFIX.1.et`, ... one file per rank; relative to the configuration file's folder"},
+        {"placement", ParamType::name, "", "packed", "", "", hw::names_of(rank_placement_names()), "`rail`: `rail_optimized` only",
+         "which endpoint each trace rank runs on, as `collective.placement`; the trace's ranks take the first of that order (more ranks than endpoints is an error)"},
+        {"algorithm", ParamType::name, "", "ring", "", "", {"ring", "double_binary_tree", "halving_doubling"}, "`halving_doubling`: every AllReduce group a power of two",
+         "AllReduce algorithm; AllGather and ReduceScatter run as rings, AllToAll direct, Broadcast as a pipelined chain, Barrier as a dissemination barrier"},
+        {"channels", ParamType::integer, "", "1", "1", "64", {}, "",
+         "ring collectives: parallel rings, each with its own QPs and 1/`channels` of the data"},
+        {"chunk", ParamType::size, "", "512KiB", "64B", "1GiB", {}, "",
+         "pipeline chunk of the double binary tree and of the broadcast chain"},
+        {"tree_slots", ParamType::integer, "", "8", "1", "1024", {}, "",
+         "double binary tree: chunk buffers per tree edge at the receiver"},
+        {"reduce_bandwidth", ParamType::bandwidth, "", "8Tb/s", "1Gb/s", "1000Tb/s", {}, "",
+         "per-rank reduction throughput: a transfer that carries reduced data waits bytes / this after its inputs landed"},
+        {"step_latency", ParamType::time, "", "0s", "0s", "1ms", {}, "",
+         "software / kernel latency before every transfer (collective steps and sends)"},
+        {"sl", ParamType::integer, "", "0", "0", "15", {}, "", "service level of every QP"},
+        {"gpu", ParamType::section, "", "", "", "", {}, "", "compute time of nodes without `duration_micros`"},
+        {"scale_up", ParamType::section, "", "", "", "", {}, "", "transfers inside a server, off the fabric"}}},
+      {"chakra.gpu",
+       "the compute model of COMP nodes without a duration: max(num_ops / (peak_flops x efficiency), tensor_size / memory_bandwidth)",
+       {{"peak_flops", ParamType::number, "FLOP/s", "989e12", "1e9", "1e18", {}, "",
+         "peak arithmetic rate (default: H100 SXM dense BF16, NVIDIA H100 datasheet)"},
+        {"efficiency", ParamType::number, "", "0.5", "0.001", "1", {}, "",
+         "fraction of the peak a kernel reaches (an assumption)"},
+        {"memory_bandwidth", ParamType::bandwidth, "", "3350GB/s", "1Gb/s", "1000Tb/s", {}, "",
+         "memory bandwidth (default: H100 SXM HBM3, same datasheet)"}}},
+      {"chakra.scale_up",
+       "a scale-up domain (NVLink-like): transfers between ranks in one server do not enter the fabric",
+       {{"gpus_per_server", ParamType::integer, "", "0", "0", "1024", {}, "",
+         "endpoints e and f share a server when e / this == f / this; 0: off, every transfer crosses the fabric"},
+        {"bandwidth", ParamType::bandwidth, "", "3600Gb/s", "1Gb/s", "1000Tb/s", {}, "",
+         "per GPU port and direction; a transfer holds the sender's and the receiver's port for bytes / this"},
+        {"latency", ParamType::time, "", "1us", "0s", "1ms", {}, "",
+         "per transfer, after its bytes have gone through the ports"}}}};
+  return blocks;
+}
+
 const std::vector<hw::ParamBlock>& config_param_blocks() {
   static const std::vector<hw::ParamBlock> blocks = [] {
     std::vector<hw::ParamBlock> all{simulation_params(), tlm_fabric::link_params()};
@@ -65,6 +109,7 @@ const std::vector<hw::ParamBlock>& config_param_blocks() {
       all.insert(all.end(), group->begin(), group->end());
     all.push_back(hw::routing_params());
     all.insert(all.end(), workload_param_blocks().begin(), workload_param_blocks().end());
+    all.insert(all.end(), chakra_param_blocks().begin(), chakra_param_blocks().end());
     all.push_back(output_params());
     return all;
   }();

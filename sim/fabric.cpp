@@ -89,6 +89,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     for (int e = 0; e < routed.endpoints(); ++e) switches_[s]->set_routes(e, routes.ports(static_cast<int>(s), e));
   build_traffic();
   if (config_.collective_enabled) build_collective(aggregation, routed);
+  if (config_.chakra_enabled) build_chakra();
   tlm_fabric::WakeQueue::instance().set_lookahead(lookahead_);
   if (config_.perftest_enabled) {
     const auto& pt = config_.perftest;
@@ -254,6 +255,14 @@ void Fabric::build_collective(const testbench::AggregationTree& aggregation, con
   // A collective's end spans every lane: it runs between windows, at the time its last
   // landing is visible, no earlier than the window it landed in ends.
   if (lanes_ > 1) lookahead_ = std::min(lookahead_, collective_->least_completion_delay());
+}
+
+void Fabric::build_chakra() {
+  chakra::ExecutorParams p = config_.chakra.params;
+  p.ranks = place_ranks();
+  std::vector<tlm_fabric::Nic*> nics;
+  for (auto& nic : nics_) nics.push_back(nic.get());
+  chakra_ = std::make_unique<chakra::Executor>("chakra", nics, config_.chakra.trace, p);
 }
 
 void Fabric::watchdog() {
@@ -480,7 +489,8 @@ void Fabric::plan_lanes() {
   // once, but they all land in its switch's lane.)
   const bool visible_at_once =
       config_.collective_enabled && config_.nic.host.least_completion_delay() == sc_core::SC_ZERO_TIME;
-  const bool coupled = config_.perftest_enabled || visible_at_once;
+  // A Chakra trace runs on one lane too (its executor posts on any rank's NIC at once).
+  const bool coupled = config_.perftest_enabled || visible_at_once || config_.chakra_enabled;
   lanes_ = coupled ? 1 : std::max(1, std::min(config_.simulation.threads, static_cast<int>(host_switches.size())));
   switch_lane_.assign(static_cast<std::size_t>(switches), 0);
   // Switches with hosts in blocks of consecutive indices (neighbours in a tier share a

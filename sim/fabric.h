@@ -70,6 +70,8 @@ class Fabric : public sc_core::sc_module {
   const testbench::Perftest* perftest() const { return perftest_.get(); }
   /// The collective workload, or nullptr.
   const testbench::CollectiveRunner* collective() const { return collective_.get(); }
+  /// The Chakra trace workload, or nullptr.
+  const chakra::Executor* chakra() const { return chakra_.get(); }
   /// Endpoint of each collective rank (placement applied).
   std::vector<int> place_ranks() const;
   /// packets.csv into `log` (its header first; tlm/packet_log.h), from now on.
@@ -116,6 +118,8 @@ class Fabric : public sc_core::sc_module {
   /// The NICs' flow records after the warm-up into flows_ (per lane in a parallel window).
   void collect_flows();
   void build_collective(const testbench::AggregationTree& aggregation, const TopologyGraph& routed);
+  /// The Chakra executor over the placed ranks' NICs (one lane).
+  void build_chakra();
   void build_traffic();
   /// A traffic generator at endpoint `src` (with its RC QPs when the transport is RDMA).
   void add_source(int src, testbench::Destinations dsts, std::vector<testbench::Weighted> msg_sizes,
@@ -146,6 +150,7 @@ class Fabric : public sc_core::sc_module {
   std::unique_ptr<tlm_fabric::PacketLog> packet_log_;
   std::unique_ptr<testbench::Perftest> perftest_;
   std::unique_ptr<testbench::CollectiveRunner> collective_;
+  std::unique_ptr<chakra::Executor> chakra_;
   // The occupancy sampler, a wake-up made before any block's: a sample at t runs before
   // every block woken at t, whatever order the kernel gives events due at one instant.
   std::unique_ptr<tlm_fabric::WakeEvent> sampler_;

@@ -388,6 +388,15 @@ nlohmann::json results_header(const FabricConfig& config, const Fabric& fabric, 
   return r;
 }
 
+// results.json "chakra": the executor's report, its table, and why it did not finish.
+nlohmann::json chakra_results(const chakra::Executor& ex) {
+  nlohmann::json c = ex.report();
+  c["table"] = ex.table();
+  if (!ex.finished() && !c.contains("error"))
+    c["error"] = "the trace did not finish within simulation.duration; raise it";
+  return c;
+}
+
 nlohmann::json perftest_results(const FabricConfig& config, const testbench::Perftest& pt) {
   nlohmann::json p = {{"test", to_string(config.perftest.kind)}, {"finished", pt.finished()}, {"sizes", pt.report()},
                       {"table", pt.table()}};
@@ -459,6 +468,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   r["timeseries"] = fabric.timeseries();
   if (const auto* co = fabric.collective()) add_collective_results(r, fabric, *co, config);
   if (const auto* pt = fabric.perftest()) r["perftest"] = perftest_results(config, *pt);
+  if (const auto* ch = fabric.chakra()) r["chakra"] = chakra_results(*ch);
   // Read last, with the rest of the results built: what the run took but the writing.
   const std::optional<std::uint64_t> peak_memory = peak_resident_bytes();
   r["simulator"] = {{"wall_time_s", wall},
@@ -482,7 +492,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
 
 std::string summary_table(const nlohmann::json& r) {
   std::ostringstream out;
-  for (const char* workload : {"perftest", "collective"}) {
+  for (const char* workload : {"perftest", "collective", "chakra"}) {
     if (!r.contains(workload)) continue;
     out << r[workload]["table"].get<std::string>();
     if (r[workload].contains("error")) out << "error: " << r[workload]["error"].get<std::string>() << "\n";

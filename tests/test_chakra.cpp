@@ -18,11 +18,16 @@
 
 #include "testbench/chakra/trace.h"
 #include "testbench/chakra/writer.h"
+#include "tests/chakra_nodes.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 namespace pb = ChakraProtoMsg;
+using fabricsim::testing::attr;
+using fabricsim::testing::coll;
+using fabricsim::testing::comp;
+using fabricsim::testing::p2p;
 using fabricsim::chakra::CollectiveType;
 using fabricsim::chakra::NodeKind;
 using fabricsim::chakra::read_trace;
@@ -31,44 +36,6 @@ using fabricsim::chakra::Trace;
 using fabricsim::chakra::TraceError;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-pb::AttributeProto* attr(pb::Node& n, const char* name) {
-  auto* a = n.add_attr();
-  a->set_name(name);
-  return a;
-}
-
-pb::Node comp(std::uint64_t id, std::vector<std::uint64_t> data_deps = {}, std::uint64_t micros = 10) {
-  pb::Node n;
-  n.set_id(id);
-  n.set_name("comp" + std::to_string(id));
-  n.set_type(pb::COMP_NODE);
-  n.set_duration_micros(micros);
-  for (auto d : data_deps) n.add_data_deps(d);
-  return n;
-}
-
-pb::Node coll(std::uint64_t id, pb::CollectiveCommType type, std::int64_t bytes, const char* pg = "",
-              std::vector<std::uint64_t> data_deps = {}) {
-  pb::Node n;
-  n.set_id(id);
-  n.set_type(pb::COMM_COLL_NODE);
-  attr(n, "comm_type")->set_int64_val(type);
-  attr(n, "comm_size")->set_int64_val(bytes);
-  if (*pg) attr(n, "pg_name")->set_string_val(pg);
-  for (auto d : data_deps) n.add_data_deps(d);
-  return n;
-}
-
-pb::Node p2p(std::uint64_t id, bool send, int peer, std::int64_t bytes, int tag) {
-  pb::Node n;
-  n.set_id(id);
-  n.set_type(send ? pb::COMM_SEND_NODE : pb::COMM_RECV_NODE);
-  attr(n, send ? "comm_dst" : "comm_src")->set_int32_val(peer);
-  attr(n, "comm_size")->set_int64_val(bytes);
-  attr(n, "comm_tag")->set_int32_val(tag);
-  return n;
-}
 
 // `n` without its attribute `name`.
 pb::Node without(pb::Node n, const std::string& name) {

@@ -174,6 +174,7 @@ Executor::Executor(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> n
   }
   up_port_free_.assign(nics_.size(), sc_time());
   down_port_free_.assign(nics_.size(), sc_time());
+  to_kick_.assign(nics_.size(), 0);
   wake_.notify_at(tlm_fabric::sim_now());
 }
 
@@ -355,9 +356,13 @@ void Executor::post_ready(const sc_time& now) {
     in_flight_[wr] = {e.instance, e.transfer, b};
     nics_[static_cast<std::size_t>(a)]->rdma().post(qp_for(a, b, t.channel), {tlm_fabric::RdmaOpcode::write, t.bytes, wr},
                                                    now);
-    if (std::find(kicked_.begin(), kicked_.end(), a) == kicked_.end()) kicked_.push_back(a);
+    if (!to_kick_[static_cast<std::size_t>(a)]) kicked_.push_back(a);
+    to_kick_[static_cast<std::size_t>(a)] = 1;
   }
-  for (int a : kicked_) nics_[static_cast<std::size_t>(a)]->kick();
+  for (int a : kicked_) {
+    nics_[static_cast<std::size_t>(a)]->kick();
+    to_kick_[static_cast<std::size_t>(a)] = 0;
+  }
   kicked_.clear();
 }
 
