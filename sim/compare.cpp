@@ -37,7 +37,7 @@ constexpr int kCompareSchemaVersion = 1;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Workload sections a configuration may carry; compare replaces them with its own.
-const char* const kWorkloadSections[] = {"traffic", "perftest", "collective", "training"};
+const char* const kWorkloadSections[] = {"traffic", "perftest", "collective", "training", "chakra"};
 
 std::string fmt(double v, int decimals) {
   if (std::isnan(v)) return "n/a";

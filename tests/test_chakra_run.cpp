@@ -122,6 +122,29 @@ TEST(ChakraRun, AllReduceMatchesTheCollectiveRun) {
 
 // Compute only: one stream per rank, nodes one at a time in ready order, so a rank ends
 // at the sum of its nodes' times; the GPU model gives max(ops / (peak x eff), bytes / bw).
+// comm_size is one rank's input (docs/workloads.md): an AllGather of S / n per rank is
+// nccl-tests' AllGather of S, a ReduceScatter or all-to-all of S is that of S. Each runs
+// the built-in collective's graph: the same time exactly.
+TEST(ChakraRun, CommSizeFollowsTheInputConvention) {
+  constexpr int kRanks = 4;
+  struct Case {
+    pb::CollectiveCommType type;
+    std::int64_t comm_size;
+    const char* op;
+  };
+  for (const Case& c : {Case{pb::ALL_GATHER, (4 << 20) / kRanks, "allgather"}, Case{pb::REDUCE_SCATTER, 4 << 20, "reduce_scatter"},
+                        Case{pb::ALL_TO_ALL, 4 << 20, "alltoall"}}) {
+    const json chakra = run_trace(write_trace(c.op, one_collective(kRanks, c.type, c.comm_size)), "", kRanks);
+    const json builtin = run_checked(load_config_text(
+        fabric(kRanks) + "collective: {op: " + c.op + ", sizes: [4MiB]}\n", "coll.yaml"));
+    const json& size = builtin.at("collective").at("sizes").at(0);
+    EXPECT_EQ(chakra.at("collectives").at(0).at("bytes").get<std::uint64_t>(), 4u << 20) << c.op;
+    EXPECT_EQ(chakra.at("collectives").at(0).at("time_us").get<double>(), size.at("time_us").get<double>()) << c.op;
+    EXPECT_NEAR(chakra.at("collectives").at(0).at("busbw_GBps").get<double>(), size.at("busbw_GBps").get<double>(), 1e-9)
+        << c.op;
+  }
+}
+
 TEST(ChakraRun, ComputeOnlyDagGivesTheCriticalPath) {
   pb::Node model = work(5, 0, {4});  // 1e7 ops at 1e12 x 0.5 FLOP/s = 20 us; 4 MB at 100 GB/s = 40 us
   attr(model, "num_ops")->set_int64_val(10'000'000);
@@ -225,6 +248,22 @@ TEST(ChakraRun, ScaleUpTransfersFollowTheClosedForm) {
   const double wire_us = kBytes * 8.0 / 1600e9 * 1e6;
   EXPECT_NEAR(c.at("per_rank").at(1).at("end_us").get<double>(), 2.0 + wire_us, 1e-6);
   EXPECT_NEAR(c.at("per_rank").at(2).at("end_us").get<double>(), 2.0 + 2 * wire_us, 1e-6);
+}
+
+// Two process groups of two ranks each run their AllReduce at once, each on its own
+// ranks' cables: each takes what it takes alone.
+TEST(ChakraRun, CollectivesOfTwoGroupsRunAtOnce) {
+  auto group = [](const char* pg) { return fabricsim::testing::coll(1, pb::ALL_REDUCE, 1 << 20, pg); };
+  const json both = run_trace(write_trace("groups", {{group("a")}, {group("a")}, {group("b")}, {group("b")}}), "", 4);
+  const json alone = run_trace(write_trace("alone", one_collective(2, pb::ALL_REDUCE, 1 << 20)), "", 4);
+  ASSERT_TRUE(both.at("finished").get<bool>());
+  ASSERT_EQ(both.at("collectives").size(), 2u);
+  const double t = alone.at("collectives").at(0).at("time_us").get<double>();
+  for (const json& c : both.at("collectives")) {
+    EXPECT_EQ(c.at("ranks"), 2);
+    EXPECT_DOUBLE_EQ(c.at("start_us").get<double>(), 0.0);
+    EXPECT_NEAR(c.at("time_us").get<double>(), t, 1e-3) << c.at("group");
+  }
 }
 
 TEST(ChakraRun, ConfigurationErrors) {
