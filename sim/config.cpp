@@ -15,6 +15,7 @@
 #include "sim/config_params.h"
 #include "sim/config_reader.h"
 #include "sim/huge_pages.h"
+#include "sim/training_config.h"
 #include "tlm/switch_params.h"
 
 namespace fabricsim::sim {
@@ -799,7 +800,11 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   check_flow_control(c, top);
   read_routing(top.map("routing"), c.routing);
   c.collective_enabled = top.present("collective");
-  if (top.present("training")) {
+  if (top.present("training") && is_training_job(top.map("training"))) {
+    if (c.collective_enabled) top.map("training").fail("", "give either a training or a collective section, not both");
+    c.training_job = read_training_job(top.map("training"), c.topology.endpoint_count());
+    c.traffic.pattern = TrafficPattern::none;
+  } else if (top.present("training")) {
     if (c.collective_enabled) top.map("training").fail("", "give either a training or a collective section, not both");
     read_training(top.map("training"), c, c.topology.endpoint_count());
     c.collective_enabled = true;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "testbench/collectives.h"
 #include "testbench/perftest.h"
 #include "testbench/traffic_source.h"
+#include "testbench/training/generator.h"
 #include "tlm/link.h"
 #include "tlm/nic.h"
 #include "tlm/switch.h"
@@ -139,6 +141,9 @@ struct FabricConfig {
   RankPlacement placement = RankPlacement::packed;
   bool chakra_enabled = false;                  ///< a `chakra:` section was given (collective_ranks: its ranks)
   ChakraWorkload chakra;
+  /// A generated training job (`training:` with model, parallelism, gpu;
+  /// sim/training_config.h): exported as Chakra traces, not run.
+  std::optional<training::Job> training_job;
   OutputParams output;
   nlohmann::json echo;                          ///< the effective document after --set, as JSON
   /// Settings that are accepted but likely not what was meant, each worded as an error

@@ -8,6 +8,7 @@
 #include "hw/routing.h"
 #include "sim/config.h"
 #include "sim/config_reader.h"
+#include "sim/training_config.h"
 #include "sim/topology.h"
 #include "tlm/link.h"
 #include "tlm/nic.h"
@@ -110,6 +111,7 @@ const std::vector<hw::ParamBlock>& config_param_blocks() {
     all.push_back(hw::routing_params());
     all.insert(all.end(), workload_param_blocks().begin(), workload_param_blocks().end());
     all.insert(all.end(), chakra_param_blocks().begin(), chakra_param_blocks().end());
+    all.insert(all.end(), training_job_param_blocks().begin(), training_job_param_blocks().end());
     all.push_back(output_params());
     return all;
   }();

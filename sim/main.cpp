@@ -1,4 +1,4 @@
-// The `fabricsim` command: run, validate, routes, sweep, report, compare and params
+// The `fabricsim` command: run, validate, routes, sweep, report, compare, params and workload
 // (`fabricsim SUBCOMMAND --help`; README.md has examples). Exit codes: 0 success,
 // 1 simulation error, 2 configuration or usage error, 3 scoreboard (invariant) failure,
 // 4 stalled fabric (deadlock) found by the watchdog.
@@ -24,6 +24,7 @@
 #include "sim/progress.h"
 #include "sim/python_script.h"
 #include "sim/sweep.h"
+#include "sim/training_config.h"
 
 namespace {
 
@@ -117,8 +118,9 @@ struct CommandLine {
   bool cmp_no_plots = false;
   bool params_markdown = false;
   std::string params_doc;
+  std::string chakra_dir, chakra_prefix = "training";
   CLI::App *run = nullptr, *validate = nullptr, *sweep = nullptr, *sweep_task = nullptr, *report = nullptr,
-           *routes = nullptr, *compare = nullptr, *params = nullptr;
+           *routes = nullptr, *compare = nullptr, *params = nullptr, *workload_export = nullptr;
 };
 
 // A folder option given as "" would silently fall back to the default folder.
@@ -216,6 +218,18 @@ void add_compare_command(CLI::App& app, CommandLine& cl) {
   compare->add_flag("--no-plots", cl.cmp_no_plots, "do not run scripts/plot_compare.py");
 }
 
+// `workload export`: a generated training job as Chakra traces (sim/training_config.h).
+void add_workload_commands(CLI::App& app, CommandLine& cl) {
+  auto* workload = app.add_subcommand("workload", "workloads as files: export a generated training job");
+  workload->require_subcommand(1);
+  auto* exp = cl.workload_export = workload->add_subcommand(
+      "export", "write the configuration's generated training job (training.model, ...) as per-rank Chakra traces");
+  exp->add_option("config", cl.file, "YAML configuration")->required();
+  exp->add_option("--chakra", cl.chakra_dir, "folder for PREFIX.RANK.et (created)")->required()->check(non_empty());
+  exp->add_option("--prefix", cl.chakra_prefix, "file name prefix")->capture_default_str()->check(non_empty());
+  exp->add_option("--set", cl.overrides, "override a key: path.to.key=value (repeatable)");
+}
+
 // --workload and --sizes lists into the compare options.
 void read_compare_lists(CommandLine& cl) {
   std::stringstream ws(cl.cmp_workloads), ss(cl.cmp_sizes);
@@ -260,6 +274,8 @@ int run_subcommand(CommandLine& cl) {
     read_compare_lists(cl);
     return fabricsim::sim::compare_command(cl.cmp);
   }
+  if (cl.workload_export->parsed())
+    return fabricsim::sim::export_chakra_command(cl.file, cl.overrides, cl.chakra_dir, cl.chakra_prefix);
   if (cl.routes->parsed()) {
     std::cout << fabricsim::sim::route_tables(fabricsim::sim::load_config(cl.file, cl.overrides));
     return 0;
@@ -277,6 +293,7 @@ int sc_main(int argc, char* argv[]) {
   add_sweep_commands(app, cl);
   add_inspection_commands(app, cl);
   add_compare_command(app, cl);
+  add_workload_commands(app, cl);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/config_reader.h"
 #include "sim/fabric.h"
 #include "sim/huge_pages.h"
 #include "sim/invariants.h"
@@ -408,6 +409,10 @@ nlohmann::json perftest_results(const FabricConfig& config, const testbench::Per
 
 nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, Progress* progress,
                               ModelTeardown teardown) {
+  if (config.training_job)
+    throw ConfigError(config.file, "training",
+                      "a generated training job is exported as Chakra traces (fabricsim workload export --chakra DIR "
+                      "CONFIG), not run");
   // A workload that ends the run itself (perftest) calls sc_stop: not news.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   auto model = std::make_unique<Model>(config);

@@ -175,6 +175,9 @@ Node convert(const pb::Node& n, const std::string& file) {
     case NodeKind::recv:
       if (!out.comm_src) fail(where, ": COMM_RECV_NODE without a peer (comm_src attribute)");
       break;
+    case NodeKind::metadata:
+      out.inputs = n.inputs().values();
+      break;
     default: break;
   }
   return out;
@@ -292,26 +295,31 @@ std::vector<std::size_t> execution_order(const RankTrace& t, const std::function
 
 }  // namespace
 
-RankTrace read_rank_file(const std::string& file, int rank) {
-  RankTrace t;
-  t.rank = rank;
-  t.file = file;
-  t.version = read_messages(file, [&](const pb::Node& n) {
-                const std::size_t i = t.nodes.size();
-                auto [it, fresh] = t.index_.emplace(n.id(), i);
-                if (!fresh)
-                  fail(node_ref(file, n.id()), ": duplicate node id (nodes ", it->second + 1, " and ", i + 1,
-                       " of the file)");
-                t.nodes.push_back(convert(n, file));
-              }).version();
+void finish_rank(RankTrace& t) {
+  t.index_.clear();
+  t.index_.reserve(t.nodes.size());
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) {
+    auto [it, fresh] = t.index_.emplace(t.nodes[i].id, i);
+    if (!fresh)
+      fail(node_ref(t.file, t.nodes[i].id), ": duplicate node id (nodes ", it->second + 1, " and ", i + 1,
+           " of the file)");
+  }
   auto at = [&](std::uint64_t id) { return t.index_.at(id); };
   for (const Node& node : t.nodes) {
     for (const auto& [list, kind] : {std::pair{&node.data_deps, "data_deps"}, std::pair{&node.ctrl_deps, "ctrl_deps"}})
       for (std::uint64_t d : *list)
         if (!t.index_.count(d))
-          fail(node_ref(file, node.id), ": depends on node ", d, " (", kind, "), which is not in the file");
+          fail(node_ref(t.file, node.id), ": depends on node ", d, " (", kind, "), which is not in the file");
   }
   t.order = execution_order(t, at);
+}
+
+RankTrace read_rank_file(const std::string& file, int rank) {
+  RankTrace t;
+  t.rank = rank;
+  t.file = file;
+  t.version = read_messages(file, [&](const pb::Node& n) { t.nodes.push_back(convert(n, file)); }).version();
+  finish_rank(t);
   return t;
 }
 

@@ -64,6 +64,9 @@ struct Node {
   std::uint64_t num_ops = 0;
   std::uint64_t tensor_size = 0;  // bytes
   bool is_cpu_op = false;
+  // A METADATA_NODE's inputs (IOInfo.values): PyTorch's "## process_group:init ##"
+  // node carries the process groups there (process_groups.h).
+  std::string inputs;
 };
 
 struct RankTrace {
@@ -78,7 +81,7 @@ struct RankTrace {
   const Node* find(std::uint64_t id) const;
 
  private:
-  friend RankTrace read_rank_file(const std::string& file, int rank);
+  friend void finish_rank(RankTrace& t);
   std::unordered_map<std::uint64_t, std::size_t> index_;
 };
 
@@ -94,6 +97,11 @@ std::vector<std::string> rank_files(const std::string& prefix);
 // One file on its own: framing, parsing, node types and attributes, dependencies,
 // duplicate ids, cycles; fills the execution order.
 RankTrace read_rank_file(const std::string& file, int rank);
+
+// A rank built in memory (nodes filled, file naming it in errors): the checks
+// read_rank_file makes after parsing (duplicate ids, dependencies, cycles); fills
+// the index and the execution order.
+void finish_rank(RankTrace& t);
 
 // Across ranks: collectives of a process group in the same order with the same type
 // and size on every rank that takes part; every send has its receive (peer, tag, size)

@@ -1,0 +1,31 @@
+// The generated-training-job form of the `training:` section (keys model,
+// parallelism, gpu, ...; testbench/training/generator.h), its key tables, and
+// `fabricsim workload export --chakra DIR CONFIG`. The fixed-time training step
+// (forward, backward, gradient_size, ...) is the section's other form; the two do
+// not mix.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hw/param_spec.h"
+#include "sim/config_reader.h"
+#include "testbench/training/generator.h"
+
+namespace fabricsim::sim {
+
+/// `training:` as a generated job, `training.model`, `training.parallelism`, `training.gpu`.
+const std::vector<hw::ParamBlock>& training_job_param_blocks();
+
+/// The section describes a generated job (it has model, parallelism or gpu).
+bool is_training_job(const ConfigMap& m);
+
+/// Reads and validates the job for a fabric of `endpoints` ranks; ConfigError naming the key.
+training::Job read_training_job(ConfigMap m, int endpoints);
+
+/// `fabricsim workload export --chakra DIR CONFIG`: writes DIR/PREFIX.RANK.et and prints
+/// a summary. Returns the exit code; ConfigError for a configuration without a job.
+int export_chakra_command(const std::string& config, const std::vector<std::string>& overrides,
+                          const std::string& dir, const std::string& prefix);
+
+}  // namespace fabricsim::sim
