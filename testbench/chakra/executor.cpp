@@ -51,6 +51,7 @@ sc_time exposed(std::vector<std::pair<sc_time, sc_time>> a, std::vector<std::pai
 // The collective a trace type runs as and the graph's bytes per rank (nccl-tests size)
 // for a node's comm_size: comm_size is the bytes of the op's input tensors on one rank
 // (Chakra's PyTorch converter), so an AllGather's output, the graph's size, is n times it.
+// Broadcast and barrier have graphs of their own (their `op` is unused).
 struct Runnable {
   bool ok = true;
   CollectiveOp op = CollectiveOp::allreduce;
@@ -236,7 +237,10 @@ void Executor::issue(int r, std::uint32_t i, const sc_time& now) {
   const Node& n = rank.trace->nodes[i];
   switch (n.kind) {
     case NodeKind::metadata: push_event(now, r, i); break;
-    case NodeKind::compute: rank.ready.push({now, rank.position[i], i}); break;
+    case NodeKind::compute:
+      rank.ready.push({now, rank.position[i], i});
+      to_dispatch_.push_back(r);
+      break;
     case NodeKind::send:
       sends_[{r, static_cast<int>(*n.comm_dst), n.comm_tag}].push_back(i);
       match_p2p(r, static_cast<int>(*n.comm_dst), n.comm_tag, now);
@@ -434,8 +438,13 @@ void Executor::end_instance(std::uint64_t id, const sc_time& now) {
 }
 
 void Executor::dispatch_compute(const sc_time& now) {
-  for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    Rank& rank = ranks_[r];
+  // Only the ranks whose stream freed or that got a ready node since, in rank order.
+  std::sort(to_dispatch_.begin(), to_dispatch_.end());
+  to_dispatch_.erase(std::unique(to_dispatch_.begin(), to_dispatch_.end()), to_dispatch_.end());
+  dispatching_.swap(to_dispatch_);
+  to_dispatch_.clear();
+  for (int r : dispatching_) {
+    Rank& rank = ranks_[static_cast<std::size_t>(r)];
     if (rank.computing || rank.ready.empty()) continue;
     const ReadyCompute next = rank.ready.top();
     rank.ready.pop();
@@ -443,7 +452,7 @@ void Executor::dispatch_compute(const sc_time& now) {
     const sc_time d = node_compute_time(rank.trace->nodes[next.node]);
     rank.compute.push_back({now, now + d});
     rank.compute_s += d;
-    push_event(now + d, static_cast<int>(r), next.node);
+    push_event(now + d, r, next.node);
   }
 }
 
@@ -455,7 +464,10 @@ void Executor::complete(int r, std::uint32_t i, const sc_time& now) {
   rank.last_end = std::max(rank.last_end, now);
   end_ = std::max(end_, now);
   const NodeKind kind = rank.trace->nodes[i].kind;
-  if (kind == NodeKind::compute) rank.computing = false;
+  if (kind == NodeKind::compute) {
+    rank.computing = false;
+    to_dispatch_.push_back(r);
+  }
   else if (kind != NodeKind::metadata) rank.comm.push_back({rank.issued[i], now});
   for (std::uint32_t d : rank.dependents[i])
     if (--rank.missing[d] == 0) issue(r, d, now);

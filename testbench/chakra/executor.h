@@ -199,6 +199,7 @@ class Executor : public sc_core::sc_module {
   std::unordered_map<std::uint64_t, Posted> in_flight_;  // by wr_id
   std::uint64_t next_wr_ = 0;
   std::map<std::tuple<int, int, int>, int> qps_;         // (src endpoint, dst endpoint, channel) -> QP at src
+  std::vector<int> to_dispatch_, dispatching_;           // ranks whose compute stream may start a node
   std::vector<int> kicked_;                              // post_ready: NICs posted to, in first-post order
   std::vector<std::uint8_t> to_kick_;                    // per endpoint: in kicked_
   std::vector<sc_core::sc_time> up_port_free_, down_port_free_;  // scale-up, per endpoint
