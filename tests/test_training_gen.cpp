@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <queue>
@@ -106,6 +107,37 @@ TEST(TrainingGenerator, RankLayoutAndGroups) {
   EXPECT_EQ(groups[1].desc, "dp.s0.t1");
   EXPECT_EQ(groups[1].ranks, (std::vector<int>{1, 5}));
   chakra::check_process_groups(trace);
+}
+
+std::string process_group_error(chakra::Trace trace, const std::function<void(chakra::Trace&)>& spoil) {
+  spoil(trace);
+  try {
+    chakra::check_process_groups(trace);
+  } catch (const chakra::TraceError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(TrainingGenerator, ProcessGroupChecksNameTheFault) {
+  const chakra::Trace trace = generate(small_gpt(2, 2, 1));
+  EXPECT_EQ(process_group_error(trace, [](chakra::Trace&) {}), "accepted");
+  auto collective = [](chakra::Trace& t) -> chakra::Node& {
+    return *std::find_if(t.ranks[0].nodes.begin(), t.ranks[0].nodes.end(),
+                         [](const chakra::Node& n) { return n.kind == chakra::NodeKind::collective; });
+  };
+  EXPECT_THAT(process_group_error(trace, [](chakra::Trace& t) { t.ranks[0].nodes[0].inputs = "[]"; }),
+              HasSubstr("rank 0: node 0: process-group inputs are not a list of one JSON string"));
+  EXPECT_THAT(process_group_error(trace, [](chakra::Trace& t) { t.ranks[0].nodes[0].inputs = "['[{\"pg_name\": \"0\", \"ranks\": [0, 9]}]']"; }),
+              HasSubstr("process group '0' lists 9, not a rank of the trace (0..3)"));
+  EXPECT_THAT(process_group_error(trace, [&](chakra::Trace& t) { collective(t).pg_name = "7"; }),
+              HasSubstr("process group '7' is not declared"));
+  // Rank 1 drops out of the tensor-parallel group it is declared in.
+  EXPECT_THAT(process_group_error(trace, [&](chakra::Trace& t) {
+                for (auto& n : t.ranks[1].nodes)
+                  if (n.kind == chakra::NodeKind::collective && n.pg_name == collective(t).pg_name) n.pg_name.clear();
+              }),
+              HasSubstr("rank 1 is a member of process group '0' but issues none of its collectives"));
 }
 
 TEST(TrainingGenerator, MegatronCommunicationSizes) {
@@ -243,6 +275,22 @@ TEST(TrainingGenerator, OneFOneBBubbleFraction) {
     const double per_micro_batch = 2 * 2 * (1.0 + 2.0);  // 2 layers a stage, 2 nodes a layer
     EXPECT_EQ(t, (m + p - 1) * per_micro_batch) << "p " << p << " m " << m;
     EXPECT_DOUBLE_EQ((t - m * per_micro_batch) / t, static_cast<double>(p - 1) / (m + p - 1));
+    // What sets 1F1B apart from GPipe (the same bubble): stage s holds at most p - s
+    // micro-batches' activations (forwards begun, backwards not finished).
+    for (int stage = 0; stage < p; ++stage) {
+      int in_flight = 0, most = 0;
+      std::string pass;
+      for (const auto& node : trace.ranks[static_cast<std::size_t>(stage)].nodes) {
+        if (node.kind != chakra::NodeKind::compute || node.name.rfind("optimizer", 0) == 0) continue;
+        const std::string this_pass = node.name.substr(0, node.name.find(".L"));  // fwd.it0.mb3
+        if (this_pass == pass) continue;
+        pass = this_pass;
+        in_flight += pass.rfind("fwd", 0) == 0 ? 1 : -1;
+        most = std::max(most, in_flight);
+      }
+      EXPECT_EQ(in_flight, 0);
+      EXPECT_EQ(most, std::min(p - stage, m)) << "stage " << stage;
+    }
   }
 }
 
@@ -331,6 +379,9 @@ TEST(TrainingGenerator, RefusesImpossibleJobs) {
   j = job;
   j.model.kv_heads = 3;
   EXPECT_THAT(refusal(j), HasSubstr("training.model.kv_heads = 3 does not divide training.model.heads = 16"));
+  j = job;
+  j.global_batch = 2 * 2 * 100000;  // 10^5 micro-batches: tens of millions of nodes
+  EXPECT_THAT(refusal(j), HasSubstr("use fewer iterations, micro-batches, layers or ranks"));
   EXPECT_EQ(refusal(job), "accepted");
   EXPECT_THROW(model_preset("gpt5"), std::invalid_argument);
   EXPECT_THROW(gpu_preset("h300"), std::invalid_argument);

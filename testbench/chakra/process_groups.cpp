@@ -39,10 +39,12 @@ std::vector<ProcessGroup> process_groups(const RankTrace& rank, int world) {
       pg.name = g["pg_name"].get<std::string>();
       pg.desc = g.value("pg_desc", std::string());
       for (const auto& r : g["ranks"]) {
-        if (!r.is_number_integer() || r.get<int>() < 0 || r.get<int>() >= world)
+        const bool is_rank = r.is_number_unsigned() ? r.get<std::uint64_t>() < static_cast<std::uint64_t>(world)
+                          : r.is_number_integer() && r.get<std::int64_t>() >= 0 && r.get<std::int64_t>() < world;
+        if (!is_rank)
           throw TraceError(where + ": process group '" + pg.name + "' lists " + r.dump() +
                            ", not a rank of the trace (0.." + std::to_string(world - 1) + ")");
-        pg.ranks.push_back(r.get<int>());
+        pg.ranks.push_back(static_cast<int>(r.get<std::int64_t>()));
       }
       if (pg.ranks.empty())
         for (int r = 0; r < world; ++r) pg.ranks.push_back(r);

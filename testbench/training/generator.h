@@ -42,7 +42,7 @@ struct Job {
 
 // The most nodes a generated trace may hold, summed over ranks (memory: a few hundred
 // bytes each).
-inline constexpr double kMaxNodes = 20e6;
+inline constexpr double kMaxNodes = 10e6;
 
 // Every condition the generator needs (divisibility, 1F1B, precision on the GPU);
 // JobError naming the key (training.model.heads, training.parallelism.tp, ...).
