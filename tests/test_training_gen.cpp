@@ -94,6 +94,22 @@ TEST(TrainingGenerator, TotalFlopsMatchClosedForm) {
   }
 }
 
+TEST(TrainingGenerator, MoeFlopsAddUpOverExpertAndTensorRanks) {
+  // Balanced routing: every token's k experts run once somewhere in its expert-parallel
+  // group, split over tp; the ranks' compute adds up to the model's per-layer counts
+  // for the global batch (forward + twice for the backward).
+  Job job = small_gpt(4, 2, 2);
+  job.model.experts = 8;
+  job.model.top_k = 2;
+  job.model.moe_every = 2;
+  job.plan.ep = 4;
+  const double tokens = static_cast<double>(job.global_batch) * job.model.seq;
+  double expected = 3 * job.model.logit_flops(tokens);
+  for (int l = 0; l < job.model.layers; ++l)
+    expected += 3 * (job.model.attention_flops(tokens) + job.model.mlp_flops(l, tokens));
+  EXPECT_NEAR(total_ops(generate(job)), expected, expected * 1e-9);
+}
+
 TEST(TrainingGenerator, RankLayoutAndGroups) {
   Job job = small_gpt(2, 4, 2);
   const chakra::Trace trace = generate(job);
