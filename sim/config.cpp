@@ -164,7 +164,7 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
   s.allocator = m.choice(spec["allocator"], s.allocator);
   s.allocator_iterations = static_cast<int>(m.integer(spec["allocator_iterations"], s.allocator_iterations));
   s.allocator_impl = m.choice(spec["allocator_impl"], s.allocator_impl, allocator_impl_names());
-  s.rtl_variant = m.string(spec["rtl_variant"], s.rtl_variant);  // islip_allocator_broken: test only
+  s.rtl_variant = m.string(spec["rtl_variant"], s.rtl_variant);
   s.rtl_trace_dir = m.string(spec["rtl_trace"], s.rtl_trace_dir);  // set by `fabricsim run --trace DIR`
   if (s.allocator_impl != AllocatorImpl::tlm) {
     // The radix is known here only for a single switch (switch.ports); the Switch checks the rest.

@@ -1,7 +1,8 @@
 // The RTL iSLIP allocator inside a running fabric (tlm/rtl_allocator.h, docs/cosim.md):
 // examples/single_switch.yaml gives the same results with allocator_impl rtl as tlm;
 // lockstep passes for the project's iSLIP and the independent islip_allocator_alt.sv,
-// and catches the broken variant (rtl/test/islip_allocator_broken.sv), naming switch,
+// and catches the broken variant (rtl/test/islip_allocator_broken.sv, added to this
+// process's allocator table here and absent from the fabricsim binary), naming switch,
 // cycle, requests and both grant sets, with the waveform before it; the transactor
 // alone against the hw core; configuration errors; `run --trace` writes FST.
 // Every fabric run is a forked child (SystemC elaborates once per process).
@@ -18,12 +19,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "Vcc_islip_allocator_broken_n16_k4.h"  // rtl/CMakeLists.txt, TEST_ONLY
 #include "hw/allocator.h"
 #include "sim/child_run.h"
 #include "sim/config.h"
 #include "sim/config_reader.h"
 #include "tests/command.h"
 #include "tlm/rtl_allocator.h"
+#include "tlm/rtl_allocator_pins.h"
 
 namespace {
 
@@ -35,6 +38,14 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 
 const std::string kExample = std::string(FABRICSIM_SOURCE_DIR) + "/examples/single_switch.yaml";
+
+// The deliberately broken iSLIP is a block of this test only: it joins the allocator table
+// of this process (and of the children it forks for fabric runs) before any test runs.
+[[maybe_unused]] const bool kBrokenAdded = [] {
+  fabricsim::tlm_fabric::add_verilated_allocator<Vcc_islip_allocator_broken_n16_k4>(
+      {"islip_allocator_broken", "islip", 16, 4, true});
+  return true;
+}();
 
 /// The acceptance configuration: the example with VOQ buffers and iSLIP.
 std::vector<std::string> example(std::vector<std::string> more = {}) {
@@ -326,6 +337,19 @@ TEST(RtlCosim, ModelTableListsTheBuilds) {
   EXPECT_TRUE(has("islip_allocator", 8, 1));
   EXPECT_TRUE(has("islip_allocator_alt", 16, 1));
   EXPECT_TRUE(has("islip_allocator_broken", 16, 4));
+  for (const auto& m : models) EXPECT_EQ(m.test_only, m.top == "islip_allocator_broken") << m.top;
+}
+
+// The fabricsim binary has the production blocks only: the broken one is not a choice.
+TEST(RtlCosim, BrokenRtlIsNotInTheFabricsimBinary) {
+  const auto r = fabricsim::testing::run_command("validate " + kExample +
+                                                 " --set switch.buffer=voq --set switch.allocator=islip"
+                                                 " --set switch.allocator_iterations=4 --set switch.allocator_impl=lockstep"
+                                                 " --set switch.rtl_variant=islip_allocator_broken");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("switch.rtl_variant: no RTL allocator 'islip_allocator_broken' in this build; valid: "
+                                  "islip_allocator, islip_allocator_alt"));
+  EXPECT_THAT(r.output, ::testing::Not(HasSubstr("(test only)")));
 }
 
 std::string config_error(const std::vector<std::string>& overrides) {

@@ -34,10 +34,12 @@ struct RtlAllocatorModel {
   std::string policy;  ///< hw::make_allocator policy it twins (lockstep reference)
   int ports = 0;       ///< NumIn = NumOut
   int iterations = 0;  ///< Iterations
+  bool test_only = false;  ///< added by test code (tlm/rtl_allocator_pins.h), not in the fabricsim binary
 };
 
-/// Models built into this binary (empty when built without -DFABRICSIM_RTL=ON).
-const std::vector<RtlAllocatorModel>& rtl_allocator_models();
+/// Models built into this binary (empty when built without -DFABRICSIM_RTL=ON), then
+/// those test code added.
+std::vector<RtlAllocatorModel> rtl_allocator_models();
 
 /// What stops a configuration from using an RTL allocator, and the config key to blame.
 struct RtlAllocatorProblem {

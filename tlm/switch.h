@@ -146,7 +146,7 @@ struct SwitchParams {
   std::string allocator = "round_robin";                     ///< switch allocator (hw::allocator_names())
   int allocator_iterations = 1;                              ///< iterations for islip / pim
   AllocatorImpl allocator_impl = AllocatorImpl::tlm;         ///< allocator as hw/ core, Verilated RTL twin, or both compared (tlm/rtl_allocator.h)
-  std::string rtl_variant = "islip_allocator";               ///< RTL top of the twin (rtl_allocator_models()); *_broken are test only
+  std::string rtl_variant = "islip_allocator";               ///< RTL top of the twin (rtl_allocator_models())
   std::string rtl_trace_dir;                                 ///< FST waveforms of the RTL twin into this folder; empty: none (fabricsim run --trace)
   int vls = 1;                                               ///< data VLs / traffic classes, 1..15
   std::vector<int> sl_to_vl;                                 ///< SL/priority (index) -> VL; empty: sl mod vls
