@@ -84,9 +84,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   connect_switch_cables();
   terminate_open_ports();
   collect_flows();
-  const auto routes = minimal_routes(routed);
-  for (std::size_t s = 0; s < switches_.size(); ++s)
-    for (int e = 0; e < routed.endpoints(); ++e) switches_[s]->set_routes(e, routes.ports(static_cast<int>(s), e));
+  set_routes(routed);
   build_traffic();
   if (config_.collective_enabled) build_collective(aggregation, routed);
   if (config_.chakra_enabled) build_chakra();
@@ -100,6 +98,30 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     sensitive << watchdog_event_;
     dont_initialize();
     watchdog_event_.notify(to_sc(config_.simulation.watchdog));
+  }
+}
+
+void Fabric::set_routes(const TopologyGraph& routed) {
+  // Every endpoint of one switch is reached through the same ports from every other
+  // switch: the switches share where each endpoint hangs and keep a route per group.
+  if (switches_.empty()) return;  // back to back: no switch to route in
+  const auto routes = minimal_routes(routed);
+  auto homes = std::make_shared<tlm_fabric::EndpointHomes>();
+  std::vector<int> group_of(switches_.size(), -1), first_endpoint;
+  for (int e = 0; e < routed.endpoints(); ++e) {
+    int& group = group_of[static_cast<std::size_t>(routed.host_switch[e])];
+    if (group < 0) {
+      group = homes->groups++;
+      first_endpoint.push_back(e);
+    }
+    homes->group.push_back(group);
+    homes->port.push_back(routed.host_port[e]);
+  }
+  for (std::size_t s = 0; s < switches_.size(); ++s) {
+    auto& sw = *switches_[s];
+    sw.set_endpoint_homes(homes, group_of[s]);
+    for (int group = 0; group < homes->groups; ++group)
+      if (group != group_of[s]) sw.set_routes(group, routes.ports(static_cast<int>(s), first_endpoint[group]));
   }
 }
 

@@ -100,6 +100,9 @@ class Fabric : public sc_core::sc_module {
   void cross_lanes(int from, tlm_fabric::Link& link, int to);
   void merge_lane_flows();  // the lanes' flow records of a window into flows_
   tlm_fabric::Link& add_link(const std::string& name, const tlm_fabric::LinkParams& params);
+  /// Every switch's forwarding table, from the minimal routes of `routed` (the graph with
+  /// the aggregation ports of in-network reduction).
+  void set_routes(const TopologyGraph& routed);
   /// A Switch per graph switch, with `extra_ports[s]` internal ports beyond its radix.
   void build_switches(const std::vector<int>& extra_ports, stats::Registry& stats);
   /// No switch: NIC 0 and NIC 1 on one cable (a Link per direction).

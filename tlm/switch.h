@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -169,6 +170,16 @@ struct SwitchParams {
 std::string_view to_string(ForwardingMode m);
 std::string_view to_string(BufferOrganisation b);
 
+/// Where each destination endpoint hangs: its group (the endpoints of one switch, which
+/// every other switch reaches through the same ports on minimal paths) and its port on
+/// that switch. One per fabric, shared by its switches: their tables hold an entry per
+/// group instead of one per endpoint.
+struct EndpointHomes {
+  std::vector<std::int32_t> group;  ///< per endpoint: 0..groups-1
+  std::vector<std::int32_t> port;   ///< per endpoint: its port on its switch
+  int groups = 0;
+};
+
 class Switch : public sc_core::sc_module {
  public:
   using InSocket = FabricTargetSocket<Switch>;
@@ -179,8 +190,12 @@ class Switch : public sc_core::sc_module {
 
   Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketPool& pool, stats::Registry& stats);
 
-  /// Forwarding table: packets for endpoint `dst` leave on one of `ports` (equal cost).
-  void set_routes(int dst, std::vector<int> ports);
+  /// Where the fabric's endpoints hang, shared by every switch; `own_group` is this
+  /// switch's group (-1: it has no endpoint). Call before set_routes.
+  void set_endpoint_homes(std::shared_ptr<const EndpointHomes> homes, int own_group);
+  /// Forwarding table: packets for the endpoints of `group` (another switch's) leave on
+  /// one of `ports` (equal cost).
+  void set_routes(int group, const std::vector<int>& ports);
   /// Binds output `port` to its link and the downstream receive buffer per VL it fills.
   void attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl);
   /// Binds input `port` to its incoming link.
@@ -355,21 +370,27 @@ class Switch : public sc_core::sc_module {
   PacketPool& pool_;
   ClockDomain clock_;
   sc_core::sc_time to_allocator_, grant_to_wire_, credit_return_latency_;
-  // Forwarding table, per destination endpoint: its one port (>= 0), kNoRoute, or for
+  // Forwarding table, per destination group (EndpointHomes): its one port (>= 0),
+  // kNoRoute, kHostPort (the group of this switch: the endpoint's own port), or for
   // equal-cost ports -2 - the index of their list in route_groups_ (the distinct lists:
-  // a leaf's remote destinations share one list of uplinks). An entry is 4 bytes,
-  // and a single-port route reads nothing else.
+  // a leaf's remote destinations share one list of uplinks). An entry is 4 bytes per
+  // destination switch, not per endpoint, and a single-port route reads nothing else.
   static constexpr std::int32_t kNoRoute = -1;
+  static constexpr std::int32_t kHostPort = std::numeric_limits<std::int32_t>::min();
+  std::shared_ptr<const EndpointHomes> homes_;
   std::vector<std::int32_t> route_entry_;
   std::vector<std::vector<int>> route_groups_;
   std::map<std::vector<int>, std::int32_t> route_group_index_;  // set_routes only
+  std::int32_t last_route_group_ = kNoRoute;                    // set_routes only: the list it set last
   bool has_route(int dst) const {
-    return dst >= 0 && dst < static_cast<int>(route_entry_.size()) && route_entry_[dst] != kNoRoute;
+    return homes_ && dst >= 0 && dst < static_cast<int>(homes_->group.size()) &&
+           route_entry_[homes_->group[dst]] != kNoRoute;
   }
   /// The output port of `p` (its destination has a route), arriving at `at`.
   int route(const Packet& p, const sc_core::sc_time& at) {
-    const std::int32_t r = route_entry_[p.dst];
+    const std::int32_t r = route_entry_[homes_->group[p.dst]];
     if (r >= 0) return r;  // what the route policy picks from one candidate
+    if (r == kHostPort) return homes_->port[p.dst];
     return route_policy_.select({p.src, p.dst, p.flow}, route_groups_[-2 - r], egress_queued_, seconds(at));
   }
   hw::RoutePolicy route_policy_;

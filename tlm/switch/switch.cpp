@@ -115,19 +115,29 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   }
 }
 
-void Switch::set_routes(int dst, std::vector<int> ports) {
+void Switch::set_endpoint_homes(std::shared_ptr<const EndpointHomes> homes, int own_group) {
+  homes_ = std::move(homes);
+  route_entry_.assign(static_cast<std::size_t>(homes_->groups), kNoRoute);
+  if (own_group >= 0) route_entry_.at(static_cast<std::size_t>(own_group)) = kHostPort;
+}
+
+void Switch::set_routes(int group, const std::vector<int>& ports) {
   for (int port : ports)
     if (port < 0 || port >= params_.ports)
       throw std::invalid_argument(std::string(name()) + ": route to port " + std::to_string(port) + " outside 0.." +
                                   std::to_string(params_.ports - 1));
-  if (dst >= static_cast<int>(route_entry_.size())) route_entry_.resize(dst + 1, kNoRoute);
+  std::int32_t& entry = route_entry_.at(static_cast<std::size_t>(group));
   if (ports.size() <= 1) {
-    route_entry_[dst] = ports.empty() ? kNoRoute : ports[0];
+    entry = ports.empty() ? kNoRoute : ports[0];
     return;
   }
-  const auto [it, added] = route_group_index_.try_emplace(ports, static_cast<std::int32_t>(route_groups_.size()));
-  if (added) route_groups_.push_back(std::move(ports));
-  route_entry_[dst] = -2 - it->second;
+  // Most remote groups share one list (the up ports in a tree): the last one is tried first.
+  if (last_route_group_ < 0 || route_groups_[last_route_group_] != ports) {
+    const auto [it, added] = route_group_index_.try_emplace(ports, static_cast<std::int32_t>(route_groups_.size()));
+    if (added) route_groups_.push_back(ports);
+    last_route_group_ = it->second;
+  }
+  entry = -2 - last_route_group_;
 }
 
 void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl) {
