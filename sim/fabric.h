@@ -190,10 +190,16 @@ struct RunLogs {
   std::ostream* qps = nullptr;       ///< qps.csv: a row per RDMA queue pair, at the end of the run
   std::ostream* qp_rates = nullptr;  ///< qp_rates.csv: at every sample, the CC rate of each QP with requests
   std::ostream* occupancy = nullptr; ///< occupancy.csv: at every sample, the bytes each switch port holds
+  /// When given and the model outlives the run (ModelTeardown::skip, no RTL waveforms):
+  /// the results leave out "stats" and this points at the registry, for write_results.
+  const stats::Registry** stats = nullptr;
 };
 
-/// `results` as `dir`/results.json (indented by 2), through write_file_atomically.
-void write_results(const std::filesystem::path& dir, const nlohmann::json& results);
+/// `results` as `dir`/results.json (indented by 2), through write_file_atomically; with
+/// `stats`, its "stats" section written from the registry one statistic at a time (the
+/// same bytes as the tree's, without the tree: gigabytes at millions of statistics).
+void write_results(const std::filesystem::path& dir, const nlohmann::json& results,
+                   const stats::Registry* stats = nullptr);
 
 /// The output files of a run in folder `dir`. The constructor removes results.json
 /// first (until the run ends, the folder does not look complete), then every CSV file
@@ -220,6 +226,7 @@ class RunFiles {
   OutputFile* qps_ = nullptr;
   OutputFile* qp_rates_ = nullptr;
   OutputFile* occupancy_ = nullptr;
+  mutable const stats::Registry* stats_ = nullptr;  // set by run_simulation through logs()
 };
 
 /// Elaborates, simulates for simulation.duration and returns results.json content,

@@ -220,11 +220,33 @@ struct Model {
 // results.json as `std::setw(2) << results` writes it (the same serializer, so the same
 // bytes), made as one string and written at once: the std::ostream adapter makes a
 // write call per token.
-void write_results(const std::filesystem::path& dir, const nlohmann::json& results) {
+void write_results(const std::filesystem::path& dir, const nlohmann::json& results, const stats::Registry* stats) {
   write_file_atomically(dir / "results.json", [&](std::ostream& out) {
-    const std::string text = results.dump(2);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out << "\n";
+    if (!stats) {
+      const std::string text = results.dump(2);
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      out << "\n";
+      return;
+    }
+    // The same bytes with "stats" among the sections in key order, written from the registry.
+    const char* separator = "{";
+    bool stats_written = false;
+    auto member = [&](const std::string& key) {
+      out << separator << "\n  " << nlohmann::json(key).dump() << ": ";
+      separator = ",";
+    };
+    auto write_stats = [&] {
+      member("stats");
+      stats->write_json(out, 1);
+      stats_written = true;
+    };
+    for (const auto& [key, value] : results.items()) {
+      if (!stats_written && key > "stats") write_stats();
+      member(key);
+      stats::write_nested_json(out, value.dump(2), 1);
+    }
+    if (!stats_written) write_stats();
+    out << "\n}\n";
   });
 }
 
@@ -258,7 +280,7 @@ RunFiles::RunFiles(const std::filesystem::path& dir, const FabricConfig& config)
 
 RunLogs RunFiles::logs() const {
   auto out = [](OutputFile* f) -> std::ostream* { return f; };
-  return {out(packets_), out(qps_), out(qp_rates_), out(occupancy_)};
+  return {out(packets_), out(qps_), out(qp_rates_), out(occupancy_), &stats_};
 }
 
 void RunFiles::finish(nlohmann::json& results) {
@@ -268,7 +290,7 @@ void RunFiles::finish(nlohmann::json& results) {
     listed.push_back(std::filesystem::path(f->name()).filename().string());
   }
   results["files"] = listed;
-  write_results(dir_, results);
+  write_results(dir_, results, stats_);
 }
 
 namespace {
@@ -415,7 +437,11 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
                       "CONFIG), not run");
   // A workload that ends the run itself (perftest) calls sc_stop: not news.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  const auto elaboration_start = std::chrono::steady_clock::now();
   auto model = std::make_unique<Model>(config);
+  const double elaboration =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - elaboration_start).count();
+  const std::optional<std::uint64_t> elaboration_peak = peak_resident_bytes();
   const stats::Registry& registry = model->registry;
   Fabric& fabric = model->fabric;
   if (logs.packets) fabric.set_packet_log(*logs.packets);
@@ -447,7 +473,10 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   nlohmann::json ports = port_results(fabric, registry, end_s, totals.dropped);
   std::uint64_t hops = 0;
   for (const auto& link : fabric.all_links()) hops += link->counters().packets;
-  nlohmann::json all_stats = registry.to_json();
+  // Left out of the tree when the caller writes it from the registry, which outlives the run.
+  const bool stats_streamed =
+      logs.stats && teardown == ModelTeardown::skip && config.switch_params.rtl_trace_dir.empty();
+  nlohmann::json all_stats = stats_streamed ? nlohmann::json() : registry.to_json();
   nlohmann::json per_process;
   const std::uint64_t activations = count_activations(fabric, per_process);
   const double n_ep = static_cast<double>(fabric.nics().size());
@@ -467,7 +496,10 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   r["ports"] = std::move(ports);
   r["tiers"] = tier_results(fabric, end_s);
   r["flows"] = fabric.flows().to_json();
-  r["stats"] = std::move(all_stats);
+  if (stats_streamed)
+    *logs.stats = &registry;
+  else
+    r["stats"] = std::move(all_stats);
   r["scoreboard"] = scoreboard(fabric, r["packets"], r["endpoints"], config);
   if (!fabric.stall_report().is_null()) r["stall"] = fabric.stall_report();
   r["timeseries"] = fabric.timeseries();
@@ -477,6 +509,9 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   // Read last, with the rest of the results built: what the run took but the writing.
   const std::optional<std::uint64_t> peak_memory = peak_resident_bytes();
   r["simulator"] = {{"wall_time_s", wall},
+                    {"elaboration_s", elaboration},
+                    {"elaboration_peak_memory_bytes",
+                     elaboration_peak ? nlohmann::json(*elaboration_peak) : nlohmann::json(nullptr)},
                     {"process_activations", activations},
                     {"activations", per_process},
                     {"delta_cycles", tlm_fabric::delta_count()},

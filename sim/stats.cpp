@@ -1,5 +1,7 @@
 #include "sim/stats.h"
 
+#include <ostream>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -152,15 +154,44 @@ nlohmann::json stat_json(const StatInfo& info, const char* key, nlohmann::json v
 
 }  // namespace
 
+nlohmann::json Registry::entry_json(const Entry& e) {
+  return e.counter ? stat_json(e.info, "value", e.counter->value())
+                   : stat_json(e.info, "summary", e.distribution->summary());
+}
+
 nlohmann::json Registry::to_json() const {
   // Sorted by name, as the JSON object is: each statistic goes in at the end.
   nlohmann::json out = nlohmann::json::object();
   auto& stats = out.get_ref<nlohmann::json::object_t&>();
-  for (const auto& [name, e] : stats_)
-    stats.emplace_hint(stats.end(), name,
-                       e.counter ? stat_json(e.info, "value", e.counter->value())
-                                 : stat_json(e.info, "summary", e.distribution->summary()));
+  for (const auto& [name, e] : stats_) stats.emplace_hint(stats.end(), name, entry_json(e));
   return out;
+}
+
+void write_nested_json(std::ostream& out, std::string_view text, int depth) {
+  const std::string shift(static_cast<std::size_t>(2 * depth), ' ');
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t line_end = std::min(text.find('\n', at), text.size());
+    out.write(text.data() + at, static_cast<std::streamsize>(line_end - at));
+    if (line_end == text.size()) break;
+    out << '\n' << shift;
+    at = line_end + 1;
+  }
+}
+
+void Registry::write_json(std::ostream& out, int depth) const {
+  if (stats_.empty()) {
+    out << "{}";
+    return;
+  }
+  // nlohmann's layout for indent 2: each member on its own line, one level deeper than its object.
+  const std::string member_indent(static_cast<std::size_t>(2 * (depth + 1)), ' ');
+  const char* separator = "{";
+  for (const auto& [name, e] : stats_) {
+    out << separator << '\n' << member_indent << nlohmann::json(name).dump() << ": ";
+    write_nested_json(out, entry_json(e).dump(2), depth + 1);
+    separator = ",";
+  }
+  out << '\n' << std::string(static_cast<std::size_t>(2 * depth), ' ') << '}';
 }
 
 }  // namespace fabricsim::stats

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <string_view>
@@ -132,6 +133,10 @@ class Registry {
   Scope scope(const std::string& prefix) const;
   /// Every statistic as {name: {unit, description, value | summary}}, sorted by name.
   nlohmann::json to_json() const;
+  /// to_json() as `dump(2)` writes it when it is the value of a key at `depth` (1: a key of
+  /// the top-level object), written one statistic at a time: at millions of statistics the
+  /// tree would take gigabytes.
+  void write_json(std::ostream& out, int depth) const;
 
  private:
   // A statistic: what it is, and either its counter or its distribution.
@@ -140,6 +145,8 @@ class Registry {
     Counter* counter = nullptr;
     Distribution* distribution = nullptr;
   };
+  // One statistic as to_json() lists it.
+  static nlohmann::json entry_json(const Entry& e);
   // Registers `name` (once: a second time throws std::logic_error).
   Entry& claim(const std::string& name, const char* description, const char* unit);
   // The statistics themselves, in registration order and side by side (a deque never
@@ -149,6 +156,11 @@ class Registry {
   std::deque<Distribution> distribution_store_;
   std::map<std::string, Entry> stats_;  // by name, as the report lists them
 };
+
+/// Writes `text`, one JSON value as nlohmann's `dump(2)` writes it on its own, as the
+/// value of a member at `depth` (1: of the top-level object) is written: every line after
+/// its first shifted by 2 x `depth` spaces (strings in JSON hold no raw newline).
+void write_nested_json(std::ostream& out, std::string_view text, int depth);
 
 class Registry::Scope {
  public:

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <sstream>
+#include <string>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -140,6 +143,32 @@ TEST(Registry, AttachedCounterReportsTheBlocksOwnValue) {
   EXPECT_EQ(r.to_json().at("fabric.s0.port1.egress_packets").at("value").get<std::uint64_t>(), 6u);
   EXPECT_THROW(r.counter("fabric.s0.port1.egress_packets", "d", "packets"), std::logic_error);
   EXPECT_THROW(r.attach("fabric.s0.port1.egress_packets", "d", "packets", kept), std::logic_error);
+}
+
+// results.json's "stats" section streamed from the registry is byte for byte what the
+// tree's dump(2) writes, nested at depth 1 and 2 and empty.
+TEST(Registry, WriteJsonGivesTheTreesDumpBytes) {
+  fabricsim::stats::Registry r;
+  auto nested = [&](int depth) {
+    std::ostringstream out;
+    out << "[";
+    for (int d = 1; d < depth; ++d) out << "\n" << std::string(2 * d, ' ') << "[";
+    out << "\n" << std::string(2 * depth, ' ');
+    r.write_json(out, depth);
+    for (int d = depth - 1; d >= 0; --d) out << "\n" << std::string(2 * d, ' ') << "]";
+    nlohmann::json tree = r.to_json();
+    for (int d = 0; d < depth; ++d) tree = nlohmann::json::array({tree});
+    return std::pair{out.str(), tree.dump(2)};
+  };
+  const auto [empty, empty_tree] = nested(1);
+  EXPECT_EQ(empty, empty_tree);
+  r.counter("fabric.ep1.rx_packets", "packets \"received\"\tin all", "packets").add(3);
+  r.distribution("fabric.ep1.packet_latency", "d", "ns").add(7.5);
+  r.counter("fabric.sw\u00e9.x", "d", "packets");
+  for (int depth : {1, 2}) {
+    const auto [streamed, tree] = nested(depth);
+    EXPECT_EQ(streamed, tree) << "depth " << depth;
+  }
 }
 
 TEST(Distribution, EqualSamplesGiveTheExactValue) {
