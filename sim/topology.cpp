@@ -393,17 +393,19 @@ SwitchTree reduction_tree(const TopologyGraph& g, const std::vector<int>& endpoi
 }
 
 std::uint64_t estimated_run_bytes(const TopologyGraph& g, int vls) {
-  // Fitted to the peaks of 1 us runs of k-ary n-trees (k = 8, 16, 32; n = 2..4) under
-  // uniform traffic with the default switch, link and NIC, and of a radix-64 leaf-spine
-  // with 4 VLs (docs/performance.md, "Memory per endpoint"): a base, each switch port
-  // with its per-VL queues and link, each endpoint's NIC and traffic source, and each
-  // forwarding entry (a switch's 4-byte entry per endpoint, and the tables built for it).
-  constexpr std::uint64_t kBase = 16ull << 20, kPerEndpoint = 36ull << 10, kPerEntry = 6;
-  const std::uint64_t kPerPort = (12ull << 10) + (8ull << 10) * static_cast<std::uint64_t>(std::max(vls, 1));
+  // An upper bound fitted to the peaks of 1 us runs of k-ary 3-trees (k = 13, 20, 32) with
+  // S2's VOQ switch, 4 VLs, link and NIC under light uniform traffic (bench/scale.py,
+  // docs/performance.md "Memory at scale"): a base, each switch port with its per-VL
+  // queues, statistics and link, each endpoint's NIC and traffic source, and each
+  // forwarding entry (a switch's 4-byte entry per destination switch, and the tables
+  // built for it: RouteTables, Switch::set_routes).
+  constexpr std::uint64_t kBase = 16ull << 20, kPerEndpoint = 36ull << 10, kPerEntry = 8;
+  const std::uint64_t kPerPort = (12ull << 10) + (4ull << 10) * static_cast<std::uint64_t>(std::max(vls, 1));
   std::uint64_t ports = 0;
   for (const SwitchNode& s : g.switches) ports += static_cast<std::uint64_t>(s.radix);
   const auto endpoints = static_cast<std::uint64_t>(g.endpoints());
-  return kBase + kPerPort * ports + kPerEndpoint * endpoints + kPerEntry * g.switches.size() * endpoints;
+  const auto destinations = static_cast<std::uint64_t>(std::set<int>(g.host_switch.begin(), g.host_switch.end()).size());
+  return kBase + kPerPort * ports + kPerEndpoint * endpoints + kPerEntry * g.switches.size() * destinations;
 }
 
 std::vector<std::uint64_t> d_mod_k_divisors(const TopologyGraph& g) {

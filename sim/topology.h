@@ -160,7 +160,7 @@ class RouteTables {
 RouteTables minimal_routes(const TopologyGraph& g);
 
 /// The peak memory a run of `g` with `vls` virtual lanes per port takes, estimated from
-/// its switch ports, endpoints and forwarding entries (switches x endpoints) [B]
+/// its switch ports, endpoints and forwarding entries (switches x switches with endpoints) [B]
 /// (docs/robustness.md).
 std::uint64_t estimated_run_bytes(const TopologyGraph& g, int vls);
 
