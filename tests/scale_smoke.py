@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Smoke test of the scale benchmark (not a timed test): bench/scale.py on k-ary 3-trees
 of k = 2 and 3 prints one JSON object per size, with its endpoints and switches and every
-time and memory figure positive, the process's peak at least the run's own figures."""
+time and memory figure positive, the peak with the results built at least the one at the
+end of elaboration."""
 import json
 import subprocess
 import sys
@@ -22,6 +23,7 @@ for k, line in zip((2, 3), lines):
                 "peak_memory_bytes", "process_peak_bytes", "peak_bytes_per_endpoint"):
         if not r[key] > 0:
             sys.exit(f"k={k}: {key} must be positive: {line}")
-    if r["process_peak_bytes"] < r["peak_memory_bytes"] or r["peak_memory_bytes"] < r["elaboration_peak_memory_bytes"]:
+    # Both read VmHWM, the first earlier (ru_maxrss counts a little differently: not compared).
+    if r["peak_memory_bytes"] < r["elaboration_peak_memory_bytes"]:
         sys.exit(f"k={k}: peaks out of order: {line}")
 print("ok:", out.stdout)
