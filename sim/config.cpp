@@ -457,6 +457,24 @@ void read_phy_overrides(ConfigMap m, hw::PhyParams& p) {
   }
 }
 
+void read_three_tier(ConfigMap& m, const hw::ParamBlock& spec, ThreeTierParams& p) {
+  p.radix = static_cast<int>(m.integer(spec["radix"], p.radix));
+  if (p.radix % 2) m.fail("radix", "must be even, got " + std::to_string(p.radix));
+  p.oversubscription = m.number(spec["oversubscription"], p.oversubscription);
+  p.pods = static_cast<int>(m.integer(spec["pods"], p.pods));
+  if (p.pods > p.radix) m.fail("pods", "must be in 1..radix (" + std::to_string(p.radix) + "), or 0 for radix");
+  p.leaves_per_pod = static_cast<int>(m.integer(spec["leaves_per_pod"], p.leaves_per_pod));
+  if (p.leaves_per_pod > p.radix / 2)
+    m.fail("leaves_per_pod", "must be in 1..radix/2 (" + std::to_string(p.radix / 2) + "), or 0 for radix/2");
+  p.layout = m.choice(spec["layout"], p.layout, host_layout_names());
+  if (p.layout != HostLayout::rail && m.has("gpus_per_server"))
+    m.fail("gpus_per_server", "applies to layout: rail only");
+  p.gpus_per_server = static_cast<int>(m.integer(spec["gpus_per_server"], p.gpus_per_server));
+  if (p.layout == HostLayout::rail && p.leaves_in_pod() % p.gpus_per_server)
+    m.fail("gpus_per_server", "must divide leaves_per_pod (" + std::to_string(p.leaves_in_pod()) +
+                                  ") so that each rail has whole leaves in every pod, got " + std::to_string(p.gpus_per_server));
+}
+
 void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int ports, int vls,
                    const tlm_fabric::LinkParams& link, std::uint64_t max_memory) {
   t.kind = m.choice(topology_params()["kind"], t.kind, topology_kind_names());
@@ -501,6 +519,7 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
       integer("radix", t.rail.radix);
       t.rail.oversubscription = m.number(spec["oversubscription"], t.rail.oversubscription);
       break;
+    case TopologyKind::three_tier: read_three_tier(m, spec, t.three_tier); break;
     case TopologyKind::explicit_graph:
       integer("switches", t.explicit_graph.switches);
       integer("endpoints", t.explicit_graph.endpoints);
@@ -526,7 +545,9 @@ void read_topology(ConfigMap m, TopologyParams& t, ConfigMap switch_section, int
   }
   // The graph itself: impossible shapes and unreachable endpoints are errors now.
   const char* blame = t.kind == TopologyKind::explicit_graph ? "cables"
-                      : t.kind == TopologyKind::leaf_spine || t.kind == TopologyKind::rail_optimized ? "radix"
+                      : t.kind == TopologyKind::leaf_spine || t.kind == TopologyKind::rail_optimized ||
+                              t.kind == TopologyKind::three_tier
+                          ? "radix"
                       : t.kind == TopologyKind::fat_tree     ? "k"
                       : t.kind == TopologyKind::kary_ntree   ? "k"
                                                              : "kind";
@@ -795,7 +816,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
                 c.link, c.simulation.max_memory);
   if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
     top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
-                                        " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, rail_optimized: radix, explicit: cables)");
+                                        " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, rail_optimized: radix, three_tier: radix, explicit: cables)");
   check_buffers(c, top, credit_block);
   check_flow_control(c, top);
   read_routing(top.map("routing"), c.routing);

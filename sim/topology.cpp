@@ -10,10 +10,12 @@
 
 namespace fabricsim::sim {
 
-int LeafSpineParams::hosts_per_leaf() const {
+int hosts_per_leaf(int radix, double oversubscription) {
   // radix = hosts + uplinks and hosts = oversubscription x uplinks.
   return static_cast<int>(std::lround(radix * oversubscription / (1.0 + oversubscription)));
 }
+
+int LeafSpineParams::hosts_per_leaf() const { return sim::hosts_per_leaf(radix, oversubscription); }
 
 int LeafSpineParams::spines() const { return radix - hosts_per_leaf(); }
 
@@ -25,9 +27,7 @@ int KaryNtreeParams::switches_per_level() const {
 
 int KaryNtreeParams::endpoints() const { return switches_per_level() * k; }
 
-int RailParams::hosts_per_leaf() const {
-  return static_cast<int>(std::lround(radix * oversubscription / (1.0 + oversubscription)));
-}
+int RailParams::hosts_per_leaf() const { return sim::hosts_per_leaf(radix, oversubscription); }
 
 int RailParams::spines() const { return radix - hosts_per_leaf(); }
 
@@ -35,6 +35,10 @@ int RailParams::leaves_per_rail() const {
   const int h = hosts_per_leaf();
   return h > 0 ? (servers + h - 1) / h : 0;
 }
+
+int ThreeTierParams::hosts_per_leaf() const { return sim::hosts_per_leaf(radix, oversubscription); }
+
+int ThreeTierParams::spines_per_pod() const { return radix - hosts_per_leaf(); }
 
 int TopologyParams::endpoint_count() const {
   switch (kind) {
@@ -45,6 +49,7 @@ int TopologyParams::endpoint_count() const {
     case TopologyKind::explicit_graph: return explicit_graph.endpoints;
     case TopologyKind::back_to_back: return 2;
     case TopologyKind::rail_optimized: return rail.servers * rail.gpus_per_server;
+    case TopologyKind::three_tier: return three_tier.endpoints();
   }
   return 0;
 }
@@ -54,7 +59,12 @@ const hw::EnumNames<TopologyKind>& topology_kind_names() {
       {TopologyKind::single_switch, "single_switch"}, {TopologyKind::leaf_spine, "leaf_spine"},
       {TopologyKind::fat_tree, "fat_tree"},           {TopologyKind::kary_ntree, "kary_ntree"},
       {TopologyKind::explicit_graph, "explicit"},     {TopologyKind::back_to_back, "back_to_back"},
-      {TopologyKind::rail_optimized, "rail_optimized"}};
+      {TopologyKind::rail_optimized, "rail_optimized"}, {TopologyKind::three_tier, "three_tier"}};
+  return names;
+}
+
+const hw::EnumNames<HostLayout>& host_layout_names() {
+  static const hw::EnumNames<HostLayout> names{{HostLayout::leaf, "leaf"}, {HostLayout::rail, "rail"}};
   return names;
 }
 
@@ -106,6 +116,20 @@ const std::vector<hw::ParamBlock>& topology_param_blocks() {
           "ports per rail leaf"},
         {"oversubscription", ParamType::number, "", "1", "0.1", "16", {}, "",
           "server ports : uplink ports on a rail leaf"}}},
+      {"topology (kind: three_tier)",
+       "leaf, spine and core (a fat tree), pod by pod",
+       {{"radix", ParamType::integer, "", "8", "4", "256", {}, "even",
+          "ports per switch; a full tree at 1:1 has radix^3/4 endpoints"},
+        {"oversubscription", ParamType::number, "", "1", "0.1", "16", {}, "",
+          "host ports : uplink ports on a leaf (spines per pod = uplinks)"},
+        {"pods", ParamType::integer, "", "0", "0", "256", {}, "0 or 1..`radix`",
+          "pods of leaves and spines; 0: `radix` (a full tree)"},
+        {"leaves_per_pod", ParamType::integer, "", "0", "0", "128", {}, "0 or 1..`radix`/2",
+          "leaves per pod; 0: `radix`/2"},
+        {"layout", ParamType::name, "", "leaf", "", "", names_of(host_layout_names()), "",
+          "`leaf`: endpoints fill leaf after leaf; `rail`: GPU g of each server on the pod's rail-g leaves"},
+        {"gpus_per_server", ParamType::integer, "", "8", "1", "64", {}, "`layout: rail` only; divides `leaves_per_pod`",
+          "GPUs (rails) per server; endpoint e is GPU e mod this of server e / this"}}},
       {"topology (kind: explicit)",
        "switches and cables as listed",
        {{"switches", ParamType::integer, "", "1", "1", "4096", {}, "",
@@ -249,6 +273,51 @@ TopologyGraph rail_optimized(const RailParams& p) {
   return b.done();
 }
 
+// Leaves, then spines, then cores, each numbered across pods; hosts take each leaf's
+// first ports, leaf-spine cables the next, spine-core cables the spines' last radix/2.
+// Every switch keeps `radix` ports (a partial tree leaves core ports open).
+TopologyGraph three_tier(const ThreeTierParams& p) {
+  const int r = p.radix, h = p.hosts_per_leaf(), u = p.spines_per_pod();
+  const int pods = p.pod_count(), lpp = p.leaves_in_pod(), half = r / 2;
+  if (r < 4 || r % 2 || r > kMaxRadix) throw std::invalid_argument("three_tier radix must be even and in 4..256");
+  if (h < 1 || u < 1 || u > half)
+    throw std::invalid_argument("three_tier radix " + std::to_string(r) + " with oversubscription " +
+                                std::to_string(p.oversubscription) + " gives " + std::to_string(h) + " hosts and " +
+                                std::to_string(u) + " uplinks per leaf; needs at least 1 of each and at most radix/2 uplinks");
+  if (pods < 1 || pods > r) throw std::invalid_argument("three_tier pods must be in 1..radix (" + std::to_string(r) + ")");
+  if (lpp < 1 || lpp > half)
+    throw std::invalid_argument("three_tier leaves_per_pod must be in 1..radix/2 (" + std::to_string(half) + ")");
+  const int g = p.gpus_per_server;
+  if (p.layout == HostLayout::rail && (g < 1 || lpp % g))
+    throw std::invalid_argument("three_tier rail layout needs leaves_per_pod (" + std::to_string(lpp) +
+                                ") to be a multiple of gpus_per_server (" + std::to_string(g) + ")");
+  Builder b;
+  const int leaves = pods * lpp, spines = pods * u;
+  for (int l = 0; l < leaves; ++l) b.add_switch("leaf" + std::to_string(l), 0);
+  for (int s = 0; s < spines; ++s) b.add_switch("spine" + std::to_string(s), 1);
+  for (int c = 0; c < p.cores(); ++c) b.add_switch("core" + std::to_string(c), 2);
+  const int endpoints = leaves * h;
+  for (int e = 0; e < endpoints; ++e) {
+    if (p.layout == HostLayout::leaf) {
+      b.add_host(e / h);
+      continue;
+    }
+    // Server s of pod s / servers_per_pod: its GPU i on rail i's leaves of that pod.
+    const int server = e / g, gpu = e % g, per_rail = lpp / g, servers_per_pod = per_rail * h;
+    const int pod = server / servers_per_pod, local = server % servers_per_pod;
+    b.add_host(pod * lpp + gpu * per_rail + local / h);
+  }
+  for (int pod = 0; pod < pods; ++pod)
+    for (int l = 0; l < lpp; ++l)
+      for (int s = 0; s < u; ++s) b.connect(pod * lpp + l, leaves + pod * u + s, "leaf-spine");
+  for (int pod = 0; pod < pods; ++pod)
+    for (int s = 0; s < u; ++s)
+      for (int c = 0; c < half; ++c) b.connect(leaves + pod * u + s, leaves + spines + s * half + c, "spine-core");
+  TopologyGraph graph = b.done();
+  for (auto& sw : graph.switches) sw.radix = r;
+  return graph;
+}
+
 TopologyGraph explicit_graph(const ExplicitParams& p) {
   Builder b;
   for (int s = 0; s < p.switches; ++s) b.add_switch("sw" + std::to_string(s), 0);
@@ -318,6 +387,7 @@ TopologyGraph build_graph(const TopologyParams& params) {
     case TopologyKind::kary_ntree: return kary_ntree(params.kary_ntree);
     case TopologyKind::explicit_graph: return explicit_graph(params.explicit_graph);
     case TopologyKind::rail_optimized: return rail_optimized(params.rail);
+    case TopologyKind::three_tier: return three_tier(params.three_tier);
     case TopologyKind::back_to_back: {
       TopologyGraph g;
       g.host_switch = {-1, -1};  // each endpoint's cable goes to the other endpoint

@@ -28,7 +28,11 @@ enum class TopologyKind {
   explicit_graph,  ///< switches, endpoints and cables listed by name
   back_to_back,    ///< two NICs cabled directly, no switch
   rail_optimized,  ///< GPU servers, NIC g of every server on rail leaf g, rail leaves under a spine
+  three_tier,      ///< leaf, spine and core from one radix, populated pod by pod (ThreeTierParams)
 };
+
+/// Host ports of a leaf of `radix` ports whose host : uplink ports are `oversubscription`.
+int hosts_per_leaf(int radix, double oversubscription);
 
 /// Two-tier leaf-spine from a radix and an oversubscription ratio.
 struct LeafSpineParams {
@@ -56,6 +60,34 @@ struct RailParams {
   int leaf_of_server(int server) const { return server / hosts_per_leaf(); }
 };
 
+/// How endpoints attach to the leaves of a `three_tier` fabric.
+enum class HostLayout {
+  leaf,  ///< endpoints fill leaf after leaf (a leaf is its rack's top-of-rack switch)
+  rail,  ///< GPU g of every server of a pod on that pod's rail-g leaves (rail-optimised)
+};
+const hw::EnumNames<HostLayout>& host_layout_names();
+
+/// Three-tier Clos (leaf, spine, core) from one switch radix, the fat tree of Al-Fares
+/// et al. (SIGCOMM 2008) populated pod by pod. A pod is `leaves_per_pod` leaves under as
+/// many spines as a leaf has uplinks; each spine has radix/2 uplinks, spine j of every pod
+/// one to each core of core group j. A full tree at 1:1 (radix pods of radix/2 leaves)
+/// has radix^3/4 hosts, radix^2/2 leaves, radix^2/2 spines and radix^2/4 cores; fewer
+/// pods keep every core (each with one port per pod), so the spine-core tier stays 1:1.
+struct ThreeTierParams {
+  int radix = 8;                 ///< ports per switch (leaf, spine, core), even, 4..256
+  double oversubscription = 1;   ///< host ports : uplink ports on a leaf, 0.1..16
+  int pods = 0;                  ///< pods, 1..radix; 0: radix (a full tree)
+  int leaves_per_pod = 0;        ///< leaves per pod, 1..radix/2; 0: radix/2
+  HostLayout layout = HostLayout::leaf;
+  int gpus_per_server = 8;       ///< rail layout: GPUs (rails) per server; divides leaves_per_pod
+  int hosts_per_leaf() const;
+  int spines_per_pod() const;    ///< = uplinks per leaf
+  int pod_count() const { return pods > 0 ? pods : radix; }
+  int leaves_in_pod() const { return leaves_per_pod > 0 ? leaves_per_pod : radix / 2; }
+  int cores() const { return spines_per_pod() * (radix / 2); }
+  int endpoints() const { return pod_count() * leaves_in_pod() * hosts_per_leaf(); }
+};
+
 /// Explicit graph: nodes are named sw<i> and ep<j>; cables list node pairs.
 struct ExplicitParams {
   int switches = 1;
@@ -78,6 +110,7 @@ struct TopologyParams {
   int fat_tree_k = 4;                           ///< fat_tree: even k, k^3/4 hosts
   KaryNtreeParams kary_ntree;
   RailParams rail;                              ///< rail_optimized
+  ThreeTierParams three_tier;                   ///< three_tier
   ExplicitParams explicit_graph;
   tlm_fabric::LinkParams fabric_link;           ///< switch-switch cables (`link` + topology.fabric_link)
   std::vector<tlm_fabric::LinkParams> links;    ///< per endpoint cable: `link` + topology.host_link + topology.links
