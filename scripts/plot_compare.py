@@ -16,6 +16,11 @@ Reads compare.json (written by `fabricsim compare`) and writes PNGs into OUT_DIR
     sweep_latency.png      2 B write latency p50 vs endpoints
     sweep_incast.png       incast completion time vs endpoints
     sweep_training.png     training step time and communication fraction vs endpoints
+                           (the --comm-threshold line drawn)
+    sweep_fabric.png       training iteration rate relative to the InfiniBand column
+                           (which fabric wins at which size, by how much), and the
+                           fabric cost per training throughput (with --prices) or the
+                           switch count per size
 
 Needs matplotlib (Debian: python3-matplotlib). Call /usr/bin/python3 explicitly: a
 pyenv python3 on PATH may not have it.
@@ -123,6 +128,24 @@ def single_point(report, point, out):
     return written
 
 
+def row(point, metric_name, label):
+    """A table row's value (compare.json points[].rows), NaN when absent."""
+    for r in point.get("rows", []):
+        if r["metric"] == metric_name:
+            v = r["values"].get(label)
+            return float("nan") if v is None else v
+    return float("nan")
+
+
+def row_named(points, prefix):
+    """The first row metric starting with prefix, or None."""
+    for p in points:
+        for r in p.get("rows", []):
+            if r["metric"].startswith(prefix):
+                return r["metric"]
+    return None
+
+
 def sweep(report, out):
     labels = [c["label"] for c in report["configs"]]
     points = report["points"]
@@ -133,7 +156,9 @@ def sweep(report, out):
     def lines(ax, getter, ylabel, title):
         for l in labels:
             ax.plot(xs, [getter(p, l) for p in points], marker="o", label=l)
-        ax.set_xlabel("endpoints (1:1 leaf-spine)")
+        opts = report["options"]
+        ax.set_xlabel(f"endpoints (radix {opts.get('radix', '?')}, {opts.get('oversubscription', 1)}:1, "
+                      f"{opts.get('layout', 'leaf')} layout)")
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=10)
         ax.set_xscale("log", base=2)
@@ -162,7 +187,36 @@ def sweep(report, out):
         lines(a1, lambda p, l: metric(p, l, "training", "step_time_us"), "us", "training step time")
         lines(a2, lambda p, l: 100 * metric(p, l, "training", "communication_fraction"), "%",
               "exposed communication / step")
+        threshold = report["options"].get("comm_threshold")
+        if threshold is not None:
+            a2.axhline(100 * threshold, color="grey", linestyle="--", linewidth=1)
         written.append(save(fig, out, "sweep_training.png"))
+    relative = row_named(points, "training: iteration rate relative to column")
+    if relative:
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+        base = labels[int(relative.rsplit(" ", 1)[1]) - 1]
+        lines(a1, lambda p, l: row(p, relative, l), f"iteration rate / {base}",
+              f"training iteration rate relative to {base} (above 1: faster)")
+        a1.axhline(1.0, color="grey", linestyle="--", linewidth=1)
+        for l in labels:
+            if l == base:
+                continue
+            for x, p in zip(xs, points):
+                v = row(p, relative, l)
+                if v == v:
+                    a1.annotate(f"{100 * (v - 1):+.0f}%", (x, v), textcoords="offset points", xytext=(0, 6),
+                                ha="center", fontsize=7)
+        cost = row_named(points, "cost: fabric per training throughput")
+        if cost:
+            lines(a2, lambda p, l: row(p, cost, l), f"{report['options'].get('currency', '')} per (iteration/s)",
+                  "fabric cost per training throughput")
+            a2.set_yscale("log")
+        else:
+            lines(a2, lambda p, l: sum(row(p, m, l) for m in [r["metric"] for r in p["rows"]]
+                                       if m.startswith("fabric: ") and " switches (radix" in m),
+                  "switches", "switches in the fabric")
+            a2.set_yscale("log")
+        written.append(save(fig, out, "sweep_fabric.png"))
     return written
 
 

@@ -99,7 +99,7 @@ struct Prices {
   std::optional<double> gpu;
 };
 
-/// Reads a prices file (see examples/prices.yaml); bad content throws ConfigError naming
+/// Reads a prices file (see examples/prices/400g.yaml); bad content throws ConfigError naming
 /// the file, the key and the line.
 Prices read_prices(const std::string& file);
 

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -62,6 +63,7 @@ struct TopologySource {
   std::string text;  // YAML of the topology map (for the results and the run documents)
   std::string file;  // where its nodes come from, for error locations ("" : use `node` as given)
   std::function<YAML::Node()> load;  // a fresh node per run (a document is changed by --set)
+  int switch_ports = 0;              // single_switch of a --sizes point: the switch's radix
 };
 
 /// The endpoints the latency and incast workloads use, from the topology graph.
@@ -89,15 +91,24 @@ Endpoints pick_endpoints(const TopologyParams& t) {
   return e;
 }
 
-// The configuration document with its workload sections removed and the common topology in.
-ConfigDocument prepare_document(const std::string& config, const TopologySource& topo) {
+// The configuration document with its workload sections removed (but its `training:`
+// when `keep_training`) and the common topology in.
+ConfigDocument prepare_document(const std::string& config, const TopologySource& topo, bool keep_training = false) {
   ConfigDocument doc = load_document(config);
   if (!doc.root.IsMap()) throw ConfigError(config, "(top level)", "expected a mapping of keys to values");
-  for (const char* k : kWorkloadSections) doc.root.remove(k);
+  for (const char* k : kWorkloadSections)
+    if (!(keep_training && std::string(k) == "training")) doc.root.remove(k);
   YAML::Node t = topo.load();
   if (!topo.file.empty() && topo.file != config) doc.source->add_nodes(t, topo.file);
   doc.root["topology"] = t;
+  if (topo.switch_ports > 0) doc.root["switch"]["ports"] = topo.switch_ports;
   return doc;
+}
+
+// The training workload of a configuration: its own `training:` section when it has one.
+bool has_training_section(const std::string& config) {
+  const ConfigDocument doc = load_document(config);
+  return doc.root.IsMap() && doc.root["training"].IsDefined() && !doc.root["training"].IsNull();
 }
 
 /// One simulation to run.
@@ -365,21 +376,6 @@ const std::vector<std::string>& compare_workload_names() {
   return names;
 }
 
-LeafSpineParams leaf_spine_for(int endpoints) {
-  for (int radix = 4; radix <= 256; radix += 2) {
-    const int hosts = radix / 2;
-    if (endpoints % hosts == 0 && endpoints / hosts >= 2 && endpoints / hosts <= radix) {
-      LeafSpineParams p;
-      p.radix = radix;
-      p.oversubscription = 1;
-      p.leaves = endpoints / hosts;
-      return p;
-    }
-  }
-  throw std::invalid_argument("no 1:1 leaf-spine of radix <= 256 has exactly " + std::to_string(endpoints) +
-                              " endpoints (leaves x radix/2 hosts)");
-}
-
 namespace {
 
 // --workload in the order given, without repeats; every workload when none is given.
@@ -424,25 +420,26 @@ std::vector<std::string> column_labels(const std::vector<std::string>& configs) 
 struct Point {
   std::string name;
   TopologySource topo;
+  bool sized = false;  // a --sizes point, built from CompareOptions::shape
 };
 
 TopologySource inline_topology(const std::string& text) {
   return {text, "", [text] { return YAML::Load(text); }};
 }
 
-// One 1:1 leaf-spine per --sizes entry.
-std::vector<Point> sized_points(const std::vector<int>& sizes) {
+// The fabric of each --sizes entry (fabric_for_size).
+std::vector<Point> sized_points(const std::vector<int>& sizes, const ClusterShape& shape) {
   std::vector<Point> points;
   for (int n : sizes) {
-    LeafSpineParams ls;
+    TopologyParams t;
     try {
-      ls = leaf_spine_for(n);
+      t = fabric_for_size(n, shape);
     } catch (const std::invalid_argument& e) {
       throw ConfigError("--sizes " + std::to_string(n), "", e.what());
     }
-    const std::string text = "{kind: leaf_spine, radix: " + std::to_string(ls.radix) +
-                             ", oversubscription: 1, leaves: " + std::to_string(ls.leaves) + "}";
-    points.push_back({"n" + std::to_string(n), inline_topology(text)});
+    TopologySource topo = inline_topology(topology_yaml(t));
+    if (t.kind == TopologyKind::single_switch) topo.switch_ports = shape.radix;
+    points.push_back({"n" + std::to_string(n), topo, true});
   }
   return points;
 }
@@ -495,8 +492,8 @@ Point first_config_point(const std::string& first, std::vector<std::string>& not
 // The comparison points: one topology, or one leaf-spine per --sizes entry.
 std::vector<Point> comparison_points(const CompareOptions& o, std::vector<std::string>& notes) {
   if (!o.sizes.empty()) {
-    std::vector<Point> points = sized_points(o.sizes);
-    if (!o.topology.empty()) notes.push_back("--sizes replaces --topology with a 1:1 leaf-spine per size");
+    std::vector<Point> points = sized_points(o.sizes, o.shape);
+    if (!o.topology.empty()) notes.push_back("--sizes replaces --topology with the fabric of each size");
     return points;
   }
   if (!o.topology.empty()) return {topology_option_point(o.topology)};
@@ -582,12 +579,17 @@ PointJobs make_jobs(const CompareOptions& o, const Point& point, bool tag_point,
   for (std::size_t ci = 0; ci < o.configs.size(); ++ci) {
     for (const auto& w : workloads) {
       if (w == "training" && !training_known) continue;
+      // The configuration's own training step, when it gives one; else compare's.
+      const bool own_training = w == "training" && has_training_section(o.configs[ci]);
       std::vector<std::string> ov = base_overrides();
-      add_workload_overrides(ov, w, o, ep);
+      if (own_training)
+        ov.push_back("simulation.duration=1s");
+      else
+        add_workload_overrides(ov, w, o, ep);
       const std::string tag = (tag_point ? point.name + "_" : "") + labels[ci] + "_" + w;
       ov.push_back("output.directory=" + yaml_quoted((out / "runs" / tag).string()));
       for (const auto& s : o.overrides) ov.push_back(s);
-      ConfigDocument doc = prepare_document(o.configs[ci], point.topo);
+      ConfigDocument doc = prepare_document(o.configs[ci], point.topo, own_training);
       Job j{tag, load_config(doc, ov), out / "runs" / (tag + ".json"), nullptr, 0, 0, 0};
       if (w == "incast") set_incast_bound(j, ep);
       write_file(out / "runs" / (tag + ".yaml"), "# generated by fabricsim compare from " + o.configs[ci] +
@@ -614,6 +616,126 @@ nlohmann::json collect_runs(const PointJobs& p, const Endpoints& ep, std::vector
   return runs;
 }
 
+/// One column's fabric: what it is built of and what its training step gives.
+struct FabricColumn {
+  bool known = false;        // a job of this configuration ran at this point
+  bool infiniband = false;   // IB framing on the host links
+  BillOfMaterials bom;
+  std::optional<FabricCost> cost;
+  double step_us = kNaN, comm_fraction = kNaN;
+};
+
+// Per configuration: the bill of materials of the point's graph under the cabling rule
+// (the host cable's length from that configuration) and, with prices, its cost.
+std::vector<FabricColumn> fabric_columns(const CompareOptions& o, const Point& point, const PointJobs& p,
+                                         const std::vector<std::string>& labels, const nlohmann::json& runs,
+                                         const std::optional<Prices>& prices) {
+  std::vector<FabricColumn> cols(labels.size());
+  for (std::size_t ci = 0; ci < labels.size(); ++ci) {
+    FabricColumn& col = cols[ci];
+    const Job* job = nullptr;
+    for (std::size_t i = 0; i < p.jobs.size() && !job; ++i)
+      if (p.keys[i].first == labels[ci]) job = &p.jobs[i];
+    if (!job) continue;
+    const TopologyParams& t = job->config.topology;
+    const TopologyGraph g = build_graph(t);
+    int radix = point.sized ? o.shape.radix : 0;
+    for (const auto& sw : g.switches) radix = std::max(radix, sw.radix);
+    const HostLayout layout = point.sized ? o.shape.layout
+                              : t.kind == TopologyKind::rail_optimized ? HostLayout::rail
+                              : t.kind == TopologyKind::three_tier     ? t.three_tier.layout
+                                                                       : HostLayout::leaf;
+    CablingRule rule;
+    if (o.host_cable != "auto") rule.host = *hw::value_of(cable_medium_names(), o.host_cable);
+    const hw::PhyParams& host = t.links.at(0).phy;
+    rule.host_cable = host.cable_length;
+    col.known = true;
+    col.infiniband = host.framing == hw::Framing::infiniband;
+    col.bom = bill_of_materials(g, radix, layout, rule);
+    if (prices) col.cost = fabric_cost(col.bom, *prices, col.infiniband, hw::PhyTiming(host).data_rate());
+    if (runs.contains(labels[ci]) && runs[labels[ci]].contains("training")) {
+      const auto& m = runs[labels[ci]]["training"];
+      col.step_us = get(m, "step_time_us");
+      col.comm_fraction = get(m, "communication_fraction");
+    }
+  }
+  return cols;
+}
+
+// Rows of the fabric columns: training rate and its ratio to the first InfiniBand column
+// (else the first column), the threshold mark, the bill of materials and the cost.
+std::vector<Row> fabric_rows(const std::vector<FabricColumn>& cols, const CompareOptions& o,
+                             const std::optional<Prices>& prices) {
+  std::vector<Row> rows;
+  auto add = [&](const std::string& w, const std::string& metric, const std::string& unit, int decimals,
+                 const std::function<double(const FabricColumn&)>& f) {
+    Row r{w, metric, unit, decimals, {}, "", metric};
+    for (const auto& c : cols) r.values.push_back(c.known ? f(c) : kNaN);
+    rows.push_back(r);
+  };
+  std::size_t base = 0;
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    if (cols[i].known && cols[i].infiniband) {
+      base = i;
+      break;
+    }
+  const bool training = std::any_of(cols.begin(), cols.end(), [](const FabricColumn& c) { return !std::isnan(c.step_us); });
+  auto rate = [](const FabricColumn& c) { return 1e6 / c.step_us; };
+  if (training) {
+    add("training", "training: iteration rate", "iterations/s", 1, rate);
+    const double base_rate = rate(cols[base]);
+    add("training", "training: iteration rate relative to column " + std::to_string(base + 1), "ratio", 3,
+        [&](const FabricColumn& c) { return rate(c) / base_rate; });
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%g%%", 100 * o.comm_threshold);
+    add("training", std::string("training: exposed communication above ") + pct, "1 = yes", 0,
+        [&](const FabricColumn& c) { return std::isnan(c.comm_fraction) ? kNaN : c.comm_fraction > o.comm_threshold ? 1.0 : 0.0; });
+  }
+  if (std::none_of(cols.begin(), cols.end(), [](const FabricColumn& c) { return c.known; })) return rows;
+  // Every tier's rows at every size (0 where the fabric has fewer tiers): one CSV shape.
+  const int radix = std::max_element(cols.begin(), cols.end(), [](const FabricColumn& a, const FabricColumn& b) {
+                      return a.bom.radix < b.bom.radix;
+                    })->bom.radix;
+  add("fabric", "fabric: switch tiers", "", 0, [](const FabricColumn& c) { return c.bom.tiers; });
+  for (const std::string tier : {"leaf", "spine", "core"})
+    add("fabric", "fabric: " + tier + " switches (radix " + std::to_string(radix) + ")", "", 0, [tier](const FabricColumn& c) {
+      for (std::size_t t = 0; t < c.bom.switch_tiers.size(); ++t)
+        if (c.bom.switch_tiers[t] == tier) return double(c.bom.switches[t]);
+      return 0.0;
+    });
+  for (const std::string tier : {"host-leaf", "leaf-spine", "spine-core"}) {
+    auto count = [tier](std::uint64_t LinkTier::*field) {
+      return [tier, field](const FabricColumn& c) {
+        for (const auto& l : c.bom.links)
+          if (l.name == tier) return double(l.*field);
+        return 0.0;
+      };
+    };
+    add("fabric", "fabric: " + tier + " links", "", 0, count(&LinkTier::links));
+    add("fabric", "fabric: " + tier + " transceivers", "", 0, count(&LinkTier::transceivers));
+    add("fabric", "fabric: " + tier + " copper cables (DAC/AEC)", "", 0, count(&LinkTier::copper));
+  }
+  if (!prices) return rows;
+  const std::string cur = prices->currency;
+  auto cost = [](const std::function<double(const FabricCost&)>& f) {
+    return [f](const FabricColumn& c) { return c.cost ? f(*c.cost) : kNaN; };
+  };
+  add("cost", "cost: switches", cur, 0, cost([](const FabricCost& c) { return c.switches; }));
+  add("cost", "cost: optics (transceivers, fibres)", cur, 0, cost([](const FabricCost& c) { return c.optics; }));
+  add("cost", "cost: copper cables", cur, 0, cost([](const FabricCost& c) { return c.copper; }));
+  add("cost", "cost: NICs", cur, 0, cost([](const FabricCost& c) { return c.nics; }));
+  add("cost", "cost: fabric (switches, optics, copper, NICs)", cur, 0, cost([](const FabricCost& c) { return c.fabric(); }));
+  if (prices->gpu) add("cost", "cost: cluster (fabric and GPUs)", cur, 0, cost([](const FabricCost& c) { return c.total(); }));
+  if (training) {
+    add("cost", "cost: fabric per training throughput", cur + " per (iteration/s)", 2,
+        [&](const FabricColumn& c) { return c.cost ? c.cost->fabric() / rate(c) : kNaN; });
+    if (prices->gpu)
+      add("cost", "cost: cluster per training throughput", cur + " per (iteration/s)", 2,
+          [&](const FabricColumn& c) { return c.cost ? c.cost->total() / rate(c) : kNaN; });
+  }
+  return rows;
+}
+
 /// What one comparison point produced.
 struct PointResult {
   Endpoints ep;
@@ -624,7 +746,7 @@ struct PointResult {
 // Probes, runs and tabulates one point; prints its table.
 PointResult compare_point(const CompareOptions& o, const Point& point, bool tag_point,
                           const std::vector<std::string>& labels, const std::vector<std::string>& workloads,
-                          bool& training_known, const fs::path& out, int parallel) {
+                          bool& training_known, const fs::path& out, int parallel, const std::optional<Prices>& prices) {
   PointResult res;
   const Endpoints ep = res.ep = probe_point(o, point, workloads, training_known);
   PointJobs p = make_jobs(o, point, tag_point, labels, workloads, ep, training_known, out);
@@ -636,6 +758,7 @@ PointResult compare_point(const CompareOptions& o, const Point& point, bool tag_
   std::vector<std::string> errors;
   const nlohmann::json runs = collect_runs(p, ep, errors);
   res.rows = make_rows(workloads, labels, runs, ep, o, training_known);
+  for (Row& r : fabric_rows(fabric_columns(o, point, p, labels, runs, prices), o, prices)) res.rows.push_back(std::move(r));
   std::cout << "\n# " << (tag_point ? point.name + ": " : "") << ep.count << " endpoints, topology "
             << point.topo.text << (point.topo.text.back() == '\n' ? "" : "\n");
   std::cout << table_text(res.rows, labels);
@@ -652,32 +775,48 @@ PointResult compare_point(const CompareOptions& o, const Point& point, bool tag_
 }
 
 // Sweep summary: how the key metrics move with cluster size.
-void print_size_sweep(const std::vector<PointResult>& results, const std::vector<std::string>& labels) {
-  std::cout << "\n# cluster-size sweep (leaf-spine, 1:1)\n";
+void print_size_sweep(const std::vector<PointResult>& results, const std::vector<std::string>& labels,
+                      const CompareOptions& o) {
+  std::cout << "\n# cluster-size sweep (" << o.shape.radix << "-port switches, " << o.shape.oversubscription << ":1 at the leaf, "
+            << hw::name_of(host_layout_names(), o.shape.layout) << " layout; * exposed communication above "
+            << 100 * o.comm_threshold << "%)\n";
+  // Rows by summary, in order of first appearance: points of more tiers have more rows.
+  std::vector<std::string> summaries;
+  for (const PointResult& pr : results)
+    for (const Row& r : pr.rows)
+      if (r.note.empty() && r.metric.find(" p99") == std::string::npos &&  // p50 is enough in the summary
+          std::find(summaries.begin(), summaries.end(), r.summary) == summaries.end())
+        summaries.push_back(r.summary);
   char buf[256];
-  for (std::size_t ri = 0; ri < results.front().rows.size(); ++ri) {
-    const Row& r0 = results.front().rows[ri];
-    if (!r0.note.empty()) continue;
-    if (r0.metric.find(" p99") != std::string::npos) continue;  // p50 is enough in the summary
-    std::cout << r0.summary << " [" << r0.unit << "]\n";
-    std::snprintf(buf, sizeof buf, "  %10s", "endpoints");
-    std::cout << buf;
-    for (const auto& l : labels) {
-      std::snprintf(buf, sizeof buf, " %16s", l.c_str());
-      std::cout << buf;
-    }
-    if (labels.size() > 1) std::cout << "   " << labels[1] << " / " << labels[0];
-    std::cout << "\n";
+  for (const std::string& summary : summaries) {
+    bool header = false;
     for (const PointResult& pr : results) {
-      if (ri >= pr.rows.size()) continue;
-      const Row& r = pr.rows[ri];
+      const auto it = std::find_if(pr.rows.begin(), pr.rows.end(), [&](const Row& r) { return r.summary == summary; });
+      if (it == pr.rows.end()) continue;
+      const Row& r = *it;
+      // Ratios of counts, ratios and yes/no marks say nothing.
+      const bool ratio = labels.size() > 1 && !r.unit.empty() && r.unit != "ratio" && r.unit != "1 = yes";
+      if (!header) {
+        header = true;
+        std::cout << summary << (r.unit.empty() ? "" : " [" + r.unit + "]") << "\n";
+        std::snprintf(buf, sizeof buf, "  %10s", "endpoints");
+        std::cout << buf;
+        for (const auto& l : labels) {
+          std::snprintf(buf, sizeof buf, " %16s", l.c_str());
+          std::cout << buf;
+        }
+        if (ratio) std::cout << "   " << labels[1] << " / " << labels[0];
+        std::cout << "\n";
+      }
       std::snprintf(buf, sizeof buf, "  %10d", pr.ep.count);
       std::cout << buf;
+      const bool fraction = r.metric == "training step: communication fraction";
       for (double v : r.values) {
-        std::snprintf(buf, sizeof buf, " %16s", fmt(v, r.decimals).c_str());
+        const bool mark = fraction && v > 100 * o.comm_threshold;
+        std::snprintf(buf, sizeof buf, " %16s", (fmt(v, r.decimals) + (mark ? "*" : "")).c_str());
         std::cout << buf;
       }
-      if (labels.size() > 1) std::cout << "   " << fmt(r.values[0] != 0 ? r.values[1] / r.values[0] : kNaN, 3);
+      if (ratio) std::cout << "   " << fmt(r.values[0] != 0 ? r.values[1] / r.values[0] : kNaN, 3);
       std::cout << "\n";
     }
   }
@@ -723,6 +862,7 @@ int compare_command(const CompareOptions& o) {
   const std::vector<std::string> labels = column_labels(o.configs);
   std::vector<std::string> notes;
   const std::vector<Point> points = comparison_points(o, notes);
+  const std::optional<Prices> prices = o.prices.empty() ? std::nullopt : std::optional<Prices>(read_prices(o.prices));
 
   const fs::path out(o.out_dir);
   fs::create_directories(out / "runs");
@@ -734,10 +874,11 @@ int compare_command(const CompareOptions& o) {
   std::vector<PointResult> results;
   bool training_known = true;
   for (const Point& point : points) {
-    results.push_back(compare_point(o, point, points.size() > 1, labels, workloads, training_known, out, parallel));
+    results.push_back(
+        compare_point(o, point, points.size() > 1, labels, workloads, training_known, out, parallel, prices));
     points_json.push_back(results.back().json);
   }
-  if (points.size() > 1) print_size_sweep(results, labels);
+  if (points.size() > 1) print_size_sweep(results, labels, o);
 
   write_compare_csv(out / "compare.csv", results, labels);
   nlohmann::json configs = nlohmann::json::array();
@@ -749,7 +890,15 @@ int compare_command(const CompareOptions& o) {
                               {"overrides", o.overrides},
                               {"options", {{"allreduce_size", o.allreduce_size},
                                            {"latency_iterations", o.latency_iterations},
-                                           {"incast_bytes", o.incast_bytes}}},
+                                           {"incast_bytes", o.incast_bytes},
+                                           {"radix", o.shape.radix},
+                                           {"oversubscription", o.shape.oversubscription},
+                                           {"layout", hw::name_of(host_layout_names(), o.shape.layout)},
+                                           {"gpus_per_server", o.shape.gpus_per_server},
+                                           {"host_cable", o.host_cable},
+                                           {"comm_threshold", o.comm_threshold},
+                                           {"prices", o.prices},
+                                           {"currency", prices ? prices->currency : ""}}},
                               {"sweep", points.size() > 1},
                               {"training_modelled", training_known},
                               {"notes", notes},

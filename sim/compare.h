@@ -1,7 +1,9 @@
 // `fabricsim compare`: the same topology and workloads under several fabric
 // configurations (typically presets/*.yaml), side by side. Each configuration document
-// loses its workload sections and gets the common topology, one workload and --set; each
-// (configuration, workload) runs in a child process. docs/ib-vs-roce.md describes the
+// loses its workload sections (a `training:` section stays: it is the training workload)
+// and gets the common topology, one workload and --set; each (configuration, workload)
+// runs in a child process. With --sizes each size gets the fabric a cluster of that size
+// is built with (sim/cluster_fabric.h), its bill of materials and, with --prices, cost. docs/ib-vs-roce.md describes the
 // workloads, the --sizes sweep and the files written.
 #pragma once
 
@@ -11,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/cluster_fabric.h"
 #include "sim/topology.h"
 
 namespace fabricsim::sim {
@@ -30,12 +33,11 @@ struct CompareOptions {
   std::string incast_bytes = "256KiB";         ///< incast: each sender's one RDMA WRITE to endpoint 0, posted at t = 0
   int jobs = 0;                                ///< simulations at once; 0: number of CPUs
   bool plots = true;                           ///< run scripts/plot_compare.py
+  ClusterShape shape;                          ///< --sizes: radix, oversubscription, layout of each size's fabric
+  std::string host_cable = "auto";             ///< host-leaf medium: auto, dac, aec or optics (CablingRule)
+  double comm_threshold = 0.30;                ///< mark sizes whose exposed communication fraction is above this
+  std::string prices;                          ///< prices file; empty: no cost rows
 };
-
-/// Leaf-spine shape for a sweep point: the smallest even radix whose leaves
-/// (radix / 2 hosts, radix / 2 spine uplinks, 1:1) hold exactly `endpoints`.
-/// Throws std::invalid_argument when no radix up to 256 fits.
-LeafSpineParams leaf_spine_for(int endpoints);
 
 /// Runs the comparison, prints the table and writes the files; returns the exit code.
 /// Configuration errors throw ConfigError (exit 2 in main).

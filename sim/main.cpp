@@ -114,7 +114,7 @@ struct CommandLine {
   int task_id = 0;
   std::string report_dir;
   fabricsim::sim::CompareOptions cmp;
-  std::string cmp_workloads, cmp_sizes;
+  std::string cmp_workloads, cmp_sizes, cmp_layout = "leaf";
   bool cmp_no_plots = false;
   bool params_markdown = false;
   std::string params_doc;
@@ -207,7 +207,23 @@ void add_compare_command(CLI::App& app, CommandLine& cl) {
   compare->add_option("--workload", cl.cmp_workloads, "comma-separated: latency, allreduce, incast, training (default all)");
   compare->add_option("--topology", cmp.topology, "topology YAML file or text, e.g. '{kind: leaf_spine, radix: 8}' "
                                                   "(default: the first configuration's)");
-  compare->add_option("--sizes", cl.cmp_sizes, "cluster-size sweep: comma-separated endpoint counts, a 1:1 leaf-spine each");
+  compare->add_option("--sizes", cl.cmp_sizes, "cluster-size sweep: comma-separated endpoint counts; each gets one switch, "
+                                               "a 2-tier leaf-spine or a 3-tier Clos of --radix switches");
+  compare->add_option("--radix", cmp.shape.radix, "--sizes: ports per switch")->capture_default_str()->check(CLI::Range(4, 256));
+  compare->add_option("--oversubscription", cmp.shape.oversubscription, "--sizes: leaf host ports : uplink ports")
+      ->capture_default_str()->check(CLI::Range(0.1, 16.0));
+  compare->add_option("--layout", cl.cmp_layout, "--sizes: leaf (endpoints fill leaves) or rail (GPU i of each server on rail i)")
+      ->capture_default_str()->check(CLI::IsMember({"leaf", "rail"}));
+  compare->add_option("--gpus-per-server", cmp.shape.gpus_per_server, "--layout rail: GPUs (rails) per server")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  compare->add_option("--host-cable", cmp.host_cable, "host-leaf medium in the bill of materials: auto (by cable length "
+                                                      "and layout), dac, aec or optics")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "dac", "aec", "optics"}));
+  compare->add_option("--comm-threshold", cmp.comm_threshold, "mark sizes whose exposed communication fraction of the "
+                                                              "training step is above this")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  compare->add_option("--prices", cmp.prices, "YAML prices file (examples/prices/400g.yaml): adds cost and cost per training "
+                                              "throughput");
   compare->add_option("--out", cmp.out_dir, "results folder")->capture_default_str()->check(non_empty());
   compare->add_option("--set", cmp.overrides, "override a key in every run: path.to.key=value (repeatable, applied last)");
   compare->add_option("--allreduce-size", cmp.allreduce_size, "AllReduce bytes per rank")->capture_default_str();
@@ -243,6 +259,12 @@ void read_compare_lists(CommandLine& cl) {
     cl.cmp.sizes.push_back(static_cast<int>(v));
   }
   cl.cmp.plots = !cl.cmp_no_plots;
+  cl.cmp.shape.layout = *fabricsim::hw::value_of(fabricsim::sim::host_layout_names(), cl.cmp_layout);
+  for (const char* opt : {"--radix", "--oversubscription", "--layout", "--gpus-per-server"})
+    if (cl.compare->count(opt) && cl.cmp.sizes.empty())
+      throw fabricsim::sim::ConfigError(opt, "", "shapes the fabric of each --sizes entry; give --sizes");
+  if (cl.compare->count("--gpus-per-server") && cl.cmp.shape.layout != fabricsim::sim::HostLayout::rail)
+    throw fabricsim::sim::ConfigError("--gpus-per-server", "", "applies to --layout rail only");
 }
 
 int sweep_subcommand(CommandLine& cl, fabricsim::sim::Verbosity verbosity) {

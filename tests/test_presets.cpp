@@ -269,14 +269,56 @@ TEST(Presets, EveryValueCarriesASourceOrSaysItIsAnAssumption) {
   }
 }
 
-TEST(Compare, LeafSpineForASweepPointHoldsExactlyThatManyEndpoints) {
-  for (int n : {16, 32, 64, 128, 256}) {
-    const auto p = fabricsim::sim::leaf_spine_for(n);
-    EXPECT_EQ(p.leaves * p.hosts_per_leaf(), n) << n;
-    EXPECT_LE(p.leaves, p.radix);
-    EXPECT_EQ(p.spines(), p.radix / 2);
+// --sizes on tiny clusters of radix-4 switches: one switch (4), a 2-tier leaf-spine (8)
+// and a 3-tier Clos of 4 pods (16). The training step (the configuration's own) gives
+// iteration rates, the threshold marks and the ratio; the prices file gives cost.
+TEST(Compare, SizesBuildEachTierWithMaterialsAndCost) {
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_compare_sizes_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const std::string ib = (out / "ib.yaml").string(), roce = (out / "roce.yaml").string();
+  const std::string step = "training: {forward: 20us, backward: 40us, optimizer: 2us, gradient_size: 256KiB, "
+                           "bucket_size: 128KiB, steps: 1}\n";
+  std::ofstream(ib) << "include: " << (kPresets / "ib_ndr.yaml").string() << "\n" << step;
+  std::ofstream(roce) << "include: " << (kPresets / "roce_400g.yaml").string() << "\n" << step;
+  std::ofstream(out / "prices.yaml")
+      << "currency: USD\n"
+         "infiniband: {speed: 400Gb/s, switches: [{radix: 4, price: 1000}], transceiver: 10, fibre: 1, dac: 2, aec: 3, nic: 100}\n"
+         "ethernet: {speed: 400Gb/s, switches: [{radix: 4, price: 500}], transceiver: 10, fibre: 1, dac: 2, aec: 3, nic: 100}\n";
+  const auto r = fabricsim::testing::run_command("compare " + ib + " " + roce + " --workload training --sizes 4,8,16 "
+                                                 "--radix 4 --comm-threshold 0.05 --no-plots --prices " +
+                                                 (out / "prices.yaml").string() + " --out " + (out / "res").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("{kind: three_tier, radix: 4, oversubscription: 1, pods: 4, leaves_per_pod: 2}"));
+  std::ifstream in(out / "res" / "compare.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["points"].size(), 3u);
+  auto row = [&](int point, const std::string& metric) {
+    for (const auto& x : j["points"][point]["rows"])
+      if (x["metric"] == metric) return x["values"];
+    return nlohmann::json();
+  };
+  for (int p = 0; p < 3; ++p) EXPECT_EQ(row(p, "fabric: switch tiers")["ib"], p + 1);
+  // 16 endpoints, radix 4: 8 leaves, 8 spines, 4 cores (Al-Fares k = 4); 16 links per tier.
+  EXPECT_EQ(row(2, "fabric: core switches (radix 4)")["ib"], 4);
+  EXPECT_EQ(row(2, "fabric: spine-core links")["roce"], 16);
+  // Cost: 20 switches, 2 x 16 optical links of 2 transceivers + a fibre, 16 AEC host
+  // cables (the presets' 5 m host cable), 16 NICs.
+  EXPECT_DOUBLE_EQ(row(2, "cost: fabric (switches, optics, copper, NICs)")["ib"].get<double>(),
+                   20 * 1000.0 + 32 * 21 + 16 * 3 + 16 * 100);
+  EXPECT_DOUBLE_EQ(row(2, "cost: fabric (switches, optics, copper, NICs)")["roce"].get<double>(),
+                   20 * 500.0 + 32 * 21 + 16 * 3 + 16 * 100);
+  // The rate ratio is against the InfiniBand column; the threshold marks follow the fraction.
+  const double ib_step = j["points"][2]["runs"]["ib"]["training"]["step_time_us"].get<double>();
+  const double roce_step = j["points"][2]["runs"]["roce"]["training"]["step_time_us"].get<double>();
+  EXPECT_NEAR(row(2, "training: iteration rate relative to column 1")["roce"].get<double>(), ib_step / roce_step, 1e-9);
+  for (const char* l : {"ib", "roce"}) {
+    const double f = j["points"][2]["runs"][l]["training"]["communication_fraction"].get<double>();
+    EXPECT_EQ(row(2, "training: exposed communication above 5%")[l].get<double>(), f > 0.05 ? 1.0 : 0.0) << l;
   }
-  EXPECT_THROW(fabricsim::sim::leaf_spine_for(7), std::invalid_argument);  // prime: no two leaves of equal size
+  EXPECT_DOUBLE_EQ(row(2, "cost: fabric per training throughput")["ib"].get<double>(),
+                   row(2, "cost: fabric (switches, optics, copper, NICs)")["ib"].get<double>() * ib_step / 1e6);
+  fs::remove_all(out);
 }
 
 // The README's comparison on the smallest fabric: the table and files are written, and

@@ -220,6 +220,14 @@ TEST(Prices, CostArithmetic) {
   EXPECT_DOUBLE_EQ(c.total(), c.fabric() + c.gpus);
 }
 
+TEST(Prices, ExampleFilePricesBothFamiliesAtRadix64) {
+  const auto p = fabricsim::sim::read_prices(std::string(FABRICSIM_SOURCE_DIR) + "/examples/prices/400g.yaml");
+  ASSERT_TRUE(p.infiniband && p.ethernet && p.gpu);
+  const auto bom = bom_of(32768, {});
+  for (bool ib : {true, false})
+    EXPECT_GT(fabric_cost(bom, p, ib, fabricsim::hw::Bandwidth::gbps(400)).fabric(), 0) << ib;
+}
+
 TEST(Prices, ErrorsNameFileKeyAndLine) {
   using fabricsim::sim::read_prices;
   const auto err = [](const std::string& text) {
