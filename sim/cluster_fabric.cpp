@@ -188,6 +188,8 @@ FabricPrices read_fabric_prices(ConfigMap m) {
   };
   if (!m.present("speed")) m.fail("speed", "missing: the port speed these prices are for, e.g. 400Gb/s");
   p.speed = m.bandwidth("speed", hw::Bandwidth::gbps(400), hw::Bandwidth::gbps(1), hw::Bandwidth::gbps(10000));
+  p.speed_at = m.location("speed");
+  p.switches_at = m.location("switches");
   p.transceiver = price("transceiver");
   p.fibre = price("fibre");
   p.dac = price("dac");
@@ -229,12 +231,12 @@ FabricCost fabric_cost(const BillOfMaterials& bom, const Prices& prices, bool in
   if (!f) throw ConfigError(prices.file, family, "missing: the configuration is an " + std::string(family) + " fabric");
   // Port speeds as sold (400G, 800G) against the data rate the PHY leaves: within 10%.
   if (std::abs(speed.bps() - f->speed.bps()) > 0.1 * f->speed.bps())
-    throw ConfigError(prices.file, std::string(family) + ".speed",
+    throw ConfigError(f->speed_at, std::string(family) + ".speed",
                       "prices are for " + hw::to_string(f->speed) + " ports, the configuration's links carry " +
                           hw::to_string(speed));
   const auto sw = f->switch_by_radix.find(bom.radix);
   if (bom.total_switches() > 0 && sw == f->switch_by_radix.end())
-    throw ConfigError(prices.file, std::string(family) + ".switches",
+    throw ConfigError(f->switches_at, std::string(family) + ".switches",
                       "no price for a switch of radix " + std::to_string(bom.radix));
   FabricCost c;
   if (sw != f->switch_by_radix.end()) c.switches = static_cast<double>(bom.total_switches()) * sw->second;

@@ -89,6 +89,7 @@ struct FabricPrices {
   hw::Bandwidth speed;                        ///< port speed the prices are for
   std::map<int, double> switch_by_radix;      ///< switch price by radix
   double transceiver = 0, fibre = 0, dac = 0, aec = 0, nic = 0;
+  std::string speed_at, switches_at;          ///< file:line:column of `speed` and `switches`, for errors
 };
 
 /// A prices file: InfiniBand and Ethernet parts, and optionally a GPU per endpoint.

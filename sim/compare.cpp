@@ -627,9 +627,9 @@ struct FabricColumn {
 
 // Per configuration: the bill of materials of the point's graph under the cabling rule
 // (the host cable's length from that configuration) and, with prices, its cost.
+// Known before the runs, so that a prices file that does not fit fails before them.
 std::vector<FabricColumn> fabric_columns(const CompareOptions& o, const Point& point, const PointJobs& p,
-                                         const std::vector<std::string>& labels, const nlohmann::json& runs,
-                                         const std::optional<Prices>& prices) {
+                                         const std::vector<std::string>& labels, const std::optional<Prices>& prices) {
   std::vector<FabricColumn> cols(labels.size());
   for (std::size_t ci = 0; ci < labels.size(); ++ci) {
     FabricColumn& col = cols[ci];
@@ -653,13 +653,18 @@ std::vector<FabricColumn> fabric_columns(const CompareOptions& o, const Point& p
     col.infiniband = host.framing == hw::Framing::infiniband;
     col.bom = bill_of_materials(g, radix, layout, rule);
     if (prices) col.cost = fabric_cost(col.bom, *prices, col.infiniband, hw::PhyTiming(host).data_rate());
-    if (runs.contains(labels[ci]) && runs[labels[ci]].contains("training")) {
-      const auto& m = runs[labels[ci]]["training"];
-      col.step_us = get(m, "step_time_us");
-      col.comm_fraction = get(m, "communication_fraction");
-    }
   }
   return cols;
+}
+
+// The training step of each column, from the runs.
+void add_training(std::vector<FabricColumn>& cols, const std::vector<std::string>& labels, const nlohmann::json& runs) {
+  for (std::size_t ci = 0; ci < labels.size(); ++ci)
+    if (runs.contains(labels[ci]) && runs[labels[ci]].contains("training")) {
+      const auto& m = runs[labels[ci]]["training"];
+      cols[ci].step_us = get(m, "step_time_us");
+      cols[ci].comm_fraction = get(m, "communication_fraction");
+    }
 }
 
 // Rows of the fabric columns: training rate and its ratio to the first InfiniBand column
@@ -750,6 +755,7 @@ PointResult compare_point(const CompareOptions& o, const Point& point, bool tag_
   PointResult res;
   const Endpoints ep = res.ep = probe_point(o, point, workloads, training_known);
   PointJobs p = make_jobs(o, point, tag_point, labels, workloads, ep, training_known, out);
+  std::vector<FabricColumn> fabric = fabric_columns(o, point, p, labels, prices);
   std::printf("compare: %s: %d endpoints, %d switches; %zu runs, %d at a time\n", point.name.c_str(), ep.count,
               ep.switches, p.jobs.size(), parallel);
   std::fflush(stdout);
@@ -758,7 +764,8 @@ PointResult compare_point(const CompareOptions& o, const Point& point, bool tag_
   std::vector<std::string> errors;
   const nlohmann::json runs = collect_runs(p, ep, errors);
   res.rows = make_rows(workloads, labels, runs, ep, o, training_known);
-  for (Row& r : fabric_rows(fabric_columns(o, point, p, labels, runs, prices), o, prices)) res.rows.push_back(std::move(r));
+  add_training(fabric, labels, runs);
+  for (Row& r : fabric_rows(fabric, o, prices)) res.rows.push_back(std::move(r));
   std::cout << "\n# " << (tag_point ? point.name + ": " : "") << ep.count << " endpoints, topology "
             << point.topo.text << (point.topo.text.back() == '\n' ? "" : "\n");
   std::cout << table_text(res.rows, labels);

@@ -321,6 +321,24 @@ TEST(Compare, SizesBuildEachTierWithMaterialsAndCost) {
   fs::remove_all(out);
 }
 
+// A prices file without the fabric's switch radix is an error before anything runs; the
+// shape options need --sizes.
+TEST(Compare, PricesThatDoNotFitFailBeforeTheRuns) {
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_compare_prices_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const auto r = fabricsim::testing::run_command("compare " + (kPresets / "ib_ndr.yaml").string() +
+                                                 " --workload training --sizes 8 --radix 4 --no-plots --prices " +
+                                                 (fs::path(FABRICSIM_SOURCE_DIR) / "examples/prices/400g.yaml").string() + " --out " +
+                                                 out.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("400g.yaml:16:5: infiniband.switches: no price for a switch of radix 4"));
+  EXPECT_FALSE(fs::exists(out / "runs" / "n8_ib_ndr_training.json"));
+  const auto shape = fabricsim::testing::run_command("compare " + (kPresets / "ib_ndr.yaml").string() + " --radix 8");
+  EXPECT_EQ(shape.exit_code, 2) << shape.output;
+  EXPECT_THAT(shape.output, HasSubstr("--radix: shapes the fabric of each --sizes entry; give --sizes"));
+  fs::remove_all(out);
+}
+
 // The README's comparison on the smallest fabric: the table and files are written, and
 // the IB NDR 2 B write latency is below RoCE 400G's (switch pipeline and framing, not a
 // latency parameter).

@@ -246,10 +246,10 @@ TEST(Prices, ErrorsNameFileKeyAndLine) {
               HasSubstr("prices.yaml: ethernet: missing"));
   EXPECT_THAT(fabricsim::testing::config_error_of(
                   [&] { fabric_cost(bom, prices, true, fabricsim::hw::Bandwidth::gbps(800)); }),
-              HasSubstr("infiniband.speed: prices are for 400Gb/s ports"));
+              HasSubstr("prices.yaml:2:21: infiniband.speed: prices are for 400Gb/s ports"));
   EXPECT_THAT(fabricsim::testing::config_error_of(
                   [&] { fabric_cost(bom_of(128, {128}), prices, true, fabricsim::hw::Bandwidth::gbps(400)); }),
-              HasSubstr("no price for a switch of radix 128"));
+              HasSubstr("prices.yaml:2:40: infiniband.switches: no price for a switch of radix 128"));
 }
 
 }  // namespace
