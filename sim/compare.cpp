@@ -628,20 +628,14 @@ struct FabricColumn {
 // Per configuration: the bill of materials of the point's graph under the cabling rule
 // (the host cable's length from that configuration) and, with prices, its cost.
 // Known before the runs, so that a prices file that does not fit fails before them.
-std::vector<FabricColumn> fabric_columns(const CompareOptions& o, const Point& point, const PointJobs& p,
-                                         const std::vector<std::string>& labels, const std::optional<Prices>& prices) {
-  std::vector<FabricColumn> cols(labels.size());
-  for (std::size_t ci = 0; ci < labels.size(); ++ci) {
-    FabricColumn& col = cols[ci];
-    const Job* job = nullptr;
-    for (std::size_t i = 0; i < p.jobs.size() && !job; ++i)
-      if (p.keys[i].first == labels[ci]) job = &p.jobs[i];
-    if (!job) continue;
-    const TopologyParams& t = job->config.topology;
+FabricColumn fabric_column(const CompareOptions& o, bool sized, const TopologyParams& t,
+                           const std::optional<Prices>& prices) {
+  FabricColumn col;
+  {
     const TopologyGraph g = build_graph(t);
-    int radix = point.sized ? o.shape.radix : 0;
+    int radix = sized ? o.shape.radix : 0;
     for (const auto& sw : g.switches) radix = std::max(radix, sw.radix);
-    const HostLayout layout = point.sized ? o.shape.layout
+    const HostLayout layout = sized ? o.shape.layout
                               : t.kind == TopologyKind::rail_optimized ? HostLayout::rail
                               : t.kind == TopologyKind::three_tier     ? t.three_tier.layout
                                                                        : HostLayout::leaf;
@@ -654,6 +648,18 @@ std::vector<FabricColumn> fabric_columns(const CompareOptions& o, const Point& p
     col.bom = bill_of_materials(g, radix, layout, rule);
     if (prices) col.cost = fabric_cost(col.bom, *prices, col.infiniband, hw::PhyTiming(host).data_rate());
   }
+  return col;
+}
+
+std::vector<FabricColumn> fabric_columns(const CompareOptions& o, const Point& point, const PointJobs& p,
+                                         const std::vector<std::string>& labels, const std::optional<Prices>& prices) {
+  std::vector<FabricColumn> cols(labels.size());
+  for (std::size_t ci = 0; ci < labels.size(); ++ci)
+    for (std::size_t i = 0; i < p.jobs.size(); ++i)
+      if (p.keys[i].first == labels[ci]) {
+        cols[ci] = fabric_column(o, point.sized, p.jobs[i].config.topology, prices);
+        break;
+      }
   return cols;
 }
 
@@ -781,6 +787,38 @@ PointResult compare_point(const CompareOptions& o, const Point& point, bool tag_
   return res;
 }
 
+// --bom-only: each configuration's fabric at a --sizes point, built but not run. The
+// configurations give their host link (medium, speed, framing) on a 2-endpoint switch.
+PointResult bom_point(const CompareOptions& o, const Point& point, const std::vector<std::string>& labels,
+                      const std::optional<Prices>& prices) {
+  const int endpoints = std::stoi(point.name.substr(1));
+  TopologyParams t = fabric_for_size(endpoints, o.shape);
+  std::vector<FabricColumn> cols;
+  for (const auto& config : o.configs) {
+    std::vector<std::string> ov = base_overrides();
+    ov.push_back("traffic.pattern=none");
+    for (const auto& s : o.overrides) ov.push_back(s);
+    const FabricConfig c = load_config(prepare_document(config, inline_topology("{kind: single_switch, endpoints: 2}")), ov);
+    t.fabric_link = c.topology.fabric_link;
+    t.links.assign(static_cast<std::size_t>(endpoints), c.topology.links.at(0));
+    cols.push_back(fabric_column(o, true, t, prices));
+  }
+  PointResult res;
+  res.ep.count = endpoints;
+  res.ep.switches = static_cast<int>(cols.front().bom.total_switches());
+  res.rows = fabric_rows(cols, o, prices);
+  std::cout << "\n# " << point.name << ": " << endpoints << " endpoints, topology " << point.topo.text << " (not run)\n";
+  std::cout << table_text(res.rows, labels);
+  res.json = {{"name", point.name},
+              {"endpoints", endpoints},
+              {"switches", res.ep.switches},
+              {"topology", point.topo.text},
+              {"runs", nlohmann::json::object()},
+              {"rows", rows_json(res.rows, labels)},
+              {"errors", nlohmann::json::array()}};
+  return res;
+}
+
 // Sweep summary: how the key metrics move with cluster size.
 void print_size_sweep(const std::vector<PointResult>& results, const std::vector<std::string>& labels,
                       const CompareOptions& o) {
@@ -868,6 +906,7 @@ int compare_command(const CompareOptions& o) {
   check_workload_options(o);
   const std::vector<std::string> labels = column_labels(o.configs);
   std::vector<std::string> notes;
+  if (o.bom_only && o.sizes.empty()) throw ConfigError("--bom-only", "", "reports the fabric of each --sizes entry; give --sizes");
   const std::vector<Point> points = comparison_points(o, notes);
   const std::optional<Prices> prices = o.prices.empty() ? std::nullopt : std::optional<Prices>(read_prices(o.prices));
 
@@ -881,6 +920,11 @@ int compare_command(const CompareOptions& o) {
   std::vector<PointResult> results;
   bool training_known = true;
   for (const Point& point : points) {
+    if (o.bom_only) {
+      results.push_back(bom_point(o, point, labels, prices));
+      points_json.push_back(results.back().json);
+      continue;
+    }
     results.push_back(
         compare_point(o, point, points.size() > 1, labels, workloads, training_known, out, parallel, prices));
     points_json.push_back(results.back().json);

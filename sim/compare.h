@@ -37,6 +37,7 @@ struct CompareOptions {
   std::string host_cable = "auto";             ///< host-leaf medium: auto, dac, aec or optics (CablingRule)
   double comm_threshold = 0.30;                ///< mark sizes whose exposed communication fraction is above this
   std::string prices;                          ///< prices file; empty: no cost rows
+  bool bom_only = false;                       ///< --sizes: fabrics, materials and cost only, nothing run
 };
 
 /// Runs the comparison, prints the table and writes the files; returns the exit code.

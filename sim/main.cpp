@@ -222,6 +222,8 @@ void add_compare_command(CLI::App& app, CommandLine& cl) {
   compare->add_option("--comm-threshold", cmp.comm_threshold, "mark sizes whose exposed communication fraction of the "
                                                               "training step is above this")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  compare->add_flag("--bom-only", cmp.bom_only, "with --sizes: build each size's fabric and report its bill of "
+                                                "materials and cost without running any workload");
   compare->add_option("--prices", cmp.prices, "YAML prices file (examples/prices/400g.yaml): adds cost and cost per training "
                                               "throughput");
   compare->add_option("--out", cmp.out_dir, "results folder")->capture_default_str()->check(non_empty());
@@ -263,6 +265,8 @@ void read_compare_lists(CommandLine& cl) {
   for (const char* opt : {"--radix", "--oversubscription", "--layout", "--gpus-per-server"})
     if (cl.compare->count(opt) && cl.cmp.sizes.empty())
       throw fabricsim::sim::ConfigError(opt, "", "shapes the fabric of each --sizes entry; give --sizes");
+  if (cl.cmp.bom_only && !cl.cmp.workloads.empty())
+    throw fabricsim::sim::ConfigError("--workload", "", "--bom-only runs no workload");
   if (cl.compare->count("--gpus-per-server") && cl.cmp.shape.layout != fabricsim::sim::HostLayout::rail)
     throw fabricsim::sim::ConfigError("--gpus-per-server", "", "applies to --layout rail only");
 }

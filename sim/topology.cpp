@@ -40,6 +40,13 @@ int ThreeTierParams::hosts_per_leaf() const { return sim::hosts_per_leaf(radix, 
 
 int ThreeTierParams::spines_per_pod() const { return radix - hosts_per_leaf(); }
 
+int ThreeTierParams::cores_per_group() const {
+  const int half = radix / 2;
+  for (int c = 1; c < half; ++c)
+    if (half % c == 0 && c * radix >= pod_count() * half) return c;
+  return half;
+}
+
 int TopologyParams::endpoint_count() const {
   switch (kind) {
     case TopologyKind::single_switch: return endpoints;
@@ -274,7 +281,8 @@ TopologyGraph rail_optimized(const RailParams& p) {
 }
 
 // Leaves, then spines, then cores, each numbered across pods; hosts take each leaf's
-// first ports, leaf-spine cables the next, spine-core cables the spines' last radix/2.
+// first ports, leaf-spine cables the next, spine-core cables the spines' last radix/2
+// (radix/2 / cores per group parallel cables to each core of the spine's group).
 // Every switch keeps `radix` ports (a partial tree leaves core ports open).
 TopologyGraph three_tier(const ThreeTierParams& p) {
   const int r = p.radix, h = p.hosts_per_leaf(), u = p.spines_per_pod();
@@ -310,9 +318,10 @@ TopologyGraph three_tier(const ThreeTierParams& p) {
   for (int pod = 0; pod < pods; ++pod)
     for (int l = 0; l < lpp; ++l)
       for (int s = 0; s < u; ++s) b.connect(pod * lpp + l, leaves + pod * u + s, "leaf-spine");
+  const int group = p.cores_per_group();
   for (int pod = 0; pod < pods; ++pod)
     for (int s = 0; s < u; ++s)
-      for (int c = 0; c < half; ++c) b.connect(leaves + pod * u + s, leaves + spines + s * half + c, "spine-core");
+      for (int k = 0; k < half; ++k) b.connect(leaves + pod * u + s, leaves + spines + s * group + k % group, "spine-core");
   TopologyGraph graph = b.done();
   for (auto& sw : graph.switches) sw.radix = r;
   return graph;

@@ -69,10 +69,12 @@ const hw::EnumNames<HostLayout>& host_layout_names();
 
 /// Three-tier Clos (leaf, spine, core) from one switch radix, the fat tree of Al-Fares
 /// et al. (SIGCOMM 2008) populated pod by pod. A pod is `leaves_per_pod` leaves under as
-/// many spines as a leaf has uplinks; each spine has radix/2 uplinks, spine j of every pod
-/// one to each core of core group j. A full tree at 1:1 (radix pods of radix/2 leaves)
-/// has radix^3/4 hosts, radix^2/2 leaves, radix^2/2 spines and radix^2/4 cores; fewer
-/// pods keep every core (each with one port per pod), so the spine-core tier stays 1:1.
+/// many spines as a leaf has uplinks; each spine has radix/2 uplinks, spread evenly over
+/// the cores of its core group (spine j of every pod: group j). A group has the fewest
+/// cores, dividing radix/2, whose ports take every pod's uplinks: a full tree at 1:1
+/// (radix pods of radix/2 leaves) has radix^3/4 hosts, radix^2/2 leaves, radix^2/2
+/// spines and radix^2/4 cores, one cable per spine-core pair; fewer pods need fewer
+/// cores, with parallel cables, and every spine keeps its radix/2 uplinks (1:1 above).
 struct ThreeTierParams {
   int radix = 8;                 ///< ports per switch (leaf, spine, core), even, 4..256
   double oversubscription = 1;   ///< host ports : uplink ports on a leaf, 0.1..16
@@ -84,7 +86,8 @@ struct ThreeTierParams {
   int spines_per_pod() const;    ///< = uplinks per leaf
   int pod_count() const { return pods > 0 ? pods : radix; }
   int leaves_in_pod() const { return leaves_per_pod > 0 ? leaves_per_pod : radix / 2; }
-  int cores() const { return spines_per_pod() * (radix / 2); }
+  int cores_per_group() const;    ///< smallest divisor of radix/2 with cores x radix >= pods x radix/2
+  int cores() const { return spines_per_pod() * cores_per_group(); }
   int endpoints() const { return pod_count() * leaves_in_pod() * hosts_per_leaf(); }
 };
 

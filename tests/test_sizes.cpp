@@ -53,14 +53,15 @@ TEST(ThreeTier, FullTreeMatchesAlFares) {
 }
 
 TEST(ThreeTier, PartialTreeRoutesAndFullBisection) {
-  // 3 pods of radix 8 at 1:1: 3 x 4 leaves x 4 hosts; 4 spines per pod; every core kept.
+  // 3 pods of radix 8 at 1:1: 3 x 4 leaves x 4 hosts; 4 spines per pod; each spine's 4
+  // uplinks over the 2 cores of its group (2 x 8 ports >= 3 pods x 4 uplinks), 2 cables each.
   TopologyParams t;
   t.kind = TopologyKind::three_tier;
   t.three_tier.radix = 8;
   t.three_tier.pods = 3;
   const auto g = build_graph(t);
   ASSERT_EQ(g.endpoints(), 48);
-  ASSERT_EQ(g.switches.size(), 12u + 12u + 16u);
+  ASSERT_EQ(g.switches.size(), 12u + 12u + 8u);
   fabricsim::sim::check_routes(g, fabricsim::sim::minimal_routes(g));
   // Full bisection at 1:1: every leaf and spine has as many links up as down.
   std::vector<int> up(g.switches.size(), 0), down(g.switches.size(), 0);
@@ -72,7 +73,7 @@ TEST(ThreeTier, PartialTreeRoutesAndFullBisection) {
   }
   for (std::size_t s = 0; s < g.switches.size(); ++s) {
     if (g.switches[s].level == 2) {
-      EXPECT_EQ(down[s], 3) << g.switches[s].name << ": one port per pod";
+      EXPECT_EQ(down[s], 6) << g.switches[s].name << ": two cables per pod";
       continue;
     }
     EXPECT_EQ(up[s], down[s]) << g.switches[s].name;
@@ -135,10 +136,11 @@ TEST(ClusterFabric, TierChoiceAtTheBoundaries) {
 }
 
 TEST(ClusterFabric, BillOfMaterialsAtScale) {
-  // 32768 endpoints at radix 64, 1:1: 1024 leaves, 1024 spines (32 pods x 32), 32 x 32
-  // cores; 32768 links per tier; optics on the two switch tiers: 2 x 65536 transceivers.
+  // 32768 endpoints at radix 64, 1:1: 1024 leaves, 1024 spines (32 pods x 32), and
+  // 32768 spine uplinks on 64-port cores: 512 (32 groups of 16, 2 cables per spine and
+  // core); 32768 links per tier; optics on the two switch tiers: 2 x 65536 transceivers.
   const auto bom = bom_of(32768, {});
-  EXPECT_EQ(bom.switches, (std::vector<std::uint64_t>{1024, 1024, 1024}));
+  EXPECT_EQ(bom.switches, (std::vector<std::uint64_t>{1024, 1024, 512}));
   ASSERT_EQ(bom.links.size(), 3u);
   for (const auto& l : bom.links) EXPECT_EQ(l.links, 32768u) << l.name;
   EXPECT_EQ(bom.links[0].medium, CableMedium::dac);
@@ -158,9 +160,10 @@ TEST(ClusterFabric, OversubscriptionCounts) {
   const auto two = bom_of(3072, shape);
   EXPECT_EQ(two.switches, (std::vector<std::uint64_t>{64, 16}));
   EXPECT_EQ(two.links[1].links, 64u * 16u);  // a third of the host links
-  // 3-tier: 6144 endpoints = 128 leaves in 4 pods of 32, 16 spines per pod, 16 x 32 cores.
+  // 3-tier: 6144 endpoints = 128 leaves in 4 pods of 32, 16 spines per pod; 16 core
+  // groups of 2 (2 x 64 ports take 4 pods x 32 uplinks).
   const auto three = bom_of(6144, shape);
-  EXPECT_EQ(three.switches, (std::vector<std::uint64_t>{128, 64, 512}));
+  EXPECT_EQ(three.switches, (std::vector<std::uint64_t>{128, 64, 32}));
   EXPECT_EQ(three.links[1].links, 128u * 16u);
   EXPECT_EQ(three.links[2].links, 64u * 32u);
 }
