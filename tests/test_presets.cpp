@@ -339,6 +339,29 @@ TEST(Compare, PricesThatDoNotFitFailBeforeTheRuns) {
   fs::remove_all(out);
 }
 
+// --bom-only prices 32768 endpoints without simulating them: 1024 leaves and spines,
+// 512 cores of radix 64, four transceivers per endpoint.
+TEST(Compare, BomOnlyReportsLargeFabricsWithoutRunning) {
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_compare_bom_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const auto r = fabricsim::testing::run_command("compare " + (kPresets / "ib_ndr.yaml").string() +
+                                                 " --bom-only --sizes 2048,32768 --no-plots --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("{kind: three_tier, radix: 64, oversubscription: 1, pods: 32, leaves_per_pod: 32}"));
+  std::ifstream in(out / "compare.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  auto row = [&](const std::string& metric) {
+    for (const auto& x : j["points"][1]["rows"])
+      if (x["metric"] == metric) return x["values"]["ib_ndr"];
+    return nlohmann::json();
+  };
+  EXPECT_EQ(row("fabric: core switches (radix 64)"), 512);
+  EXPECT_EQ(row("fabric: leaf-spine transceivers").get<double>() + row("fabric: spine-core transceivers").get<double>(),
+            4 * 32768);
+  EXPECT_FALSE(fs::exists(out / "runs" / "n32768_ib_ndr_training.json"));
+  fs::remove_all(out);
+}
+
 // The README's comparison on the smallest fabric: the table and files are written, and
 // the IB NDR 2 B write latency is below RoCE 400G's (switch pipeline and framing, not a
 // latency parameter).
