@@ -97,6 +97,18 @@ TEST(ChakraRun, TinyExampleRunsToTheEnd) {
   EXPECT_EQ(r.at("simulator").at("lanes"), 1);
 }
 
+// RDMA traffic beside the trace lands on its own QPs: the trace still completes, its
+// AllReduce slowed by the shared links.
+TEST(ChakraRun, BackgroundRdmaTrafficSharesTheLinks) {
+  const std::string example = std::string(FABRICSIM_SOURCE_DIR) + "/examples/chakra_tiny.yaml";
+  const json alone = run_checked(load_config(example)).at("chakra");
+  const json shared = run_checked(load_config(
+      example, {"traffic={pattern: uniform, load: 0.3, message_size: 16KiB, transport: rdma}"})).at("chakra");
+  ASSERT_TRUE(shared.at("finished").get<bool>());
+  EXPECT_GT(shared.at("collectives").at(0).at("time_us").get<double>(),
+            alone.at("collectives").at(0).at("time_us").get<double>());
+}
+
 // One ring AllReduce node on every rank runs the same transfer graph, posted in the same
 // order at the same times, as `collective:` with that size: the same time exactly.
 TEST(ChakraRun, AllReduceMatchesTheCollectiveRun) {

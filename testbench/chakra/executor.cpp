@@ -321,13 +321,13 @@ void Executor::start(Instance inst, const sc_time& now) {
   if (empty) push_event(now, -1, id);
 }
 
-int Executor::qp_for(int a, int b, int channel) {
-  const auto [it, fresh] = qps_.try_emplace({a, b, channel}, 0);
+Executor::QpPair Executor::qp_for(int a, int b, int channel) {
+  const auto [it, fresh] = qps_.try_emplace({a, b, channel}, QpPair{});
   if (fresh) {
     const int qa = nics_[static_cast<std::size_t>(a)]->rdma().create_qp(b, 0, params_.sl);
     const int qb = nics_[static_cast<std::size_t>(b)]->rdma().create_qp(a, qa, params_.sl);
     nics_[static_cast<std::size_t>(a)]->rdma().connect(qa, qb);
-    it->second = qa;
+    it->second = {qa, qb};
   }
   return it->second;
 }
@@ -357,9 +357,9 @@ void Executor::post_ready(const sc_time& now) {
       continue;
     }
     const std::uint64_t wr = next_wr_++;
-    in_flight_[wr] = {e.instance, e.transfer, b};
-    nics_[static_cast<std::size_t>(a)]->rdma().post(qp_for(a, b, t.channel), {tlm_fabric::RdmaOpcode::write, t.bytes, wr},
-                                                   now);
+    const QpPair qp = qp_for(a, b, t.channel);
+    in_flight_[wr] = {e.instance, e.transfer, b, qp.responder};
+    nics_[static_cast<std::size_t>(a)]->rdma().post(qp.requester, {tlm_fabric::RdmaOpcode::write, t.bytes, wr}, now);
     if (!to_kick_[static_cast<std::size_t>(a)]) kicked_.push_back(a);
     to_kick_[static_cast<std::size_t>(a)] = 1;
   }
@@ -378,7 +378,7 @@ void Executor::post_scale_up(std::uint64_t id, std::size_t i, int a, int b, cons
   up_port_free_[static_cast<std::size_t>(a)] = begin + busy;
   down_port_free_[static_cast<std::size_t>(b)] = begin + busy;
   const std::uint64_t wr = next_wr_++;
-  in_flight_[wr] = {id, i, b};
+  in_flight_[wr] = {id, i, b, -1};
   ++scale_up_in_flight_;
   push_event(begin + busy + params_.scale_up.latency, -2, wr);
 }
@@ -386,7 +386,8 @@ void Executor::post_scale_up(std::uint64_t id, std::size_t i, int a, int b, cons
 void Executor::on_completion(int endpoint, const tlm_fabric::Completion& c) {
   if (c.requester) return;
   const auto it = in_flight_.find(c.wr_id);
-  if (it == in_flight_.end() || it->second.dst_endpoint != endpoint) return;
+  // Only this executor's QPs (RDMA traffic beside it has its own wr_ids).
+  if (it == in_flight_.end() || it->second.dst_endpoint != endpoint || it->second.dst_qp != c.qp) return;
   const Posted p = it->second;
   in_flight_.erase(it);
   land(p.instance, p.transfer, c.visible);

@@ -157,6 +157,10 @@ class Executor : public sc_core::sc_module {
     std::uint64_t instance;
     std::size_t transfer;
     int dst_endpoint;
+    int dst_qp;  // the responder QP it lands on (-1: scale-up)
+  };
+  struct QpPair {
+    int requester = -1, responder = -1;
   };
 
   void run();
@@ -178,7 +182,8 @@ class Executor : public sc_core::sc_module {
   void check_stuck(const sc_core::sc_time& now);
   std::string describe(int rank, std::uint32_t node) const;
   sc_core::sc_time node_compute_time(const Node& n) const;
-  int qp_for(int src_endpoint, int dst_endpoint, int channel);
+  /// The QP pair from `src_endpoint` to `dst_endpoint` on `channel`, made at first use.
+  QpPair qp_for(int src_endpoint, int dst_endpoint, int channel);
   bool same_server(int a, int b) const;
 
   std::vector<tlm_fabric::Nic*> nics_;
@@ -198,7 +203,7 @@ class Executor : public sc_core::sc_module {
   std::vector<Eligible> batch_;
   std::unordered_map<std::uint64_t, Posted> in_flight_;  // by wr_id
   std::uint64_t next_wr_ = 0;
-  std::map<std::tuple<int, int, int>, int> qps_;         // (src endpoint, dst endpoint, channel) -> QP at src
+  std::map<std::tuple<int, int, int>, QpPair> qps_;      // by (src endpoint, dst endpoint, channel)
   std::vector<int> to_dispatch_, dispatching_;           // ranks whose compute stream may start a node
   std::vector<int> kicked_;                              // post_ready: NICs posted to, in first-post order
   std::vector<std::uint8_t> to_kick_;                    // per endpoint: in kicked_
