@@ -1,13 +1,10 @@
 // The fabric a cluster of a given size uses, its bill of materials and its cost.
-//
-// CODE FLOW
-//   endpoints + ClusterShape (switch radix, leaf oversubscription, leaf or rail layout)
-//   -> fabric_for_size(): one switch, a 2-tier leaf-spine, or a 3-tier leaf-spine-core
-//      Clos with as few pods as hold the endpoints (TopologyParams)
-//   -> build_graph() -> bill_of_materials(): switches per tier, links per tier, and the
-//      transceivers and cables of each link tier under a CablingRule
-//   -> read_prices() (a YAML prices file) -> fabric_cost(): the price of the materials
-//   `fabricsim compare --sizes` (sim/compare.cpp) reports all of it per size and fabric.
+// CODE FLOW: endpoints + ClusterShape (switch radix, leaf oversubscription, leaf or
+// rail layout) -> fabric_for_size(): one switch, a 2-tier leaf-spine, or a 3-tier
+// leaf-spine-core Clos with as few pods as hold the endpoints -> build_graph() ->
+// bill_of_materials(): switches, links, transceivers and cables per tier under a
+// CablingRule -> read_prices() -> fabric_cost(). `fabricsim compare --sizes`
+// (sim/compare.cpp) reports all of it per size and fabric.
 #pragma once
 
 #include <cstdint>

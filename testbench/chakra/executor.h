@@ -1,12 +1,11 @@
 // Runs a Chakra execution trace (trace.h) on the fabric's NICs. Each rank's nodes run
 // as a DAG: a node is issued once every data and control dependency has completed.
-// Compute nodes take the rank's one compute stream, one at a time in the order they
-// became ready; communication runs beside compute. A collective starts once every
-// member of its process group has issued it and runs as a collectives.h transfer graph
-// over the members' endpoints; a send and its receive (matched by source, destination
-// and tag, in order) are one RDMA WRITE posted once both are issued. Both kinds
-// complete when their last transfer is visible at the destination host.
-// docs/workloads.md, "Chakra execution traces", gives the rules and the report.
+// Compute nodes take the rank's one compute stream, one at a time in ready order;
+// communication runs beside compute. A collective starts once every member of its
+// process group has issued it and runs as a collectives.h transfer graph over the
+// members' endpoints; a send and its receive (matched by source, destination and tag,
+// in order) are one RDMA WRITE posted once both are issued. Both complete when their
+// last transfer is visible at the destination host (docs/workloads.md).
 #pragma once
 
 #include <cstdint>

@@ -1,14 +1,11 @@
 // A decoder-only transformer as a training job sees it: shapes, parameter count and
-// FLOPs per layer. Standard accounting (Narayanan et al., "Efficient Large-Scale
-// Language Model Training on GPU Clusters Using Megatron-LM", SC'21, section 5.1):
-// a forward pass of one layer on T = b s tokens takes 24 T h^2 + 4 T s h FLOPs (two
-// per multiply-add; attention over the whole sequence, no causal saving), the logit
-// layer 2 T h V, a backward pass twice its forward. Without activation recomputation
-// an iteration of B sequences is 72 B s l h^2 (1 + s/6h + V/12lh) FLOPs, with full
-// recomputation 96 B s l h^2 (1 + s/6h + V/16lh); about 6 N per token (Kaplan et al.,
-// "Scaling Laws for Neural Language Models", 2020, eq. 2.1) with N the non-embedding
-// parameters. Grouped-query attention, the FFN size, a gated (SwiGLU) MLP and mixture
-// of experts generalise the same matrix products (docs/workloads.md).
+// FLOPs per layer (Narayanan et al., "Efficient Large-Scale Language Model Training on
+// GPU Clusters Using Megatron-LM", SC'21, section 5.1): a layer's forward pass on
+// T = b s tokens takes 24 T h^2 + 4 T s h FLOPs, the logit layer 2 T h V, a backward
+// pass twice its forward; an iteration of B sequences 72 B s l h^2 (1 + s/6h + V/12lh),
+// about 6 N per token (Kaplan et al. 2020, eq. 2.1). Grouped-query attention, the FFN
+// size, a gated (SwiGLU) MLP and mixture of experts generalise the same products
+// (docs/workloads.md, "Generated training jobs").
 #pragma once
 
 #include <cstdint>

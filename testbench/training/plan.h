@@ -1,13 +1,11 @@
-// How a training job is split over ranks (Megatron-LM's 3D parallelism, Narayanan et
-// al. SC'21, plus expert parallelism and ZeRO/FSDP sharding of the data-parallel
-// state). Rank layout, Megatron's order: tensor-parallel index innermost, then
-// data-parallel, then pipeline stage:
-//   rank = tp_index + tp * (dp_index + dp * stage)
-// so a tensor-parallel group is tp consecutive ranks (one server's GPUs when tp
-// divides the GPUs per server). Expert parallelism is carved out of data
-// parallelism (Megatron-core with expert tensor parallelism = tp; DeepSpeed-MoE):
-// ep divides dp and an expert-parallel group is ep consecutive data-parallel indices
-// at the same stage and tensor-parallel index.
+// How a training job is split over ranks: Megatron-LM's 3D parallelism (Narayanan et
+// al. SC'21), expert parallelism and ZeRO/FSDP sharding. Megatron's rank order,
+//   rank = tp_index + tp * (dp_index + dp * stage),
+// puts a tensor-parallel group on tp consecutive ranks (one server's GPUs when tp
+// divides them). Expert parallelism is carved out of data parallelism (Megatron-core
+// with expert tensor parallelism = tp; DeepSpeed-MoE): ep divides dp and an
+// expert-parallel group is ep consecutive data-parallel indices at one stage and
+// tensor-parallel index.
 #pragma once
 
 #include <cstdint>
