@@ -20,7 +20,8 @@ Reads compare.json (written by `fabricsim compare`) and writes PNGs into OUT_DIR
     sweep_fabric.png       training iteration rate relative to the InfiniBand column
                            (which fabric wins at which size, by how much), and the
                            fabric cost per training throughput (with --prices) or the
-                           switch count per size
+                           switch count per size; with --bom-only, the fabric cost
+                           (with --prices) or the switch count alone
 
 Needs matplotlib (Debian: python3-matplotlib). Call /usr/bin/python3 explicitly: a
 pyenv python3 on PATH may not have it.
@@ -150,7 +151,7 @@ def sweep(report, out):
     labels = [c["label"] for c in report["configs"]]
     points = report["points"]
     xs = [p["endpoints"] for p in points]
-    workloads = report["workloads"]
+    workloads = report["workloads"] if ran(report) else []  # --bom-only runs nothing
     written = []
 
     def lines(ax, getter, ylabel, title):
@@ -217,7 +218,23 @@ def sweep(report, out):
                   "switches", "switches in the fabric")
             a2.set_yscale("log")
         written.append(save(fig, out, "sweep_fabric.png"))
+    elif not workloads:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        cost = row_named(points, "cost: fabric (")
+        if cost:
+            lines(ax, lambda p, l: row(p, cost, l), report["options"].get("currency", ""), "fabric cost")
+        else:
+            lines(ax, lambda p, l: sum(r["values"].get(l, 0) for r in p["rows"]
+                                       if r["metric"].startswith("fabric: ") and " switches (radix" in r["metric"]),
+                  "switches", "switches in the fabric")
+        ax.set_yscale("log")
+        written.append(save(fig, out, "sweep_fabric.png"))
     return written
+
+
+def ran(report):
+    """Whether any workload ran (not `compare --bom-only`)."""
+    return any(p.get("runs") for p in report["points"])
 
 
 def cannot_write(path, e):
@@ -249,8 +266,13 @@ def main():
         cannot_write(out, e)
     if report.get("sweep"):
         written = sweep(report, out)
-    else:
+    elif ran(report):
         written = single_point(report, report["points"][0], out)
+    else:
+        written = []
+    if not written:
+        print("plots: none (nothing was run)")
+        return 0
     print("plots: " + ", ".join(written))
     return 0
 

@@ -362,6 +362,23 @@ TEST(Compare, BomOnlyReportsLargeFabricsWithoutRunning) {
   fs::remove_all(out);
 }
 
+// --bom-only plots only what it priced: the fabric per size of a sweep, nothing for one
+// size (no workload ran to plot).
+TEST(Compare, BomOnlyPlotsTheFabricsAlone) {
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_compare_bom_plots_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string cmd = "compare " + (kPresets / "ib_ndr.yaml").string() + " --bom-only --out " + out.string();
+  const auto one = fabricsim::testing::run_command(cmd + " --sizes 512");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  if (one.output.find("install python3-matplotlib") != std::string::npos) GTEST_SKIP() << "no matplotlib";
+  EXPECT_THAT(one.output, HasSubstr("plots: none (nothing was run)"));
+  const auto two = fabricsim::testing::run_command(cmd + " --sizes 512,2048");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_TRUE(fs::exists(out / "sweep_fabric.png")) << two.output;
+  EXPECT_FALSE(fs::exists(out / "sweep_allreduce.png")) << two.output;
+  fs::remove_all(out);
+}
+
 // The README's comparison on the smallest fabric: the table and files are written, and
 // the IB NDR 2 B write latency is below RoCE 400G's (switch pipeline and framing, not a
 // latency parameter).
