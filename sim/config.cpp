@@ -378,18 +378,26 @@ void read_training(ConfigMap m, FabricConfig& c, int endpoints) {
 
 // A Chakra trace: read and checked here, so a malformed one is a configuration error at
 // `chakra.trace` naming the trace file and node.
+// A generated training job (c.chakra.trace already set) takes the section without
+// `trace`: its keys tune how the job's trace runs.
 void read_chakra(ConfigMap m, FabricConfig& c, int endpoints, const std::string& config_file) {
   const std::vector<hw::ParamBlock>& blocks = chakra_param_blocks();
   const hw::ParamBlock& spec = blocks[0];
   auto& p = c.chakra.params;
-  if (!m.present("trace")) m.fail("trace", "is required: the trace's path prefix (PREFIX.0.et, PREFIX.1.et, ...)");
-  const std::string given = m.string(spec["trace"], "");
-  const std::filesystem::path rel(given);
-  c.chakra.prefix = (rel.is_absolute() ? rel : std::filesystem::path(config_file).parent_path() / rel).lexically_normal().string();
-  try {
-    c.chakra.trace = std::make_shared<const chakra::Trace>(chakra::read_trace(c.chakra.prefix));
-  } catch (const chakra::TraceError& e) {
-    m.fail("trace", e.what());
+  if (c.training_job) {
+    if (m.has("trace"))
+      m.fail("trace", "the generated training job (training.model) is the trace; give chakra.trace or training.model, "
+                      "not both");
+  } else {
+    if (!m.present("trace")) m.fail("trace", "is required: the trace's path prefix (PREFIX.0.et, PREFIX.1.et, ...)");
+    const std::string given = m.string(spec["trace"], "");
+    const std::filesystem::path rel(given);
+    c.chakra.prefix = (rel.is_absolute() ? rel : std::filesystem::path(config_file).parent_path() / rel).lexically_normal().string();
+    try {
+      c.chakra.trace = std::make_shared<const chakra::Trace>(chakra::read_trace(c.chakra.prefix));
+    } catch (const chakra::TraceError& e) {
+      m.fail("trace", e.what());
+    }
   }
   const int n = static_cast<int>(c.chakra.trace->ranks.size());
   if (n > endpoints)
@@ -784,13 +792,16 @@ void check_flow_control(FabricConfig& c, ConfigMap& top) {
                       "arrives after a PAUSE beyond the headroom"));
 }
 
-// `chakra:`, exclusive with the other workloads; its traffic stays opt-in.
+// `chakra:`, exclusive with the other workloads but a generated training job, whose
+// trace it runs; its traffic stays opt-in.
 void read_chakra_section(ConfigMap& top, FabricConfig& c, const std::string& file) {
-  c.chakra_enabled = top.present("chakra");
+  c.chakra_enabled = top.present("chakra") || c.training_job.has_value();
   if (!c.chakra_enabled) return;
   for (const char* other : {"perftest", "collective", "training"})
-    if (top.present(other))
-      top.map("chakra").fail("", std::string("run either a chakra trace or a ") + other + ", not both");
+    if (top.present(other) && !(c.training_job && std::string(other) == "training"))
+      top.map(top.present("chakra") ? "chakra" : "training")
+          .fail("", std::string("run either ") + (c.training_job ? "a generated training job" : "a chakra trace") +
+                        " or a " + other + ", not both");
   read_chakra(top.map("chakra"), c, c.topology.endpoint_count(), file);
   c.traffic.pattern = TrafficPattern::none;
 }
@@ -824,6 +835,9 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   if (top.present("training") && is_training_job(top.map("training"))) {
     if (c.collective_enabled) top.map("training").fail("", "give either a training or a collective section, not both");
     c.training_job = read_training_job(top.map("training"), c.topology.endpoint_count());
+    chakra::Trace trace = training::generate(*c.training_job);
+    trace.prefix = "training (generated)";  // results.json chakra.trace
+    c.chakra.trace = std::make_shared<const chakra::Trace>(std::move(trace));
     c.traffic.pattern = TrafficPattern::none;
   } else if (top.present("training")) {
     if (c.collective_enabled) top.map("training").fail("", "give either a training or a collective section, not both");

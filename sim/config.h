@@ -142,7 +142,7 @@ struct FabricConfig {
   bool chakra_enabled = false;                  ///< a `chakra:` section was given (collective_ranks: its ranks)
   ChakraWorkload chakra;
   /// A generated training job (`training:` with model, parallelism, gpu;
-  /// sim/training_config.h): exported as Chakra traces, not run.
+  /// sim/training_config.h): its generated trace is chakra.trace (chakra_enabled).
   std::optional<training::Job> training_job;
   OutputParams output;
   nlohmann::json echo;                          ///< the effective document after --set, as JSON

@@ -65,7 +65,7 @@ const std::vector<hw::ParamBlock>& chakra_param_blocks() {
   static const std::vector<hw::ParamBlock> blocks{
       {"chakra",
        "an MLCommons Chakra execution trace run on the fabric",
-       {{"trace", ParamType::text, "", "", "", "", {}, "required",
+       {{"trace", ParamType::text, "", "", "", "", {}, "required, but with a generated training job (`training.model`), which is the trace",
          "the trace's path prefix: `PREFIX.0.et`, `PREFIX.1.et`, ... one file per rank; relative to the configuration file's folder"},
         {"placement", ParamType::name, "", "packed", "", "", hw::names_of(rank_placement_names()), "`rail`: `rail_optimized` only",
          "which endpoint each trace rank runs on, as `collective.placement`; the trace's ranks take the first of that order (more ranks than endpoints is an error)"},

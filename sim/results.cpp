@@ -14,6 +14,7 @@
 #include "sim/huge_pages.h"
 #include "sim/invariants.h"
 #include "sim/process_exit.h"
+#include "sim/training_config.h"
 #include "tlm/csv_row.h"
 
 namespace fabricsim::sim {
@@ -431,10 +432,6 @@ nlohmann::json perftest_results(const FabricConfig& config, const testbench::Per
 
 nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, Progress* progress,
                               ModelTeardown teardown) {
-  if (config.training_job)
-    throw ConfigError(config.file, "training",
-                      "a generated training job is exported as Chakra traces (fabricsim workload export --chakra DIR "
-                      "CONFIG), not run");
   // A workload that ends the run itself (perftest) calls sc_stop: not news.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   const auto elaboration_start = std::chrono::steady_clock::now();
@@ -505,7 +502,10 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   r["timeseries"] = fabric.timeseries();
   if (const auto* co = fabric.collective()) add_collective_results(r, fabric, *co, config);
   if (const auto* pt = fabric.perftest()) r["perftest"] = perftest_results(config, *pt);
-  if (const auto* ch = fabric.chakra()) r["chakra"] = chakra_results(*ch);
+  if (const auto* ch = fabric.chakra()) {
+    r["chakra"] = chakra_results(*ch);
+    if (config.training_job) r["chakra"]["job"] = training_job_summary(*config.training_job, *config.chakra.trace);
+  }
   // Read last, with the rest of the results built: what the run took but the writing.
   const std::optional<std::uint64_t> peak_memory = peak_resident_bytes();
   r["simulator"] = {{"wall_time_s", wall},

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "sim/config.h"
+#include "sim/config_params.h"
 
 namespace fabricsim::sim {
 
@@ -21,16 +22,7 @@ std::vector<std::string> preset_names(bool gpu) {
   return out;
 }
 
-const hw::ParamBlock& block(const std::string& section) {
-  for (const auto& b : training_job_param_blocks())
-    if (b.section == section) return b;
-  throw std::logic_error("no training parameter block " + section);
-}
-
-// The fixed-time training step's keys (sim/config.cpp read_training).
-const std::vector<std::string> kStepKeys = {"forward",  "backward", "optimizer",        "gradient_size", "bucket_size",
-                                            "steps",    "overlap",  "algorithm",        "channels",      "ranks",
-                                            "placement", "reduce_bandwidth"};
+const hw::ParamBlock& block(std::string_view section) { return hw::block_of(training_job_param_blocks(), section); }
 
 }  // namespace
 
@@ -38,7 +30,7 @@ const std::vector<hw::ParamBlock>& training_job_param_blocks() {
   static const std::vector<hw::ParamBlock> blocks = {
       {"training (generated job)",
        "a transformer training job generated as per-rank Chakra traces ([workloads.md](workloads.md#generated-training-jobs)); "
-       "exported with `fabricsim workload export --chakra DIR CONFIG`, not run",
+       "run through the Chakra executor (a `chakra:` section without `trace` tunes it) or exported with `fabricsim workload export --chakra DIR CONFIG`",
        {{"model", ParamType::section, "", "", "", "", {}, "", "the transformer (`training.model`)"},
         {"parallelism", ParamType::section, "", "", "", "", {}, "", "how it is split over the ranks (`training.parallelism`)"},
         {"gpu", ParamType::section, "", "", "", "", {}, "", "what times its compute (`training.gpu`)"},
@@ -175,9 +167,9 @@ training::Gpu read_gpu(ConfigMap m, training::Precision precision) {
 }  // namespace
 
 training::Job read_training_job(ConfigMap m, int endpoints) {
-  for (const std::string& key : kStepKeys)
-    if (m.has(key))
-      m.fail(key, "is a key of the fixed-time training step; a generated job (training.model, parallelism, gpu) "
+  for (const hw::ParamSpec& step : workload_params("training").params)  // the fixed-time step's keys
+    if (m.has(step.key))
+      m.fail(step.key, "is a key of the fixed-time training step; a generated job (training.model, parallelism, gpu) "
                   "cannot take it: give one form of the training section or the other");
   const hw::ParamBlock& spec = block("training (generated job)");
   training::Job job;
@@ -202,6 +194,20 @@ training::Job read_training_job(ConfigMap m, int endpoints) {
   return job;
 }
 
+nlohmann::json training_job_summary(const training::Job& job, const chakra::Trace& trace) {
+  double flops = 0;
+  for (const auto& r : trace.ranks)
+    for (const auto& n : r.nodes) flops += static_cast<double>(n.num_ops);
+  return {{"parameters", job.model.params()},
+          {"flops_per_iteration", flops / job.iterations},
+          {"ranks", trace.ranks.size()},
+          {"plan", {{"dp", job.plan.dp}, {"tp", job.plan.tp}, {"pp", job.plan.pp}, {"ep", job.plan.ep}, {"zero", job.plan.zero}}},
+          {"micro_batches", job.micro_batches()},
+          {"iterations", job.iterations},
+          {"gpu", job.gpu.name},
+          {"precision", hw::name_of(training::precision_names(), job.precision)}};
+}
+
 int export_chakra_command(const std::string& config, const std::vector<std::string>& overrides,
                           const std::string& dir, const std::string& prefix) {
   const FabricConfig c = load_config(config, overrides);
@@ -209,7 +215,7 @@ int export_chakra_command(const std::string& config, const std::vector<std::stri
     throw ConfigError(config, "training", "no generated training job to export (a training section with model, "
                                           "parallelism and gpu)");
   const training::Job& job = *c.training_job;
-  const chakra::Trace trace = training::generate(job);
+  const chakra::Trace& trace = *c.chakra.trace;
   training::write_trace(trace, dir, prefix);
   std::size_t nodes = 0;
   for (const auto& r : trace.ranks) nodes += r.nodes.size();

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hw/param_spec.h"
 #include "sim/config_reader.h"
 #include "testbench/training/generator.h"
@@ -22,6 +24,10 @@ bool is_training_job(const ConfigMap& m);
 
 /// Reads and validates the job for a fabric of `endpoints` ranks; ConfigError naming the key.
 training::Job read_training_job(ConfigMap m, int endpoints);
+
+/// results.json `chakra.job`: parameters, FLOPs per iteration (the trace's compute
+/// nodes' num_ops summed over ranks), ranks, plan, micro-batches, iterations.
+nlohmann::json training_job_summary(const training::Job& job, const chakra::Trace& trace);
 
 /// `fabricsim workload export --chakra DIR CONFIG`: writes DIR/PREFIX.RANK.et and prints
 /// a summary. Returns the exit code; ConfigError for a configuration without a job.

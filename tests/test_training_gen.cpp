@@ -21,6 +21,7 @@
 #include "testbench/training/generator.h"
 #include "tests/command.h"
 #include "tests/config_error.h"
+#include "tests/fabric_run.h"
 
 namespace fabricsim::training {
 namespace {
@@ -454,14 +455,65 @@ TEST(TrainingConfig, ErrorsNameTheKeyAndTheLine) {
   EXPECT_THAT(yaml_error_of(kJob + "collective: {op: allreduce}\n"), HasSubstr("not both"));
 }
 
-TEST(TrainingConfig, RunRefusesAGeneratedJobValidateAcceptsIt) {
-  const std::string config = std::string(FABRICSIM_SOURCE_DIR) + "/examples/training/gpt_small.yaml";
-  const auto dir = std::filesystem::temp_directory_path() / ("fabricsim_run_" + std::to_string(::getpid()));
-  const auto r = fabricsim::testing::run_command("run -q --out " + dir.string() + " " + config);
+// results.json `chakra` without what names the trace's source.
+nlohmann::json run_section(const nlohmann::json& r) {
+  nlohmann::json c = r.at("chakra");
+  c.erase("trace");
+  c.erase("job");
+  c.erase("table");
+  return c;
+}
+
+// kJob's model on a k=4 fat tree (16 endpoints, four switches with hosts): about a
+// second of wall time per run.
+const std::string kTree = "topology: {kind: fat_tree, k: 4}\nsimulation: {duration: 1s}\n";
+const std::string kTreeJob = kTree + kJob.substr(kFabric.size());
+
+TEST(TrainingRun, GeneratedJobRunsDeterministicallyOnAnyThreadCount) {
+  // The job runs to its end through the Chakra executor; the run is the same bit for
+  // bit again and on two threads.
+  const sim::FabricConfig c = sim::load_config_text(kTreeJob, "job.yaml");
+  const nlohmann::json r = fabricsim::testing::run_checked(c);
+  const nlohmann::json& ch = r.at("chakra");
+  ASSERT_TRUE(ch.at("finished").get<bool>()) << ch.dump().substr(0, 400);
+  EXPECT_GT(ch.at("iteration_time_us").get<double>(), 0);
+  EXPECT_EQ(ch.at("job").at("ranks"), 16);
+  EXPECT_EQ(ch.at("job").at("plan").at("tp"), 4);
+  EXPECT_EQ(ch.at("job").at("plan").at("dp"), 2);
+  EXPECT_EQ(ch.at("job").at("parameters"), c.training_job->model.params());
+  EXPECT_GT(ch.at("job").at("flops_per_iteration").get<double>(), 0);
+  // Packed placement: rank r on endpoint r, so a tensor-parallel group shares a leaf.
+  for (const auto& rank : ch.at("per_rank")) EXPECT_EQ(rank.at("endpoint"), rank.at("rank"));
+  EXPECT_EQ(fabricsim::testing::run_checked(c).at("chakra"), ch);
+  const nlohmann::json two =
+      fabricsim::testing::run_checked(sim::load_config_text(kTreeJob, "job.yaml", {"simulation.threads=2"}));
+  EXPECT_EQ(two.at("chakra"), ch);
+}
+
+TEST(TrainingRun, ExportedTraceRunsAsTheGeneratedJob) {
+  // The job's trace written to files and run as `chakra.trace` gives the same results.
+  const sim::FabricConfig c = sim::load_config_text(kTreeJob, "job.yaml");
+  const auto dir = std::filesystem::temp_directory_path() / ("fabricsim_rerun_" + std::to_string(::getpid()));
+  write_trace(*c.chakra.trace, dir.string(), "gpt");
+  const sim::FabricConfig files =
+      sim::load_config_text(kTree + "chakra: {trace: " + (dir / "gpt").string() + "}\n", "files.yaml");
   std::filesystem::remove_all(dir);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.output, HasSubstr("exported as Chakra traces (fabricsim workload export --chakra DIR CONFIG), not run"));
-  EXPECT_EQ(fabricsim::testing::run_command("validate " + config).exit_code, 0);
+  const nlohmann::json generated = fabricsim::testing::run_checked(c);
+  const nlohmann::json read_back = fabricsim::testing::run_checked(files);
+  ASSERT_TRUE(generated.at("chakra").at("finished").get<bool>());
+  EXPECT_EQ(run_section(read_back), run_section(generated));
+}
+
+TEST(TrainingRun, ChakraSectionTunesTheGeneratedJob) {
+  EXPECT_THAT(fabricsim::testing::yaml_error_of(kJob + "chakra: {trace: x}\n"),
+              AllOf(HasSubstr("chakra.trace"), HasSubstr("not both")));
+  EXPECT_THAT(fabricsim::testing::yaml_error_of(kJob + "perftest: {test: write_bw}\n"),
+              AllOf(HasSubstr("generated training job"), HasSubstr("not both")));
+  const sim::FabricConfig c = sim::load_config_text(kJob + "chakra: {channels: 2, placement: random}\n", "job.yaml");
+  EXPECT_EQ(c.chakra.params.channels, 2);
+  EXPECT_EQ(c.placement, sim::RankPlacement::random);
+  EXPECT_EQ(fabricsim::testing::run_command("validate " + std::string(FABRICSIM_SOURCE_DIR) +
+                                            "/examples/training/gpt_small.yaml").exit_code, 0);
 }
 
 TEST(WorkloadExport, WritesTheTracesTheGeneratorBuilds) {
