@@ -415,14 +415,10 @@ void read_chakra(ConfigMap m, FabricConfig& c, int endpoints, const std::string&
   p.reduce_bandwidth_bps = m.bandwidth(spec["reduce_bandwidth"], Bandwidth::bits_per_second(p.reduce_bandwidth_bps)).bps();
   p.step_latency = tlm_fabric::to_sc(m.time(spec["step_latency"], Time::seconds(0)));
   p.sl = static_cast<int>(m.integer(spec["sl"], p.sl));
-  {
-    ConfigMap g = m.map("gpu");
-    const hw::ParamBlock& gs = blocks[1];
-    p.gpu.peak_flops = g.number(gs["peak_flops"], p.gpu.peak_flops);
-    p.gpu.efficiency = g.number(gs["efficiency"], p.gpu.efficiency);
-    p.gpu.memory_bandwidth_Bps = g.bandwidth(gs["memory_bandwidth"], Bandwidth::bits_per_second(p.gpu.memory_bandwidth_Bps * 8)).bps() / 8;
-    g.finish();
-  }
+  if (c.training_job && m.has("gpu"))
+    c.warnings.push_back(m.warning("gpu", "has no effect: the generated job's compute nodes carry durations from "
+                                          "training.gpu"));
+  p.gpu = read_gpu(m.map("gpu"), p.precision);
   {
     ConfigMap u = m.map("scale_up");
     const hw::ParamBlock& us = blocks[2];

@@ -80,7 +80,7 @@ const std::vector<hw::ParamBlock>& training_job_param_blocks() {
        {{"preset", ParamType::name, "", "h100-sxm", "", "", preset_names(true), "",
          "datasheet figures (sources in [workloads.md](workloads.md#generated-training-jobs))"},
         {"peak", ParamType::number, "TFLOP/s", "0", "0", "1000000", {}, "",
-         "peak dense throughput at `training.precision`; 0: the preset's"},
+         "peak dense throughput at `training.precision` (bf16 in `chakra.gpu`); 0: the preset's"},
         {"efficiency", ParamType::number, "", "0.4", "0.001", "1", {}, "", "achieved fraction of the peak (an assumption)"},
         {"memory_bandwidth", ParamType::number, "TB/s", "0", "0", "1000", {}, "", "memory bandwidth; 0: the preset's"}}},
   };
@@ -147,6 +147,8 @@ training::Plan read_plan(ConfigMap m, int endpoints) {
   return p;
 }
 
+}  // namespace
+
 training::Gpu read_gpu(ConfigMap m, training::Precision precision) {
   const hw::ParamBlock& spec = block("training.gpu");
   training::Gpu g = training::gpu_preset(m.choice(spec["preset"], std::string(spec["preset"].def))).value;
@@ -163,8 +165,6 @@ training::Gpu read_gpu(ConfigMap m, training::Precision precision) {
   m.finish();
   return g;
 }
-
-}  // namespace
 
 training::Job read_training_job(ConfigMap m, int endpoints) {
   for (const hw::ParamSpec& step : workload_params("training").params)  // the fixed-time step's keys

@@ -25,6 +25,10 @@ bool is_training_job(const ConfigMap& m);
 /// Reads and validates the job for a fabric of `endpoints` ranks; ConfigError naming the key.
 training::Job read_training_job(ConfigMap m, int endpoints);
 
+/// `training.gpu` or `chakra.gpu` (one key table): a preset, its peak at `precision`
+/// and memory bandwidth overridden when given, and the efficiency.
+training::Gpu read_gpu(ConfigMap m, training::Precision precision);
+
 /// results.json `chakra.job`: parameters, FLOPs per iteration (the trace's compute
 /// nodes' num_ops summed over ranks), ranks, plan, micro-batches, iterations.
 nlohmann::json training_job_summary(const training::Job& job, const chakra::Trace& trace);

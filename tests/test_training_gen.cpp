@@ -512,6 +512,12 @@ TEST(TrainingRun, ChakraSectionTunesTheGeneratedJob) {
   const sim::FabricConfig c = sim::load_config_text(kJob + "chakra: {channels: 2, placement: random}\n", "job.yaml");
   EXPECT_EQ(c.chakra.params.channels, 2);
   EXPECT_EQ(c.placement, sim::RankPlacement::random);
+  // chakra.gpu takes training.gpu's keys; beside a job it has no effect and warns.
+  const sim::FabricConfig g = sim::load_config_text(kJob + "chakra: {gpu: {preset: b200, peak: 100}}\n", "job.yaml");
+  EXPECT_EQ(g.chakra.params.gpu.name, "b200");
+  EXPECT_DOUBLE_EQ(*g.chakra.params.gpu.bf16, 100e12);
+  ASSERT_EQ(g.warnings.size(), 1u);
+  EXPECT_THAT(g.warnings[0], AllOf(HasSubstr("chakra.gpu"), HasSubstr("no effect")));
   EXPECT_EQ(fabricsim::testing::run_command("validate " + std::string(FABRICSIM_SOURCE_DIR) +
                                             "/examples/training/gpt_small.yaml").exit_code, 0);
 }

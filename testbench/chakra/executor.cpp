@@ -97,12 +97,6 @@ std::map<std::string, std::vector<int>> group_members(const Trace& trace) {
 
 }  // namespace
 
-sc_time GpuModel::compute_time(std::uint64_t num_ops, std::uint64_t tensor_bytes) const {
-  const double flops = static_cast<double>(num_ops) / (peak_flops * efficiency);
-  const double memory = static_cast<double>(tensor_bytes) / memory_bandwidth_Bps;
-  return tlm_fabric::from_seconds(std::max(flops, memory));
-}
-
 void check_runnable(const Trace& trace, const ExecutorParams& params) {
   const auto groups = group_members(trace);
   for (const RankTrace& r : trace.ranks)
@@ -226,7 +220,8 @@ void Executor::run() {
 
 sc_time Executor::node_compute_time(const Node& n) const {
   if (n.duration_micros > 0) return sc_time(static_cast<double>(n.duration_micros), sc_core::SC_US);
-  if (n.num_ops > 0 || n.tensor_size > 0) return params_.gpu.compute_time(n.num_ops, n.tensor_size);
+  if (n.num_ops > 0 || n.tensor_size > 0) return tlm_fabric::from_seconds(params_.gpu.seconds(params_.precision, static_cast<double>(n.num_ops),
+                                                                                       static_cast<double>(n.tensor_size)));
   return sc_core::SC_ZERO_TIME;
 }
 

@@ -22,20 +22,11 @@
 
 #include "testbench/chakra/trace.h"
 #include "testbench/collectives.h"
+#include "testbench/training/gpu.h"
 #include "tlm/nic.h"
 #include "tlm/wake_queue.h"
 
 namespace fabricsim::chakra {
-
-/// The compute time of a node without a duration: a roofline (Williams, Waterman and
-/// Patterson, CACM 52(4), 2009), max(num_ops / (peak_flops x efficiency),
-/// tensor_size / memory_bandwidth). One GPU kind for every rank.
-struct GpuModel {
-  double peak_flops = 989e12;          ///< [FLOP/s] (H100 SXM dense BF16, NVIDIA H100 datasheet)
-  double efficiency = 0.5;             ///< fraction of the peak a kernel reaches (assumption)
-  double memory_bandwidth_Bps = 3.35e12;  ///< [B/s] (H100 SXM HBM3, same datasheet)
-  sc_core::sc_time compute_time(std::uint64_t num_ops, std::uint64_t tensor_bytes) const;
-};
 
 /// Ranks in one server reach each other through a scale-up port per GPU (NVLink-like)
 /// instead of the fabric: latency + bytes / bandwidth, serialised at the sending and at
@@ -55,7 +46,11 @@ struct ExecutorParams {
   double reduce_bandwidth_bps = 8e12;  ///< per-rank reduction throughput [b/s]
   sc_core::sc_time step_latency;       ///< software latency per transfer
   int sl = 0;                          ///< service level of every QP
-  GpuModel gpu;
+  /// Times a node without a duration: training::Gpu::seconds(precision, num_ops,
+  /// tensor_size), a roofline (Williams, Waterman and Patterson, CACM 52(4), 2009).
+  /// One GPU kind for every rank.
+  training::Gpu gpu = training::gpu_preset("h100-sxm").value;
+  training::Precision precision = training::Precision::bf16;
   ScaleUp scale_up;
 };
 
