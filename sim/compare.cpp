@@ -235,6 +235,22 @@ nlohmann::json metrics(const std::string& workload, const nlohmann::json& r, con
     if (completions < job.expected_messages)
       m["error"] = std::to_string(job.expected_messages - completions) + " of " + std::to_string(job.expected_messages) +
                    " incast messages did not complete within simulation.duration";
+  } else if (workload == "training" && r.contains("chakra") && r["chakra"].contains("job")) {
+    // A generated job: per iteration, compute and exposed communication the mean over ranks.
+    const auto& c = r["chakra"];
+    if (c.contains("error")) m["error"] = c["error"];
+    const double iterations = c["job"]["iterations"].get<double>(), ranks = c["per_rank"].size();
+    double compute = 0, exposed = 0;
+    for (const auto& rank : c["per_rank"]) {
+      compute += rank["compute_us"].get<double>();
+      exposed += rank["exposed_communication_us"].get<double>();
+    }
+    const double step = c["iteration_time_us"].get<double>() / iterations;
+    m["step_time_us"] = step;
+    m["compute_us"] = compute / ranks / iterations;
+    m["exposed_communication_us"] = exposed / ranks / iterations;
+    m["communication_fraction"] = step > 0 ? exposed / ranks / iterations / step : 0.0;
+    m["job"] = c["job"];
   } else if (workload == "training") {
     if (!r.contains("training") || r["training"]["steps"].empty()) return {{"error", "no training results"}};
     if (r.contains("collective") && r["collective"].contains("error")) m["error"] = r["collective"]["error"];

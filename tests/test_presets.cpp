@@ -321,6 +321,33 @@ TEST(Compare, SizesBuildEachTierWithMaterialsAndCost) {
   fs::remove_all(out);
 }
 
+// A generated training job with dp 0 re-derives dp at each size (endpoints / tp); each
+// point's iteration time is the Chakra run's, per iteration.
+TEST(Compare, SizesRunAGeneratedTrainingJob) {
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_compare_job_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const std::string job = (out / "job.yaml").string();
+  std::ofstream(job) << "include: " << (kPresets / "ib_ndr.yaml").string() << "\n"
+                     << "training:\n  model: {layers: 2, hidden: 256, heads: 4, seq: 128, vocab: 1000}\n"
+                        "  parallelism: {tp: 2}\n  global_batch: 16\n";
+  const auto r = fabricsim::testing::run_command("compare " + job + " --workload training --sizes 4,8 --radix 4 "
+                                                 "--no-plots --out " + (out / "res").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out / "res" / "compare.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["points"].size(), 2u);
+  for (int p = 0; p < 2; ++p) {
+    const nlohmann::json& m = j["points"][p]["runs"]["job"]["training"];
+    EXPECT_EQ(m["job"]["plan"]["dp"], 2 * (p + 1)) << m.dump();  // 4 and 8 endpoints / tp 2
+    EXPECT_EQ(m["job"]["ranks"], 4 * (p + 1));
+    EXPECT_GT(m["step_time_us"].get<double>(), 0);
+    EXPECT_GT(m["communication_fraction"].get<double>(), 0);
+    EXPECT_LT(m["communication_fraction"].get<double>(), 1);
+  }
+  fs::remove_all(out);
+}
+
 // A prices file without the fabric's switch radix is an error before anything runs; the
 // shape options need --sizes.
 TEST(Compare, PricesThatDoNotFitFailBeforeTheRuns) {
