@@ -377,9 +377,8 @@ void read_training(ConfigMap m, FabricConfig& c, int endpoints) {
 }
 
 // A Chakra trace: read and checked here, so a malformed one is a configuration error at
-// `chakra.trace` naming the trace file and node.
-// A generated training job (c.chakra.trace already set) takes the section without
-// `trace`: its keys tune how the job's trace runs.
+// `chakra.trace` naming the trace file and node. A generated training job (its trace
+// already in c.chakra.trace) takes the section without `trace`, to tune the run.
 void read_chakra(ConfigMap m, FabricConfig& c, int endpoints, const std::string& config_file) {
   const std::vector<hw::ParamBlock>& blocks = chakra_param_blocks();
   const hw::ParamBlock& spec = blocks[0];
