@@ -521,6 +521,21 @@ void CollectiveRunner::land(std::size_t i, const sc_time& visible) {
   if (lane.landed == lane.expected && !queue.in_window()) end_if_done();
 }
 
+std::optional<sc_time> InputJoin::land(const Schedule& s, std::size_t j, const sc_time& ready) {
+  const std::size_t inputs = s.deps(j).size();
+  if (inputs <= 1) return ready;
+  auto [it, first] = waiting_.try_emplace(j, Waiting{static_cast<std::uint32_t>(inputs), ready});
+  if (!first) it->second.ready = std::max(it->second.ready, ready);
+  if (--it->second.missing != 0) return std::nullopt;
+  const sc_time all_in = it->second.ready;
+  waiting_.erase(it);
+  return all_in;
+}
+
+sc_time reduction_time(std::uint64_t bytes, double bps) {
+  return bps > 0 ? tlm_fabric::from_seconds(static_cast<double>(bytes) * 8.0 / bps) : sc_time();
+}
+
 void CollectiveRunner::release(std::size_t j, const sc_time& visible) {
   // Ranks pay the software step latency and reduce at reduce_bandwidth; aggregation
   // nodes their own latency and throughput.
@@ -530,15 +545,9 @@ void CollectiveRunner::release(std::size_t j, const sc_time& visible) {
   Lane& lane = lane_of(t.src);
   sc_time ready =
       std::max(iteration_start_ + params_.step_latency, visible + (node ? params_.aggregation_latency : params_.step_latency));
-  const std::size_t inputs = schedule_.deps(j).size();
-  if (inputs > 1) {  // the latest of its inputs counts
-    auto [it, first] = lane.waiting.try_emplace(j, Lane::Waiting{static_cast<std::uint32_t>(inputs), ready});
-    if (!first) it->second.ready = std::max(it->second.ready, ready);
-    if (--it->second.missing != 0) return;
-    ready = it->second.ready;
-    lane.waiting.erase(it);
-  }
-  if (bps > 0) ready += tlm_fabric::from_seconds(static_cast<double>(t.reduce_bytes) * 8.0 / bps);
+  const std::optional<sc_time> all_in = lane.waiting.land(schedule_, j, ready);
+  if (!all_in) return;
+  ready = *all_in + reduction_time(t.reduce_bytes, bps);
   lane.eligible.push({ready, j});
   lane.wake.notify_at(ready);
 }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -180,6 +181,26 @@ class Schedule {
   std::vector<int> dependents_;
 };
 
+/// Transfers with some but not all of their inputs landed: how many are missing, and the
+/// time the latest landed input makes each ready. A transfer waits for its latest input.
+class InputJoin {
+ public:
+  /// Input of transfer j of `s` counted, ready at `ready`; the transfer's ready time once
+  /// it was the last missing input, else nothing.
+  std::optional<sc_core::sc_time> land(const Schedule& s, std::size_t j, const sc_core::sc_time& ready);
+  void clear() { waiting_.clear(); }
+
+ private:
+  struct Waiting {
+    std::uint32_t missing;
+    sc_core::sc_time ready;
+  };
+  std::unordered_map<std::size_t, Waiting> waiting_;
+};
+
+/// Time to reduce `bytes` at `bps` (0: free).
+sc_core::sc_time reduction_time(std::uint64_t bytes, double bps);
+
 /// Builds the transfer graph of one collective of `bytes` per rank on `n` ranks.
 Schedule build_schedule(const CollectiveParams& p, int n, std::uint64_t bytes);
 /// Broadcast from participant 0 as a pipelined chain (NCCL's ring broadcast): `bytes` in
@@ -234,13 +255,7 @@ class CollectiveRunner : public sc_core::sc_module {
     std::vector<std::size_t> batch;
     std::vector<int> kicked;       // post_ready: endpoints posted to, in first-post order
     std::vector<bool> to_kick;     // per endpoint: in kicked
-    // Transfers of this lane's ranks with some but not all of their inputs landed: how
-    // many are missing, and the time the latest landed input makes them ready.
-    struct Waiting {
-      std::uint32_t missing;
-      sc_core::sc_time ready;
-    };
-    std::unordered_map<std::size_t, Waiting> waiting;
+    InputJoin waiting;             // this lane's ranks' transfers with inputs missing
     std::size_t expected = 0;      // transfers of this collective landing at this lane's ranks
     std::size_t landed = 0;
     sc_core::sc_time last_visible; // the latest of their landings, as the hosts see them

@@ -404,18 +404,10 @@ void Executor::release(Instance& inst, std::uint64_t id, std::size_t j, const sc
   // The same rule as CollectiveRunner::release: the latest input + step latency, then
   // the reduction of what the transfer carries.
   const testbench::Schedule::Step t = inst.schedule.step(j);
-  sc_time ready = std::max(inst.start + params_.step_latency, visible + params_.step_latency);
-  const std::size_t inputs = inst.schedule.deps(j).size();
-  if (inputs > 1) {
-    auto [it, first] = inst.waiting.try_emplace(j, Instance::Waiting{static_cast<std::uint32_t>(inputs), ready});
-    if (!first) it->second.ready = std::max(it->second.ready, ready);
-    if (--it->second.missing != 0) return;
-    ready = it->second.ready;
-    inst.waiting.erase(it);
-  }
-  if (params_.reduce_bandwidth_bps > 0)
-    ready += tlm_fabric::from_seconds(static_cast<double>(t.reduce_bytes) * 8.0 / params_.reduce_bandwidth_bps);
-  eligible_.push({ready, id, j});
+  const sc_time ready = std::max(inst.start + params_.step_latency, visible + params_.step_latency);
+  const std::optional<sc_time> all_in = inst.waiting.land(inst.schedule, j, ready);
+  if (!all_in) return;
+  eligible_.push({*all_in + testbench::reduction_time(t.reduce_bytes, params_.reduce_bandwidth_bps), id, j});
 }
 
 void Executor::end_instance(std::uint64_t id, const sc_time& now) {

@@ -114,11 +114,7 @@ class Executor : public sc_core::sc_module {
     testbench::Schedule schedule;
     std::vector<std::uint8_t> landed;
     std::size_t landed_count = 0;
-    struct Waiting {
-      std::uint32_t missing;
-      sc_core::sc_time ready;
-    };
-    std::unordered_map<std::size_t, Waiting> waiting;
+    testbench::InputJoin waiting;
     sc_core::sc_time last_visible;
     testbench::CollectiveOp op = testbench::CollectiveOp::allreduce;
   };
