@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -197,8 +199,10 @@ TEST(ClusterFabric, HostCableRule) {
   EXPECT_EQ(bom_of(128, {}, rule).links[0].medium, CableMedium::dac);
 }
 
+// One file per test process: ctest runs the tests of this file in parallel.
 std::string write_prices(const std::string& text) {
-  const std::string file = ::testing::TempDir() + "prices.yaml";
+  const std::string file = ::testing::TempDir() + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                           std::to_string(::getpid()) + "_prices.yaml";
   std::ofstream(file) << text;
   return file;
 }
