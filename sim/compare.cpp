@@ -239,17 +239,11 @@ nlohmann::json metrics(const std::string& workload, const nlohmann::json& r, con
     // A generated job: per iteration, compute and exposed communication the mean over ranks.
     const auto& c = r["chakra"];
     if (c.contains("error")) m["error"] = c["error"];
-    const double iterations = c["job"]["iterations"].get<double>(), ranks = c["per_rank"].size();
-    double compute = 0, exposed = 0;
-    for (const auto& rank : c["per_rank"]) {
-      compute += rank["compute_us"].get<double>();
-      exposed += rank["exposed_communication_us"].get<double>();
-    }
-    const double step = c["iteration_time_us"].get<double>() / iterations;
-    m["step_time_us"] = step;
-    m["compute_us"] = compute / ranks / iterations;
-    m["exposed_communication_us"] = exposed / ranks / iterations;
-    m["communication_fraction"] = step > 0 ? exposed / ranks / iterations / step : 0.0;
+    const double iterations = c["job"]["iterations"].get<double>();
+    m["step_time_us"] = c["iteration_time_us"].get<double>() / iterations;
+    m["compute_us"] = c["compute_mean_us"].get<double>() / iterations;
+    m["exposed_communication_us"] = c["exposed_communication_mean_us"].get<double>() / iterations;
+    m["communication_fraction"] = c["communication_fraction"];
     m["job"] = c["job"];
   } else if (workload == "training") {
     if (!r.contains("training") || r["training"]["steps"].empty()) return {{"error", "no training results"}};

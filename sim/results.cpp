@@ -412,9 +412,21 @@ nlohmann::json results_header(const FabricConfig& config, const Fabric& fabric, 
   return r;
 }
 
-// results.json "chakra": the executor's report, its table, and why it did not finish.
+// results.json "chakra": the executor's report, its means over ranks, its table, and
+// why it did not finish. The communication fraction is the exposed communication over
+// the iteration time (docs/results.md).
 nlohmann::json chakra_results(const chakra::Executor& ex) {
   nlohmann::json c = ex.report();
+  double compute = 0, exposed = 0;
+  for (const auto& rank : c["per_rank"]) {
+    compute += rank["compute_us"].get<double>();
+    exposed += rank["exposed_communication_us"].get<double>();
+  }
+  const double ranks = static_cast<double>(std::max<std::size_t>(1, c["per_rank"].size()));
+  const double iteration = c["iteration_time_us"].get<double>();
+  c["compute_mean_us"] = compute / ranks;
+  c["exposed_communication_mean_us"] = exposed / ranks;
+  c["communication_fraction"] = iteration > 0 ? exposed / ranks / iteration : 0.0;
   c["table"] = ex.table();
   if (!ex.finished() && !c.contains("error"))
     c["error"] = "the trace did not finish within simulation.duration; raise it";

@@ -27,6 +27,10 @@ namespace {
 
 constexpr int kSweepSchemaVersion = 1;
 
+/// The chakra section's figures the table reads (docs/results.md): columns of their own.
+constexpr const char* kChakraColumns[] = {"iteration_time_us", "compute_mean_us", "exposed_communication_mean_us",
+                                          "communication_fraction"};
+
 fs::path point_dir(const fs::path& dir, std::size_t index) {
   char name[32];
   std::snprintf(name, sizeof name, "%04zu", index);
@@ -82,6 +86,8 @@ std::string incomplete(const fs::path& dir, const SweepPoint& p, const FabricCon
     for (const char* key : {"offered_load", "injected_load", "accepted_load"}) r.at("throughput").at(key);
     r.at("latency").at("network_latency_ns").at("count").get<std::uint64_t>();
     r.at("simulated_time_ns").get<double>();
+    if (r.contains("chakra"))
+      for (const char* key : kChakraColumns) r.at("chakra").at(key);
     if (r.at("scoreboard").at("ok").get<bool>() && injected != delivered + dropped + in_flight)
       return "its packets do not add up: injected " + std::to_string(injected) + " != delivered " +
              std::to_string(delivered) + " + dropped " + std::to_string(dropped) + " + in flight " +
@@ -104,10 +110,14 @@ nlohmann::json complete_result(const fs::path& dir, const SweepPoint& p, const F
 
 /// The table columns measured per point (after point, the axes and the seed).
 const std::vector<std::string>& metric_columns() {
-  static const std::vector<std::string> c{
-      "status",         "offered_load",   "injected_load",  "accepted_load",   "injected",         "delivered",
-      "dropped",        "latency_mean_ns", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns",
-      "simulated_time_ns", "busbw_GBps"};
+  static const std::vector<std::string> c = [] {
+    std::vector<std::string> v{"status",          "offered_load",   "injected_load",  "accepted_load",
+                               "injected",        "delivered",      "dropped",        "latency_mean_ns",
+                               "latency_p50_ns",  "latency_p99_ns", "latency_p999_ns", "latency_max_ns",
+                               "simulated_time_ns", "busbw_GBps"};
+    v.insert(v.end(), std::begin(kChakraColumns), std::end(kChakraColumns));
+    return v;
+  }();
   return c;
 }
 
@@ -137,6 +147,8 @@ nlohmann::ordered_json metrics(const nlohmann::json& r) {
   m["busbw_GBps"] = nullptr;
   if (r.contains("collective") && !r["collective"]["sizes"].empty())
     m["busbw_GBps"] = r["collective"]["sizes"].back()["busbw_GBps"];
+  // A Chakra trace or a generated training job: the chakra section's iteration and means over ranks.
+  for (const char* key : kChakraColumns) m[key] = r.contains("chakra") ? r["chakra"].at(key) : nlohmann::json(nullptr);
   return m;
 }
 

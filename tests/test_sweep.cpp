@@ -184,9 +184,43 @@ TEST(Sweep, LoadsOfAConfigurationAreAnAxis) {
     // Below saturation a VOQ switch accepts what is offered (within the 12 us window's noise).
     EXPECT_NEAR(p["metrics"]["accepted_load"].get<double>(), offered, 0.05);
   }
+  for (const char* chakra : {"iteration_time_us", "compute_mean_us", "exposed_communication_mean_us", "communication_fraction"})
+    EXPECT_TRUE(points[0]["metrics"][chakra].is_null()) << chakra << ": no trace ran";
   const auto bad = run_command("sweep " + kSource + "/examples/single_switch.yaml --loads 0.5,1.5");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.output, HasSubstr("--loads 0.5,1.5: expected comma-separated loads in (0, 1], got '1.5'"));
+}
+
+// A point that runs a Chakra trace reports the chakra section's iteration time, the
+// means over ranks of compute and exposed communication, and exposed / iteration.
+TEST(Sweep, ChakraPointsReportTheIteration) {
+  const fs::path d = temp_dir();
+  write(d / "s.yaml", "base: " + kSource + "/examples/chakra_tiny.yaml\n"
+                      "axes:\n  - key: chakra.step_latency\n    values: [0us, 2us]\n");
+  const auto r = run_command("sweep " + (d / "s.yaml").string() + " --jobs 2 --out " + (d / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(read(d / "out" / "sweep.csv"),
+              HasSubstr(",busbw_GBps,iteration_time_us,compute_mean_us,exposed_communication_mean_us,"
+                        "communication_fraction\n"));
+  const auto points = table_of(d / "out");
+  ASSERT_EQ(points.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& m = points[i]["metrics"];
+    const auto c = nlohmann::json::parse(read(d / "out" / "points" / ("000" + std::to_string(i)) / "results.json"))["chakra"];
+    double compute = 0, exposed = 0;
+    for (const auto& rank : c["per_rank"]) {
+      compute += rank["compute_us"].get<double>();
+      exposed += rank["exposed_communication_us"].get<double>();
+    }
+    const double ranks = static_cast<double>(c["per_rank"].size());
+    EXPECT_EQ(m["iteration_time_us"], c["iteration_time_us"]);
+    EXPECT_DOUBLE_EQ(m["compute_mean_us"].get<double>(), compute / ranks);
+    EXPECT_DOUBLE_EQ(m["exposed_communication_mean_us"].get<double>(), exposed / ranks);
+    EXPECT_DOUBLE_EQ(m["communication_fraction"].get<double>(), exposed / ranks / c["iteration_time_us"].get<double>());
+    EXPECT_GT(m["communication_fraction"].get<double>(), 0.0);
+  }
+  // The step latency lengthens every transfer of the AllReduce, and so the iteration.
+  EXPECT_GT(points[1]["metrics"]["iteration_time_us"].get<double>(), points[0]["metrics"]["iteration_time_us"].get<double>());
 }
 
 // 24 points; deleted, truncated or inconsistent results, and a result whose packets.csv is
