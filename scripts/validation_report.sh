@@ -126,7 +126,8 @@ titles = {"Phy": "PHY: data rates, serialization, FEC (hw/phy.h)",
           "Fabric": "Zero-load latency and the credit loop (one switch, end to end)",
           "Switch": "Switch throughput: classic results for the buffer organisations (16 x 16, uniform Bernoulli)",
           "Collectives": "Collectives: ring AllReduce bound, nccl-tests bus bandwidth",
-          "Nic": "NIC: perftest closed form, DCQCN, PFC"}
+          "Nic": "NIC: perftest closed form, DCQCN, PFC",
+          "Training": "Training iterations: a generated job at zero contention against the alpha-beta model"}
 checks.sort(key=lambda c: (list(titles).index(c["group"]) if c["group"] in titles else len(titles), c["order"]))
 groups = []
 for c in checks:

@@ -1,7 +1,21 @@
 // Fabrics shared by several test suites.
 #pragma once
 
+#include <string>
+
 namespace fabricsim::testing {
+
+// NDR InfiniBand NICs (4 x 106.25G, RS(544,514)) on one non-blocking VOQ + iSLIP switch
+// with 2 m cables, `endpoints` of them, as tests/test_collectives.cpp; runs up to
+// `duration`. A workload section follows.
+inline std::string ndr_single_switch(int endpoints, const std::string& duration) {
+  return "simulation: {seed: 2, duration: " + duration + ", warmup: 0us}\n"
+         "link: {framing: infiniband, lanes: 4, lane_rate: 106.25Gb/s, fec: rs544_514, fec_decoder_latency: 20ns, "
+         "cable_length: 2m}\n"
+         "switch: {ports: " + std::to_string(endpoints) + ", buffer: voq, allocator: islip}\n"
+         "topology: {kind: single_switch, endpoints: " + std::to_string(endpoints) + "}\n"
+         "output: {sample_interval: 0s}\n";
+}
 
 // A radix-4 1:1 leaf-spine (4 leaves of 2 hosts, 2 spines, ep0 -> ep7 crosses three
 // switches) with a 1 GHz core and a 100-cycle pipeline (60 to the allocator, 40 grant

@@ -17,6 +17,7 @@
 #include "tests/chakra_nodes.h"
 #include "tests/config_error.h"
 #include "tests/fabric_run.h"
+#include "tests/fabrics.h"
 
 namespace {
 
@@ -61,15 +62,8 @@ std::string write_trace(const std::string& name, const std::vector<std::vector<p
   return prefix.string();
 }
 
-// Eight NDR NICs on one non-blocking switch (as tests/test_collectives.cpp).
-std::string fabric(int endpoints = 8) {
-  return "simulation: {seed: 2, duration: 50ms, warmup: 0us}\n"
-         "link: {framing: infiniband, lanes: 4, lane_rate: 106.25Gb/s, fec: rs544_514, fec_decoder_latency: 20ns, "
-         "cable_length: 2m}\n"
-         "switch: {ports: " + std::to_string(endpoints) + ", buffer: voq, allocator: islip}\n"
-         "topology: {kind: single_switch, endpoints: " + std::to_string(endpoints) + "}\n"
-         "output: {sample_interval: 0s}\n";
-}
+// Eight NDR NICs on one non-blocking switch.
+std::string fabric(int endpoints = 8) { return fabricsim::testing::ndr_single_switch(endpoints, "50ms"); }
 
 json run_trace(const std::string& prefix, const std::string& extra = "", int endpoints = 8,
                const std::vector<std::string>& overrides = {}) {

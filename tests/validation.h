@@ -18,7 +18,7 @@ namespace fabricsim::testing {
 
 /// What docs/validation.md prints for one check.
 struct Check {
-  const char* section;  ///< report section: Phy, Fabric, Switch, Collectives or Nic
+  const char* section;  ///< report section: Phy, Fabric, Switch, Collectives, Nic or Training
   std::string what;     ///< the quantity and the closed form or result it is held against
   std::string source;   ///< the standard, paper or document the expected value comes from
 };

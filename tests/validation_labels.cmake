@@ -56,6 +56,12 @@ set(fabricsim_validation_tests
   RailOptimized.SameRailTakesOneSwitchHopCrossRailThree
   FlowCompletion.SingleFlowAtZeroLoadHasSlowdownOne
   FlowCompletion.IncastSlowsEveryFlowDownByTheFanIn
+  # Training (tests/test_training_iteration.cpp): a generated iteration against the alpha-beta
+  # cost of its DAG (Hockney 1994; Thakur, Rabenseifner and Gropp 2005)
+  TrainingIteration.PipelinePairMatchesAlphaBeta
+  TrainingIteration.DataParallelPairMatchesAlphaBeta
+  TrainingIteration.TensorAndPipelineParallelMatchAlphaBeta
+  TrainingIteration.TensorAndDataParallelMatchAlphaBeta
 )
 foreach(t ${fabricsim_validation_tests})
   set_tests_properties(${t} PROPERTIES LABELS validation)
