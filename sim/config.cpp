@@ -377,8 +377,9 @@ void read_training(ConfigMap m, FabricConfig& c, int endpoints) {
 }
 
 // A Chakra trace: read and checked here, so a malformed one is a configuration error at
-// `chakra.trace` naming the trace file and node. A generated training job (its trace
-// already in c.chakra.trace) takes the section without `trace`, to tune the run.
+// `chakra.trace` naming the trace file and node. A generated training job (its plan
+// checked, its trace built when the run starts) takes the section without `trace`, to
+// tune the run.
 void read_chakra(ConfigMap m, FabricConfig& c, int endpoints, const std::string& config_file) {
   const std::vector<hw::ParamBlock>& blocks = chakra_param_blocks();
   const hw::ParamBlock& spec = blocks[0];
@@ -398,7 +399,7 @@ void read_chakra(ConfigMap m, FabricConfig& c, int endpoints, const std::string&
       m.fail("trace", e.what());
     }
   }
-  const int n = static_cast<int>(c.chakra.trace->ranks.size());
+  const int n = c.training_job ? c.training_job->plan.world() : static_cast<int>(c.chakra.trace->ranks.size());
   if (n > endpoints)
     m.fail("trace", "the trace has " + std::to_string(n) + " ranks, more than the topology's " + std::to_string(endpoints) +
                         " endpoints");
@@ -428,10 +429,14 @@ void read_chakra(ConfigMap m, FabricConfig& c, int endpoints, const std::string&
       c.warnings.push_back(u.warning("gpus_per_server", "is 0: the scale-up domain is off and its bandwidth and latency have no effect"));
     u.finish();
   }
-  try {
-    chakra::check_runnable(*c.chakra.trace, p);
-  } catch (const chakra::TraceError& e) {
-    m.fail(m.has("algorithm") ? "algorithm" : "trace", e.what());
+  if (c.training_job) {
+    if (const std::string why = job_not_runnable(*c.training_job, p); !why.empty()) m.fail("algorithm", why);
+  } else {
+    try {
+      chakra::check_runnable(*c.chakra.trace, p);
+    } catch (const chakra::TraceError& e) {
+      m.fail(m.has("algorithm") ? "algorithm" : "trace", e.what());
+    }
   }
   read_placement(m, spec, c);
   m.finish();
@@ -830,9 +835,6 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   if (top.present("training") && is_training_job(top.map("training"))) {
     if (c.collective_enabled) top.map("training").fail("", "give either a training or a collective section, not both");
     c.training_job = read_training_job(top.map("training"), c.topology.endpoint_count());
-    chakra::Trace trace = training::generate(*c.training_job);
-    trace.prefix = "training (generated)";  // results.json chakra.trace
-    c.chakra.trace = std::make_shared<const chakra::Trace>(std::move(trace));
     c.traffic.pattern = TrafficPattern::none;
   } else if (top.present("training")) {
     if (c.collective_enabled) top.map("training").fail("", "give either a training or a collective section, not both");

@@ -119,7 +119,7 @@ struct InNetworkReduction {
 /// A Chakra trace run on the fabric (`chakra:`).
 struct ChakraWorkload {
   std::string prefix;                                 ///< the trace's path prefix, resolved
-  std::shared_ptr<const chakra::Trace> trace;         ///< read and checked at load time
+  std::shared_ptr<const chakra::Trace> trace;         ///< read and checked at load time; null for a generated job
   chakra::ExecutorParams params;                      ///< ranks filled by the builder (placement)
 };
 
@@ -142,7 +142,8 @@ struct FabricConfig {
   bool chakra_enabled = false;                  ///< a `chakra:` section was given (collective_ranks: its ranks)
   ChakraWorkload chakra;
   /// A generated training job (`training:` with model, parallelism, gpu;
-  /// sim/training_config.h): its generated trace is chakra.trace (chakra_enabled).
+  /// sim/training_config.h), run as a Chakra trace (chakra_enabled). Its plan is checked
+  /// when the configuration is read; its trace is built when the run starts (run_trace).
   std::optional<training::Job> training_job;
   OutputParams output;
   nlohmann::json echo;                          ///< the effective document after --set, as JSON

@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "sim/training_config.h"
 #include "tlm/csv_row.h"
 #include "tlm/sim_time.h"
 
@@ -284,7 +285,8 @@ void Fabric::build_chakra() {
   p.ranks = place_ranks();
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
-  chakra_ = std::make_unique<chakra::Executor>("chakra", nics, config_.chakra.trace, p);
+  chakra_trace_ = run_trace(config_);
+  chakra_ = std::make_unique<chakra::Executor>("chakra", nics, chakra_trace_, p);
 }
 
 void Fabric::watchdog() {

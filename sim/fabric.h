@@ -72,6 +72,8 @@ class Fabric : public sc_core::sc_module {
   const testbench::CollectiveRunner* collective() const { return collective_.get(); }
   /// The Chakra trace workload, or nullptr.
   const chakra::Executor* chakra() const { return chakra_.get(); }
+  /// The trace the executor runs (a generated job's is built with the fabric), or null.
+  const chakra::Trace* chakra_trace() const { return chakra_trace_.get(); }
   /// Endpoint of each collective rank (placement applied).
   std::vector<int> place_ranks() const;
   /// packets.csv into `log` (its header first; tlm/packet_log.h), from now on.
@@ -153,6 +155,7 @@ class Fabric : public sc_core::sc_module {
   std::unique_ptr<tlm_fabric::PacketLog> packet_log_;
   std::unique_ptr<testbench::Perftest> perftest_;
   std::unique_ptr<testbench::CollectiveRunner> collective_;
+  std::shared_ptr<const chakra::Trace> chakra_trace_;
   std::unique_ptr<chakra::Executor> chakra_;
   // The occupancy sampler, a wake-up made before any block's: a sample at t runs before
   // every block woken at t, whatever order the kernel gives events due at one instant.

@@ -516,7 +516,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   if (const auto* pt = fabric.perftest()) r["perftest"] = perftest_results(config, *pt);
   if (const auto* ch = fabric.chakra()) {
     r["chakra"] = chakra_results(*ch);
-    if (config.training_job) r["chakra"]["job"] = training_job_summary(*config.training_job, *config.chakra.trace);
+    if (config.training_job) r["chakra"]["job"] = training_job_summary(*config.training_job, *fabric.chakra_trace());
   }
   // Read last, with the rest of the results built: what the run took but the writing.
   const std::optional<std::uint64_t> peak_memory = peak_resident_bytes();

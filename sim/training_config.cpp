@@ -194,6 +194,33 @@ training::Job read_training_job(ConfigMap m, int endpoints) {
   return job;
 }
 
+std::string job_not_runnable(const training::Job& job, const chakra::ExecutorParams& params) {
+  if (params.algorithm != testbench::CollectiveAlgorithm::halving_doubling) return "";
+  const training::Plan& p = job.plan;
+  bool moe = false;
+  for (int l = 0; l < job.model.layers; ++l) moe = moe || job.model.moe_layer(l);
+  const struct {
+    bool all_reduces;
+    int ranks;
+    const char* what;
+  } groups[] = {{true, p.tp, "tensor-parallel groups (training.parallelism.tp)"},
+                {p.zero == 0, p.dp, "data-parallel groups (training.parallelism.dp)"},
+                {p.zero == 0 && moe && p.ep > 1, p.dp / p.ep,
+                 "expert-data-parallel groups (training.parallelism.dp / training.parallelism.ep)"}};
+  for (const auto& g : groups)
+    if (g.all_reduces && g.ranks > 1 && (g.ranks & (g.ranks - 1)) != 0)
+      return "halving_doubling needs a power-of-two group, and the generated job all-reduces over its " +
+             std::string(g.what) + " of " + std::to_string(g.ranks) + " ranks";
+  return "";
+}
+
+std::shared_ptr<const chakra::Trace> run_trace(const FabricConfig& c) {
+  if (!c.training_job) return c.chakra.trace;
+  chakra::Trace trace = training::generate(*c.training_job);
+  trace.prefix = "training (generated)";  // results.json chakra.trace
+  return std::make_shared<const chakra::Trace>(std::move(trace));
+}
+
 nlohmann::json training_job_summary(const training::Job& job, const chakra::Trace& trace) {
   double flops = 0;
   for (const auto& r : trace.ranks)
@@ -215,7 +242,7 @@ int export_chakra_command(const std::string& config, const std::vector<std::stri
     throw ConfigError(config, "training", "no generated training job to export (a training section with model, "
                                           "parallelism and gpu)");
   const training::Job& job = *c.training_job;
-  const chakra::Trace& trace = *c.chakra.trace;
+  const chakra::Trace trace = training::generate(job);
   training::write_trace(trace, dir, prefix);
   std::size_t nodes = 0;
   for (const auto& r : trace.ranks) nodes += r.nodes.size();

@@ -455,6 +455,30 @@ TEST(TrainingConfig, ErrorsNameTheKeyAndTheLine) {
   EXPECT_THAT(yaml_error_of(kJob + "collective: {op: allreduce}\n"), HasSubstr("not both"));
 }
 
+// Reading a job checks its plan and builds no trace (the run builds it); what the
+// executor could not run is refused from the plan: halving-doubling over a group of
+// ranks that is not a power of two.
+TEST(TrainingConfig, ReadingAJobChecksThePlanWithoutBuildingTheTrace) {
+  using fabricsim::testing::yaml_error_of;
+  const sim::FabricConfig c = sim::load_config_text(kJob + "chakra: {algorithm: halving_doubling}\n", "job.yaml");
+  ASSERT_TRUE(c.training_job);
+  EXPECT_EQ(c.chakra.trace, nullptr);
+  EXPECT_EQ(c.collective_ranks, 16);
+  const std::string twelve = "topology: {kind: single_switch, endpoints: 12}\nswitch: {ports: 12}\n"
+                             "training:\n  model: {layers: 4, hidden: 1024, heads: 16, seq: 512, vocab: 32000}\n"
+                             "  parallelism: {tp: 4}\n  global_batch: 6\n";
+  EXPECT_THAT(yaml_error_of(twelve + "chakra: {algorithm: halving_doubling}\n"),
+              AllOf(HasSubstr("bad.yaml:7:"), HasSubstr("chakra.algorithm"),
+                    HasSubstr("its data-parallel groups (training.parallelism.dp) of 3 ranks")));
+  // ZeRO 1 reduce-scatters and gathers over the data-parallel groups: no AllReduce there.
+  EXPECT_NO_THROW(sim::load_config_text(twelve + "chakra: {algorithm: halving_doubling}\n", "z.yaml",
+                                        {"training.parallelism.zero=1"}));
+  EXPECT_THAT(yaml_error_of(twelve + "chakra: {algorithm: halving_doubling}\n",
+                            {"training.model.heads=12", "training.model.hidden=1152", "training.parallelism.tp=3",
+                             "training.global_batch=4"}),
+              HasSubstr("its tensor-parallel groups (training.parallelism.tp) of 3 ranks"));
+}
+
 // results.json `chakra` without what names the trace's source.
 nlohmann::json run_section(const nlohmann::json& r) {
   nlohmann::json c = r.at("chakra");
@@ -495,7 +519,7 @@ TEST(TrainingRun, ExportedTraceRunsAsTheGeneratedJob) {
   // The job's trace written to files and run as `chakra.trace` gives the same results.
   const sim::FabricConfig c = sim::load_config_text(kTreeJob, "job.yaml");
   const auto dir = std::filesystem::temp_directory_path() / ("fabricsim_rerun_" + std::to_string(::getpid()));
-  write_trace(*c.chakra.trace, dir.string(), "gpt");
+  write_trace(generate(*c.training_job), dir.string(), "gpt");
   const sim::FabricConfig files =
       sim::load_config_text(kTree + "chakra: {trace: " + (dir / "gpt").string() + "}\n", "files.yaml");
   std::filesystem::remove_all(dir);
