@@ -258,12 +258,6 @@ std::string job(const std::string& parallelism, int global_batch) {
          "  global_batch: " + std::to_string(global_batch) + "\n";
 }
 
-fs::path scratch() {
-  const fs::path dir = fs::temp_directory_path() / ("fabricsim_iteration_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
 // Payload bandwidth of a link: its data rate x MTU / the MTU packet's wire bytes.
 double payload_bandwidth(const sim::FabricConfig& c) {
   const hw::PhyTiming phy(c.link.phy);
@@ -276,20 +270,23 @@ double payload_bandwidth(const sim::FabricConfig& c) {
 // NIC, PCIe, link, switch and the completion's poll).
 double measured_alpha(int endpoints, std::uint64_t bytes, double bandwidth) {
   namespace pb = ChakraProtoMsg;
-  const std::string prefix = (scratch() / "pair").string();
+  const fs::path dir = fs::temp_directory_path() / ("fabricsim_iteration_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string prefix = (dir / "pair").string();
   pb::GlobalMetadata meta;
   meta.set_version("0.0.4");
   chakra::write_rank_file(prefix + ".0.et", meta, {fabricsim::testing::p2p(1, true, 1, static_cast<std::int64_t>(bytes), 0)});
   chakra::write_rank_file(prefix + ".1.et", meta, {fabricsim::testing::p2p(1, false, 0, static_cast<std::int64_t>(bytes), 0)});
-  const json r = fabricsim::testing::run_checked(
-      sim::load_config_text(fabric(endpoints) + "chakra: {trace: " + prefix + "}\n", "pair.yaml"));
+  const sim::FabricConfig c = sim::load_config_text(fabric(endpoints) + "chakra: {trace: " + prefix + "}\n", "pair.yaml");
+  fs::remove_all(dir);  // read with the configuration
+  const json r = fabricsim::testing::run_checked(c);
   return r.at("chakra").at("iteration_time_us").get<double>() * 1e-6 - static_cast<double>(bytes) / bandwidth;
 }
 
 // Runs the job `yaml` on `endpoints` and holds its iteration time to the closed form
-// of its trace: within 2%, the slack for what the alpha-beta model leaves out (each
-// message's first-packet DMA read and last-packet write differ from the 8-byte probe's
-// by tens of ns; ring chunks are whole packets).
+// of its trace: within 2%, the slack for what the alpha-beta model leaves out (a
+// message's first packet waits for its DMA read and its last for its write, a 4 KiB
+// packet's tens of ns longer than the 8-byte probe's).
 void expect_alpha_beta(const std::string& what, const std::string& job_yaml, int endpoints, bool scale_up = false) {
   const sim::FabricConfig c = sim::load_config_text(fabric(endpoints) + job_yaml + (scale_up ? kScaleUp : ""), "job.yaml");
   Costs costs;
