@@ -49,7 +49,7 @@ bool is_scalar(ParamType t) { return t != ParamType::section && t != ParamType::
 
 // A scalar key without a default must be given.
 std::string default_text(const ParamSpec& p) {
-  if (p.type == ParamType::section) return "see below";
+  if (p.type == ParamType::section && p.def.empty()) return "see below";
   if (p.def.empty()) return is_scalar(p.type) ? "required" : "empty";
   if (p.def.front() == '`') return p.def;  // another key's value
   return "`" + p.def + "`";

@@ -8,6 +8,7 @@
 #include "hw/routing.h"
 #include "sim/config.h"
 #include "sim/config_reader.h"
+#include "sim/regress.h"
 #include "sim/training_config.h"
 #include "sim/topology.h"
 #include "tlm/link.h"
@@ -125,13 +126,13 @@ std::string params_markdown() {
   return out;
 }
 
-std::string update_param_tables(const std::string& doc) {
+std::string update_param_tables(const std::string& doc, const std::vector<hw::ParamBlock>& blocks) {
   std::string out = doc;
-  for (const auto& b : config_param_blocks()) {
+  for (const auto& b : blocks) {
     const std::string begin = begin_marker(b);
     const auto start = out.find(begin);
     if (start == std::string::npos)
-      throw std::runtime_error("docs/config.md has no table for " + b.section + ": add the lines '" +
+      throw std::runtime_error("the document has no table for " + b.section + ": add the lines '" +
                                begin.substr(0, begin.size() - 1) + "' and '" + kEndMarker + "' where it belongs");
     const auto body = start + begin.size();
     const auto end = out.find(kEndMarker, body);
@@ -152,7 +153,9 @@ int params_command(bool markdown, const std::string& doc_file) {
   text << in.rdbuf();
   std::string updated;
   try {
-    updated = update_param_tables(text.str());
+    // docs/regress.md holds the suite file's tables, docs/config.md the configuration's.
+    const bool suite = text.str().find(begin_marker(regress_param_blocks().front())) != std::string::npos;
+    updated = update_param_tables(text.str(), suite ? regress_param_blocks() : config_param_blocks());
   } catch (const std::runtime_error& e) {
     throw ConfigError(doc_file, "", e.what());
   }

@@ -31,11 +31,13 @@ std::string params_listing();
 /// `fabricsim params --markdown`: each block's table between its docs/config.md markers.
 std::string params_markdown();
 
-/// `doc` (docs/config.md) with the table between each block's markers
+/// `doc` (docs/config.md; docs/regress.md with the suite file's blocks) with the table
+/// between each block's markers
 ///   <!-- params SECTION -->  ...  <!-- end params -->
 /// replaced by the generated one. Throws std::runtime_error naming a block whose markers
 /// are missing or unclosed.
-std::string update_param_tables(const std::string& doc);
+std::string update_param_tables(const std::string& doc,
+                                const std::vector<hw::ParamBlock>& blocks = config_param_blocks());
 
 /// `fabricsim params`: prints the listing or the markdown; with `doc_file`, rewrites that
 /// file's key tables instead (update_param_tables). Returns the exit code.

@@ -1,4 +1,4 @@
-// The `fabricsim` command: run, validate, routes, sweep, report, compare, params and workload
+// The `fabricsim` command: run, validate, routes, sweep, regress, report, compare, params and workload
 // (`fabricsim SUBCOMMAND --help`; README.md has examples). Exit codes: 0 success,
 // 1 simulation error, 2 configuration or usage error, 3 scoreboard (invariant) failure,
 // 4 stalled fabric (deadlock) found by the watchdog.
@@ -23,6 +23,7 @@
 #include "sim/process_exit.h"
 #include "sim/progress.h"
 #include "sim/python_script.h"
+#include "sim/regress.h"
 #include "sim/sweep.h"
 #include "sim/training_config.h"
 
@@ -119,8 +120,10 @@ struct CommandLine {
   bool params_markdown = false;
   std::string params_doc;
   std::string chakra_dir, chakra_prefix = "training";
+  fabricsim::sim::RegressOptions rg;
   CLI::App *run = nullptr, *validate = nullptr, *sweep = nullptr, *sweep_task = nullptr, *report = nullptr,
-           *routes = nullptr, *compare = nullptr, *params = nullptr, *workload_export = nullptr;
+           *routes = nullptr, *compare = nullptr, *params = nullptr, *workload_export = nullptr,
+           *regress = nullptr;
 };
 
 // A folder option given as "" would silently fall back to the default folder.
@@ -180,6 +183,19 @@ void add_sweep_commands(CLI::App& app, CommandLine& cl) {
   sweep_task->add_option("task", cl.task_id)->required();
 }
 
+// `regress`: a suite of tests against golden results (sim/regress.h).
+void add_regress_command(CLI::App& app, CommandLine& cl) {
+  auto& rg = cl.rg;
+  auto* regress = cl.regress = app.add_subcommand("regress", "run a regression suite (tests under tlm, rtl, lockstep; "
+                                                             "metrics against goldens with tolerances: docs/regress.md)");
+  regress->add_option("suite", cl.file, "suite file (goldens:, tests:)")->required();
+  regress->add_option("--out", rg.out_dir, "results folder (default results/regress_<file stem>)")->check(non_empty());
+  regress->add_option("--junit", rg.junit, "JUnit XML file (default OUT/junit.xml)")->check(non_empty());
+  regress->add_flag("--update-goldens", rg.update_goldens, "rewrite the goldens from this run's values (after review)");
+  regress->add_option("--jobs,-j", rg.jobs, "simulations at once (default: number of CPUs)")->check(CLI::Range(1, 4096));
+  add_verbosity(regress, cl);
+}
+
 // `report`, `routes` and `params`.
 void add_inspection_commands(CLI::App& app, CommandLine& cl) {
   auto* report = cl.report = app.add_subcommand("report", "write RESULTS_DIR/report/index.html: the plots and tables "
@@ -193,7 +209,7 @@ void add_inspection_commands(CLI::App& app, CommandLine& cl) {
 
   auto* params = cl.params = app.add_subcommand("params", "list every configuration key: type, default, range, meaning");
   auto* markdown = params->add_flag("--markdown", cl.params_markdown, "print docs/config.md's key tables with their markers");
-  params->add_option("--update-doc", cl.params_doc, "rewrite the key tables of this file (docs/config.md) in place")
+  params->add_option("--update-doc", cl.params_doc, "rewrite the key tables of this file (docs/config.md, docs/regress.md) in place")
       ->excludes(markdown);
 }
 
@@ -294,6 +310,10 @@ int run_subcommand(CommandLine& cl) {
                          : cl.verbose ? fabricsim::sim::Verbosity::verbose
                                       : fabricsim::sim::Verbosity::normal;
   if (cl.sweep->parsed()) return sweep_subcommand(cl, verbosity);
+  if (cl.regress->parsed()) {
+    cl.rg.verbosity = verbosity;
+    return fabricsim::sim::regress_command(cl.file, cl.rg);
+  }
   if (cl.sweep_task->parsed()) return fabricsim::sim::sweep_task(cl.task_plan, cl.task_id);
   if (cl.report->parsed()) return report_command(cl.report_dir);
   if (cl.compare->parsed()) {
@@ -317,6 +337,7 @@ int sc_main(int argc, char* argv[]) {
   CommandLine cl;
   add_run_commands(app, cl);
   add_sweep_commands(app, cl);
+  add_regress_command(app, cl);
   add_inspection_commands(app, cl);
   add_compare_command(app, cl);
   add_workload_commands(app, cl);

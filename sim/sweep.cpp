@@ -45,23 +45,25 @@ std::vector<Override> point_overrides(const SweepPoint& p, const fs::path& dir, 
   return o;
 }
 
-/// Runs one point in this process: its CSV files, then its results.json (the point is
-/// complete once it exists; RunFiles removes an earlier one first).
-int run_point(const FabricConfig& config, const nlohmann::ordered_json& record) {
+}  // namespace
+
+int run_point(const FabricConfig& config, const std::string& record_key, const nlohmann::ordered_json& record) {
   const fs::path dir(config.output.directory);
   fs::create_directories(dir);
   const nlohmann::json point = nlohmann::json::parse(record.dump());
   try {
     RunFiles files(dir, config);
     nlohmann::json r = run_simulation(config, files.logs(), nullptr, ModelTeardown::skip);  // the point's process exits next
-    r["sweep_point"] = point;
+    r[record_key] = point;
     files.finish(r);
     return 0;
   } catch (const std::exception& e) {
-    write_results(dir, {{"error", e.what()}, {"sweep_point", point}});
+    write_results(dir, {{"error", e.what()}, {record_key, point}});
     return 1;
   }
 }
+
+namespace {
 
 /// Why the point's results.json is not a complete result of this point and configuration,
 /// or empty when it is (then `r` holds it). Complete: it parses, holds no error, was made
@@ -223,7 +225,7 @@ int run_local(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
   Progress progress(o.verbosity);
   std::size_t done = 0, failed = 0;
   run_process_pool(
-      todo.size(), parallel, [&](std::size_t i) { return run_point(configs[todo[i]], spec.points[todo[i]].record()); },
+      todo.size(), parallel, [&](std::size_t i) { return run_point(configs[todo[i]], "sweep_point", spec.points[todo[i]].record()); },
       [&](std::size_t i, int status, double wall_s) {
         ++done;
         if (!exited_ok(status)) ++failed;
@@ -415,7 +417,7 @@ int sweep_task(const std::string& plan_file, int task) {
     const FabricConfig config = load_config_with_origins(plan["base"].get<std::string>(), ov);
     const nlohmann::ordered_json record = nlohmann::ordered_json::parse(p["record"].dump());
     // Each point in its own process: SystemC elaborates once per process.
-    run_process_pool(1, 1, [&](std::size_t) { return run_point(config, record); },
+    run_process_pool(1, 1, [&](std::size_t) { return run_point(config, "sweep_point", record); },
                      [&](std::size_t, int status, double) { rc |= exited_ok(status) ? 0 : 1; });
   }
   return rc;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/config.h"
+#include "sim/config_reader.h"
 #include "sim/progress.h"
 
 namespace fabricsim::sim {
@@ -35,6 +37,17 @@ struct SweepSpec {
   bool packet_csv = true;              ///< write packets.csv per point (latency CDFs of the report)
   std::vector<SweepPoint> points;      ///< seed filled from the configuration when not swept
 };
+
+/// file:line:column of `node` in `file` (the file alone when the node has no mark).
+std::string yaml_mark(const std::string& file, const YAML::Node& node);
+/// A `set:` mapping of dotted keys to values (`key` of `map`, read from `file`) as
+/// overrides that remember their line; none when absent. Sweep and regress files use it.
+std::vector<Override> set_overrides(ConfigMap& map, const std::string& key, const std::string& file,
+                                    const std::shared_ptr<ConfigSource>& source);
+/// Runs one point in this process (the child of a pool): its CSV files, then its
+/// results.json with `record` under `record_key` (a failure: {"error": what} instead).
+/// Returns the child's exit code.
+int run_point(const FabricConfig& config, const std::string& record_key, const nlohmann::ordered_json& record);
 
 /// True when `file` is a sweep file: a YAML mapping with `axes:`.
 bool is_sweep_file(const std::string& file);

@@ -49,12 +49,6 @@ std::string flow_yaml(const YAML::Node& n) {
   return e.c_str();
 }
 
-std::string mark_of(const std::string& file, const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
-  if (m.line < 0) return file;
-  return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-}
-
 // A dotted configuration key such as switch.buffer (the configuration itself checks that it exists).
 void check_key(ConfigMap& m, const std::string& field, const std::string& key) {
   if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos ||
@@ -76,7 +70,7 @@ Axis read_axis(ConfigMap m, const std::string& file) {
     std::set<std::string> seen;
     for (const auto& v : values) {
       if (v.IsNull()) m.fail("values", "empty value in the list");
-      a.values.push_back({v.IsScalar() ? v.Scalar() : flow_yaml(v), flow_yaml(v), mark_of(file, v)});
+      a.values.push_back({v.IsScalar() ? v.Scalar() : flow_yaml(v), flow_yaml(v), yaml_mark(file, v)});
       if (!seen.insert(a.values.back().yaml).second)
         throw ConfigError(a.values.back().origin, m.path() + ".values",
                           "value '" + a.values.back().text + "' appears twice (the same points would run twice)");
@@ -136,6 +130,27 @@ std::vector<AxisGroup> read_axes(ConfigMap& top, const std::string& file) {
 
 }  // namespace
 
+std::string yaml_mark(const std::string& file, const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  if (m.line < 0) return file;
+  return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+std::vector<Override> set_overrides(ConfigMap& map, const std::string& key, const std::string& file,
+                                    const std::shared_ptr<ConfigSource>& source) {
+  std::vector<Override> out;
+  const YAML::Node set = map.node(key);
+  if (!set.IsDefined() || set.IsNull()) return out;
+  if (!set.IsMap()) map.fail(key, "expected a mapping of dotted keys to values, e.g. simulation.duration: 20us");
+  ConfigMap set_map(set, map.path().empty() ? key : map.path() + "." + key, source);
+  for (auto it = set.begin(); it != set.end(); ++it) {
+    const std::string k = it->first.Scalar();
+    check_key(set_map, k, k);
+    out.push_back({k + "=" + flow_yaml(it->second), yaml_mark(file, it->second)});
+  }
+  return out;
+}
+
 nlohmann::ordered_json SweepPoint::record() const {
   nlohmann::ordered_json a = nlohmann::ordered_json::object();
   for (const auto& [k, v] : axes) a[k] = v;
@@ -170,17 +185,7 @@ std::string read_base(ConfigMap& top, const std::string& file) {
 std::vector<Override> fixed_overrides(ConfigMap& top, const std::string& file,
                                       const std::shared_ptr<ConfigSource>& source,
                                       const std::vector<std::string>& cli_overrides) {
-  std::vector<Override> fixed;
-  const YAML::Node set = top.node("set");
-  if (set.IsDefined() && !set.IsNull()) {
-    if (!set.IsMap()) top.fail("set", "expected a mapping of dotted keys to values, e.g. simulation.duration: 20us");
-    ConfigMap set_map(set, "set", source);
-    for (auto it = set.begin(); it != set.end(); ++it) {
-      const std::string key = it->first.Scalar();
-      check_key(set_map, key, key);
-      fixed.push_back({key + "=" + flow_yaml(it->second), mark_of(file, it->second)});
-    }
-  }
+  std::vector<Override> fixed = set_overrides(top, "set", file, source);
   for (const auto& o : cli_overrides) fixed.push_back({o, ""});
   return fixed;
 }

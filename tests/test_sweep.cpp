@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "temp_files.h"
 #include "sim/config_reader.h"
 #include "sim/progress.h"
 #include "sim/sweep.h"
@@ -36,19 +37,9 @@ using ::testing::Not;
 const std::string kSource = FABRICSIM_SOURCE_DIR;
 
 // A fresh folder per test under the system temp folder.
-fs::path temp_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path d = fs::path(::testing::TempDir()) / ("fabricsim_sweep_" + std::string(info->test_suite_name()) + "_" +
-                                                       info->name() + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir() { return fabricsim::testing::test_temp_dir("sweep"); }
 
-fs::path write(const fs::path& file, const std::string& text) {
-  std::ofstream(file) << text;
-  return file;
-}
+using fabricsim::testing::write_text;
 
 std::string read(const fs::path& file) {
   std::ifstream in(file);
@@ -92,7 +83,7 @@ TEST(SweepSpec, CartesianRangesSeedsAndZip) {
   EXPECT_EQ(spec.points[23].overrides.back().assignment, "simulation.seed=2");
 
   const auto zipped = fabricsim::sim::read_sweep_file(
-      write(d / "z.yaml", "base: " + kSource + "/examples/single_switch.yaml\n"
+      write_text(d / "z.yaml", "base: " + kSource + "/examples/single_switch.yaml\n"
                           "axes:\n"
                           "  - key: traffic.load\n"
                           "    range: {from: 0.1, to: 0.3, count: 3}\n"
@@ -107,7 +98,7 @@ TEST(SweepSpec, CartesianRangesSeedsAndZip) {
   EXPECT_EQ(zipped.points[4].axes[0].second, "0.3");
 
   const auto all_zip = fabricsim::sim::read_sweep_file(
-      write(d / "zz.yaml", "base: " + kSource + "/examples/single_switch.yaml\ncombine: zip\n"
+      write_text(d / "zz.yaml", "base: " + kSource + "/examples/single_switch.yaml\ncombine: zip\n"
                            "axes:\n  - {key: traffic.load, values: [0.2, 0.4]}\n"
                            "  - {key: switch.buffer, values: [voq, output_queued]}\n")
           .string(),
@@ -147,7 +138,7 @@ TEST(SweepSpec, ErrorsNameTheSweepFileLineAndKey) {
        "s.yaml:3:44: axes[0].values: value '0.2' appears twice"},
   };
   for (const auto& c : cases) {
-    write(d / "s.yaml", c.text);
+    write_text(d / "s.yaml", c.text);
     const auto r = run_command("sweep " + (d / "s.yaml").string() + " --out " + (d / "out").string());
     EXPECT_EQ(r.exit_code, 2) << c.text << r.output;
     EXPECT_THAT(r.output, HasSubstr(c.expect)) << c.text;
@@ -231,7 +222,7 @@ TEST(Sweep, RerunRunsOnlyTheMissingPoints) {
   const fs::path sweep = d / "s.yaml";
   std::string text = read(kSweep24);
   text.replace(text.find("../single_switch.yaml"), 21, kSource + "/examples/single_switch.yaml");
-  write(sweep, text);
+  write_text(sweep, text);
   const std::string cmd = "sweep " + sweep.string() + " --jobs 2 --out " + (d / "out").string();
   const auto first = run_command(cmd);
   ASSERT_EQ(first.exit_code, 0) << first.output;
@@ -244,11 +235,11 @@ TEST(Sweep, RerunRunsOnlyTheMissingPoints) {
   const auto before = result_times(d / "out", 24);
   fs::remove(d / "out/points/0003/results.json");
   fs::remove(d / "out/points/0017/results.json");
-  write(d / "out/points/0009/results.json", "{\"schema_version\": 3, \"pack");  // a torn file
+  write_text(d / "out/points/0009/results.json", "{\"schema_version\": 3, \"pack");  // a torn file
   // A result that parses but does not add up, and one whose packets.csv is gone.
   nlohmann::json r11 = nlohmann::json::parse(read(d / "out/points/0011/results.json"));
   r11["packets"]["delivered"] = r11["packets"]["injected"].get<std::uint64_t>() + 5;
-  write(d / "out/points/0011/results.json", r11.dump());
+  write_text(d / "out/points/0011/results.json", r11.dump());
   fs::remove(d / "out/points/0014/packets.csv");
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const auto second = run_command(cmd + " --verbose");
@@ -269,7 +260,7 @@ TEST(Sweep, RerunRunsOnlyTheMissingPoints) {
   EXPECT_EQ(table_of(d / "out"), table);
   // A result made for another configuration is not complete: a changed `set:` reruns all.
   text.replace(text.find("duration: 15us"), 14, "duration: 16us");
-  write(sweep, text);
+  write_text(sweep, text);
   const auto third = run_command(cmd);
   EXPECT_THAT(third.output, HasSubstr("24 points, 0 already done, 24 to run"));
   EXPECT_THAT(run_command(cmd).output, HasSubstr("24 points, 24 already done, 0 to run"));
@@ -507,7 +498,7 @@ TEST(Report, OpensInHeadlessChromiumWithEveryPlot) {
   if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "/usr/bin/chromium not installed (scripts/setup.sh installs it)";
   const fs::path d = temp_dir();
   ASSERT_EQ(run_command("sweep " + kSweep24 + " --out " + (d / "load").string()).exit_code, 0);
-  write(d / "c.yaml", "base: " + kSource + "/examples/quickstart.yaml\n"
+  write_text(d / "c.yaml", "base: " + kSource + "/examples/quickstart.yaml\n"
                       "set:\n  simulation.duration: 200us\n"
                       "  collective: {op: allreduce, sizes: [4KiB, 16KiB, 64KiB], iterations: 1}\n"
                       "axes:\n  - {key: collective.algorithm, values: [ring, halving_doubling]}\n");
