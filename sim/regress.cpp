@@ -115,9 +115,10 @@ bool rtl_built() {
 
 fs::path golden_file(const RegressSuite& suite, const Point& p) { return fs::path(suite.goldens) / (p.id + ".json"); }
 
-/// Every point's configuration, read and checked before anything runs. An `rtl` or
-/// `lockstep` point in a build without RTL twins is checked as `tlm` and skipped.
-std::vector<Point> make_points(const RegressSuite& suite, const fs::path& dir) {
+/// Every point's configuration, read and checked before anything runs (its warnings
+/// printed). An `rtl` or `lockstep` point in a build without RTL twins is checked as
+/// `tlm` and skipped.
+std::vector<Point> make_points(const RegressSuite& suite, const fs::path& dir, Verbosity verbosity) {
   const bool rtl = rtl_built();
   std::vector<Point> points;
   for (const auto& t : suite.tests)
@@ -134,6 +135,8 @@ std::vector<Point> make_points(const RegressSuite& suite, const fs::path& dir) {
       o.push_back({"output.directory=" + yaml_quoted((dir / "points" / p.id).string()), ""});
       o.push_back({"output.packet_csv=false", ""});
       p.config = load_config_with_origins(t.config, o);
+      if (verbosity != Verbosity::quiet)
+        for (const auto& w : p.config.warnings) std::cerr << "fabricsim: warning: " << p.id << ": " << w << "\n";
       if (skip) {
         p.status = Status::skipped;
         p.message = "this build has no RTL twins (build with -DFABRICSIM_RTL=ON to run " +
@@ -369,7 +372,7 @@ int regress_command(const std::string& suite_file, const RegressOptions& o) {
   const RegressSuite suite = read_regress_suite(suite_file);
   const fs::path dir = fs::absolute(o.out_dir.empty() ? "results/regress_" + fs::path(suite_file).stem().string()
                                                       : o.out_dir).lexically_normal();
-  std::vector<Point> points = make_points(suite, dir);
+  std::vector<Point> points = make_points(suite, dir, o.verbosity);
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < points.size(); ++i)
     if (points[i].status != Status::skipped) {

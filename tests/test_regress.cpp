@@ -220,6 +220,25 @@ TEST(Regress, AMetricNotInTheResultsFailsListingTheKeys) {
   EXPECT_FALSE(fs::exists(dir / "goldens" / "voq.tlm.json"));
 }
 
+// A run that does not complete (here the deadlocked ring of tests/deadlock/) is an error,
+// with or without a golden, and gets no golden.
+TEST(Regress, ARunThatStallsIsAnError) {
+  const fs::path dir = temp_dir();
+  write_text(dir / "suite.yaml", "goldens: goldens\ntests:\n  - name: ring\n    config: " + kSource +
+                                     "/tests/deadlock/ring5_pfc.yaml\n    metrics: [packets.delivered]\n");
+  for (const std::string& extra : {std::string("--update-goldens"), "--junit " + (dir / "junit.xml").string()}) {
+    const auto r = run_command(regress(dir, "suite.yaml", extra));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("ring tlm      error"));
+    EXPECT_THAT(r.output, HasSubstr("the fabric stalled: deadlock: cyclic buffer dependency"));
+  }
+  EXPECT_FALSE(fs::exists(dir / "goldens" / "ring.tlm.json"));
+  const nlohmann::json junit = parse_junit(dir / "junit.xml");
+  EXPECT_EQ(junit["errors"], 1);
+  EXPECT_EQ(junit["failures"], 0);
+  EXPECT_EQ(junit["cases"][0]["outcome"], "error");
+}
+
 TEST(Regress, RtlPointsAreSkippedInABuildWithoutRtl) {
   if (rtl_built()) GTEST_SKIP() << "this build has RTL twins: its rtl points run";
   const fs::path dir = temp_dir();
