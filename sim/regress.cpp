@@ -22,8 +22,7 @@ namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 bool Tolerance::accepts(const nlohmann::json& golden, const nlohmann::json& value) const {
-  if (exact()) return golden == value;
-  if (!golden.is_number() || !value.is_number()) return false;
+  if (exact() || !golden.is_number() || !value.is_number()) return golden == value;
   const double g = golden.get<double>(), v = value.get<double>();
   return std::fabs(v - g) <= std::max(absolute, relative * std::fabs(g));
 }
@@ -187,6 +186,7 @@ void check_against_golden(const RegressSuite& suite, Point& p, const nlohmann::o
   nlohmann::json golden;
   try {
     golden = nlohmann::json::parse(in).at("metrics");
+    if (!golden.is_object()) throw std::runtime_error("its metrics are not a mapping of paths to values");
   } catch (const std::exception& e) {
     p.status = Status::fail;
     p.message = "golden " + file.string() + " is unreadable: " + e.what();
@@ -195,10 +195,10 @@ void check_against_golden(const RegressSuite& suite, Point& p, const nlohmann::o
   for (const auto& m : p.test->metrics) {
     if (!values.contains(m.path)) continue;  // not in results.json: already a failure
     MetricCheck c{m.path, golden.value(m.path, nlohmann::json()), values[m.path], "", ""};
-    const Tolerance tol = m.tolerance ? *m.tolerance
+    const Tolerance tol = !c.golden.is_number()          ? Tolerance{}
+                          : m.tolerance                    ? *m.tolerance
                           : c.golden.is_number_integer() ? suite.count_tolerance
-                          : c.golden.is_number() ? suite.value_tolerance
-                                                 : Tolerance{};
+                                                           : suite.value_tolerance;
     c.tolerance = tol.text();
     if (!golden.contains(m.path))
       c.failure = m.path + ": not in the golden " + file.string() + " (review, then run with --update-goldens)";

@@ -21,7 +21,7 @@ namespace fabricsim::sim {
 
 /// How far a measured value may be from its golden: it passes when
 /// |value - golden| <= max(absolute, relative x |golden|); both 0 is `exact` (equal JSON
-/// values, which also covers text and booleans).
+/// values). Text, booleans and null are always compared exactly.
 struct Tolerance {
   double relative = 0;  ///< fraction of |golden|
   double absolute = 0;  ///< in the metric's unit

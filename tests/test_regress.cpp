@@ -207,6 +207,11 @@ TEST(Regress, AMissingGoldenFailsClearly) {
   const auto r2 = run_command(regress(dir, "suite.yaml"));
   EXPECT_EQ(r2.exit_code, 1) << r2.output;
   EXPECT_THAT(r2.output, HasSubstr("packets.delivered: not in the golden"));
+  // So does an unreadable one.
+  write_text(dir / "goldens" / "voq.tlm.json", R"({"metrics": [1, 2]})");
+  const auto r3 = run_command(regress(dir, "suite.yaml"));
+  EXPECT_EQ(r3.exit_code, 1) << r3.output;
+  EXPECT_THAT(r3.output, HasSubstr("voq.tlm.json is unreadable: its metrics are not a mapping"));
 }
 
 TEST(Regress, AMetricNotInTheResultsFailsListingTheKeys) {
@@ -264,6 +269,19 @@ TEST(Regress, RtlPointsAreSkippedInABuildWithoutRtl) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("bad.yaml:8:"));
   EXPECT_THAT(r.output, HasSubstr("unknown value 'voqq'"));
+}
+
+// In an RTL build the rtl and lockstep points run; a correct RTL allocator gives the tlm values.
+TEST(Regress, RtlPointsRunAndMatchTlmInAnRtlBuild) {
+  if (!rtl_built()) GTEST_SKIP() << "this build has no RTL twins (-DFABRICSIM_RTL=OFF)";
+  const fs::path dir = temp_dir();
+  write_text(dir / "suite.yaml", one_test_suite("[tlm, rtl, lockstep]"));
+  const auto r = run_command(regress(dir, "suite.yaml", "--update-goldens"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("0 skipped, 3 goldens written"));
+  const nlohmann::json tlm = read_json(dir / "goldens" / "voq.tlm.json")["metrics"];
+  EXPECT_EQ(read_json(dir / "goldens" / "voq.rtl.json")["metrics"], tlm);
+  EXPECT_EQ(read_json(dir / "goldens" / "voq.lockstep.json")["metrics"], tlm);
 }
 
 // Each bad suite is refused before anything runs, naming the file, the line and the key.
@@ -348,6 +366,8 @@ TEST(Regress, ToleranceAcceptsWithinTheLargerOfRelativeAndAbsolute) {
   EXPECT_FALSE((Tolerance{0.01, 0}.accepts(100.0, 101.5)));
   EXPECT_TRUE((Tolerance{0.01, 2}.accepts(100.0, 101.5)));
   EXPECT_FALSE((Tolerance{0.01, 2}.accepts(100.0, "101")));
+  EXPECT_TRUE((Tolerance{0.01, 0}.accepts("voq", "voq")));
+  EXPECT_FALSE((Tolerance{0.01, 0}.accepts(nullptr, 0)));
   EXPECT_EQ((Tolerance{0.01, 2}.text()), "relative 0.01 or absolute 2");
   EXPECT_EQ((Tolerance{0, 2}.text()), "absolute 2");
   EXPECT_EQ(Tolerance{}.text(), "exact");
