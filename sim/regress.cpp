@@ -399,6 +399,12 @@ int regress_command(const std::string& suite_file, const RegressOptions& o) {
         p.wall_s = wall_s;
         conclude(suite, p, status, o.update_goldens);
         ++done;
+        if (o.verbosity == Verbosity::verbose) {
+          progress.finish();
+          std::printf("regress: [%zu/%zu] %s: %s in %.2f s\n", done, todo.size(), p.id.c_str(),
+                      std::string(status_name(p.status)).c_str(), wall_s);
+          std::fflush(stdout);
+        }
         progress.update(static_cast<double>(done), static_cast<double>(todo.size()), "points", done == todo.size());
       });
   progress.finish();

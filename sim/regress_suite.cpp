@@ -176,6 +176,8 @@ RegressTest read_test(ConfigMap& t, const RegressSuite& suite, const std::vector
 }  // namespace
 
 RegressSuite read_regress_suite(const std::string& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) throw ConfigError(file, "", "the suite file cannot be read");
   auto source = std::make_shared<ConfigSource>();
   source->file = file;
   ConfigMap top(load_yaml_file(file), "", source);

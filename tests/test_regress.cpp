@@ -323,6 +323,9 @@ TEST(Regress, BadSuitesAreErrorsWithFileLineAndKey) {
   const auto r = run_command(regress(dir, "twice.yaml"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("test 'voq' appears twice"));
+  const auto none = run_command(regress(dir, "none.yaml"));
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_THAT(none.output, HasSubstr("none.yaml: the suite file cannot be read"));
 }
 
 TEST(Regress, MetricPathsReadKeysWithDotsAndListEntries) {
