@@ -191,6 +191,7 @@ void add_regress_command(CLI::App& app, CommandLine& cl) {
   regress->add_option("suite", cl.file, "suite file (goldens:, tests:)")->required();
   regress->add_option("--out", rg.out_dir, "results folder (default results/regress_<file stem>)")->check(non_empty());
   regress->add_option("--junit", rg.junit, "JUnit XML file (default OUT/junit.xml)")->check(non_empty());
+  regress->add_option("--test", rg.only, "run only the test of this name (repeatable)");
   regress->add_flag("--update-goldens", rg.update_goldens, "rewrite the goldens from this run's values (after review)");
   regress->add_option("--jobs,-j", rg.jobs, "simulations at once (default: number of CPUs)")->check(CLI::Range(1, 4096));
   add_verbosity(regress, cl);

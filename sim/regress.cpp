@@ -117,10 +117,21 @@ fs::path golden_file(const RegressSuite& suite, const Point& p) { return fs::pat
 /// Every point's configuration, read and checked before anything runs (its warnings
 /// printed). An `rtl` or `lockstep` point in a build without RTL twins is checked as
 /// `tlm` and skipped.
-std::vector<Point> make_points(const RegressSuite& suite, const fs::path& dir, Verbosity verbosity) {
+std::vector<Point> make_points(const RegressSuite& suite, const fs::path& dir, const RegressOptions& options) {
+  std::vector<std::string> names;
+  for (const auto& t : suite.tests) names.push_back(t.name);
+  for (const auto& n : options.only)
+    if (std::find(names.begin(), names.end(), n) == names.end())
+      throw ConfigError("--test " + n, "", "no test of that name in " + suite.file + "; its tests: " + [&] {
+        std::string all;
+        for (const auto& m : names) all += (all.empty() ? "" : ", ") + m;
+        return all;
+      }());
   const bool rtl = rtl_built();
   std::vector<Point> points;
-  for (const auto& t : suite.tests)
+  for (const auto& t : suite.tests) {
+    if (!options.only.empty() && std::find(options.only.begin(), options.only.end(), t.name) == options.only.end())
+      continue;
     for (const auto impl : t.impl) {
       Point p;
       p.test = &t;
@@ -134,7 +145,7 @@ std::vector<Point> make_points(const RegressSuite& suite, const fs::path& dir, V
       o.push_back({"output.directory=" + yaml_quoted((dir / "points" / p.id).string()), ""});
       o.push_back({"output.packet_csv=false", ""});
       p.config = load_config_with_origins(t.config, o);
-      if (verbosity != Verbosity::quiet)
+      if (options.verbosity != Verbosity::quiet)
         for (const auto& w : p.config.warnings) std::cerr << "fabricsim: warning: " << p.id << ": " << w << "\n";
       if (skip) {
         p.status = Status::skipped;
@@ -143,6 +154,7 @@ std::vector<Point> make_points(const RegressSuite& suite, const fs::path& dir, V
       }
       points.push_back(std::move(p));
     }
+  }
   return points;
 }
 
@@ -288,7 +300,8 @@ std::size_t count(const std::vector<Point>& points, Status s) {
 
 /// JUnit XML as Jenkins, GitLab and GitHub read it: a test case per point (class: the
 /// suite and the test, name: the implementation); a metric out of tolerance or a missing
-/// golden is a <failure>, a run that did not complete an <error>, a skipped point <skipped/>.
+/// golden is a <failure>, a run that did not complete an <error>, a skipped point
+/// <skipped/>; <system-out> names the point's results.json.
 void write_junit(const fs::path& file, const RegressSuite& suite, const std::vector<Point>& points) {
   const std::string stem = fs::path(suite.file).stem().string();
   double total = 0;
@@ -302,20 +315,23 @@ void write_junit(const fs::path& file, const RegressSuite& suite, const std::vec
   x += "  <testsuite name=\"" + xml_escaped(stem) + "\" " + counts + ">\n";
   for (const auto& p : points) {
     x += "    <testcase classname=\"" + xml_escaped(stem + "." + p.test->name) + "\" name=\"" +
-         xml_escaped(std::string(tlm_fabric::to_string(p.impl))) + "\" time=\"" + seconds(p.wall_s) + "\"";
+         xml_escaped(std::string(tlm_fabric::to_string(p.impl))) + "\" time=\"" + seconds(p.wall_s) + "\">\n";
     std::string details;
     for (const auto& c : p.metrics)
       if (!c.failure.empty()) details += c.failure + "\n";
     if (p.status == Status::fail)
-      x += ">\n      <failure message=\"" + xml_escaped(p.message) + "\" type=\"" +
+      x += "      <failure message=\"" + xml_escaped(p.message) + "\" type=\"" +
            (p.metrics.empty() ? "golden" : "metric") + "\">" + xml_escaped(details.empty() ? p.message : details) +
-           "</failure>\n    </testcase>\n";
+           "</failure>\n";
     else if (p.status == Status::error)
-      x += ">\n      <error message=\"" + xml_escaped(p.message) + "\" type=\"run\"/>\n    </testcase>\n";
+      x += "      <error message=\"" + xml_escaped(p.message) + "\" type=\"run\"/>\n";
     else if (p.status == Status::skipped)
-      x += ">\n      <skipped message=\"" + xml_escaped(p.message) + "\"/>\n    </testcase>\n";
-    else
-      x += "/>\n";
+      x += "      <skipped message=\"" + xml_escaped(p.message) + "\"/>\n";
+    // Where the point's results are, for the engineer who reads the CI report.
+    if (p.status != Status::skipped)
+      x += "      <system-out>" + xml_escaped((fs::path(p.config.output.directory) / "results.json").string()) +
+           "</system-out>\n";
+    x += "    </testcase>\n";
   }
   x += "  </testsuite>\n</testsuites>\n";
   if (!file.parent_path().empty()) fs::create_directories(file.parent_path());
@@ -372,7 +388,7 @@ int regress_command(const std::string& suite_file, const RegressOptions& o) {
   const RegressSuite suite = read_regress_suite(suite_file);
   const fs::path dir = fs::absolute(o.out_dir.empty() ? "results/regress_" + fs::path(suite_file).stem().string()
                                                       : o.out_dir).lexically_normal();
-  std::vector<Point> points = make_points(suite, dir, o.verbosity);
+  std::vector<Point> points = make_points(suite, dir, o);
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < points.size(); ++i)
     if (points[i].status != Status::skipped) {

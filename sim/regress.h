@@ -73,6 +73,7 @@ const nlohmann::json& metric_value(const nlohmann::json& results, const std::str
 struct RegressOptions {
   std::string out_dir;       ///< points and reports; empty: results/regress_<suite stem>
   std::string junit;         ///< JUnit XML file; empty: OUT/junit.xml
+  std::vector<std::string> only;  ///< run only the tests of these names; empty: every test
   bool update_goldens = false;
   int jobs = 0;              ///< simulations at once; 0: number of CPUs
   Verbosity verbosity = Verbosity::normal;

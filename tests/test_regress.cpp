@@ -63,8 +63,8 @@ std::string regress(const fs::path& dir, const std::string& suite, const std::st
 }
 
 // The JUnit file parsed by python3's xml.etree (as CI tools parse it), as JSON: the
-// counts of <testsuites> and, per <testcase>, its classname, name and the tag and
-// message of its outcome element.
+// counts of <testsuites> and, per <testcase>, its classname, name, the tag and message
+// of its outcome element and its <system-out>.
 nlohmann::json parse_junit(const fs::path& file) {
   const std::string script =
       "import json, sys, xml.etree.ElementTree as E\n"
@@ -73,10 +73,12 @@ nlohmann::json parse_junit(const fs::path& file) {
       "cases = []\n"
       "for s in root.findall('testsuite'):\n"
       "  for c in s.findall('testcase'):\n"
-      "    kids = list(c)\n"
+      "    kids = [k for k in c if k.tag != 'system-out']\n"
+      "    out = c.find('system-out')\n"
       "    cases.append({'suite': s.get('name'), 'classname': c.get('classname'), 'name': c.get('name'),\n"
       "                  'outcome': kids[0].tag if kids else 'pass',\n"
-      "                  'message': kids[0].get('message') if kids else None})\n"
+      "                  'message': kids[0].get('message') if kids else None,\n"
+      "                  'out': out.text if out is not None else None})\n"
       "print(json.dumps({k: int(root.get(k)) for k in ('tests', 'failures', 'errors', 'skipped')} | {'cases': cases}))\n";
   const fs::path py = file.parent_path() / "parse_junit.py";
   write_text(py, script);
@@ -109,6 +111,9 @@ TEST(Regress, ExampleSuitePassesAgainstItsGoldens) {
   EXPECT_EQ(junit["skipped"], rtl_built() ? 0 : 2);
   EXPECT_EQ(junit["cases"][0]["classname"], "suite.voq_islip");
   EXPECT_EQ(junit["cases"][0]["name"], "tlm");
+  EXPECT_EQ(junit["cases"][0]["out"], (dir / "out" / "points" / "voq_islip.tlm" / "results.json").string());
+  const nlohmann::json rtl_out = (dir / "out" / "points" / "voq_islip.rtl" / "results.json").string();
+  EXPECT_EQ(junit["cases"][1]["out"], rtl_built() ? rtl_out : nlohmann::json());  // none when skipped
   const nlohmann::json summary = read_json(dir / "out" / "regress.json");
   ASSERT_EQ(summary["points"].size(), 4u);
   for (const auto& p : summary["points"]) EXPECT_NE(p["status"], "fail") << p.dump();
@@ -223,6 +228,20 @@ TEST(Regress, AMetricNotInTheResultsFailsListingTheKeys) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("packets.deliverd: not in results.json: no 'deliverd' in packets (keys: "));
   EXPECT_FALSE(fs::exists(dir / "goldens" / "voq.tlm.json"));
+}
+
+// --test runs the named tests only; an unknown name lists the suite's tests.
+TEST(Regress, TestOptionRunsTheNamedTestsOnly) {
+  const fs::path dir = temp_dir();
+  const std::string suite = kSource + "/examples/regress/suite.yaml";
+  const auto r = run_command("regress " + suite + " --out " + (dir / "out").string() + " --test input_fifo_saturation");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("regress: 1 points, 1 to run, 0 skipped"));
+  EXPECT_EQ(read_json(dir / "out" / "regress.json")["points"][0]["test"], "input_fifo_saturation");
+  const auto bad = run_command("regress " + suite + " --out " + (dir / "out").string() + " --test voq");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("--test voq: no test of that name in " + suite +
+                                    "; its tests: voq_islip, input_fifo_saturation"));
 }
 
 // A run that does not complete (here the deadlocked ring of tests/deadlock/) is an error,
