@@ -382,6 +382,19 @@ void print_table(const std::vector<Point>& points) {
   }
 }
 
+/// Golden files of points the suite no longer has (a test renamed or removed, an
+/// implementation dropped): warned about, left for the engineer to delete.
+void warn_orphan_goldens(const RegressSuite& suite, const std::vector<Point>& points) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(suite.goldens, ec)) {
+    if (e.path().extension() != ".json") continue;
+    const std::string id = e.path().stem().string();
+    if (std::none_of(points.begin(), points.end(), [&](const Point& p) { return p.id == id; }))
+      std::cerr << "fabricsim: warning: " << e.path().string() << " is the golden of no point of " << suite.file
+                << " (" << id << ")\n";
+  }
+}
+
 }  // namespace
 
 int regress_command(const std::string& suite_file, const RegressOptions& o) {
@@ -389,6 +402,7 @@ int regress_command(const std::string& suite_file, const RegressOptions& o) {
   const fs::path dir = fs::absolute(o.out_dir.empty() ? "results/regress_" + fs::path(suite_file).stem().string()
                                                       : o.out_dir).lexically_normal();
   std::vector<Point> points = make_points(suite, dir, o);
+  if (o.only.empty() && o.verbosity != Verbosity::quiet) warn_orphan_goldens(suite, points);
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < points.size(); ++i)
     if (points[i].status != Status::skipped) {

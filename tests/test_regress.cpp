@@ -22,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using fabricsim::testing::run_command;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kSource = FABRICSIM_SOURCE_DIR;
 
@@ -141,6 +142,13 @@ TEST(Regress, UpdateGoldensWritesTheMeasuredValuesThenPasses) {
   r = run_command(regress(dir, "suite.yaml"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("1 passed, 0 failed"));
+  EXPECT_THAT(r.output, Not(HasSubstr("warning")));
+  // A golden no point has (a renamed test) is warned about.
+  fs::copy_file(dir / "goldens" / "voq.tlm.json", dir / "goldens" / "old_name.tlm.json");
+  r = run_command(regress(dir, "suite.yaml"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("old_name.tlm.json is the golden of no point of " + (dir / "suite.yaml").string()));
+  fs::remove(dir / "goldens" / "old_name.tlm.json");
   // An update after a perturbation restores the value and names the change.
   set_golden(dir, "packets.delivered", 1);
   r = run_command(regress(dir, "suite.yaml", "--update-goldens"));
