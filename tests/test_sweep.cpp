@@ -186,7 +186,7 @@ TEST(Sweep, LoadsOfAConfigurationAreAnAxis) {
 // means over ranks of compute and exposed communication, and exposed / iteration.
 TEST(Sweep, ChakraPointsReportTheIteration) {
   const fs::path d = temp_dir();
-  write(d / "s.yaml", "base: " + kSource + "/examples/chakra_tiny.yaml\n"
+  write_text(d / "s.yaml", "base: " + kSource + "/examples/chakra_tiny.yaml\n"
                       "axes:\n  - key: chakra.step_latency\n    values: [0us, 2us]\n");
   const auto r = run_command("sweep " + (d / "s.yaml").string() + " --jobs 2 --out " + (d / "out").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
