@@ -24,7 +24,7 @@ struct ClusterShape {
   int radix = 64;                ///< ports of every switch (leaf, spine, core)
   double oversubscription = 1;   ///< host ports : uplink ports on a leaf
   HostLayout layout = HostLayout::leaf;
-  int gpus_per_server = 8;       ///< rail layout: GPUs (rails) per server
+  int gpus_per_server = 8;       ///< GPUs per server: rails of the rail layout, server.gpus of a scale-up domain
 };
 
 /// The fabric of `endpoints` endpoints: one switch up to `radix` endpoints; a 2-tier

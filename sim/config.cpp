@@ -419,16 +419,6 @@ void read_chakra(ConfigMap m, FabricConfig& c, int endpoints, const std::string&
     c.warnings.push_back(m.warning("gpu", "has no effect: the generated job's compute nodes carry durations from "
                                           "training.gpu"));
   p.gpu = read_gpu(m.map("gpu"), p.precision);
-  {
-    ConfigMap u = m.map("scale_up");
-    const hw::ParamBlock& us = blocks[2];
-    p.scale_up.gpus_per_server = static_cast<int>(u.integer(us["gpus_per_server"], p.scale_up.gpus_per_server));
-    p.scale_up.bandwidth_bps = u.bandwidth(us["bandwidth"], Bandwidth::gbps(3600)).bps();
-    p.scale_up.latency = tlm_fabric::to_sc(u.time(us["latency"], Time::us(1)));
-    if (p.scale_up.gpus_per_server == 0 && (u.has("bandwidth") || u.has("latency")))
-      c.warnings.push_back(u.warning("gpus_per_server", "is 0: the scale-up domain is off and its bandwidth and latency have no effect"));
-    u.finish();
-  }
   if (c.training_job) {
     if (const std::string why = job_not_runnable(*c.training_job, p); !why.empty()) m.fail("algorithm", why);
   } else {
@@ -439,6 +429,83 @@ void read_chakra(ConfigMap m, FabricConfig& c, int endpoints, const std::string&
     }
   }
   read_placement(m, spec, c);
+  m.finish();
+}
+
+// The servers of a rail layout are the topology's: GPU g of each on rail g. 0: no servers.
+int topology_gpus_per_server(const TopologyParams& t) {
+  if (t.kind == TopologyKind::rail_optimized) return t.rail.gpus_per_server;
+  if (t.kind == TopologyKind::three_tier && t.three_tier.layout == HostLayout::rail) return t.three_tier.gpus_per_server;
+  return 0;
+}
+
+// A generated job's tp and ep groups under packed placement (rank r on endpoint r): the
+// groups whose ranks are not all in one server send their collectives over the fabric.
+void warn_groups_across_servers(ConfigMap& top, FabricConfig& c) {
+  if (!c.training_job || c.placement != RankPlacement::packed) return;
+  const training::Plan& p = c.training_job->plan;
+  const int g = c.server.gpus;
+  auto count = [&](const std::vector<std::vector<int>>& groups, const char* key, const char* what) {
+    std::size_t split = 0;
+    for (const auto& ranks : groups)
+      split += std::any_of(ranks.begin(), ranks.end(), [&](int r) { return r / g != ranks.front() / g; });
+    if (split == 0) return;
+    c.warnings.push_back(top.map("training").map("parallelism").warning(
+        key, std::to_string(split) + " of " + std::to_string(groups.size()) + " " + key + " groups straddle servers of " +
+                 std::to_string(g) + " GPUs (server.gpus) under packed placement: their " + what +
+                 " enter the fabric instead of the scale-up domain"));
+  };
+  std::vector<std::vector<int>> tp, ep;
+  for (int s = 0; s < p.pp; ++s)
+    for (int d = 0; d < p.dp; ++d) {
+      tp.emplace_back();
+      for (int t = 0; t < p.tp; ++t) tp.back().push_back(p.rank(s, d, t));
+    }
+  if (p.ep > 1)
+    for (int s = 0; s < p.pp; ++s)
+      for (int t = 0; t < p.tp; ++t)
+        for (int d = 0; d < p.dp / p.ep; ++d) {
+          ep.emplace_back();
+          for (int e = 0; e < p.ep; ++e) ep.back().push_back(p.rank(s, d * p.ep + e, t));
+        }
+  if (p.tp > 1) count(tp, "tp", "all-reduces");
+  count(ep, "ep", "all-to-alls");
+}
+
+// `server:`. A rail layout fixes the server size (endpoint e is GPU e mod G of server
+// e / G); the scale-up domain carries only a Chakra trace's (or generated job's)
+// transfers, so it is warned about beside any other workload.
+void read_server(ConfigMap& top, FabricConfig& c) {
+  ConfigMap m = top.map("server");
+  const std::vector<hw::ParamBlock>& blocks = server_param_blocks();
+  ServerParams& s = c.server;
+  const int topology_gpus = topology_gpus_per_server(c.topology);
+  s.gpus = static_cast<int>(m.integer(blocks[0]["gpus"], s.gpus));
+  if (topology_gpus > 0 && m.has("gpus") && s.gpus != topology_gpus)
+    m.fail("gpus", "must be the topology's gpus_per_server (" + std::to_string(topology_gpus) + ") for " +
+                       std::string(to_string(c.topology.kind)) + " with rails: GPU g of each server is on rail g; got " +
+                       std::to_string(s.gpus) + " (or leave it out)");
+  if (s.gpus == 0) s.gpus = topology_gpus > 0 ? topology_gpus : 1;
+  s.scale_up = m.present("scale_up");
+  ConfigMap u = m.map("scale_up");
+  const hw::ParamBlock& us = blocks[1];
+  s.domain.bandwidth_bps = u.bandwidth(us["bandwidth"], Bandwidth::bits_per_second(s.domain.bandwidth_bps)).bps();
+  s.domain.latency = tlm_fabric::to_sc(u.time(us["latency"], Time::seconds(s.domain.latency.to_seconds())));
+  u.finish();
+  if (s.scale_up && !c.chakra_enabled)
+    c.warnings.push_back(m.warning("scale_up", "has no effect: only a Chakra trace or a generated training job "
+                                               "(training.model) sends over the scale-up domain; traffic, perftest, "
+                                               "collective and the fixed-time training step go through the NICs"));
+  else if (s.scale_up && s.gpus == 1)
+    c.warnings.push_back(m.warning("scale_up", "has no effect: a server of one GPU (server.gpus 1) has no other GPU "
+                                               "to reach over it"));
+  else if (s.scale_up) {
+    c.chakra.params.scale_up = s.domain;
+    c.chakra.params.scale_up.gpus_per_server = s.gpus;
+    warn_groups_across_servers(top, c);
+  } else if (m.has("gpus") && topology_gpus == 0)
+    c.warnings.push_back(m.warning("gpus", "has no effect without server.scale_up: GPUs of one server reach each "
+                                           "other through their NICs, as GPUs of different servers do"));
   m.finish();
 }
 
@@ -854,6 +921,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
     read_perftest(top.map("perftest"), c.perftest, c.topology.endpoint_count());
     c.traffic.pattern = TrafficPattern::none;  // no background traffic unless asked for
   }
+  read_server(top, c);
   read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoint_count(), c.simulation);
   read_output(top.map("output"), c.output);
   top.finish();

@@ -123,6 +123,15 @@ struct ChakraWorkload {
   chakra::ExecutorParams params;                      ///< ranks filled by the builder (placement)
 };
 
+/// The host of the endpoints (`server:`): `gpus` GPUs with one NIC each, endpoint e
+/// being GPU e mod gpus of server e / gpus, and optionally a scale-up domain
+/// (NVLink-like) that carries a Chakra trace's transfers between GPUs of one server.
+struct ServerParams {
+  int gpus = 0;                  ///< GPUs per server; 0 (absent): the rail layout's gpus_per_server, else 1
+  bool scale_up = false;         ///< `server.scale_up` given: the domain is on
+  chakra::ScaleUp domain;        ///< its bandwidth and latency; gpus_per_server = gpus when on
+};
+
 struct FabricConfig {
   std::string file;                             ///< where it was read from
   SimulationParams simulation;
@@ -131,6 +140,7 @@ struct FabricConfig {
   InNetworkReduction in_network_reduction;
   tlm_fabric::NicParams nic;
   TopologyParams topology;
+  ServerParams server;          ///< gpus resolved (1 or more) at load
   hw::RoutingParams routing;
   TrafficParams traffic;
   bool perftest_enabled = false;                ///< a `perftest:` section was given

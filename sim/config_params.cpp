@@ -83,26 +83,42 @@ const std::vector<hw::ParamBlock>& chakra_param_blocks() {
         {"step_latency", ParamType::time, "", "0s", "0s", "1ms", {}, "",
          "software / kernel latency before every transfer (collective steps and sends)"},
         {"sl", ParamType::integer, "", "0", "0", "15", {}, "", "service level of every QP"},
-        {"gpu", ParamType::section, "", "", "", "", {}, "", "compute time of nodes without `duration_micros`"},
-        {"scale_up", ParamType::section, "", "", "", "", {}, "", "transfers inside a server, off the fabric"}}},
+        {"gpu", ParamType::section, "", "", "", "", {}, "", "compute time of nodes without `duration_micros`"}}},
       {"chakra.gpu",
        "the compute model of COMP nodes without a duration, `training.gpu`'s keys at bf16: max(num_ops / (peak x efficiency), tensor_size / memory_bandwidth)",
-       hw::block_of(training_job_param_blocks(), "training.gpu").params},
-      {"chakra.scale_up",
-       "a scale-up domain (NVLink-like): transfers between ranks in one server do not enter the fabric",
-       {{"gpus_per_server", ParamType::integer, "", "0", "0", "1024", {}, "",
-         "endpoints e and f share a server when e / this == f / this; 0: off, every transfer crosses the fabric"},
-        {"bandwidth", ParamType::bandwidth, "", "3600Gb/s", "1Gb/s", "1000Tb/s", {}, "",
-         "per GPU port and direction; a transfer holds the sender's and the receiver's port for bytes / this"},
-        {"latency", ParamType::time, "", "1us", "0s", "1ms", {}, "",
-         "per transfer, after its bytes have gone through the ports"}}}};
+       hw::block_of(training_job_param_blocks(), "training.gpu").params}};
+  return blocks;
+}
+
+const std::vector<hw::ParamBlock>& server_param_blocks() {
+  using hw::ParamType;
+  const chakra::ScaleUp defaults;
+  static const std::vector<hw::ParamBlock> blocks{
+      {"server",
+       "the host of the endpoints: GPUs with one NIC each, and the scale-up domain between them",
+       {{"gpus", ParamType::integer, "", "0", "0", "1024", {}, "rail layouts: the topology's `gpus_per_server`",
+         "GPUs (= NICs) per server: endpoint e is GPU e mod this of server e / this; 0: the topology's `gpus_per_server` "
+         "for `rail_optimized` and `three_tier` with `layout: rail`, else 1"},
+        {"scale_up", ParamType::section, "", "", "", "", {}, "",
+         "a scale-up domain (NVLink-like) between the GPUs of a server: a Chakra trace's or generated training job's "
+         "transfers inside a server take it instead of the fabric; absent: they go through the NICs"}}},
+      {"server.scale_up",
+       "the scale-up domain: a port per GPU, a transfer holds the sender's and the receiver's port",
+       {{"bandwidth", ParamType::bandwidth, "", hw::to_string(hw::Bandwidth::bits_per_second(defaults.bandwidth_bps)),
+         "1Gb/s", "1000Tb/s", {}, "",
+         "per GPU port and direction; a transfer holds the sender's and the receiver's port for bytes / this. NVLink 4 "
+         "(H100 SXM): 900 GB/s bidirectional per GPU, 450 GB/s = 3600 Gb/s each way (NVIDIA H100 Tensor Core GPU datasheet)"},
+        {"latency", ParamType::time, "", hw::to_string(hw::Time::seconds(defaults.latency.to_seconds())), "0s", "1ms", {}, "",
+         "per transfer, after its bytes have gone through the ports (assumption: software and NVSwitch latency of a "
+         "small NCCL transfer inside a server)"}}}};
   return blocks;
 }
 
 const std::vector<hw::ParamBlock>& config_param_blocks() {
   static const std::vector<hw::ParamBlock> blocks = [] {
     std::vector<hw::ParamBlock> all{simulation_params(), tlm_fabric::link_params()};
-    for (const auto* group : {&tlm_fabric::switch_param_blocks(), &tlm_fabric::nic_param_blocks(), &topology_param_blocks()})
+    for (const auto* group : {&tlm_fabric::switch_param_blocks(), &tlm_fabric::nic_param_blocks(), &topology_param_blocks(),
+                              &server_param_blocks()})
       all.insert(all.end(), group->begin(), group->end());
     all.push_back(hw::routing_params());
     all.insert(all.end(), workload_param_blocks().begin(), workload_param_blocks().end());

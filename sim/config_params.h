@@ -14,8 +14,10 @@ namespace fabricsim::sim {
 const hw::ParamBlock& simulation_params();
 /// `output:` (OutputParams, sim/config.h).
 const hw::ParamBlock& output_params();
-/// `chakra:`, `chakra.gpu:` and `chakra.scale_up:` (ChakraWorkload, sim/config.h).
+/// `chakra:` and `chakra.gpu:` (ChakraWorkload, sim/config.h).
 const std::vector<hw::ParamBlock>& chakra_param_blocks();
+/// `server:` and `server.scale_up:` (ServerParams, sim/config.h).
+const std::vector<hw::ParamBlock>& server_param_blocks();
 
 /// The workload sections, sim/workload_params.cpp: `traffic`, `traffic.message_sizes[i]`,
 /// `traffic.flows[i]`, `perftest`, `collective`, `training`.

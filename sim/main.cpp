@@ -231,7 +231,10 @@ void add_compare_command(CLI::App& app, CommandLine& cl) {
       ->capture_default_str()->check(CLI::Range(0.1, 16.0));
   compare->add_option("--layout", cl.cmp_layout, "--sizes: leaf (endpoints fill leaves) or rail (GPU i of each server on rail i)")
       ->capture_default_str()->check(CLI::IsMember({"leaf", "rail"}));
-  compare->add_option("--gpus-per-server", cmp.shape.gpus_per_server, "--layout rail: GPUs (rails) per server")
+  compare->add_option("--job", cmp.job, "YAML file whose training: (a generated job or a fixed-time step) and server: "
+                                       "sections every configuration's training workload runs");
+  compare->add_option("--gpus-per-server", cmp.shape.gpus_per_server, "--sizes: GPUs per server (rails of --layout "
+                                                                      "rail; server.gpus of a server with a scale-up domain)")
       ->capture_default_str()->check(CLI::Range(1, 64));
   compare->add_option("--host-cable", cmp.host_cable, "host-leaf medium in the bill of materials: auto (by cable length "
                                                       "and layout), dac, aec or optics")
@@ -284,8 +287,6 @@ void read_compare_lists(CommandLine& cl) {
       throw fabricsim::sim::ConfigError(opt, "", "shapes the fabric of each --sizes entry; give --sizes");
   if (cl.cmp.bom_only && !cl.cmp.workloads.empty())
     throw fabricsim::sim::ConfigError("--workload", "", "--bom-only runs no workload");
-  if (cl.compare->count("--gpus-per-server") && cl.cmp.shape.layout != fabricsim::sim::HostLayout::rail)
-    throw fabricsim::sim::ConfigError("--gpus-per-server", "", "applies to --layout rail only");
 }
 
 int sweep_subcommand(CommandLine& cl, fabricsim::sim::Verbosity verbosity) {

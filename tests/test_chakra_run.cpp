@@ -249,11 +249,69 @@ TEST(ChakraRun, ScaleUpTransfersFollowTheClosedForm) {
   constexpr std::int64_t kBytes = 1 << 20;
   const std::string prefix = write_trace(
       "scaleup", {{p2p(1, true, 1, kBytes), p2p(2, true, 2, kBytes)}, {p2p(1, false, 0, kBytes)}, {p2p(1, false, 0, kBytes)}});
-  const json c = run_trace(prefix, ", scale_up: {gpus_per_server: 4, bandwidth: 1600Gb/s, latency: 2us}", 4);
+  const json c = run_trace(prefix, "", 4, {"server={gpus: 4, scale_up: {bandwidth: 1600Gb/s, latency: 2us}}"});
   ASSERT_TRUE(c.at("finished").get<bool>());
   const double wire_us = kBytes * 8.0 / 1600e9 * 1e6;
   EXPECT_NEAR(c.at("per_rank").at(1).at("end_us").get<double>(), 2.0 + wire_us, 1e-6);
   EXPECT_NEAR(c.at("per_rank").at(2).at("end_us").get<double>(), 2.0 + 2 * wire_us, 1e-6);
+}
+
+// `server:`: a rail layout's size is the topology's; the scale-up domain's defaults are
+// the table's; a domain no workload uses, and the old chakra.scale_up key, are named.
+TEST(ChakraRun, ServerSectionIsCheckedAndWarned) {
+  const std::string rail = "topology: {kind: rail_optimized, servers: 2, gpus_per_server: 4, radix: 4}\n";
+  EXPECT_EQ(load_config_text(rail, "rail.yaml").server.gpus, 4);
+  EXPECT_THAT(yaml_error_of(rail + "server: {gpus: 8}\n"),
+              HasSubstr("bad.yaml:2:16: server.gpus: must be the topology's gpus_per_server (4)"));
+  EXPECT_EQ(load_config_text(fabric(4), "one.yaml").server.gpus, 1);
+
+  const std::string trace = write_trace("server", one_collective(4, pb::ALL_REDUCE, 1024));
+  EXPECT_THAT(yaml_error_of(fabric(4) + "chakra: {trace: " + trace + ", scale_up: {gpus_per_server: 4}}\n"),
+              HasSubstr("chakra.scale_up: unknown key"));
+  const auto on = load_config_text(fabric(4) + "chakra: {trace: " + trace + "}\nserver: {gpus: 4, scale_up: {}}\n", "on.yaml");
+  EXPECT_TRUE(on.warnings.empty()) << on.warnings.front();
+  EXPECT_EQ(on.chakra.params.scale_up.gpus_per_server, 4);
+  EXPECT_EQ(on.chakra.params.scale_up.bandwidth_bps, fabricsim::chakra::ScaleUp{}.bandwidth_bps);
+  EXPECT_EQ(on.chakra.params.scale_up.latency, fabricsim::chakra::ScaleUp{}.latency);
+
+  auto warnings = [](const std::string& yaml) {
+    std::string all;
+    for (const std::string& w : load_config_text(yaml, "w.yaml").warnings) all += w + "\n";
+    return all;
+  };
+  EXPECT_THAT(warnings(fabric(4) + "collective: {op: allreduce}\nserver: {gpus: 4, scale_up: {latency: 1us}}\n"),
+              HasSubstr("w.yaml:7:29: server.scale_up: has no effect: only a Chakra trace or a generated training job"));
+  EXPECT_THAT(warnings(fabric(4) + "chakra: {trace: " + trace + "}\nserver: {scale_up: {}}\n"),
+              HasSubstr("server.scale_up: has no effect: a server of one GPU"));
+  EXPECT_THAT(warnings(fabric(4) + "chakra: {trace: " + trace + "}\nserver: {gpus: 4}\n"),
+              HasSubstr("server.gpus: has no effect without server.scale_up"));
+}
+
+// A generated job's tp groups (consecutive ranks) under packed placement: inside servers
+// when tp divides server.gpus; a group across two servers is warned about. With tp =
+// server.gpus = the ranks, every transfer takes the scale-up domain: no packet enters
+// the fabric.
+TEST(ChakraRun, TensorParallelGroupsStayInServers) {
+  const std::string job = "training: {model: {layers: 1, hidden: 256, heads: 4, seq: 128, vocab: 1000}, "
+                          "parallelism: {tp: 4}, global_batch: 2, micro_batch: 1}\n";
+  auto warnings = [&](int endpoints, int gpus) {
+    std::string all;
+    const auto c = load_config_text(fabric(endpoints) + job + "server: {gpus: " + std::to_string(gpus) + ", scale_up: {}}\n",
+                                    "job.yaml");
+    for (const std::string& w : c.warnings) all += w + "\n";
+    return all;
+  };
+  EXPECT_EQ(warnings(8, 4), "");
+  EXPECT_EQ(warnings(8, 8), "");
+  EXPECT_THAT(warnings(8, 6), HasSubstr("training.parallelism.tp: 1 of 2 tp groups straddle servers of 6 GPUs"));
+
+  const std::string four = fabric(4) + job;
+  const json up = run_checked(load_config_text(four + "server: {gpus: 4, scale_up: {}}\n", "up.yaml"));
+  const json nics = run_checked(load_config_text(four, "nics.yaml"));
+  ASSERT_TRUE(up.at("chakra").at("finished").get<bool>());
+  ASSERT_TRUE(nics.at("chakra").at("finished").get<bool>());
+  EXPECT_EQ(up.at("packets").at("injected"), 0);
+  EXPECT_GT(nics.at("packets").at("injected").get<std::uint64_t>(), 0u);
 }
 
 // Two process groups of two ranks each run their AllReduce at once, each on its own

@@ -91,7 +91,7 @@ TEST(ConfigErrors, UnknownTopLevelSection) {
       "swich:\n"
       "  ports: 4\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:3:1: swich: unknown key"));
-  EXPECT_THAT(e, HasSubstr("allowed keys here: chakra, collective, link, nic, output, perftest, routing, simulation, switch, topology, traffic"));
+  EXPECT_THAT(e, HasSubstr("allowed keys here: chakra, collective, link, nic, output, perftest, routing, server, simulation, switch, topology, traffic"));
   EXPECT_THAT(e, HasSubstr("did you mean 'switch'?"));
 }
 

@@ -34,6 +34,7 @@ using fabricsim::sim::FabricConfig;
 using fabricsim::sim::load_config;
 using fabricsim::testing::file_error_of;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const fs::path kPresets = fs::path(FABRICSIM_SOURCE_DIR) / "presets";
 
@@ -270,8 +271,8 @@ TEST(Presets, EveryValueCarriesASourceOrSaysItIsAnAssumption) {
 }
 
 // --sizes on tiny clusters of radix-4 switches: one switch (4), a 2-tier leaf-spine (8)
-// and a 3-tier Clos of 4 pods (16). The training step (the configuration's own) gives
-// iteration rates, the threshold marks and the ratio; the prices file gives cost.
+// and a 3-tier Clos of 4 pods (16). The training step (--job's) gives iteration rates,
+// the threshold marks and the ratio; the prices file gives cost.
 TEST(Compare, SizesBuildEachTierWithMaterialsAndCost) {
   const fs::path out = fs::temp_directory_path() / ("fabricsim_compare_sizes_" + std::to_string(::getpid()));
   fs::remove_all(out);
@@ -279,14 +280,15 @@ TEST(Compare, SizesBuildEachTierWithMaterialsAndCost) {
   const std::string ib = (out / "ib.yaml").string(), roce = (out / "roce.yaml").string();
   const std::string step = "training: {forward: 20us, backward: 40us, optimizer: 2us, gradient_size: 256KiB, "
                            "bucket_size: 128KiB, steps: 1}\n";
-  std::ofstream(ib) << "include: " << (kPresets / "ib_ndr.yaml").string() << "\n" << step;
-  std::ofstream(roce) << "include: " << (kPresets / "roce_400g.yaml").string() << "\n" << step;
+  std::ofstream(ib) << "include: " << (kPresets / "ib_ndr.yaml").string() << "\n";
+  std::ofstream(roce) << "include: " << (kPresets / "roce_400g.yaml").string() << "\n";
+  std::ofstream(out / "step.yaml") << step;
   std::ofstream(out / "prices.yaml")
       << "currency: USD\n"
          "infiniband: {speed: 400Gb/s, switches: [{radix: 4, price: 1000}], transceiver: 10, fibre: 1, dac: 2, aec: 3, nic: 100}\n"
          "ethernet: {speed: 400Gb/s, switches: [{radix: 4, price: 500}], transceiver: 10, fibre: 1, dac: 2, aec: 3, nic: 100}\n";
   const auto r = fabricsim::testing::run_command("compare " + ib + " " + roce + " --workload training --sizes 4,8,16 "
-                                                 "--radix 4 --comm-threshold 0.05 --no-plots --prices " +
+                                                 "--radix 4 --comm-threshold 0.05 --no-plots --job " + (out / "step.yaml").string() + " --prices " +
                                                  (out / "prices.yaml").string() + " --out " + (out / "res").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("{kind: three_tier, radix: 4, oversubscription: 1, pods: 4, leaves_per_pod: 2}"));
@@ -321,30 +323,54 @@ TEST(Compare, SizesBuildEachTierWithMaterialsAndCost) {
   fs::remove_all(out);
 }
 
-// A generated training job with dp 0 re-derives dp at each size (endpoints / tp); each
-// point's iteration time is the Chakra run's, per iteration.
-TEST(Compare, SizesRunAGeneratedTrainingJob) {
+// A generated training job (--job) with dp 0 re-derives dp at each size (endpoints /
+// tp); each point's iteration time is the Chakra run's, per iteration. With a scale-up
+// domain (`server:` in the first configuration, servers of --gpus-per-server 2) each tp
+// pair's all-reduces stay in its server: fewer packets enter the fabric than when the
+// same job goes through the NICs (the second configuration, without `server:`).
+TEST(Compare, SizesRunAGeneratedTrainingJobWithTpInServers) {
   const fs::path out = fs::temp_directory_path() / ("fabricsim_compare_job_" + std::to_string(::getpid()));
   fs::remove_all(out);
   fs::create_directories(out);
-  const std::string job = (out / "job.yaml").string();
-  std::ofstream(job) << "include: " << (kPresets / "ib_ndr.yaml").string() << "\n"
-                     << "training:\n  model: {layers: 2, hidden: 256, heads: 4, seq: 128, vocab: 1000}\n"
+  const std::string job = (out / "job.yaml").string(), up = (out / "up.yaml").string(), nics = (out / "nics.yaml").string();
+  std::ofstream(job) << "training:\n  model: {layers: 2, hidden: 256, heads: 4, seq: 128, vocab: 1000}\n"
                         "  parallelism: {tp: 2}\n  global_batch: 16\n";
-  const auto r = fabricsim::testing::run_command("compare " + job + " --workload training --sizes 4,8 --radix 4 "
-                                                 "--no-plots --out " + (out / "res").string());
+  std::ofstream(up) << "include: " << (kPresets / "ib_ndr.yaml").string() << "\nserver: {scale_up: {}}\n";
+  std::ofstream(nics) << "include: " << (kPresets / "ib_ndr.yaml").string() << "\n";
+  const auto r = fabricsim::testing::run_command("compare " + up + " " + nics + " --workload training --sizes 4,8 "
+                                                 "--radix 4 --gpus-per-server 2 --job " + job +
+                                                 " --no-plots --out " + (out / "res").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("warning")));
   std::ifstream in(out / "res" / "compare.json");
   const nlohmann::json j = nlohmann::json::parse(in);
   ASSERT_EQ(j["points"].size(), 2u);
+  auto injected = [&](const nlohmann::json& m) {
+    std::ifstream f(out / "res" / m["results"].get<std::string>());
+    return nlohmann::json::parse(f)["packets"]["injected"].get<std::uint64_t>();
+  };
   for (int p = 0; p < 2; ++p) {
-    const nlohmann::json& m = j["points"][p]["runs"]["job"]["training"];
+    const nlohmann::json& m = j["points"][p]["runs"]["up"]["training"];
     EXPECT_EQ(m["job"]["plan"]["dp"], 2 * (p + 1)) << m.dump();  // 4 and 8 endpoints / tp 2
     EXPECT_EQ(m["job"]["ranks"], 4 * (p + 1));
     EXPECT_GT(m["step_time_us"].get<double>(), 0);
     EXPECT_GT(m["communication_fraction"].get<double>(), 0);
     EXPECT_LT(m["communication_fraction"].get<double>(), 1);
+    const nlohmann::json& n = j["points"][p]["runs"]["nics"]["training"];
+    EXPECT_GT(injected(m), 0u);
+    EXPECT_LT(injected(m), injected(n)) << "point " << p;
+    EXPECT_LT(m["step_time_us"].get<double>(), n["step_time_us"].get<double>()) << "point " << p;
   }
+  // A server size other than --gpus-per-server, and --job without the training workload, are refused.
+  std::ofstream(up) << "include: " << (kPresets / "ib_ndr.yaml").string() << "\nserver: {gpus: 4, scale_up: {}}\n";
+  const auto bad = fabricsim::testing::run_command("compare " + up + " --workload training --sizes 4 --radix 4 "
+                                                   "--gpus-per-server 2 --job " + job + " --no-plots --out " +
+                                                   (out / "bad").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("up.yaml:2:16: server.gpus: differs from --gpus-per-server 2"));
+  const auto unused = fabricsim::testing::run_command("compare " + nics + " --workload latency --job " + job);
+  EXPECT_EQ(unused.exit_code, 2);
+  EXPECT_THAT(unused.output, HasSubstr("--workload leaves training out"));
   fs::remove_all(out);
 }
 

@@ -447,4 +447,34 @@ output: {sample_interval: 0s}
             packed.at("collective").at("sizes").at(0).at("busbw_GBps").get<double>());
 }
 
+// Packed placement (rank r on endpoint r) on a rail layout puts rank r's GPU r mod G on
+// rail r mod G: every leaf's ranks share one GPU index, for rail_optimized (rail g's
+// leaves named rail<g>_leaf<k>) and for three_tier with layout: rail.
+TEST(RailOptimized, PackedPlacementPutsGpuGOnRailG) {
+  const std::string base = "simulation: {duration: 5ms, warmup: 0us}\ncollective: {sizes: [64B]}\noutput: {sample_interval: 0s}\n";
+  for (const std::string topology : {"{kind: rail_optimized, servers: 4, gpus_per_server: 4, radix: 8}",
+                                     "{kind: three_tier, radix: 8, pods: 2, layout: rail, gpus_per_server: 2}"}) {
+    const std::string yaml = base + "topology: " + topology + "\n";
+    const auto c = load_config_text(yaml, "rail.yaml");
+    const int g = c.server.gpus;
+    const json r = fabricsim::testing::run_checked(c);
+    const json& ranks = r.at("collective").at("ranks");
+    const auto graph = build_graph(c.topology);
+    ASSERT_EQ(ranks.size(), static_cast<std::size_t>(graph.endpoints())) << topology;
+    std::map<int, std::set<int>> rails_of_leaf;
+    for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+      const int e = ranks[rank].get<int>();
+      EXPECT_EQ(e, static_cast<int>(rank)) << topology;
+      const int leaf = graph.host_switch[static_cast<std::size_t>(e)];
+      rails_of_leaf[leaf].insert(static_cast<int>(rank) % g);
+      if (c.topology.kind == fabricsim::sim::TopologyKind::rail_optimized) {
+        EXPECT_THAT(graph.switches[static_cast<std::size_t>(leaf)].name,
+                    ::testing::StartsWith("rail" + std::to_string(rank % g) + "_leaf"));
+      }
+    }
+    for (const auto& [leaf, rails] : rails_of_leaf) EXPECT_EQ(rails.size(), 1u) << topology << " leaf " << leaf;
+    EXPECT_EQ(rails_of_leaf.size() % static_cast<std::size_t>(g), 0u) << topology;
+  }
+}
+
 }  // namespace

@@ -30,11 +30,12 @@ namespace fabricsim::chakra {
 
 /// Ranks in one server reach each other through a scale-up port per GPU (NVLink-like)
 /// instead of the fabric: latency + bytes / bandwidth, serialised at the sending and at
-/// the receiving GPU's port. Off when gpus_per_server is 0.
+/// the receiving GPU's port. Off when gpus_per_server is 0. The defaults are `server.
+/// scale_up`'s (sim/config_params.cpp): NVLink 4 at 450 GB/s each way per H100 SXM GPU.
 struct ScaleUp {
-  int gpus_per_server = 0;             ///< endpoints e and f share a server when e / g == f / g
-  double bandwidth_bps = 0;            ///< per GPU port, each direction [b/s]
-  sc_core::sc_time latency;            ///< per transfer
+  int gpus_per_server = 0;                                ///< endpoints e and f share a server when e / g == f / g
+  double bandwidth_bps = 3600e9;                          ///< per GPU port, each direction [b/s]
+  sc_core::sc_time latency = sc_core::sc_time(1, sc_core::SC_US);  ///< per transfer (assumption)
 };
 
 struct ExecutorParams {
