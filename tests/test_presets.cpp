@@ -5,6 +5,7 @@
 // has the data rate its name promises and a source or "assumption" on every value;
 // `fabricsim compare` on two presets writes its table, IB NDR's small-message latency
 // below RoCE's.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -371,6 +372,41 @@ TEST(Compare, SizesRunAGeneratedTrainingJobWithTpInServers) {
   const auto unused = fabricsim::testing::run_command("compare " + nics + " --workload latency --job " + job);
   EXPECT_EQ(unused.exit_code, 2);
   EXPECT_THAT(unused.output, HasSubstr("--workload leaves training out"));
+  fs::remove_all(out);
+}
+
+// The quickstart's cluster-size comparison at its smallest size (scripts/quickstart.sh):
+// examples/training/gpt_small.yaml's job on a 16-endpoint radix-8 leaf-spine under both
+// presets, with cost. Its tp groups (4 consecutive ranks in 8-GPU servers) run their
+// all-reduces over NVLink: the fastest at a bus bandwidth above what a 400 Gb/s NIC
+// (50 GB/s) could carry.
+TEST(Compare, QuickstartJobAtOneSizeKeepsTpOnTheScaleUpDomain) {
+  const fs::path out = fs::temp_directory_path() / ("fabricsim_compare_quickstart_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string src = FABRICSIM_SOURCE_DIR;
+  const auto r = fabricsim::testing::run_command(
+      "compare " + (kPresets / "ib_ndr.yaml").string() + " " + (kPresets / "roce_400g.yaml").string() +
+      " --workload training --job " + src + "/examples/training/gpt_small.yaml --sizes 16 --radix 8 --prices " + src +
+      "/examples/prices/400g.yaml --no-plots --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("warning")));
+  std::ifstream in(out / "compare.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  for (const char* label : {"ib_ndr", "roce_400g"}) {
+    const nlohmann::json& m = j["points"][0]["runs"][label]["training"];
+    EXPECT_EQ(m["job"]["plan"]["tp"], 4);
+    EXPECT_EQ(m["job"]["plan"]["dp"], 2);
+    std::ifstream f(out / m["results"].get<std::string>());
+    const nlohmann::json run = nlohmann::json::parse(f);
+    ASSERT_TRUE(run["chakra"]["finished"].get<bool>()) << label;
+    double fastest = 0;  // an all-reduce that waited behind no other transfer on its ports
+    for (const auto& c : run["chakra"]["collectives"])
+      if (c["type"] == "ALL_REDUCE" && c["ranks"] == 4) fastest = std::max(fastest, c["busbw_GBps"].get<double>());
+    EXPECT_GT(fastest, 50.0) << label;
+  }
+  bool cost = false;
+  for (const auto& row : j["points"][0]["rows"]) cost = cost || row["metric"] == "cost: fabric per training throughput";
+  EXPECT_TRUE(cost);
   fs::remove_all(out);
 }
 
