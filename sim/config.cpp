@@ -482,8 +482,8 @@ void read_server(ConfigMap& top, FabricConfig& c) {
   const int topology_gpus = topology_gpus_per_server(c.topology);
   s.gpus = static_cast<int>(m.integer(blocks[0]["gpus"], s.gpus));
   if (topology_gpus > 0 && m.has("gpus") && s.gpus != topology_gpus)
-    m.fail("gpus", "must be the topology's gpus_per_server (" + std::to_string(topology_gpus) + ") for " +
-                       std::string(to_string(c.topology.kind)) + " with rails: GPU g of each server is on rail g; got " +
+    m.fail("gpus", "must be the topology's gpus_per_server (" + std::to_string(topology_gpus) + "): " +
+                       std::string(to_string(c.topology.kind)) + " puts GPU g of each server on rail g; got " +
                        std::to_string(s.gpus) + " (or leave it out)");
   if (s.gpus == 0) s.gpus = topology_gpus > 0 ? topology_gpus : 1;
   s.scale_up = m.present("scale_up");

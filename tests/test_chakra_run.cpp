@@ -287,8 +287,8 @@ TEST(ChakraRun, ServerSectionIsCheckedAndWarned) {
               HasSubstr("server.gpus: has no effect without server.scale_up"));
 }
 
-// A generated job's tp groups (consecutive ranks) under packed placement: inside servers
-// when tp divides server.gpus; a group across two servers is warned about. With tp =
+// A generated job's tp groups (consecutive ranks) and ep groups under packed placement:
+// inside servers when tp (tp x ep) divides server.gpus; a group across servers is warned about. With tp =
 // server.gpus = the ranks, every transfer takes the scale-up domain: no packet enters
 // the fabric.
 TEST(ChakraRun, TensorParallelGroupsStayInServers) {
@@ -304,6 +304,19 @@ TEST(ChakraRun, TensorParallelGroupsStayInServers) {
   EXPECT_EQ(warnings(8, 4), "");
   EXPECT_EQ(warnings(8, 8), "");
   EXPECT_THAT(warnings(8, 6), HasSubstr("training.parallelism.tp: 1 of 2 tp groups straddle servers of 6 GPUs"));
+  // Expert parallel 2 over tp 2: an ep group is ranks {t + 2 (2g), t + 2 (2g + 1)}, in one
+  // server of 4 GPUs, across two of 2.
+  const std::string moe = fabric(8) + "training: {model: {layers: 1, hidden: 256, heads: 4, seq: 128, vocab: 1000, "
+                          "experts: 4, top_k: 1}, parallelism: {tp: 2, ep: 2}, global_batch: 4, micro_batch: 1}\n";
+  auto moe_warnings = [&](int gpus) {
+    std::string all;
+    for (const std::string& w :
+         load_config_text(moe + "server: {gpus: " + std::to_string(gpus) + ", scale_up: {}}\n", "moe.yaml").warnings)
+      all += w + "\n";
+    return all;
+  };
+  EXPECT_EQ(moe_warnings(4), "");
+  EXPECT_THAT(moe_warnings(2), HasSubstr("training.parallelism.ep: 4 of 4 ep groups straddle servers of 2 GPUs"));
 
   const std::string four = fabric(4) + job;
   const json up = run_checked(load_config_text(four + "server: {gpus: 4, scale_up: {}}\n", "up.yaml"));
