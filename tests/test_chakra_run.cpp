@@ -256,6 +256,21 @@ TEST(ChakraRun, ScaleUpTransfersFollowTheClosedForm) {
   EXPECT_NEAR(c.at("per_rank").at(2).at("end_us").get<double>(), 2.0 + 2 * wire_us, 1e-6);
 }
 
+// A ring AllReduce of S bytes over the n GPUs of one server runs on the scale-up ports:
+// 2(n-1) steps of latency L + (S/n)/B each, Patarasuk and Yuan's (JPDC 69(2), 2009)
+// t = 2(n-1)a + 2(n-1)/n S/B with a = L; within 0.1 us (the reduction waits of S/n at
+// 1000 Tb/s, 8.4 ns a step).
+TEST(ChakraRun, RingAllReduceInsideAServerFollowsTheClosedForm) {
+  constexpr int kRanks = 4;
+  constexpr std::int64_t kBytes = 4 << 20;
+  const json c = run_trace(write_trace("ring_up", one_collective(kRanks, pb::ALL_REDUCE, kBytes)),
+                           ", reduce_bandwidth: 1000Tb/s", kRanks,
+                           {"server={gpus: 4, scale_up: {bandwidth: 1600Gb/s, latency: 2us}}"});
+  ASSERT_TRUE(c.at("finished").get<bool>());
+  const double step_us = 2.0 + static_cast<double>(kBytes) / kRanks * 8.0 / 1600e9 * 1e6;
+  EXPECT_NEAR(c.at("collectives").at(0).at("time_us").get<double>(), 2 * (kRanks - 1) * step_us, 0.1);
+}
+
 // `server:`: a rail layout's size is the topology's; the scale-up domain's defaults are
 // the table's; a domain no workload uses, and the old chakra.scale_up key, are named.
 TEST(ChakraRun, ServerSectionIsCheckedAndWarned) {
