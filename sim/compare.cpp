@@ -91,8 +91,8 @@ Endpoints pick_endpoints(const TopologyParams& t) {
   return e;
 }
 
-// --job's training: and server: sections into `doc`; each
-// node keeps its file and line for errors. A server in both is refused.
+// --job's training: and server: sections into `doc`, each node keeping its file and line
+// for errors. A section in both the configuration and the job is refused.
 void add_job_sections(ConfigDocument& doc, const std::string& job) {
   const ConfigDocument j = load_document(job);
   ConfigMap top(j.root, "", j.source);
