@@ -248,7 +248,7 @@ std::string fabric(int endpoints) { return fabricsim::testing::ndr_single_switch
 // 3600 Gb/s each way per GPU, 1 us a transfer. Its configuration keys are here only.
 constexpr int kGpusPerServer = 2;
 constexpr double kScaleUpBps = 3600e9, kScaleUpLatency = 1e-6;
-const std::string kScaleUp = "chakra: {scale_up: {gpus_per_server: 2, bandwidth: 3600Gb/s, latency: 1us}}\n";
+const std::string kScaleUp = "server: {gpus: 2, scale_up: {bandwidth: 3600Gb/s, latency: 1us}}\n";
 
 // A GPT-shaped job small enough to run in a second or so.
 std::string job(const std::string& parallelism, int global_batch) {
