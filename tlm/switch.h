@@ -303,6 +303,10 @@ class Switch : public sc_core::sc_module {
 
   // tlm/switch/queues.cpp: the queues and their ready lists
   int queue_index(int in, int out, int vl) const;
+  /// VOQ: the queue slot of (in, out, vl), taken from the pool when the queue is empty.
+  int voq_slot(int in_port, int out_port, int vl);
+  /// VOQ: gives back the slot of queue `q`, just emptied, held by input `in`.
+  void release_voq(int q, int in_port);
   /// Charges admitted entry `i` to its output and queues it (output_queued: at its input
   /// for the crossbar).
   void enqueue(std::uint32_t i);
@@ -399,7 +403,12 @@ class Switch : public sc_core::sc_module {
   std::vector<sc_core::sc_time> read_free_;  // per input: when its read port frees (read by every wake's walks)
   std::vector<OutputPort> outputs_;
   NodePool<Entry> entries_;  // every packet in the switch, arrived or queued
+  // VOQ: a slot per queue holding packets, taken when it fills and given back when it
+  // empties. A switch holds few packets at once, so few of its ports^2 x VLs queues
+  // are non-empty: head and tail registers for every one would take 384 KiB per
+  // radix-64 switch with 4 VLs. Input FIFOs and output queues: a fixed slot each.
   std::vector<Queue> queues_;
+  std::vector<int> free_queues_;  // VOQ slots given back, the last one taken first
   // Ready lists: the non-empty queues, per output their head leaves on, in the order
   // they last became non-empty (the order every decision walks them in).
   std::vector<std::vector<Head>> out_queues_;  // per output: its queues' heads

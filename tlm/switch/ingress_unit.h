@@ -41,6 +41,7 @@ struct alignas(64) InputPort {
   // the link's rate), set with the link.
   sc_core::sc_time pause_refresh;
   EntryQueue crossing;                     // output_queued: admitted, not yet through the crossbar
+  std::vector<HeldVoq> voqs;               // voq: the queues holding this input's packets
 };
 
 /// An arrival due for admission on this wake, in the order edge-by-edge admission takes.

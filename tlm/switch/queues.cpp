@@ -13,12 +13,31 @@ namespace fabricsim::tlm_fabric {
 using sc_core::sc_time;
 
 int Switch::queue_index(int in_port, int out_port, int vl) const {
-  const int n = params_.ports, v = params_.vls;
-  switch (params_.buffer) {
-    case BufferOrganisation::input_fifo: return in_port * v + vl;
-    case BufferOrganisation::voq: return (in_port * n + out_port) * v + vl;
-    default: return out_port * v + vl;
+  return (params_.buffer == BufferOrganisation::input_fifo ? in_port : out_port) * params_.vls + vl;
+}
+
+int Switch::voq_slot(int in_port, int out_port, int vl) {
+  auto& held = inputs_[in_port].voqs;  // as few as the input's packets
+  for (const sw::HeldVoq& h : held)
+    if (h.out == out_port && h.vl == vl) return h.queue;
+  int q;
+  if (free_queues_.empty()) {
+    q = static_cast<int>(queues_.size());
+    queues_.emplace_back();
+  } else {
+    q = free_queues_.back();
+    free_queues_.pop_back();
   }
+  held.push_back({static_cast<std::int16_t>(out_port), static_cast<std::uint8_t>(vl), q});
+  return q;
+}
+
+void Switch::release_voq(int q, int in_port) {
+  auto& held = inputs_[in_port].voqs;
+  const auto it = std::find_if(held.begin(), held.end(), [q](const sw::HeldVoq& h) { return h.queue == q; });
+  *it = held.back();
+  held.pop_back();
+  free_queues_.push_back(q);
 }
 
 void Switch::enqueue(std::uint32_t i) {
@@ -40,7 +59,7 @@ void Switch::enqueue(std::uint32_t i) {
 
 void Switch::link(std::uint32_t i) {
   const Entry& e = entries_[i];
-  const int q = queue_index(e.in, e.out, e.vl);
+  const int q = params_.buffer == BufferOrganisation::voq ? voq_slot(e.in, e.out, e.vl) : queue_index(e.in, e.out, e.vl);
   auto& queue = queues_[q];
   const std::uint32_t prev_head = queue.front();
   const int prev_out = prev_head != kNoNode ? entries_[prev_head].out : -1;
@@ -57,11 +76,15 @@ void Switch::head_changed(int q, int prev_out) {
   };
   auto remove = [&](int op) {
     auto& list = out_queues_[op];
-    list.erase(find(op));
+    const auto it = find(op);
+    const int in_port = it->in;
+    list.erase(it);
     if (list.empty()) out_heads_.erase(op);
+    return in_port;
   };
   if (queue.empty()) {
-    remove(prev_out);
+    const int in_port = remove(prev_out);
+    if (params_.buffer == BufferOrganisation::voq) release_voq(q, in_port);
   } else {
     const Entry& e = entries_[queue.front()];
     const auto blocks = static_cast<std::uint32_t>(outputs_[e.out].tx.credit_blocks(e.packet->payload_bytes));

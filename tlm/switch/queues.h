@@ -37,6 +37,14 @@ struct Queue : EntryQueue {
   std::uint64_t seq = 0;
 };
 
+/// VOQ: one (output, VL) queue an input holds packets in, and the queue slot it has
+/// while it does.
+struct HeldVoq {
+  std::int16_t out;
+  std::uint8_t vl;
+  int queue;
+};
+
 /// A queue's head as the per-wake walks read it, copied into its output's ready list: a
 /// walk reads one array, not each queue, entry and packet.
 struct Head {

@@ -68,9 +68,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   outputs_.resize(n);
   plan_.out_due.assign(n, end_of_time_);  // no heads
   egress_queued_.assign(n, 0);
-  const std::size_t queues = params_.buffer == BufferOrganisation::voq ? static_cast<std::size_t>(n) * n * v
-                                                                        : static_cast<std::size_t>(n) * v;
-  queues_.resize(queues);
+  if (params_.buffer != BufferOrganisation::voq) queues_.resize(static_cast<std::size_t>(n) * v);
   out_queues_.assign(n, {});
   read_free_.assign(n, sc_core::SC_ZERO_TIME);
   heads_.assign(n, std::vector<std::uint32_t>(v, 0));
