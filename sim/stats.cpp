@@ -92,7 +92,17 @@ nlohmann::json Distribution::summary() const {
   return s;
 }
 
+std::map<std::string, Registry::Table, std::less<>>::const_iterator Registry::table_holding(
+    std::string_view name) const {
+  auto it = tables_.upper_bound(name);
+  if (it == tables_.begin()) return tables_.end();
+  --it;
+  return name.substr(0, it->first.size()) == it->first ? it : tables_.end();
+}
+
 Registry::Entry& Registry::claim(const std::string& name, const char* description, const char* unit) {
+  if (table_holding(name) != tables_.end())
+    throw std::logic_error("statistic '" + name + "' inside the table of '" + table_holding(name)->first + "'");
   const auto [it, added] = stats_.try_emplace(name);
   if (!added) throw std::logic_error("statistic '" + name + "' registered twice");
   it->second.info = {description, unit};
@@ -101,8 +111,9 @@ Registry::Entry& Registry::claim(const std::string& name, const char* descriptio
 
 Counter& Registry::counter(const std::string& name, const char* description, const char* unit) {
   Entry& e = claim(name, description, unit);
-  e.counter = &counter_store_.emplace_back();
-  return *e.counter;
+  Counter& c = counter_store_.emplace_back();
+  e.counter = &c;
+  return c;
 }
 
 void Registry::attach(const std::string& name, const char* description, const char* unit, Counter& counter) {
@@ -115,8 +126,47 @@ Distribution& Registry::distribution(const std::string& name, const char* descri
   return *e.distribution;
 }
 
+void Registry::attach_table(const std::string& prefix, std::shared_ptr<const CounterLayout> layout,
+                            CounterLookup lookup) {
+  if (prefix.empty() || prefix.back() != '.') throw std::logic_error("table prefix '" + prefix + "' must end in '.'");
+  const auto next = tables_.lower_bound(prefix);
+  const auto holds = [&](const std::string& name) { return name.compare(0, prefix.size(), prefix) == 0; };
+  const auto inside = stats_.lower_bound(prefix);
+  if (table_holding(prefix) != tables_.end() || (next != tables_.end() && holds(next->first)) ||
+      (inside != stats_.end() && holds(inside->first)))
+    throw std::logic_error("statistics table '" + prefix + "' overlaps other statistics");
+  tables_.emplace_hint(next, prefix, Table{std::move(layout), std::move(lookup)});
+}
+
+const Counter* Registry::Table::find(std::string_view rest) const {
+  const auto it = std::lower_bound(layout->begin(), layout->end(), rest,
+                                   [](const TableCounter& c, std::string_view n) { return c.name < n; });
+  return it != layout->end() && it->name == rest ? &lookup(it->slot) : nullptr;
+}
+
+template <class Emit>
+void Registry::for_each(Emit&& emit) const {
+  // No name in stats_ starts with a table's prefix, so each table's names sort together,
+  // right where its prefix does.
+  auto stat = stats_.begin();
+  std::string name;
+  for (const auto& [prefix, table] : tables_) {
+    for (; stat != stats_.end() && stat->first < prefix; ++stat) emit(stat->first, stat->second);
+    for (const TableCounter& c : *table.layout) {
+      name.assign(prefix).append(c.name);
+      emit(name, Entry{c.info, &table.lookup(c.slot), nullptr});
+    }
+  }
+  for (; stat != stats_.end(); ++stat) emit(stat->first, stat->second);
+}
+
 Registry::Scope Registry::scope(const std::string& prefix) const {
   Scope s;
+  if (const auto t = table_holding(prefix); t != tables_.end()) {
+    s.table_ = &t->second;
+    s.in_table_ = prefix.substr(t->first.size());
+    return s;
+  }
   s.prefix_ = prefix.size();
   s.first_ = stats_.lower_bound(prefix);
   s.last_ = s.first_;
@@ -131,11 +181,13 @@ const Registry::Entry* Registry::Scope::find(std::string_view rest) const {
 }
 
 const Counter* Registry::Scope::find_counter(std::string_view rest) const {
+  if (table_) return table_->find(in_table_ + std::string(rest));
   const Entry* e = find(rest);
   return e ? e->counter : nullptr;
 }
 
 const Distribution* Registry::Scope::find_distribution(std::string_view rest) const {
+  if (table_) return nullptr;  // tables hold counters only
   const Entry* e = find(rest);
   return e ? e->distribution : nullptr;
 }
@@ -163,7 +215,7 @@ nlohmann::json Registry::to_json() const {
   // Sorted by name, as the JSON object is: each statistic goes in at the end.
   nlohmann::json out = nlohmann::json::object();
   auto& stats = out.get_ref<nlohmann::json::object_t&>();
-  for (const auto& [name, e] : stats_) stats.emplace_hint(stats.end(), name, entry_json(e));
+  for_each([&](const std::string& name, const Entry& e) { stats.emplace_hint(stats.end(), name, entry_json(e)); });
   return out;
 }
 
@@ -179,18 +231,18 @@ void write_nested_json(std::ostream& out, std::string_view text, int depth) {
 }
 
 void Registry::write_json(std::ostream& out, int depth) const {
-  if (stats_.empty()) {
+  if (stats_.empty() && tables_.empty()) {
     out << "{}";
     return;
   }
   // nlohmann's layout for indent 2: each member on its own line, one level deeper than its object.
   const std::string member_indent(static_cast<std::size_t>(2 * (depth + 1)), ' ');
   const char* separator = "{";
-  for (const auto& [name, e] : stats_) {
+  for_each([&](const std::string& name, const Entry& e) {
     out << separator << '\n' << member_indent << nlohmann::json(name).dump() << ": ";
     write_nested_json(out, entry_json(e).dump(2), depth + 1);
     separator = ",";
-  }
+  });
   out << '\n' << std::string(static_cast<std::size_t>(2 * depth), ' ') << '}';
 }
 

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,6 +113,18 @@ class alignas(64) Distribution {
   mutable bool sorted_ = true;
 };
 
+/// One counter of a block's table (Registry::attach_table): its name after the block's
+/// prefix, what it is, and the slot the block finds it by.
+struct TableCounter {
+  std::string name;
+  StatInfo info;
+  std::uint32_t slot;
+};
+/// A block's counters sorted by name: one layout serves every block of the same shape.
+using CounterLayout = std::vector<TableCounter>;
+/// A block's counter by its slot.
+using CounterLookup = std::function<const Counter&(std::uint32_t slot)>;
+
 /// The registry. Names are unique; registering a name twice is an error.
 class Registry {
  public:
@@ -126,6 +140,12 @@ class Registry {
   /// `counter` must outlive every report of this registry.
   void attach(const std::string& name, const char* description, const char* unit, Counter& counter);
   Distribution& distribution(const std::string& name, const char* description, const char* unit);
+  /// Every statistic under `prefix` (one block's: "fabric.sw3.", ending in '.'): the
+  /// counters of `layout` (sorted by name), which the block keeps and `lookup` finds. No
+  /// name is built until a report lists them: a radix-64 switch with 4 VLs has 1,345
+  /// counters, and one map entry and string each would take 4 million of both in a
+  /// 32,768-endpoint fat tree. A prefix holding, or held by, another name is an error.
+  void attach_table(const std::string& prefix, std::shared_ptr<const CounterLayout> layout, CounterLookup lookup);
   class Scope;
   /// The statistics whose names start with `prefix` (one block's: "fabric.ep3."), found by
   /// the rest of their names: a report that reads a block's statistics looks the block up
@@ -142,11 +162,23 @@ class Registry {
   // A statistic: what it is, and either its counter or its distribution.
   struct Entry {
     StatInfo info;
-    Counter* counter = nullptr;
+    const Counter* counter = nullptr;
     Distribution* distribution = nullptr;
+  };
+  // A block's table of counters (attach_table).
+  struct Table {
+    std::shared_ptr<const CounterLayout> layout;
+    CounterLookup lookup;
+    // The counter named `rest` after the prefix, or nullptr.
+    const Counter* find(std::string_view rest) const;
   };
   // One statistic as to_json() lists it.
   static nlohmann::json entry_json(const Entry& e);
+  // Calls emit(name, entry) for every statistic in name order.
+  template <class Emit>
+  void for_each(Emit&& emit) const;
+  // The table whose prefix starts `name`, or tables_.end().
+  std::map<std::string, Table, std::less<>>::const_iterator table_holding(std::string_view name) const;
   // Registers `name` (once: a second time throws std::logic_error).
   Entry& claim(const std::string& name, const char* description, const char* unit);
   // The statistics themselves, in registration order and side by side (a deque never
@@ -155,6 +187,7 @@ class Registry {
   std::deque<Counter> counter_store_;
   std::deque<Distribution> distribution_store_;
   std::map<std::string, Entry> stats_;  // by name, as the report lists them
+  std::map<std::string, Table, std::less<>> tables_;  // by prefix; no name in stats_ starts with one
 };
 
 /// Writes `text`, one JSON value as nlohmann's `dump(2)` writes it on its own, as the
@@ -175,6 +208,8 @@ class Registry::Scope {
   const Entry* find(std::string_view rest) const;
   std::size_t prefix_ = 0;  // length of the prefix every name in [first_, last_) starts with
   It first_, last_;
+  const Table* table_ = nullptr;  // the table holding the prefix, if one does
+  std::string in_table_;          // the prefix after the table's own
 };
 
 }  // namespace fabricsim::stats

@@ -2,6 +2,7 @@
 // histogram's percentiles against the exact nearest-rank values of the same data.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -169,6 +170,42 @@ TEST(Registry, WriteJsonGivesTheTreesDumpBytes) {
     const auto [streamed, tree] = nested(depth);
     EXPECT_EQ(streamed, tree) << "depth " << depth;
   }
+}
+
+// A block's table of counters reads as the same counters registered one by one: the
+// same listing in name order among the names around its prefix, the same streamed
+// bytes, the same scope lookups; a name inside a table's prefix is refused.
+TEST(Registry, CounterTableListsAsNamedCounters) {
+  using fabricsim::stats::CounterLayout;
+  using fabricsim::stats::Counter;
+  fabricsim::stats::Registry named, tabled;
+  const std::vector<std::string> rest{"port0.x", "port1.vl0.y", "port1.x", "port10.x", "forwarded", "port2.x"};
+  std::vector<Counter> kept(rest.size());
+  auto layout = std::make_shared<CounterLayout>();
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    kept[i].add(10 + i);
+    named.attach("fabric.s1." + rest[i], "d", "packets", kept[i]);
+    layout->push_back({rest[i], {"d", "packets"}, static_cast<std::uint32_t>(i)});
+  }
+  std::sort(layout->begin(), layout->end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  tabled.attach_table("fabric.s1.", layout, [&](std::uint32_t slot) -> const Counter& { return kept[slot]; });
+  for (auto* r : {&named, &tabled})  // around the prefix: before, after and between its names
+    for (const char* name : {"fabric.s0.a", "fabric.s1-", "fabric.s10.a", "fabric.s1/", "fabric.s2"}) r->counter(name, "d", "B").add(1);
+  EXPECT_EQ(tabled.to_json().dump(), named.to_json().dump());
+  std::ostringstream a, b;
+  named.write_json(a, 1);
+  tabled.write_json(b, 1);
+  EXPECT_EQ(b.str(), a.str());
+  EXPECT_EQ(tabled.scope("fabric.s1.port1.").find_counter("x"), &kept[2]);
+  EXPECT_EQ(tabled.scope("fabric.s1.").find_counter("port10.x"), &kept[3]);
+  EXPECT_EQ(tabled.scope("fabric.s1.port1.").find_counter("z"), nullptr);
+  EXPECT_EQ(tabled.scope("fabric.s1.").find_distribution("forwarded"), nullptr);
+  EXPECT_EQ(tabled.scope("fabric.s0.").find_counter("a")->value(), 1u);
+  EXPECT_THROW(tabled.counter("fabric.s1.port3.x", "d", "B"), std::logic_error);
+  EXPECT_THROW(tabled.attach_table("fabric.s1.port3.", layout, nullptr), std::logic_error);
+  EXPECT_THROW(tabled.attach_table("fabric.", layout, nullptr), std::logic_error);
+  EXPECT_THROW(tabled.attach_table("fabric.s0.", layout, nullptr), std::logic_error);  // holds fabric.s0.a
+  EXPECT_THROW(tabled.attach_table("fabric.s3", layout, nullptr), std::logic_error);   // no '.' at the end
 }
 
 TEST(Distribution, EqualSamplesGiveTheExactValue) {

@@ -263,12 +263,17 @@ class Switch : public sc_core::sc_module {
   using OutputPort = sw::OutputPort;
   using Candidate = sw::Candidate;
   using DueArrival = sw::DueArrival;
-  struct PortStats {
-    stats::Counter* conflicts;
-    stats::Counter* high_water;
-    stats::Counter* crc_drops;
-    std::vector<stats::Counter*> drops, pause_sent, pause_received, marks;  // per VL
-  };
+  // A port's counters in port_counters_: kPortCounters of its own, then kVlCounters per VL.
+  enum PortCounter : int { kConflicts, kHighWater, kCrcDrops, kPortCounters };
+  enum VlCounter : int { kDrops, kPauseSent, kPauseReceived, kMarks, kVlCounters };
+  stats::Counter& port_counter(int port, PortCounter c) {
+    return port_counters_[static_cast<std::size_t>(port * counters_per_port_ + c)];
+  }
+  stats::Counter& vl_counter(int port, int vl, VlCounter c) {
+    return port_counters_[static_cast<std::size_t>(port * counters_per_port_ + kPortCounters + vl * kVlCounters + c)];
+  }
+  /// The counter in `slot` of the switch's statistics table (switch.cpp, counter_layout).
+  const stats::Counter& counter_in_slot(std::uint32_t slot) const;
 
   /// One wake, on a core edge: the pipeline, unit by unit.
   void on_edge();
@@ -424,7 +429,8 @@ class Switch : public sc_core::sc_module {
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
   Fifo<Release> releases_;  // in order of `at`, equal times in the order they were made
-  std::vector<PortStats> stats_;
+  std::vector<stats::Counter> port_counters_;  // per port, side by side (port_counter, vl_counter)
+  int counters_per_port_ = 0;
   // Scratch of one edge's egress decision, kept to spare the allocator on every edge.
   std::vector<std::vector<std::uint32_t>> heads_;  // per output, per VL: eligible head frame bytes
   std::vector<std::uint8_t> has_head_;             // per output: some VL has an eligible head

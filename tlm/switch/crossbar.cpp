@@ -83,7 +83,7 @@ void Switch::allocate_input_queues(const sc_time& now) {
                                       [&](const Candidate& c) { return c.in == g.input && c.out == g.output; });
     // The other requests for this output lost (most often none: the counter stays cold).
     if (requests_per_output[g.output] > 1)
-      stats_[g.output].conflicts->add(static_cast<std::uint64_t>(requests_per_output[g.output] - 1));
+      port_counter(g.output, kConflicts).add(static_cast<std::uint64_t>(requests_per_output[g.output] - 1));
     requests_per_output[g.output] = 0;
     transmit(granted->queue, now);
   }
@@ -91,7 +91,7 @@ void Switch::allocate_input_queues(const sc_time& now) {
   // accepted another output): every request lost. Its heads go again on the next edge
   // (schedule_next), as the allocator runs every cycle in hardware.
   for (int op : chosen_)
-    if (requests_per_output[op] > 0) stats_[op].conflicts->add(static_cast<std::uint64_t>(requests_per_output[op]));
+    if (requests_per_output[op] > 0) port_counter(op, kConflicts).add(static_cast<std::uint64_t>(requests_per_output[op]));
 }
 
 void Switch::serve_output_queues(const sc_time& now) {

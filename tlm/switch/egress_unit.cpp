@@ -40,7 +40,7 @@ tlm::tlm_sync_enum Switch::egress_bw(int port, Packet& p, tlm::tlm_phase& phase,
     o.tx.credit_returned(at, p.vl, p.credit_blocks);
   } else if (phase == PFC_PAUSE) {
     o.tx.pause_received(at, p.vl, p.pause_quanta);
-    stats_[port].pause_received[p.vl]->add();
+    vl_counter(port, p.vl, kPauseReceived).add();
   }
   wake_for_downstream(phase, at);
   return tlm::TLM_ACCEPTED;

@@ -124,7 +124,7 @@ bool Switch::admit(Entry& e, const sc_time& now) {
   bool headroom_exceeded = false;
   if (!flow_control_admits(e, in_vl, buffer_has_room(e), now, headroom_exceeded)) {
     count_drop(inputs_[e.in].fc, headroom_exceeded);
-    stats_[e.in].drops[in_vl]->add();
+    vl_counter(e.in, in_vl, kDrops).add();
     pool_.release(e.packet);
     return false;
   }
@@ -136,7 +136,7 @@ bool Switch::admit(Entry& e, const sc_time& now) {
 
 void Switch::drop_corrupted(const Entry& e, const sc_time& now) {
   // CRC check failed: drop, and give the buffer space back once the tail is in.
-  stats_[e.in].crc_drops->add();
+  port_counter(e.in, kCrcDrops).add();
   ++drops_.crc;
   return_credit(e.in, e.packet->vl, e.frame_bytes, e.tail_at > now ? e.tail_at - now : sc_core::SC_ZERO_TIME);
   pool_.release(e.packet);
@@ -205,7 +205,7 @@ void Switch::charge_input(const Entry& e) {
   InputPort& ip = inputs_[e.in];
   ip.bytes += e.charged;
   if (ip.bytes > ip.high_water) {
-    stats_[e.in].high_water->add(ip.bytes - ip.high_water);
+    port_counter(e.in, kHighWater).add(ip.bytes - ip.high_water);
     ip.high_water = ip.bytes;
   }
 }
@@ -218,7 +218,7 @@ void Switch::mark_congestion(const Entry& e, int in_vl) {
   const bool ib = inputs_[e.in].link->timing().params().framing == hw::Framing::infiniband;
   if ((ib || p.ecn != Ecn::not_ect) && params_.ecn.curve.decide(outputs_[e.out].vl_bytes[e.vl], u(rng_))) {
     if (ib) p.fecn = true; else p.ecn = Ecn::ce;
-    stats_[e.in].marks[in_vl]->add();
+    vl_counter(e.in, in_vl, kMarks).add();
   }
 }
 
@@ -251,7 +251,7 @@ void Switch::send_pause(int in_port, int vl, std::uint16_t quanta, const sc_time
   tlm::tlm_phase phase = PFC_PAUSE;
   sc_time delay = sc_core::SC_ZERO_TIME;
   inputs_[in_port].pause_sent_at[vl] = now;
-  stats_[in_port].pause_sent[vl]->add();
+  vl_counter(in_port, vl, kPauseSent).add();
   inputs_[in_port].upstream(frame, phase, delay);
 }
 

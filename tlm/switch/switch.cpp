@@ -3,6 +3,8 @@
 #include "tlm/switch.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "tlm/sim_time.h"
@@ -43,6 +45,58 @@ int SwitchParams::vl_of(int sl) const {
 std::string_view to_string(ForwardingMode m) { return hw::name_of(forwarding_mode_names(), m); }
 std::string_view to_string(BufferOrganisation b) { return hw::name_of(buffer_organisation_names(), b); }
 
+namespace {
+
+// Slots of a switch's statistics table: forwarded_packets, then per port its output's
+// egress counts and its port_counters_.
+constexpr std::uint32_t kEgressCounters = 2;
+
+// The names of a switch's statistics after its own, the same for every switch with
+// `ports` ports and `vls` VLs: built once for all of them.
+std::shared_ptr<const stats::CounterLayout> counter_layout(int ports, int vls) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, std::shared_ptr<const stats::CounterLayout>> layouts;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& layout = layouts[{ports, vls}];
+  if (layout) return layout;
+  auto names = std::make_shared<stats::CounterLayout>();
+  std::uint32_t slot = 0;
+  auto add = [&](std::string name, const char* description, const char* unit) {
+    names->push_back({std::move(name), {description, unit}, slot++});
+  };
+  add("forwarded_packets", "packets granted to an egress port", "packets");
+  // Per port in slot order: the egress counts, then Switch::PortCounter, then
+  // Switch::VlCounter per VL.
+  for (int p = 0; p < ports; ++p) {
+    const std::string port = "port" + std::to_string(p) + ".";
+    add(port + "egress_packets", "packets sent on the egress link", "packets");
+    add(port + "egress_payload_bytes", "payload bytes sent on the egress link", "B");
+    add(port + "arbitration_conflicts", "requests for this output that lost allocation", "requests");
+    add(port + "ingress_high_water", "largest bytes accounted to this input", "B");                  
+    add(port + "crc_drops", "packets dropped at ingress after a link bit error", "packets");          
+    for (int vl = 0; vl < vls; ++vl) {
+      const std::string pv = port + "vl" + std::to_string(vl) + ".";
+      add(pv + "drops", "packets dropped at ingress admission", "packets");
+      add(pv + "pause_sent", "PFC PAUSE frames sent upstream (incl. resume)", "frames");
+      add(pv + "pause_received", "PFC PAUSE frames received from downstream", "frames");
+      add(pv + "ecn_marks", "packets marked CE (RoCE) or FECN (IB)", "packets");
+    }
+  }
+  std::sort(names->begin(), names->end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  layout = std::move(names);
+  return layout;
+}
+
+}  // namespace
+
+const stats::Counter& Switch::counter_in_slot(std::uint32_t slot) const {
+  if (slot == 0) return forwarded_;
+  const auto per_port = kEgressCounters + static_cast<std::uint32_t>(counters_per_port_);
+  const std::uint32_t port = (slot - 1) / per_port, k = (slot - 1) % per_port;
+  if (k < kEgressCounters) return k == 0 ? outputs_[port].egress_packets : outputs_[port].egress_bytes;
+  return port_counters_[port * static_cast<std::uint32_t>(counters_per_port_) + k - kEgressCounters];
+}
+
 Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketPool& pool, stats::Registry& stats)
     : sc_module(name),
       in("in", params.ports),
@@ -54,8 +108,6 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
       rng_(params.seed),
       wake_([this] { on_edge(); }, false, this) {
   params_.validate();
-  stats.attach(std::string(this->name()) + ".forwarded_packets", "packets granted to an egress port", "packets",
-               forwarded_);
   const int n = params_.ports, v = params_.vls;
   to_allocator_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.to_allocator()));
   grant_to_wire_ = clock_.cycles(static_cast<std::uint64_t>(params_.pipeline.grant_to_wire()));
@@ -82,7 +134,10 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
                                       params_.rtl_trace_dir});
   if (params_.buffer == BufferOrganisation::shared_memory)
     shared_ = std::make_unique<hw::SharedBuffer>(params_.shared_buffer.in_bytes());
-  const std::string base = this->name();
+  counters_per_port_ = kPortCounters + kVlCounters * v;
+  port_counters_.resize(static_cast<std::size_t>(n * counters_per_port_));
+  stats.attach_table(std::string(this->name()) + ".", counter_layout(n, v),
+                     [this](std::uint32_t slot) -> const stats::Counter& { return counter_in_slot(slot); });
   for (int p = 0; p < n; ++p) {
     in[p].register_fw(this, &Switch::ingress, p);
     out[p].register_bw(this, &Switch::egress_bw, p);
@@ -95,21 +150,6 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     if (params_.buffer == BufferOrganisation::output_queued) o.write_arbiter = std::make_unique<hw::RoundRobinArbiter>(n);
     o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
     o.stall_s.assign(v, 0.0);
-    const std::string port = base + ".port" + std::to_string(p);
-    PortStats s;
-    stats.attach(port + ".egress_packets", "packets sent on the egress link", "packets", o.egress_packets);
-    stats.attach(port + ".egress_payload_bytes", "payload bytes sent on the egress link", "B", o.egress_bytes);
-    s.conflicts = &stats.counter(port + ".arbitration_conflicts", "requests for this output that lost allocation", "requests");
-    s.high_water = &stats.counter(port + ".ingress_high_water", "largest bytes accounted to this input", "B");
-    s.crc_drops = &stats.counter(port + ".crc_drops", "packets dropped at ingress after a link bit error", "packets");
-    for (int vl = 0; vl < v; ++vl) {
-      const std::string pv = port + ".vl" + std::to_string(vl);
-      s.drops.push_back(&stats.counter(pv + ".drops", "packets dropped at ingress admission", "packets"));
-      s.pause_sent.push_back(&stats.counter(pv + ".pause_sent", "PFC PAUSE frames sent upstream (incl. resume)", "frames"));
-      s.pause_received.push_back(&stats.counter(pv + ".pause_received", "PFC PAUSE frames received from downstream", "frames"));
-      s.marks.push_back(&stats.counter(pv + ".ecn_marks", "packets marked CE (RoCE) or FECN (IB)", "packets"));
-    }
-    stats_.push_back(s);
   }
 }
 
