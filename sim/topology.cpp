@@ -472,14 +472,14 @@ SwitchTree reduction_tree(const TopologyGraph& g, const std::vector<int>& endpoi
 }
 
 std::uint64_t estimated_run_bytes(const TopologyGraph& g, int vls) {
-  // An upper bound fitted to the peaks of 1 us runs of k-ary 3-trees (k = 13, 20, 32) with
+  // An upper bound fitted to the peaks of 1 us runs of k-ary 3-trees (k = 16, 32) with
   // S2's VOQ switch, 4 VLs, link and NIC under light uniform traffic (bench/scale.py,
   // docs/performance.md "Memory at scale"): a base, each switch port with its per-VL
   // queues, statistics and link, each endpoint's NIC and traffic source, and each
   // forwarding entry (a switch's 4-byte entry per destination switch, and the tables
   // built for it: RouteTables, Switch::set_routes).
   constexpr std::uint64_t kBase = 16ull << 20, kPerEndpoint = 36ull << 10, kPerEntry = 8;
-  const std::uint64_t kPerPort = (12ull << 10) + (4ull << 10) * static_cast<std::uint64_t>(std::max(vls, 1));
+  const std::uint64_t kPerPort = (10ull << 10) + (2ull << 10) * static_cast<std::uint64_t>(std::max(vls, 1));
   std::uint64_t ports = 0;
   for (const SwitchNode& s : g.switches) ports += static_cast<std::uint64_t>(s.radix);
   const auto endpoints = static_cast<std::uint64_t>(g.endpoints());

@@ -887,8 +887,8 @@ TEST(ConfigErrors, ATopologyOverTheMemoryLimitIsRefusedWithTheEstimate) {
   const std::string huge = "topology: {kind: kary_ntree, k: 16, n: 4}\n";
   EXPECT_THAT(yaml_error_of(huge, {"simulation.max_memory=8GiB"}),
               HasSubstr("bad.yaml:1:33: topology.k: kary_ntree of 16384 switches and 65536 endpoints needs an "
-                        "estimated 10.8 GiB, more than the 8.0 GiB of simulation.max_memory"));
+                        "estimated 8.8 GiB, more than the 8.0 GiB of simulation.max_memory"));
   const std::string moderate = "topology: {kind: kary_ntree, k: 16, n: 3}\n";
   EXPECT_EQ(yaml_error_of(moderate, {"simulation.max_memory=2GiB"}), "<no error>");
-  EXPECT_THAT(yaml_error_of(moderate, {"simulation.max_memory=100MiB"}), HasSubstr("needs an estimated 0.5 GiB, more than the 0.1 GiB"));
+  EXPECT_THAT(yaml_error_of(moderate, {"simulation.max_memory=100MiB"}), HasSubstr("needs an estimated 0.4 GiB, more than the 0.1 GiB"));
 }
