@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "testbench/collective_engine.h"
 #include "tlm/sim_time.h"
 
 namespace fabricsim::testbench {
@@ -328,203 +329,9 @@ Schedule dissemination_barrier(int n, std::uint64_t token) {
   return out;
 }
 
-CollectiveRunner::Lane::Lane(CollectiveRunner& runner, std::size_t endpoints)
-    : wake([this, &runner] { runner.post_ready(*this); }), to_kick(endpoints, false) {}
-
-CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics,
-                                   const CollectiveParams& params, std::vector<int> endpoint_lane)
-    : sc_module(name), nics_(std::move(nics)), params_(params), endpoint_lane_(std::move(endpoint_lane)) {
-  auto& queue = tlm_fabric::WakeQueue::instance();
-  if (endpoint_lane_.empty()) endpoint_lane_.assign(nics_.size(), 0);
-  if (endpoint_lane_.size() != nics_.size())
-    throw std::invalid_argument("collective runner: a lane for each of the " + std::to_string(nics_.size()) + " NICs");
-  const int lanes = queue.lanes();
-  for (int k = 0; k < lanes; ++k) {
-    queue.building_lane(k);
-    lanes_.push_back(std::make_unique<Lane>(*this, nics_.size()));
-  }
-  for (int rank = 0; rank < static_cast<int>(params_.ranks.size()); ++rank) {
-    const int e = params_.ranks[rank];
-    nics_.at(e)->rdma().set_completion_handler([this, e](const tlm_fabric::Completion& c) { on_completion(e, c); });
-  }
-  // The lanes' last landings are in once their window has ended.
-  if (lanes > 1) queue.at_window_end([this] { end_if_done(); });
-  wake_.notify_at(tlm_fabric::sim_now());
-}
-
-sc_time CollectiveRunner::least_completion_delay() const {
-  sc_time least = sc_core::sc_max_time();
-  for (int e : params_.ranks) least = std::min(least, nics_.at(e)->rdma().least_completion_delay());
-  return least;
-}
-
-int CollectiveRunner::endpoint_of(int participant) const {
-  const int n = static_cast<int>(params_.ranks.size());
-  return participant < n ? params_.ranks[participant] : params_.tree.endpoints.at(participant - n);
-}
-
-int CollectiveRunner::qp_for(int src_rank, int dst_rank, int channel) const {
-  const auto& qps = rank_qps_[static_cast<std::size_t>(src_rank)];
-  const RankQp key{peer_key(dst_rank, channel), 0};
-  const auto it = std::lower_bound(qps.begin(), qps.end(), key);
-  if (it == qps.end() || it->peer != key.peer)
-    throw std::logic_error("collective: no QP from rank " + std::to_string(src_rank) + " to rank " +
-                           std::to_string(dst_rank) + " on channel " + std::to_string(channel));
-  return it->qp;
-}
-
-void CollectiveRunner::make_qps(const std::vector<std::uint64_t>& keys) {
-  rank_qps_.resize(params_.ranks.size());
-  auto made = [&](const QpEnds& q) {
-    const auto& qps = rank_qps_[static_cast<std::size_t>(q.src_rank)];
-    return std::binary_search(qps.begin(), qps.end(), RankQp{peer_key(q.dst_rank, q.channel), 0});
-  };
-  std::vector<std::uint64_t> fresh;  // the keys of the QPs to make, sorted, each once
-  for (std::uint64_t k : keys)
-    if (!made(qp_ends(k))) fresh.push_back(k);
-  if (fresh.empty()) return;
-  std::sort(fresh.begin(), fresh.end());
-  fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
-  std::vector<std::size_t> more(nics_.size(), 0);  // new QPs per NIC: one at each end
-  for (std::uint64_t k : fresh) {
-    const QpEnds q = qp_ends(k);
-    ++more[static_cast<std::size_t>(params_.ranks[q.src_rank])];
-    ++more[static_cast<std::size_t>(params_.ranks[q.dst_rank])];
-  }
-  for (std::size_t e = 0; e < nics_.size(); ++e)
-    if (more[e] > 0) nics_[e]->rdma().reserve_qps(more[e]);
-  // In the order `keys` names them (the QP numbers at each NIC follow it).
-  std::vector<std::uint8_t> done(fresh.size(), 0), sources(params_.ranks.size(), 0);
-  for (std::uint64_t k : keys) {
-    const auto at = std::lower_bound(fresh.begin(), fresh.end(), k);
-    if (at == fresh.end() || *at != k || done[static_cast<std::size_t>(at - fresh.begin())]) continue;
-    done[static_cast<std::size_t>(at - fresh.begin())] = 1;
-    const QpEnds q = qp_ends(k);
-    const int a = params_.ranks[q.src_rank], b = params_.ranks[q.dst_rank];
-    const int qa = nics_[a]->rdma().create_qp(b, 0, params_.sl);
-    const int qb = nics_[b]->rdma().create_qp(a, qa, params_.sl);
-    nics_[a]->rdma().connect(qa, qb);
-    rank_qps_[static_cast<std::size_t>(q.src_rank)].push_back({peer_key(q.dst_rank, q.channel), qa});
-    sources[static_cast<std::size_t>(q.src_rank)] = 1;
-  }
-  for (std::size_t r = 0; r < rank_qps_.size(); ++r)
-    if (sources[r]) std::sort(rank_qps_[r].begin(), rank_qps_[r].end());
-}
-
-void CollectiveRunner::start_iteration(const sc_time& now) {
-  const int n = static_cast<int>(params_.ranks.size());
-  const bool sharp = params_.algorithm == CollectiveAlgorithm::sharp;
-  schedule_ = build_schedule(params_, n, results_.back().bytes);
-  const std::size_t m = schedule_.size();
-  landed_.assign(m, 0);
-  for (auto& lane : lanes_) {
-    lane->eligible = {};
-    lane->waiting.clear();
-    lane->expected = lane->landed = 0;
-    lane->last_visible = now;
-  }
-  // Every QP now, in schedule order: a lane posting later must not make one on another
-  // lane's NIC. (A rank's transfers mostly go where its last one went: a ring's always.)
-  std::vector<std::pair<int, int>> last_peer(static_cast<std::size_t>(n), {-1, -1});  // per rank: (dst, channel)
-  std::vector<std::uint64_t> qp_keys;
-  for (std::size_t i = 0; i < m; ++i) {
-    const Schedule::Step t = schedule_.step(i);
-    const std::pair<int, int> peer{t.dst, t.channel};
-    if (!sharp && last_peer[static_cast<std::size_t>(t.src)] != peer) {
-      qp_keys.push_back(qp_key({t.src, t.dst, t.channel}));
-      last_peer[static_cast<std::size_t>(t.src)] = peer;
-    }
-    ++lane_of(t.dst).expected;
-    if (schedule_.deps(i).size() == 0) lane_of(t.src).eligible.push({now + params_.step_latency, i});
-  }
-  make_qps(qp_keys);
-  iteration_start_ = now;
-  running_ = true;
-  for (auto& lane : lanes_)
-    if (!lane->eligible.empty()) lane->wake.notify_at(lane->eligible.top().first);
-  end_if_done();  // nothing to move: done at once
-}
-
-void CollectiveRunner::post_ready(Lane& lane) {
-  // Every transfer of this lane's ranks ready by now, posted in schedule order (the
-  // NIC's DMA timeline serves posts in that order); then wake for the earliest one
-  // still waiting.
-  const sc_time now = tlm_fabric::sim_now();
-  lane.batch.clear();
-  while (!lane.eligible.empty() && lane.eligible.top().first <= now) {
-    lane.batch.push_back(lane.eligible.top().second);
-    lane.eligible.pop();
-  }
-  std::sort(lane.batch.begin(), lane.batch.end());
-  for (std::size_t i : lane.batch) {
-    const Schedule::Step t = schedule_.step(i);
-    const int e = endpoint_of(t.src);
-    auto* nic = nics_[e];
-    if (params_.algorithm == CollectiveAlgorithm::sharp) {
-      // The switches' own protocol: a raw message tagged with the transfer's number.
-      nic->post({endpoint_of(t.dst), static_cast<std::uint32_t>(wr_base_ + i), t.bytes, params_.sl});
-    } else {
-      nic->rdma().post(qp_for(t.src, t.dst, t.channel), {tlm_fabric::RdmaOpcode::write, t.bytes, wr_base_ + i}, now);
-      if (!lane.to_kick[e]) lane.kicked.push_back(e);
-      lane.to_kick[e] = true;
-    }
-  }
-  // Each NIC posted to looks once, after all its posts (its earliest ready time
-  // covers them all).
-  for (int e : lane.kicked) {
-    nics_[e]->kick();
-    lane.to_kick[e] = false;
-  }
-  lane.kicked.clear();
-  if (!lane.eligible.empty()) lane.wake.notify_at(lane.eligible.top().first);
-}
-
-void CollectiveRunner::on_completion(int endpoint, const tlm_fabric::Completion& c) {
-  if (c.requester || c.wr_id < wr_base_ || c.wr_id - wr_base_ >= schedule_.size()) return;
-  const std::size_t i = c.wr_id - wr_base_;
-  if (landed_[i] || params_.ranks[schedule_.step(i).dst] != endpoint) return;
-  land(i, c.visible);
-}
-
-void CollectiveRunner::on_flow(const tlm_fabric::FlowRecord& f) {
-  if (params_.algorithm != CollectiveAlgorithm::sharp) return;
-  const std::size_t i = static_cast<std::uint32_t>(f.flow - static_cast<std::uint32_t>(wr_base_));
-  if (i >= schedule_.size() || landed_[i]) return;
-  const Schedule::Step t = schedule_.step(i);
-  if (endpoint_of(t.dst) != f.dst || endpoint_of(t.src) != f.src) return;
-  // A result at a rank is written to its memory and polled, as an RDMA WRITE's last
-  // byte; an aggregation node takes its inputs as they arrive.
-  const bool rank = t.dst < static_cast<int>(params_.ranks.size());
-  const tlm_fabric::HostParams& host = nics_[f.dst]->params().host;
-  land(i, rank ? f.end + host.landing_delay(host.memory) : f.end);
-}
-
-void CollectiveRunner::land(std::size_t i, const sc_time& visible) {
-  auto& queue = tlm_fabric::WakeQueue::instance();
-  const int here = endpoint_lane_[endpoint_of(schedule_.step(i).dst)];
-  Lane& lane = *lanes_[static_cast<std::size_t>(here)];
-  landed_[i] = 1;
-  ++lane.landed;
-  lane.last_visible = std::max(lane.last_visible, visible);
-  for (int j : schedule_.dependents(i)) {
-    const int to = endpoint_lane_[endpoint_of(schedule_.step(j).src)];
-    if (to == here || !queue.in_window()) {
-      release(static_cast<std::size_t>(j), visible);
-      continue;
-    }
-    // A buffer slot freed at the receiver (double binary tree): the sender's lane hears
-    // of it before its next window; it acts once visible.
-    const sc_time::value_type v = visible.value();
-    queue.defer(to, tlm_fabric::sim_now(), visible,
-                [this, j, v] { release(static_cast<std::size_t>(j), sc_time::from_value(v)); });
-  }
-  if (lane.landed == lane.expected && !queue.in_window()) end_if_done();
-}
-
-std::optional<sc_time> InputJoin::land(const Schedule& s, std::size_t j, const sc_time& ready) {
-  const std::size_t inputs = s.deps(j).size();
+std::optional<sc_time> InputJoin::land(std::size_t inputs, std::uint64_t key, const sc_time& ready) {
   if (inputs <= 1) return ready;
-  auto [it, first] = waiting_.try_emplace(j, Waiting{static_cast<std::uint32_t>(inputs), ready});
+  auto [it, first] = waiting_.try_emplace(key, Waiting{static_cast<std::uint32_t>(inputs), ready});
   if (!first) it->second.ready = std::max(it->second.ready, ready);
   if (--it->second.missing != 0) return std::nullopt;
   const sc_time all_in = it->second.ready;
@@ -536,38 +343,36 @@ sc_time reduction_time(std::uint64_t bytes, double bps) {
   return bps > 0 ? tlm_fabric::from_seconds(static_cast<double>(bytes) * 8.0 / bps) : sc_time();
 }
 
-void CollectiveRunner::release(std::size_t j, const sc_time& visible) {
-  // Ranks pay the software step latency and reduce at reduce_bandwidth; aggregation
-  // nodes their own latency and throughput.
-  const Schedule::Step t = schedule_.step(j);
-  const bool node = t.src >= static_cast<int>(params_.ranks.size());
-  const double bps = node ? params_.aggregation_bandwidth_bps : params_.reduce_bandwidth_bps;
-  Lane& lane = lane_of(t.src);
-  sc_time ready =
-      std::max(iteration_start_ + params_.step_latency, visible + (node ? params_.aggregation_latency : params_.step_latency));
-  const std::optional<sc_time> all_in = lane.waiting.land(schedule_, j, ready);
-  if (!all_in) return;
-  ready = *all_in + reduction_time(t.reduce_bytes, bps);
-  lane.eligible.push({ready, j});
-  lane.wake.notify_at(ready);
+CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics,
+                                   const CollectiveParams& params, std::vector<int> endpoint_lane)
+    : sc_module(name), params_(params), participants_(params.ranks) {
+  participants_.insert(participants_.end(), params_.tree.endpoints.begin(), params_.tree.endpoints.end());
+  CollectiveEngine::Hooks hooks;
+  hooks.done = [this](CollectiveEngine::GraphId, const sc_time& end) { ended(end); };
+  const EngineParams ep{params_.step_latency, params_.reduce_bandwidth_bps, params_.aggregation_latency,
+                        params_.aggregation_bandwidth_bps, params_.sl};
+  engine_ = std::make_unique<CollectiveEngine>(std::move(nics), std::move(endpoint_lane), params_.ranks, ep, std::move(hooks));
+  wake_.notify_at(tlm_fabric::sim_now());
 }
 
-void CollectiveRunner::end_if_done() {
-  if (!running_) return;
-  sc_time end = iteration_start_;
-  for (const auto& lane : lanes_) {
-    if (lane->landed != lane->expected) return;
-    end = std::max(end, lane->last_visible);
-  }
-  // The collective ends when the last transfer is visible at its destination.
+CollectiveRunner::~CollectiveRunner() = default;
+
+sc_time CollectiveRunner::least_completion_delay() const { return engine_->least_completion_delay(); }
+
+void CollectiveRunner::on_flow(const tlm_fabric::FlowRecord& f) { engine_->on_flow(f); }
+
+void CollectiveRunner::start_iteration(const sc_time& now) {
+  const int n = static_cast<int>(params_.ranks.size());
+  iteration_start_ = now;
+  running_ = true;
+  engine_->start(build_schedule(params_, n, results_.back().bytes), participants_, n,
+                 params_.algorithm == CollectiveAlgorithm::sharp, now);
+}
+
+void CollectiveRunner::ended(const sc_time& end) {
   results_.back().times_us.push_back((end - iteration_start_).to_seconds() * 1e6);
   last_job_end_ = end;
   comm_s_ += (end - iteration_start_).to_seconds();
-  // The graph and its per-transfer state go now, not when the next one is built; the
-  // next collective's wr_ids follow this one's.
-  wr_base_ += schedule_.size();
-  schedule_ = Schedule();
-  landed_ = {};
   running_ = false;
   next_start_ = end;
   wake_.notify_at(end);

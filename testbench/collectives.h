@@ -10,7 +10,6 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +23,8 @@
 #include "tlm/wake_queue.h"
 
 namespace fabricsim::testbench {
+
+class CollectiveEngine;
 
 enum class CollectiveOp { allreduce, reduce_scatter, allgather, alltoall };
 enum class CollectiveAlgorithm { ring, double_binary_tree, halving_doubling, direct, sharp };
@@ -185,9 +186,9 @@ class Schedule {
 /// time the latest landed input makes each ready. A transfer waits for its latest input.
 class InputJoin {
  public:
-  /// Input of transfer j of `s` counted, ready at `ready`; the transfer's ready time once
-  /// it was the last missing input, else nothing.
-  std::optional<sc_core::sc_time> land(const Schedule& s, std::size_t j, const sc_core::sc_time& ready);
+  /// One input of the transfer `key` (of `inputs` in all) counted, ready at `ready`; the
+  /// transfer's ready time once it was the last missing input, else nothing.
+  std::optional<sc_core::sc_time> land(std::size_t inputs, std::uint64_t key, const sc_core::sc_time& ready);
   void clear() { waiting_.clear(); }
 
  private:
@@ -195,7 +196,7 @@ class InputJoin {
     std::uint32_t missing;
     sc_core::sc_time ready;
   };
-  std::unordered_map<std::size_t, Waiting> waiting_;
+  std::unordered_map<std::uint64_t, Waiting> waiting_;
 };
 
 /// Time to reduce `bytes` at `bps` (0: free).
@@ -213,12 +214,11 @@ Schedule broadcast_chain(int n, std::uint64_t bytes, std::uint64_t chunk);
 /// participant has passed once its last round's message has landed. Transfer k * n + i.
 Schedule dissemination_barrier(int n, std::uint64_t token);
 
-/// Runs the collective: posts each transfer on its source rank's NIC once ready and
-/// takes the landings from the destination's completions. Each rank wakes in its NIC's
-/// lane with its own ready transfers (a sender released behind a buffer slot is a call
-/// deferred to its lane); the end of a collective and the start of the next span every
-/// rank and run between the lanes' windows, at the time the last landing is visible, so
-/// the lanes' lookahead must not exceed least_completion_delay().
+/// Runs the collective: one transfer graph after the other (per size and iteration, or
+/// per gradient bucket of a training step) on a CollectiveEngine over the ranks'
+/// endpoints. A collective ends and the next starts between the lanes' windows, at the
+/// time the last landing is visible, so the lanes' lookahead must not exceed
+/// least_completion_delay().
 class CollectiveRunner : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(CollectiveRunner);
@@ -226,6 +226,7 @@ class CollectiveRunner : public sc_core::sc_module {
   /// (empty: all in lane 0).
   CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics, const CollectiveParams& params,
                    std::vector<int> endpoint_lane = {});
+  ~CollectiveRunner() override;
 
   bool finished() const { return finished_; }
   nlohmann::json report() const;
@@ -244,71 +245,14 @@ class CollectiveRunner : public sc_core::sc_module {
     std::uint64_t bytes;
     std::vector<double> times_us;
   };
-  // The ranks of one wake-queue lane: their transfers whose dependencies have all
-  // landed and that are not posted yet, earliest ready first (post_ready() touches only
-  // these, never the whole schedule), and the landings at them.
-  using ReadyEntry = std::pair<sc_core::sc_time, std::size_t>;
-  struct alignas(64) Lane {  // (lanes write theirs on their own threads: no line shared)
-    Lane(CollectiveRunner& runner, std::size_t endpoints);
-    tlm_fabric::WakeEvent wake;
-    std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>> eligible;
-    std::vector<std::size_t> batch;
-    std::vector<int> kicked;       // post_ready: endpoints posted to, in first-post order
-    std::vector<bool> to_kick;     // per endpoint: in kicked
-    InputJoin waiting;             // this lane's ranks' transfers with inputs missing
-    std::size_t expected = 0;      // transfers of this collective landing at this lane's ranks
-    std::size_t landed = 0;
-    sc_core::sc_time last_visible; // the latest of their landings, as the hosts see them
-  };
   void start_iteration(const sc_core::sc_time& now);
-  void post_ready(Lane& lane);
-  void on_completion(int endpoint, const tlm_fabric::Completion& c);
-  void land(std::size_t i, const sc_core::sc_time& visible);
-  /// Transfer j's dependency landed, visible at `visible` (in j's source lane).
-  void release(std::size_t j, const sc_core::sc_time& visible);
-  /// Whether every transfer has landed; then the collective ends (between windows).
-  void end_if_done();
-  int endpoint_of(int participant) const;
-  Lane& lane_of(int participant) { return *lanes_[static_cast<std::size_t>(endpoint_lane_[endpoint_of(participant)])]; }
+  /// The engine's graph ended at `end`.
+  void ended(const sc_core::sc_time& end);
   void run();
   void next_training_job(const sc_core::sc_time& now);
-  /// The QP a transfer from `src_rank` to `dst_rank` on `channel` posts on (make_qps made it).
-  int qp_for(int src_rank, int dst_rank, int channel) const;
-  /// Makes every QP `keys` name (qp_key, in the order given) that does not exist yet,
-  /// with room for all of them reserved at each NIC first.
-  void make_qps(const std::vector<std::uint64_t>& keys);
-  /// A QP's key: (source rank, destination rank, channel) as one number.
-  struct QpEnds {
-    int src_rank, dst_rank, channel;
-  };
-  std::uint64_t qp_key(const QpEnds& q) const {
-    // Channels number below 64 (config), ranks below ranks.size().
-    return (static_cast<std::uint64_t>(q.src_rank) * params_.ranks.size() + static_cast<std::uint64_t>(q.dst_rank)) * 64 +
-           static_cast<std::uint64_t>(q.channel);
-  }
-  QpEnds qp_ends(std::uint64_t key) const {
-    const std::uint64_t ranks = params_.ranks.size();
-    return {static_cast<int>(key / 64 / ranks), static_cast<int>(key / 64 % ranks), static_cast<int>(key % 64)};
-  }
 
-  std::vector<tlm_fabric::Nic*> nics_;
   CollectiveParams params_;
-  std::vector<int> endpoint_lane_;
-  // Per source rank, its QPs by (destination rank x 64 + channel), ascending (qp_for): 8
-  // bytes a QP where a hash map's node and bucket took about 40, and an all-to-all has a
-  // QP per pair of ranks (2,048 ranks: 4.2 million).
-  struct RankQp {
-    std::uint32_t peer;  // destination rank x 64 + channel
-    std::int32_t qp;     // at the source
-    bool operator<(const RankQp& o) const { return peer < o.peer; }
-  };
-  static std::uint32_t peer_key(int dst_rank, int channel) { return static_cast<std::uint32_t>(dst_rank) * 64 + channel; }
-  std::vector<std::vector<RankQp>> rank_qps_;
-  Schedule schedule_;
-  // Per transfer, one byte, written only in its destination's lane: whether it landed
-  // (a ring's graph is a formula: this is all a ring AllReduce keeps per transfer).
-  std::vector<std::uint8_t> landed_;
-  std::uint64_t wr_base_ = 0;                      // wr_id of transfer 0 in this iteration
+  std::vector<int> participants_;                  // endpoint of each participant: the ranks, then aggregation ports
   std::size_t size_index_ = 0;
   sc_core::sc_time iteration_start_;
   bool running_ = false;                           // a collective is under way (its end wakes wake_)
@@ -317,7 +261,7 @@ class CollectiveRunner : public sc_core::sc_module {
   // Starts and ends collectives: through the WakeQueue, like the blocks, between the
   // lanes' windows.
   tlm_fabric::WakeEvent wake_{[this] { run(); }, /*reads_every_lane=*/true};
-  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::unique_ptr<CollectiveEngine> engine_;
   bool finished_ = false;
   // training mode
   struct StepResult {

@@ -405,7 +405,7 @@ void Executor::release(Instance& inst, std::uint64_t id, std::size_t j, const sc
   // the reduction of what the transfer carries.
   const testbench::Schedule::Step t = inst.schedule.step(j);
   const sc_time ready = std::max(inst.start + params_.step_latency, visible + params_.step_latency);
-  const std::optional<sc_time> all_in = inst.waiting.land(inst.schedule, j, ready);
+  const std::optional<sc_time> all_in = inst.waiting.land(inst.schedule.deps(j).size(), j, ready);
   if (!all_in) return;
   eligible_.push({*all_in + testbench::reduction_time(t.reduce_bytes, params_.reduce_bandwidth_bps), id, j});
 }

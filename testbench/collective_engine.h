@@ -1,0 +1,161 @@
+// The collective engine: runs transfer graphs (collectives.h Schedule) on the NICs of
+// their participants, several at once. A transfer is posted on its source's NIC once
+// every transfer it depends on has landed at its source, plus the software step latency
+// and the reduction of what it carries; a graph ends when its last transfer is visible
+// at its destination host. `collective:` (CollectiveRunner) and the Chakra executor run
+// every collective and send/receive through one engine (docs/workloads.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include <systemc>
+
+#include "testbench/collectives.h"
+#include "tlm/nic.h"
+#include "tlm/wake_queue.h"
+
+namespace fabricsim::testbench {
+
+struct EngineParams {
+  sc_core::sc_time step_latency;          ///< software / kernel latency per transfer at a rank
+  double reduce_bandwidth_bps = 8e12;     ///< per-rank reduction throughput [b/s]
+  sc_core::sc_time aggregation_latency;   ///< per aggregation node and chunk (in-network reduction)
+  double aggregation_bandwidth_bps = 0;   ///< reduction throughput of an aggregation node [b/s]; 0: no limit
+  int sl = 0;                             ///< service level of every QP and raw message
+};
+
+/// Lanes: each participant's transfers wait and post in its NIC's wake-queue lane, a
+/// landing releases its dependents in the source's lane (a call deferred to that lane
+/// when it is another), and a graph starts and ends between the lanes' windows: its end
+/// is found at a window's end, at the time its last landing is visible, so the lanes'
+/// lookahead must not exceed least_completion_delay(). With one lane all of this runs at
+/// once, in the same order.
+class CollectiveEngine {
+ public:
+  /// A graph's id: the work-request id of its transfer 0 (transfer i posts as id + i).
+  using GraphId = std::uint64_t;
+  struct Hooks {
+    /// Graph `id` has ended at `end` (between windows, or at once on one lane).
+    std::function<void(GraphId id, const sc_core::sc_time& end)> done;
+    /// Transfers from endpoint `src` to `dst` the owner carries itself (scale-up ports):
+    /// they wait in bypassed() instead of a NIC and land through land().
+    std::function<bool(int src, int dst)> bypass;
+    /// A bypassed transfer is ready at the time given (between windows).
+    std::function<void(const sc_core::sc_time&)> bypass_ready;
+  };
+  /// A bypassed transfer, ready to go.
+  struct Bypassed {
+    std::uint64_t wr;  ///< its work-request id: its graph's id + its index
+    int src, dst;      ///< endpoints
+    std::uint64_t bytes;
+  };
+
+  /// `nics[e]` is endpoint e's NIC; `endpoint_lane[e]` the wake-queue lane it wakes in
+  /// (empty: all in lane 0); the engine takes the RDMA completions of `endpoints`' NICs.
+  CollectiveEngine(std::vector<tlm_fabric::Nic*> nics, std::vector<int> endpoint_lane, const std::vector<int>& endpoints,
+                   const EngineParams& params, Hooks hooks);
+  CollectiveEngine(const CollectiveEngine&) = delete;
+  CollectiveEngine& operator=(const CollectiveEngine&) = delete;
+
+  /// Runs `schedule` from `now` (not inside a window): participant p is endpoint
+  /// `endpoints[p]`, participants from `ranks` on are aggregation ports. `raw`: every
+  /// transfer is a raw message (in-network reduction) landed through on_flow(), else an
+  /// RDMA WRITE on the QP of its (source, destination, channel), made now if new.
+  GraphId start(Schedule schedule, std::vector<int> endpoints, int ranks, bool raw, const sc_core::sc_time& now);
+  /// A flow record of the fabric: lands a raw transfer.
+  void on_flow(const tlm_fabric::FlowRecord& f);
+  /// The bypassed transfers ready by `now`, in start order then graph order (not inside a window).
+  void bypassed(const sc_core::sc_time& now, std::vector<Bypassed>& out);
+  /// The bypassed transfer `wr` landed, visible at `visible` (not inside a window).
+  void land(std::uint64_t wr, const sc_core::sc_time& visible);
+  /// Graphs under way.
+  std::size_t running() const { return runs_.size(); }
+  /// The least time from a landing's completion to the host seeing it, over `endpoints`'
+  /// NICs: the longest lookahead lanes may run the engine with.
+  sc_core::sc_time least_completion_delay() const;
+  int lanes() const { return static_cast<int>(lanes_.size()); }
+
+ private:
+  // Per graph and lane: the transfers landing at the lane's participants, those landed,
+  // and the latest landing as the hosts see it (written by its lane only).
+  struct alignas(64) LaneCount {
+    std::size_t expected = 0, landed = 0;
+    sc_core::sc_time last_visible;
+  };
+  struct Run {
+    GraphId id = 0;
+    Schedule schedule;
+    std::vector<int> endpoints;
+    int ranks = 0;
+    bool raw = false;
+    sc_core::sc_time start;
+    // Per transfer, one byte, written only in its destination's lane: whether it landed
+    // (a ring's graph is a formula: this is all a ring AllReduce keeps per transfer).
+    std::vector<std::uint8_t> landed;
+    std::vector<LaneCount> lanes;
+  };
+  // A transfer ready at `first`, by its work-request id: ascending ids are start order,
+  // then graph order.
+  using ReadyEntry = std::pair<sc_core::sc_time, std::uint64_t>;
+  using ReadyQueue = std::priority_queue<ReadyEntry, std::vector<ReadyEntry>, std::greater<>>;
+  // The participants of one wake-queue lane: their transfers whose dependencies have all
+  // landed and that are not posted yet, earliest ready first (post_ready() touches only
+  // these, never a whole graph), and their transfers with inputs missing.
+  struct alignas(64) Lane {  // (lanes write theirs on their own threads: no line shared)
+    Lane(CollectiveEngine& engine, std::size_t endpoints);
+    tlm_fabric::WakeEvent wake;
+    ReadyQueue eligible;
+    std::vector<std::uint64_t> batch;
+    std::vector<int> kicked;            // post_ready: endpoints posted to, in first-post order
+    std::vector<bool> to_kick;          // per endpoint: in kicked
+    InputJoin waiting;
+    std::vector<ReadyEntry> bypassed;   // released in a window: to bypassed_ at its end
+  };
+  void post_ready(Lane& lane);
+  void on_completion(int endpoint, const tlm_fabric::Completion& c);
+  void land(Run& run, std::size_t i, const sc_core::sc_time& visible);
+  /// Transfer j's inputs: one more landed, visible at `visible` (in j's source lane).
+  void release(Run& run, std::size_t j, const sc_core::sc_time& visible);
+  /// Transfer j of `run` is ready at `ready`: to its source lane's queue, or bypassed.
+  void ready(Run& run, std::size_t j, const sc_core::sc_time& ready);
+  /// Between windows: ends every graph whose transfers have all landed, takes in the
+  /// lanes' bypassed transfers.
+  void window_ended();
+  /// Whether every transfer of `run` has landed; then it ends (not inside a window).
+  bool end_if_done(Run& run);
+  /// The graph work request `wr` belongs to, or null.
+  Run* run_of(std::uint64_t wr) const;
+  Lane& lane_of_endpoint(int e) { return *lanes_[static_cast<std::size_t>(endpoint_lane_[static_cast<std::size_t>(e)])]; }
+  /// QPs from endpoint `a`: by (destination endpoint x 64 + channel), ascending: 12 bytes
+  /// a QP where a hash map's node and bucket took about 40, and an all-to-all has a QP
+  /// per pair of ranks (2,048 ranks: 4.2 million).
+  struct QpEntry {
+    std::uint32_t peer;       // destination endpoint x 64 + channel
+    std::int32_t qp;          // at the source
+    std::int32_t responder;   // at the destination
+    bool operator<(const QpEntry& o) const { return peer < o.peer; }
+  };
+  static std::uint32_t peer_key(int dst, int channel) { return static_cast<std::uint32_t>(dst) * 64 + channel; }
+  const QpEntry& qp_for(int a, int b, int channel) const;
+  /// Makes every QP of `run` that does not exist yet, in graph order, with room for all
+  /// of them reserved at each NIC first.
+  void make_qps(const Run& run);
+
+  std::vector<tlm_fabric::Nic*> nics_;
+  std::vector<int> endpoint_lane_;
+  std::vector<int> endpoints_;
+  EngineParams params_;
+  Hooks hooks_;
+  std::vector<std::vector<QpEntry>> qps_;      // per source endpoint
+  std::vector<std::unique_ptr<Run>> runs_;     // under way, ascending id
+  std::size_t raw_runs_ = 0;
+  std::uint64_t next_id_ = 0;
+  ReadyQueue bypassed_;                        // bypassed transfers, between windows
+  std::vector<std::unique_ptr<Lane>> lanes_;
+};
+
+}  // namespace fabricsim::testbench
