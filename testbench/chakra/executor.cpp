@@ -117,7 +117,7 @@ void check_runnable(const Trace& trace, const ExecutorParams& params) {
 }
 
 Executor::Executor(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics, std::shared_ptr<const Trace> trace,
-                   const ExecutorParams& params)
+                   const ExecutorParams& params, std::vector<int> endpoint_lane)
     : sc_module(name), nics_(std::move(nics)), trace_(std::move(trace)), params_(params) {
   if (params_.ranks.size() != trace_->ranks.size())
     throw std::invalid_argument("chakra executor: an endpoint for each of the " + std::to_string(trace_->ranks.size()) +
@@ -163,13 +163,17 @@ Executor::Executor(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> n
         collective_node_[key_of(t.rank, static_cast<std::uint32_t>(i))] = {g, seq[g]++};
       }
   }
-  for (int e : params_.ranks) {
-    nics_.at(static_cast<std::size_t>(e))->rdma().set_completion_handler(
-        [this, e](const tlm_fabric::Completion& c) { on_completion(e, c); });
-  }
+  testbench::CollectiveEngine::Hooks hooks;
+  hooks.done = [this](testbench::CollectiveEngine::GraphId id, const sc_time& end) {
+    push_event(end, -1, id);
+    wake_.notify_at(end);
+  };
+  hooks.bypass = [this](int a, int b) { return same_server(a, b); };
+  hooks.bypass_ready = [this](const sc_time& at) { wake_.notify_at(at); };
+  const testbench::EngineParams ep{params_.step_latency, params_.reduce_bandwidth_bps, {}, 0, params_.sl};
+  engine_ = std::make_unique<testbench::CollectiveEngine>(nics_, std::move(endpoint_lane), params_.ranks, ep, std::move(hooks));
   up_port_free_.assign(nics_.size(), sc_time());
   down_port_free_.assign(nics_.size(), sc_time());
-  to_kick_.assign(nics_.size(), 0);
   wake_.notify_at(tlm_fabric::sim_now());
 }
 
@@ -193,15 +197,11 @@ void Executor::run() {
       events_.pop();
       if (e.rank >= 0) complete(e.rank, static_cast<std::uint32_t>(e.node), now);
       else if (e.rank == -1) end_instance(e.node, now);
-      else {  // a scale-up landing
-        const auto it = in_flight_.find(e.node);
-        const Posted p = it->second;
-        in_flight_.erase(it);
-        --scale_up_in_flight_;
-        land(p.instance, p.transfer, now);
-      }
+      else engine_->land(e.node, now);  // a scale-up landing
     }
-    post_ready(now);
+    // Transfers inside a server: the scale-up ports, in start order then graph order.
+    engine_->bypassed(now, scale_up_ready_);
+    for (const auto& t : scale_up_ready_) post_scale_up(t.wr, t.bytes, t.src, t.dst, now);
     dispatch_compute(now);
     if (events_.empty() || events_.top().at > now) break;
   }
@@ -212,10 +212,7 @@ void Executor::run() {
   }
   check_stuck(now);
   if (!error_.empty()) return;
-  sc_time next = sc_core::sc_max_time();
-  if (!events_.empty()) next = std::min(next, events_.top().at);
-  if (!eligible_.empty()) next = std::min(next, eligible_.top().at);
-  if (next != sc_core::sc_max_time()) wake_.notify_at(next);
+  if (!events_.empty()) wake_.notify_at(events_.top().at);
 }
 
 sc_time Executor::node_compute_time(const Node& n) const {
@@ -259,7 +256,7 @@ void Executor::issue(int r, std::uint32_t i, const sc_time& now) {
       inst.members = g.members;
       inst.nodes = std::move(issued);
       g.issued.erase(c.seq);
-      start(std::move(inst), now);
+      start(std::move(inst), testbench::Schedule(), now);
       break;
     }
   }
@@ -277,21 +274,22 @@ void Executor::match_p2p(int src, int dst, std::int64_t tag, const sc_time& now)
   inst.size = inst.comm_size;
   inst.members = {src, dst};
   inst.nodes = {{src, send}, {dst, recv}};
-  inst.schedule.add({0, 1, 0, inst.comm_size, 0});
-  inst.schedule.index_dependents();
-  start(std::move(inst), now);
+  testbench::Schedule write;
+  write.add({0, 1, 0, inst.comm_size, 0});
+  write.index_dependents();
+  start(std::move(inst), std::move(write), now);
 }
 
-void Executor::start(Instance inst, const sc_time& now) {
+void Executor::start(Instance inst, testbench::Schedule schedule, const sc_time& now) {
   const int n = static_cast<int>(inst.members.size());
   if (inst.collective) {
     const Runnable run = runnable(inst.type, inst.comm_size, n);
     inst.op = run.op;
     inst.size = run.size;
     if (inst.type == CollectiveType::broadcast) {
-      inst.schedule = testbench::broadcast_chain(n, inst.size, params_.chunk);
+      schedule = testbench::broadcast_chain(n, inst.size, params_.chunk);
     } else if (inst.type == CollectiveType::barrier) {
-      inst.schedule = testbench::dissemination_barrier(n, kBarrierToken);
+      schedule = testbench::dissemination_barrier(n, kBarrierToken);
     } else {
       testbench::CollectiveParams cp;
       cp.op = run.op;
@@ -301,30 +299,15 @@ void Executor::start(Instance inst, const sc_time& now) {
       cp.channels = params_.channels;
       cp.tree_chunk = params_.chunk;
       cp.tree_slots = params_.tree_slots;
-      inst.schedule = testbench::build_schedule(cp, n, inst.size);
+      schedule = testbench::build_schedule(cp, n, inst.size);
     }
   }
   inst.start = now;
-  inst.last_visible = now;
-  const std::size_t m = inst.schedule.size();
-  inst.landed.assign(m, 0);
-  const std::uint64_t id = next_instance_++;
-  for (std::size_t i = 0; i < m; ++i)
-    if (inst.schedule.deps(i).size() == 0) eligible_.push({now + params_.step_latency, id, i});
-  const bool empty = m == 0;
+  std::vector<int> endpoints;
+  for (int r : inst.members) endpoints.push_back(params_.ranks[static_cast<std::size_t>(r)]);
+  // (An empty graph ends at once: its end is an event, after the instance is in.)
+  const auto id = engine_->start(std::move(schedule), std::move(endpoints), n, false, now);
   instances_.emplace(id, std::move(inst));
-  if (empty) push_event(now, -1, id);
-}
-
-Executor::QpPair Executor::qp_for(int a, int b, int channel) {
-  const auto [it, fresh] = qps_.try_emplace({a, b, channel}, QpPair{});
-  if (fresh) {
-    const int qa = nics_[static_cast<std::size_t>(a)]->rdma().create_qp(b, 0, params_.sl);
-    const int qb = nics_[static_cast<std::size_t>(b)]->rdma().create_qp(a, qa, params_.sl);
-    nics_[static_cast<std::size_t>(a)]->rdma().connect(qa, qb);
-    it->second = {qa, qb};
-  }
-  return it->second;
 }
 
 bool Executor::same_server(int a, int b) const {
@@ -332,82 +315,12 @@ bool Executor::same_server(int a, int b) const {
   return g > 0 && a / g == b / g;
 }
 
-void Executor::post_ready(const sc_time& now) {
-  // Every transfer ready by now, in the order the instances started and then their graph
-  // order (as CollectiveRunner posts a collective's); each NIC posted to looks once after.
-  batch_.clear();
-  while (!eligible_.empty() && eligible_.top().at <= now) {
-    batch_.push_back(eligible_.top());
-    eligible_.pop();
-  }
-  std::sort(batch_.begin(), batch_.end(),
-            [](const Eligible& x, const Eligible& y) { return std::tie(x.instance, x.transfer) < std::tie(y.instance, y.transfer); });
-  for (const Eligible& e : batch_) {
-    const Instance& inst = instances_.at(e.instance);
-    const testbench::Schedule::Step t = inst.schedule.step(e.transfer);
-    const int a = params_.ranks[static_cast<std::size_t>(inst.members[static_cast<std::size_t>(t.src)])];
-    const int b = params_.ranks[static_cast<std::size_t>(inst.members[static_cast<std::size_t>(t.dst)])];
-    if (same_server(a, b)) {
-      post_scale_up(e.instance, e.transfer, a, b, now);
-      continue;
-    }
-    const std::uint64_t wr = next_wr_++;
-    const QpPair qp = qp_for(a, b, t.channel);
-    in_flight_[wr] = {e.instance, e.transfer, b, qp.responder};
-    nics_[static_cast<std::size_t>(a)]->rdma().post(qp.requester, {tlm_fabric::RdmaOpcode::write, t.bytes, wr}, now);
-    if (!to_kick_[static_cast<std::size_t>(a)]) kicked_.push_back(a);
-    to_kick_[static_cast<std::size_t>(a)] = 1;
-  }
-  for (int a : kicked_) {
-    nics_[static_cast<std::size_t>(a)]->kick();
-    to_kick_[static_cast<std::size_t>(a)] = 0;
-  }
-  kicked_.clear();
-}
-
-void Executor::post_scale_up(std::uint64_t id, std::size_t i, int a, int b, const sc_time& now) {
-  const Instance& inst = instances_.at(id);
-  const std::uint64_t bytes = inst.schedule.step(i).bytes;
+void Executor::post_scale_up(std::uint64_t wr, std::uint64_t bytes, int a, int b, const sc_time& now) {
   const sc_time begin = std::max({now, up_port_free_[static_cast<std::size_t>(a)], down_port_free_[static_cast<std::size_t>(b)]});
   const sc_time busy = tlm_fabric::from_seconds(static_cast<double>(bytes) * 8.0 / params_.scale_up.bandwidth_bps);
   up_port_free_[static_cast<std::size_t>(a)] = begin + busy;
   down_port_free_[static_cast<std::size_t>(b)] = begin + busy;
-  const std::uint64_t wr = next_wr_++;
-  in_flight_[wr] = {id, i, b, -1};
-  ++scale_up_in_flight_;
   push_event(begin + busy + params_.scale_up.latency, -2, wr);
-}
-
-void Executor::on_completion(int endpoint, const tlm_fabric::Completion& c) {
-  if (c.requester) return;
-  const auto it = in_flight_.find(c.wr_id);
-  // Only this executor's QPs (RDMA traffic beside it has its own wr_ids).
-  if (it == in_flight_.end() || it->second.dst_endpoint != endpoint || it->second.dst_qp != c.qp) return;
-  const Posted p = it->second;
-  in_flight_.erase(it);
-  land(p.instance, p.transfer, c.visible);
-  // The landing acts at its visible time: wake then to post what it released.
-  if (!eligible_.empty()) wake_.notify_at(std::max(tlm_fabric::sim_now(), eligible_.top().at));
-  if (!events_.empty()) wake_.notify_at(std::max(tlm_fabric::sim_now(), events_.top().at));
-}
-
-void Executor::land(std::uint64_t id, std::size_t i, const sc_time& visible) {
-  Instance& inst = instances_.at(id);
-  inst.landed[i] = 1;
-  ++inst.landed_count;
-  inst.last_visible = std::max(inst.last_visible, visible);
-  for (int j : inst.schedule.dependents(i)) release(inst, id, static_cast<std::size_t>(j), visible);
-  if (inst.landed_count == inst.schedule.size()) push_event(inst.last_visible, -1, id);
-}
-
-void Executor::release(Instance& inst, std::uint64_t id, std::size_t j, const sc_time& visible) {
-  // The same rule as CollectiveRunner::release: the latest input + step latency, then
-  // the reduction of what the transfer carries.
-  const testbench::Schedule::Step t = inst.schedule.step(j);
-  const sc_time ready = std::max(inst.start + params_.step_latency, visible + params_.step_latency);
-  const std::optional<sc_time> all_in = inst.waiting.land(inst.schedule.deps(j).size(), j, ready);
-  if (!all_in) return;
-  eligible_.push({*all_in + testbench::reduction_time(t.reduce_bytes, params_.reduce_bandwidth_bps), id, j});
 }
 
 void Executor::end_instance(std::uint64_t id, const sc_time& now) {
@@ -417,9 +330,6 @@ void Executor::end_instance(std::uint64_t id, const sc_time& now) {
   inst.end = now;
   for (const auto& [r, i] : inst.nodes) complete(r, i, now);
   if (inst.collective) {
-    inst.schedule = testbench::Schedule();
-    inst.landed = {};
-    inst.waiting.clear();
     inst.nodes.clear();
     collectives_done_.push_back(std::move(inst));
   }
@@ -474,7 +384,7 @@ std::string Executor::describe(int r, std::uint32_t i) const {
 }
 
 void Executor::check_stuck(const sc_time& now) {
-  if (!events_.empty() || !eligible_.empty() || !in_flight_.empty() || scale_up_in_flight_ > 0) return;
+  if (!events_.empty() || engine_->running() > 0) return;
   for (const Rank& rank : ranks_)
     if (rank.computing || !rank.ready.empty()) return;
   // Nodes remain and nothing can complete one: a cross-rank deadlock. Per rank, the

@@ -4,8 +4,10 @@
 // communication runs beside compute. A collective starts once every member of its
 // process group has issued it and runs as a collectives.h transfer graph over the
 // members' endpoints; a send and its receive (matched by source, destination and tag,
-// in order) are one RDMA WRITE posted once both are issued. Both complete when their
-// last transfer is visible at the destination host (docs/workloads.md).
+// in order) are a graph of one RDMA WRITE started once both are issued. Both complete
+// when their last transfer is visible at the destination host; the graphs run on a
+// CollectiveEngine (collective_engine.h), the one `collective:` runs on
+// (docs/workloads.md).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include <systemc>
 
 #include "testbench/chakra/trace.h"
+#include "testbench/collective_engine.h"
 #include "testbench/collectives.h"
 #include "testbench/training/gpu.h"
 #include "tlm/nic.h"
@@ -65,9 +68,10 @@ void check_runnable(const Trace& trace, const ExecutorParams& params);
 class Executor : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Executor);
-  /// `nics[e]` is endpoint e's NIC. One wake-queue lane (the fabric builder forces it).
+  /// `nics[e]` is endpoint e's NIC; `endpoint_lane[e]` the wake-queue lane it wakes in
+  /// (empty: all in lane 0).
   Executor(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> nics, std::shared_ptr<const Trace> trace,
-           const ExecutorParams& params);
+           const ExecutorParams& params, std::vector<int> endpoint_lane = {});
 
   /// Every node of every rank completed.
   bool finished() const { return finished_; }
@@ -103,7 +107,7 @@ class Executor : public sc_core::sc_module {
     sc_core::sc_time last_end;
   };
   // A collective or a send/receive pair being run: its transfer graph over
-  // `members` (trace ranks, the graph's participants in order).
+  // `members` (trace ranks, the graph's participants in order) runs on the engine.
   struct Instance {
     bool collective = false;
     CollectiveType type = CollectiveType::all_reduce;
@@ -112,11 +116,6 @@ class Executor : public sc_core::sc_module {
     std::vector<int> members;
     std::vector<std::pair<int, std::uint32_t>> nodes;  // (rank, node) completed at the end
     sc_core::sc_time start, end;
-    testbench::Schedule schedule;
-    std::vector<std::uint8_t> landed;
-    std::size_t landed_count = 0;
-    testbench::InputJoin waiting;
-    sc_core::sc_time last_visible;
     testbench::CollectiveOp op = testbench::CollectiveOp::allreduce;
   };
   // A process group: its members, and per collective sequence number the nodes issued.
@@ -136,36 +135,14 @@ class Executor : public sc_core::sc_module {
     std::uint64_t node;
     bool operator>(const Event& o) const { return std::tie(at, seq) > std::tie(o.at, o.seq); }
   };
-  struct Eligible {
-    sc_core::sc_time at;
-    std::uint64_t instance;
-    std::size_t transfer;
-    bool operator>(const Eligible& o) const {
-      return std::tie(at, instance, transfer) > std::tie(o.at, o.instance, o.transfer);
-    }
-  };
-  struct Posted {
-    std::uint64_t instance;
-    std::size_t transfer;
-    int dst_endpoint;
-    int dst_qp;  // the responder QP it lands on (-1: scale-up)
-  };
-  struct QpPair {
-    int requester = -1, responder = -1;
-  };
-
   void run();
   void issue(int rank, std::uint32_t node, const sc_core::sc_time& now);
   void complete(int rank, std::uint32_t node, const sc_core::sc_time& now);
   void match_p2p(int src, int dst, std::int64_t tag, const sc_core::sc_time& now);
-  void start(Instance inst, const sc_core::sc_time& now);
-  void post_ready(const sc_core::sc_time& now);
+  void start(Instance inst, testbench::Schedule schedule, const sc_core::sc_time& now);
   /// A transfer over the scale-up ports: lands at latency + bytes / bandwidth after both
   /// ports are free.
-  void post_scale_up(std::uint64_t id, std::size_t i, int src_endpoint, int dst_endpoint, const sc_core::sc_time& now);
-  void on_completion(int endpoint, const tlm_fabric::Completion& c);
-  void land(std::uint64_t id, std::size_t i, const sc_core::sc_time& visible);
-  void release(Instance& inst, std::uint64_t id, std::size_t j, const sc_core::sc_time& visible);
+  void post_scale_up(std::uint64_t wr, std::uint64_t bytes, int src_endpoint, int dst_endpoint, const sc_core::sc_time& now);
   void end_instance(std::uint64_t id, const sc_core::sc_time& now);
   void dispatch_compute(const sc_core::sc_time& now);
   void push_event(const sc_core::sc_time& at, int rank, std::uint64_t node);
@@ -173,8 +150,6 @@ class Executor : public sc_core::sc_module {
   void check_stuck(const sc_core::sc_time& now);
   std::string describe(int rank, std::uint32_t node) const;
   sc_core::sc_time node_compute_time(const Node& n) const;
-  /// The QP pair from `src_endpoint` to `dst_endpoint` on `channel`, made at first use.
-  QpPair qp_for(int src_endpoint, int dst_endpoint, int channel);
   bool same_server(int a, int b) const;
 
   std::vector<tlm_fabric::Nic*> nics_;
@@ -185,27 +160,23 @@ class Executor : public sc_core::sc_module {
   std::unordered_map<std::uint64_t, CollectiveNode> collective_node_;  // (rank << 32 | node) -> group, seq
   // Sends and receives issued and not yet matched, per (source, destination, tag).
   std::map<std::tuple<int, int, std::int64_t>, std::vector<std::uint32_t>> sends_, recvs_;
-  std::map<std::uint64_t, Instance> instances_;  // in flight, by id (the order they started)
-  std::vector<Instance> collectives_done_;       // for the report (schedule dropped)
-  std::uint64_t next_instance_ = 0;
+  std::map<std::uint64_t, Instance> instances_;  // in flight, by engine graph id (the order they started)
+  std::vector<Instance> collectives_done_;       // for the report
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t event_seq_ = 0;
-  std::priority_queue<Eligible, std::vector<Eligible>, std::greater<>> eligible_;
-  std::vector<Eligible> batch_;
-  std::unordered_map<std::uint64_t, Posted> in_flight_;  // by wr_id
-  std::uint64_t next_wr_ = 0;
-  std::map<std::tuple<int, int, int>, QpPair> qps_;      // by (src endpoint, dst endpoint, channel)
   std::vector<int> to_dispatch_, dispatching_;           // ranks whose compute stream may start a node
-  std::vector<int> kicked_;                              // post_ready: NICs posted to, in first-post order
-  std::vector<std::uint8_t> to_kick_;                    // per endpoint: in kicked_
   std::vector<sc_core::sc_time> up_port_free_, down_port_free_;  // scale-up, per endpoint
-  std::size_t scale_up_in_flight_ = 0;
+  std::vector<testbench::CollectiveEngine::Bypassed> scale_up_ready_;  // run: scratch
   std::size_t remaining_ = 0;
   bool started_ = false;
   bool finished_ = false;
   std::string error_;
   sc_core::sc_time end_;
-  tlm_fabric::WakeEvent wake_{[this] { run(); }};
+  // Issues and completes nodes, runs compute and the scale-up ports: through the
+  // WakeQueue, between the lanes' windows (it reads every rank); the engine posts and
+  // lands the transfers in the NICs' lanes.
+  tlm_fabric::WakeEvent wake_{[this] { run(); }, /*reads_every_lane=*/true};
+  std::unique_ptr<testbench::CollectiveEngine> engine_;
 };
 
 }  // namespace fabricsim::chakra
