@@ -271,10 +271,7 @@ void Fabric::build_collective(const testbench::AggregationTree& aggregation, con
   cp.tree = aggregation;  // sharp only
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
-  std::vector<int> endpoint_lane(nics.size(), 0);  // (aggregation ports: their switch's)
-  for (std::size_t e = 0; e < routed.host_switch.size() && !switches_.empty(); ++e)
-    endpoint_lane[e] = switch_lane_[static_cast<std::size_t>(routed.host_switch[e])];
-  collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, endpoint_lane);
+  collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, endpoint_lanes(routed));
   // A collective's end spans every lane: it runs between windows, at the time its last
   // landing is visible, no earlier than the window it landed in ends.
   if (lanes_ > 1) lookahead_ = std::min(lookahead_, collective_->least_completion_delay());
@@ -286,7 +283,16 @@ void Fabric::build_chakra() {
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
   chakra_trace_ = run_trace(config_);
-  chakra_ = std::make_unique<chakra::Executor>("chakra", nics, chakra_trace_, p);
+  chakra_ = std::make_unique<chakra::Executor>("chakra", nics, chakra_trace_, p, endpoint_lanes(graph_));
+  // A graph ends between windows, at the time its last landing is visible.
+  if (lanes_ > 1) lookahead_ = std::min(lookahead_, chakra_->least_completion_delay());
+}
+
+std::vector<int> Fabric::endpoint_lanes(const TopologyGraph& routed) const {
+  std::vector<int> lane(nics_.size(), 0);  // (aggregation ports: their switch's)
+  for (std::size_t e = 0; e < routed.host_switch.size() && !switches_.empty(); ++e)
+    lane[e] = switch_lane_[static_cast<std::size_t>(routed.host_switch[e])];
+  return lane;
 }
 
 void Fabric::watchdog() {
@@ -509,12 +515,11 @@ void Fabric::plan_lanes() {
   // A workload that acts on NICs of several lanes at no delay keeps the fabric on one
   // lane: a perftest's runner (two NICs at once), a collective whose landings are
   // visible at once (its end runs between windows, at the latest landing's visible time,
-  // which could fall inside one). (An in-network reduction's node acts on its inputs at
-  // once, but they all land in its switch's lane.)
-  const bool visible_at_once =
-      config_.collective_enabled && config_.nic.host.least_completion_delay() == sc_core::SC_ZERO_TIME;
-  // A Chakra trace runs on one lane too (its executor posts on any rank's NIC at once).
-  const bool coupled = config_.perftest_enabled || visible_at_once || config_.chakra_enabled;
+  // which could fall inside one), a Chakra trace's alike. (An in-network reduction's node
+  // acts on its inputs at once, but they all land in its switch's lane.)
+  const bool visible_at_once = (config_.collective_enabled || config_.chakra_enabled) &&
+                               config_.nic.host.least_completion_delay() == sc_core::SC_ZERO_TIME;
+  const bool coupled = config_.perftest_enabled || visible_at_once;
   lanes_ = coupled ? 1 : std::max(1, std::min(config_.simulation.threads, static_cast<int>(host_switches.size())));
   switch_lane_.assign(static_cast<std::size_t>(switches), 0);
   // Switches with hosts in blocks of consecutive indices (neighbours in a tier share a

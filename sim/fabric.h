@@ -123,8 +123,10 @@ class Fabric : public sc_core::sc_module {
   /// The NICs' flow records after the warm-up into flows_ (per lane in a parallel window).
   void collect_flows();
   void build_collective(const testbench::AggregationTree& aggregation, const TopologyGraph& routed);
-  /// The Chakra executor over the placed ranks' NICs (one lane).
+  /// The Chakra executor over the placed ranks' NICs (each rank in its NIC's lane).
   void build_chakra();
+  /// The wake-queue lane of each endpoint of `routed` (its switch's).
+  std::vector<int> endpoint_lanes(const TopologyGraph& routed) const;
   void build_traffic();
   /// A traffic generator at endpoint `src` (with its RC QPs when the transport is RDMA).
   void add_source(int src, testbench::Destinations dsts, std::vector<testbench::Weighted> msg_sizes,

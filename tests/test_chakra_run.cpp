@@ -216,7 +216,8 @@ TEST(ChakraRun, UnfinishedAtTheDurationIsReported) {
 }
 
 TEST(ChakraRun, SameResultsOnOneAndTwoThreads) {
-  // A leaf-spine: two leaves, so two threads could make two lanes; the trace runs on one.
+  // A leaf-spine: two leaves, so two threads make two lanes; a server of four GPUs spans
+  // both, so its scale-up transfers are released from either lane.
   const std::string yaml = std::string(
       "simulation: {seed: 3, duration: 5ms, warmup: 0us}\n"
       "link: {framing: infiniband, lanes: 4, lane_rate: 106.25Gb/s, fec: rs544_514, cable_length: 2m}\n"
@@ -224,11 +225,17 @@ TEST(ChakraRun, SameResultsOnOneAndTwoThreads) {
       "topology: {kind: leaf_spine, leaves: 2, radix: 4}\n"
       "output: {sample_interval: 0s}\n"
       "chakra: {trace: ") + FABRICSIM_SOURCE_DIR + "/examples/chakra/tiny, placement: spread}\n";
-  json one = run_checked(load_config_text(yaml, "lanes.yaml", {"simulation.threads=1"}));
-  json two = run_checked(load_config_text(yaml, "lanes.yaml", {"simulation.threads=2"}));
-  EXPECT_EQ(two.at("simulator").at("lanes"), 1);
-  EXPECT_EQ(one.at("chakra"), two.at("chakra"));
-  EXPECT_EQ(one.at("endpoints"), two.at("endpoints"));
+  for (const std::string& scale_up : {"", "server={gpus: 4, scale_up: {bandwidth: 1600Gb/s, latency: 2us}}"}) {
+    std::vector<std::string> sets{"simulation.threads=1"};
+    if (!scale_up.empty()) sets.push_back(scale_up);
+    json one = run_checked(load_config_text(yaml, "lanes.yaml", sets));
+    sets[0] = "simulation.threads=2";
+    json two = run_checked(load_config_text(yaml, "lanes.yaml", sets));
+    EXPECT_EQ(two.at("simulator").at("lanes"), 2);
+    ASSERT_TRUE(two.at("chakra").at("finished").get<bool>()) << scale_up;
+    EXPECT_EQ(one.at("chakra"), two.at("chakra")) << scale_up;
+    EXPECT_EQ(one.at("endpoints"), two.at("endpoints")) << scale_up;
+  }
 }
 
 TEST(ChakraRun, BroadcastAndBarrierRun) {

@@ -495,7 +495,7 @@ const std::string kTreeJob = kTree + kJob.substr(kFabric.size());
 
 TEST(TrainingRun, GeneratedJobRunsDeterministicallyOnAnyThreadCount) {
   // The job runs to its end through the Chakra executor; the run is the same bit for
-  // bit again, and with two threads, where the executor keeps the fabric on one lane.
+  // bit again, and with two threads, on two lanes.
   const sim::FabricConfig c = sim::load_config_text(kTreeJob, "job.yaml");
   const nlohmann::json r = fabricsim::testing::run_checked(c);
   const nlohmann::json& ch = r.at("chakra");
@@ -511,7 +511,7 @@ TEST(TrainingRun, GeneratedJobRunsDeterministicallyOnAnyThreadCount) {
   EXPECT_EQ(fabricsim::testing::run_checked(c).at("chakra"), ch);
   const nlohmann::json two =
       fabricsim::testing::run_checked(sim::load_config_text(kTreeJob, "job.yaml", {"simulation.threads=2"}));
-  EXPECT_EQ(two.at("simulator").at("lanes"), 1);
+  EXPECT_EQ(two.at("simulator").at("lanes"), 2);
   EXPECT_EQ(two.at("chakra"), ch);
 }
 

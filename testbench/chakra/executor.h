@@ -81,6 +81,8 @@ class Executor : public sc_core::sc_module {
   nlohmann::json report() const;
   /// A short table: per rank and per collective.
   std::string table() const;
+  /// The longest lookahead lanes may run the trace with (CollectiveEngine).
+  sc_core::sc_time least_completion_delay() const { return engine_->least_completion_delay(); }
 
  private:
   struct Interval {
@@ -131,9 +133,13 @@ class Executor : public sc_core::sc_module {
   struct Event {
     sc_core::sc_time at;
     std::uint64_t seq;
-    int rank;             // node completion: rank and node; instance end: -1, node = instance id
+    int rank;             // node completion: rank and node; instance end: -1, node = graph id; scale-up landing: -2, node = wr
     std::uint64_t node;
-    bool operator>(const Event& o) const { return std::tie(at, seq) > std::tie(o.at, o.seq); }
+    // Events of one time by what they are, not by when they were pushed: a graph's end
+    // is pushed when its lane's window ends, which depends on the lanes.
+    bool operator>(const Event& o) const {
+      return std::tie(at, rank, node, seq) > std::tie(o.at, o.rank, o.node, o.seq);
+    }
   };
   void run();
   void issue(int rank, std::uint32_t node, const sc_core::sc_time& now);
