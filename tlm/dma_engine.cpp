@@ -28,17 +28,17 @@ sc_time DmaEngine::doorbell(const sc_time& now) {
 }
 
 sc_time DmaEngine::read(const sc_time& now, std::uint64_t bytes, std::uint64_t chunk, hw::MemoryTarget target,
-                        std::vector<sc_time>* ready) {
+                        sc_time* ready) {
   return read_on(posted_, now, bytes, chunk, target, ready);
 }
 
 sc_time DmaEngine::reread(const sc_time& now, std::uint64_t bytes, hw::MemoryTarget target, std::uint64_t chunk,
-                          std::vector<sc_time>* ready) {
-  // The model reserves a posted message's payload reads when it is posted, as far ahead as
-  // the posted work goes; a NIC issues them as its transmit buffer drains, and its DMA
-  // scheduler sends a retransmission's read requests first. So the re-read waits for
-  // earlier re-reads only, and the posted reads reserved later queue behind its
-  // completions (their wire time added where the posted path is busy beyond them).
+                          sc_time* ready) {
+  // The posted path holds the payload reads each QP has issued ahead of its transmission
+  // (up to its read-ahead); a NIC's DMA scheduler sends a retransmission's read requests
+  // first. So the re-read waits for earlier re-reads only, and the posted reads reserved
+  // later queue behind its completions (their wire time added where the posted path is
+  // busy beyond them).
   if (resends_.tags.empty()) resends_.tags.assign(posted_.tags.size(), sc_core::SC_ZERO_TIME);
   sc_time wire_total;
   const sc_time done = read_on(resends_, now, bytes, chunk, target, ready, &wire_total);
@@ -47,7 +47,7 @@ sc_time DmaEngine::reread(const sc_time& now, std::uint64_t bytes, hw::MemoryTar
 }
 
 sc_time DmaEngine::read_on(ReadPath& path, const sc_time& now, std::uint64_t bytes, std::uint64_t chunk,
-                           hw::MemoryTarget target, std::vector<sc_time>* ready, sc_time* wire_total) {
+                           hw::MemoryTarget target, sc_time* ready, sc_time* wire_total) {
   std::vector<sc_time>& tags = path.tags;
   const std::uint64_t mrrs = timing_.params().max_read_request;
   const sc_time latency = read_latency(target);
@@ -62,7 +62,6 @@ sc_time DmaEngine::read_on(ReadPath& path, const sc_time& now, std::uint64_t byt
   if (wire_total) *wire_total = from_ticks(full.time.value() * (pieces - 1) + last.time.value());
   // ready[c]: when chunk c's last byte is in, i.e. its last piece's completions.
   const std::size_t chunks = ready && chunk ? (bytes + chunk - 1) / chunk : 0;
-  if (ready) ready->resize(chunks);
   std::size_t next_chunk = 0;
   auto piece_of = [&](std::size_t c) { return (std::min((c + 1) * chunk, bytes) - 1) / mrrs; };
   std::uint64_t next_chunk_piece = chunks ? piece_of(0) : pieces;
@@ -91,7 +90,7 @@ sc_time DmaEngine::read_on(ReadPath& path, const sc_time& now, std::uint64_t byt
     up_busy += request_wire_s_;
     down_busy += w.seconds;
     for (; next_chunk_piece == k; next_chunk_piece = ++next_chunk < chunks ? piece_of(next_chunk) : pieces)
-      (*ready)[next_chunk] = down_free;
+      ready[next_chunk] = down_free;
     // After the first piece: each later request is issued by the time the wire frees when
     // the latest tag freed before this read is a latency before the first piece's end
     // (now is: that piece went out after it; the wire's time only grows), and, with more

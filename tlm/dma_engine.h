@@ -26,16 +26,17 @@ class DmaEngine {
 
   /// When the NIC sees a host doorbell (MMIO write) rung at `now`.
   sc_core::sc_time doorbell(const sc_core::sc_time& now);
-  /// DMA read of `bytes` issued at `now` in max-read-request pieces; `ready[i]` =
-  /// when bytes [i*chunk, (i+1)*chunk) have arrived at the NIC. Returns the last.
+  /// DMA read of `bytes` issued at `now` in max-read-request pieces; `ready[i]` (room for
+  /// ceil(bytes / chunk) times) = when bytes [i*chunk, (i+1)*chunk) have arrived at the
+  /// NIC. Returns the last.
   sc_core::sc_time read(const sc_core::sc_time& now, std::uint64_t bytes, std::uint64_t chunk,
-                        hw::MemoryTarget target, std::vector<sc_core::sc_time>* ready = nullptr);
+                        hw::MemoryTarget target, sc_core::sc_time* ready = nullptr);
   /// DMA read of a retransmission's payload (or a repeated READ's data) issued at `now`,
   /// as read() but ahead of the reads reserved for posted work: it queues only behind
   /// earlier re-reads (with tags of its own), and the posted reads reserved after it lose
   /// its completions' wire time.
   sc_core::sc_time reread(const sc_core::sc_time& now, std::uint64_t bytes, hw::MemoryTarget target,
-                          std::uint64_t chunk = 0, std::vector<sc_core::sc_time>* ready = nullptr);
+                          std::uint64_t chunk = 0, sc_core::sc_time* ready = nullptr);
   /// Posted DMA write issued at `now`; returns when the data is visible in memory.
   sc_core::sc_time write(const sc_core::sc_time& now, std::uint64_t bytes, hw::MemoryTarget target);
 
@@ -69,7 +70,7 @@ class DmaEngine {
   };
   /// read() on `path`; `wire_total` (if given) gets its completions' wire time.
   sc_core::sc_time read_on(ReadPath& path, const sc_core::sc_time& now, std::uint64_t bytes, std::uint64_t chunk,
-                           hw::MemoryTarget target, std::vector<sc_core::sc_time>* ready,
+                           hw::MemoryTarget target, sc_core::sc_time* ready,
                            sc_core::sc_time* wire_total = nullptr);
 
   hw::PcieTiming timing_;

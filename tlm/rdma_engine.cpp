@@ -70,6 +70,7 @@ RdmaEngine::RdmaEngine(const std::string& name, int endpoint, std::uint32_t mtu,
       cnp_interval_(to_sc(cc.dcqcn.cnp_interval)),
       endpoint_(endpoint),
       mtu_(mtu),
+      read_ahead_(static_cast<std::uint64_t>(host.pcie.read_tags) * host.pcie.max_read_request),
       cc_kind_(cc.kind),
       transport_(transport),
       acks_sent_(stats.counter(name + ".rdma.acks_sent", "ACK packets sent", "packets")),
@@ -110,12 +111,14 @@ int RdmaEngine::create_qp(int peer, int peer_qpn, int sl) {
   qps_.push_back(std::move(q));
   busy_qps_.resize(qps_.size());
   earliest_.resize(qps_.size());
+  fetch_.resize(qps_.size());
   if (cc_kind_ != hw::CcKind::none) next_cnp_.resize(qps_.size(), sc_core::SC_ZERO_TIME);
   return qps_.back().qpn;
 }
 
 void RdmaEngine::reserve_qps(std::size_t more) {
   qps_.reserve(qps_.size() + more);
+  fetch_.reserve(qps_.size() + more);
   if (cc_kind_ != hw::CcKind::none) next_cnp_.reserve(qps_.size() + more);
 }
 
@@ -132,16 +135,38 @@ void RdmaEngine::post(int qpn, const WorkRequest& wr, const sc_time& now) {
   w.wqe_ready = (host_.blueflame ? db : dma_.read(db, host_.wqe_bytes, 0, host_.memory)) +
                 processing_;
   w.packets = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (wr.bytes + mtu_ - 1) / mtu_));
-  if (wr.opcode != RdmaOpcode::read) {
-    if (wr.bytes <= host_.inline_threshold) {
-      w.chunk_ready.assign(w.packets, w.wqe_ready);  // every segment is in the WQE (MTU may be below the threshold)
-    } else {
-      dma_.read(w.wqe_ready, wr.bytes, mtu_, host_.memory, &w.chunk_ready);
-    }
+  if (wr.opcode == RdmaOpcode::read) {
+    w.fetched = w.packets;  // no payload
+  } else if (wr.bytes <= host_.inline_threshold) {
+    w.chunk_ready.assign(w.packets, w.wqe_ready);  // every segment is in the WQE (MTU may be below the threshold)
+    w.fetched = w.packets;
+  } else {
+    w.chunk_ready.resize(w.packets);
   }
   q.sq.push_back(std::move(w));
+  fetch(q, now);
   busy_qps_.insert(static_cast<std::size_t>(qpn));
   refresh(q);
+}
+
+void RdmaEngine::fetch(Qp& q, const sc_time& now) {
+  // The reads of consecutive segments of one request go as one read (its MRRS pieces are
+  // those of the segments one by one: the MTU is a whole number of them), issued once the
+  // WQE is in.
+  Fetch& f = fetch_[static_cast<std::size_t>(q.qpn)];
+  for (; f.seq < q.posted(); ++f.seq) {
+    SendWqe& w = q.sq[f.seq - q.sq_base];
+    if (w.fetched < w.packets) {
+      if (f.ahead >= read_ahead_) return;
+      const std::uint64_t from = static_cast<std::uint64_t>(w.fetched) * mtu_;
+      const std::uint64_t room = read_ahead_ - f.ahead;
+      const std::uint64_t bytes = std::min(w.wr.bytes - from, (room + mtu_ - 1) / mtu_ * mtu_);
+      dma_.read(std::max(now, w.wqe_ready), bytes, mtu_, host_.memory, &w.chunk_ready[w.fetched]);
+      w.fetched += static_cast<std::uint32_t>((bytes + mtu_ - 1) / mtu_);
+      f.ahead += bytes;
+      if (w.fetched < w.packets) return;
+    }
+  }
 }
 
 std::uint32_t RdmaEngine::segment_bytes(const SendWqe& w, std::uint32_t index) const {
@@ -294,6 +319,7 @@ Packet* RdmaEngine::next_segment(Qp& q, int vl, const sc_time& now, TxGate& gate
     w.sent = w.packets;
   } else {
     const std::uint32_t bytes = segment_bytes(w, w.sent);
+    assert(w.sent < w.fetched);
     if (w.chunk_ready[w.sent] > now || !gate.can_send(vl, bytes)) return nullptr;
     if (!w.started) {
       w.first_psn = q.next_psn;
@@ -306,6 +332,11 @@ Packet* RdmaEngine::next_segment(Qp& q, int vl, const sc_time& now, TxGate& gate
     out->message_start = w.chunk_ready.front();
     ++q.next_psn;
     ++w.sent;
+    // Its payload leaves the transmit buffer: the QP's next payload reads go out.
+    if (w.wr.bytes > host_.inline_threshold) {
+      fetch_[static_cast<std::size_t>(q.qpn)].ahead -= bytes;
+      fetch(q, now);
+    }
   }
   if (w.sent == w.packets) ++q.unsent_seq;
   if (q.outstanding.size() == 1 || q.last_progress == sc_core::SC_ZERO_TIME) q.last_progress = now;
@@ -545,11 +576,11 @@ void RdmaEngine::respond_read(Qp& q, const Packet& p, const sc_time& now) {
   busy_qps_.insert(static_cast<std::size_t>(q.qpn));
   if (resend == 0) return;  // all still queued
   const std::uint64_t bytes = std::min<std::uint64_t>(p.read_bytes, static_cast<std::uint64_t>(resend) * mtu_);
-  std::vector<sc_time> ready;
+  std::vector<sc_time> ready((bytes + mtu_ - 1) / mtu_);
   if (repeated) {
-    dma_.reread(now + processing_, bytes, host_.memory, mtu_, &ready);
+    dma_.reread(now + processing_, bytes, host_.memory, mtu_, ready.data());
   } else {
-    dma_.read(now + processing_, bytes, mtu_, host_.memory, &ready);
+    dma_.read(now + processing_, bytes, mtu_, host_.memory, ready.data());
   }
   if (ready.empty()) ready.assign(1, now + processing_);
   std::size_t pos = static_cast<std::size_t>(at - q.responses.begin());

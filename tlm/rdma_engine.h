@@ -188,10 +188,11 @@ class RdmaEngine {
   struct SendWqe {
     WorkRequest wr;
     sc_core::sc_time posted, wqe_ready;
-    std::vector<sc_core::sc_time> chunk_ready;  // payload per MTU segment (write/send)
+    std::vector<sc_core::sc_time> chunk_ready;  // payload per MTU segment (write/send), once its read is issued
     std::uint32_t packets = 1;
     std::uint32_t first_psn = 0;
     std::uint32_t sent = 0;                     // new segments sent
+    std::uint32_t fetched = 0;                  // segments whose payload read is issued (or with none to read)
     bool started = false;
   };
   struct Outstanding {
@@ -257,6 +258,12 @@ class RdmaEngine {
     bool unsent() const { return unsent_seq < posted(); }
   };
   static_assert(sizeof(Qp) == 256, "a QP is four cache lines");
+  // A QP's payload reads (RdmaEngine::fetch): the first request with payload still to
+  // read, and the payload bytes read ahead of the segments sent.
+  struct Fetch {
+    std::uint64_t seq = 0;
+    std::uint64_t ahead = 0;
+  };
   struct Control {
     Packet packet;
     sc_core::sc_time ready;
@@ -319,6 +326,9 @@ class RdmaEngine {
   Packet* emit(Qp& q, RdmaOp op, std::uint32_t psn, std::uint32_t bytes, bool last, std::uint64_t wr_id,
                const sc_core::sc_time& now);
   SendWqe* wqe_of(Qp& q, std::uint64_t seq);
+  /// Issues `q`'s payload reads, in segment order, until `read_ahead_` bytes are read ahead
+  /// of its segments sent (a NIC reads a QP's payload as its scheduler serves that QP).
+  void fetch(Qp& q, const sc_core::sc_time& now);
   std::uint32_t segment_bytes(const SendWqe& w, std::uint32_t index) const;
 
   // What a packet sent or received reads of the engine, side by side at the front (at
@@ -339,11 +349,16 @@ class RdmaEngine {
   sc_core::sc_time processing_, retransmit_timeout_, poll_latency_, cnp_interval_;
   int endpoint_;
   std::uint32_t mtu_;
+  // Payload a QP reads ahead of its transmission [B]: what the read tags hold in flight
+  // (pcie.read_tags x pcie.max_read_request).
+  std::uint64_t read_ahead_;
   hw::CcKind cc_kind_;  // cc_params_.kind
   std::unique_ptr<hw::CongestionControl> no_cc_;  // congestion control none: stateless, one for every QP
   // Per QP, with congestion control on (empty without): the earliest time its next CNP
   // (BECN) may go, the notification point's pacing (DCQCN: one per cnp_interval).
   std::vector<sc_core::sc_time> next_cnp_;
+  // Per QP, its payload reads (beside the QP: a QP is four cache lines).
+  std::vector<Fetch> fetch_;
   TransportParams transport_;
   stats::Counter& acks_sent_;
 
