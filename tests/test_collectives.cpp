@@ -115,7 +115,9 @@ TEST(Collectives, HalvingDoublingAndDoubleBinaryTreeComplete) {
 
 // Double binary tree: the busiest ranks send 2S (S/2 up and S down where they are inner
 // nodes, S/2 up where they are leaves), so busbw <= 2(n-1)/n x S / (2S/B) = (n-1)/n x B.
-// Without per-edge slots (tree_slots = 1024) leaves flood their uplinks: 79% of it.
+// With 8 slots per edge (NCCL_STEPS) and without the bound (tree_slots = 1024: a leaf
+// posts its whole half at once, and its NIC shares reads and port between its two trees'
+// QPs) both come near it: 86% and 90%.
 TEST(DoubleBinaryTree, PipelinedChunksApproachTheTwoTreeBound) {
   const double bound = kLinkGBps * 7 / 8;
   auto busbw = [&](const char* slots) {
@@ -126,7 +128,8 @@ TEST(DoubleBinaryTree, PipelinedChunksApproachTheTwoTreeBound) {
   const double nccl = busbw("8"), unbounded = busbw("1024");
   EXPECT_LE(nccl, bound * 1.001);
   EXPECT_GE(nccl, bound * 0.84);
-  EXPECT_GT(nccl, unbounded * 1.05);
+  EXPECT_LE(unbounded, bound * 1.001);
+  EXPECT_GE(unbounded, bound * 0.84);
 }
 
 TEST(Schedule, StepCountsMatchTheAlgorithms) {

@@ -52,6 +52,7 @@ set(fabricsim_validation_tests
   Perftest.LargeWritesReachTheLinkBound
   Perftest.LargeWritesReachThePcieBoundWhenItIsLower
   Perftest.ViaOneSwitchAddsTheSwitchHop
+  Transport.QpsShareThePayloadReadsAndTheWire
   # tests/test_topology.cpp, tests/test_flows.cpp: hop-count closed forms, ideal FCT
   RailOptimized.SameRailTakesOneSwitchHopCrossRailThree
   FlowCompletion.SingleFlowAtZeroLoadHasSlowdownOne
