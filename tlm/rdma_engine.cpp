@@ -150,9 +150,9 @@ void RdmaEngine::post(int qpn, const WorkRequest& wr, const sc_time& now) {
 }
 
 void RdmaEngine::fetch(Qp& q, const sc_time& now) {
-  // The reads of consecutive segments of one request go as one read (its MRRS pieces are
-  // those of the segments one by one: the MTU is a whole number of them), issued once the
-  // WQE is in.
+  // The reads of a request's consecutive segments go as one read in MRRS pieces, issued
+  // once the WQE is in. The read-ahead is in bytes: many short messages keep as much
+  // payload in flight as one long one.
   Fetch& f = fetch_[static_cast<std::size_t>(q.qpn)];
   for (; f.seq < q.posted(); ++f.seq) {
     SendWqe& w = q.sq[f.seq - q.sq_base];
