@@ -222,6 +222,39 @@ TEST(TrainingGenerator, ZeroStagesAndMoeAreConsistentAcrossRanks) {
   EXPECT_EQ(a2a, 4 * 4 * moe.micro_batches());  // 4 MoE layers, 2 forward + 2 backward each
 }
 
+TEST(TrainingGenerator, ZeroMovesTheBytesOfTheZeroPaper) {
+  // Bytes a rank sends per step in its data-parallel collectives, a ring of n: AllReduce
+  // 2(n-1)/n x comm_size, ReduceScatter (n-1)/n x comm_size, AllGather (n-1) x comm_size
+  // (comm_size is one rank's shard; docs/workloads.md). Rajbhandari et al., "ZeRO", SC'20,
+  // section 7: DP and ZeRO-1/2 move 2 Psi per step (ZeRO-2: reduce-scatter Psi + gather
+  // Psi), ZeRO-3 3 Psi (gather forward, gather backward, reduce-scatter), each x (n-1)/n
+  // for a ring. One micro-batch, so a step is one pass; exact, as every layer's bytes
+  // divide by n.
+  for (int zero : {0, 1, 2, 3}) {
+    Job job = small_gpt(4, 1, 1);
+    job.global_batch = job.micro_batch * job.plan.dp;
+    job.plan.zero = zero;
+    job.plan.bucket_bytes = 4 << 20;
+    const chakra::Trace trace = generate(job);
+    const double n = job.plan.dp;
+    std::map<chakra::CollectiveType, double> sent;
+    for (const auto& node : trace.ranks[0].nodes) {
+      if (node.kind != chakra::NodeKind::collective) continue;
+      const double c = static_cast<double>(node.comm_size);
+      switch (*node.comm_type) {
+        case chakra::CollectiveType::all_reduce: sent[*node.comm_type] += 2 * (n - 1) / n * c; break;
+        case chakra::CollectiveType::reduce_scatter: sent[*node.comm_type] += (n - 1) / n * c; break;
+        case chakra::CollectiveType::all_gather: sent[*node.comm_type] += (n - 1) * c; break;
+        default: ADD_FAILURE() << node.name;
+      }
+    }
+    const double psi = static_cast<double>(job.model.params()) * 2 * (n - 1) / n;  // bf16, one ring pass
+    EXPECT_EQ(sent[chakra::CollectiveType::all_reduce], zero == 0 ? 2 * psi : 0) << "zero " << zero;
+    EXPECT_EQ(sent[chakra::CollectiveType::reduce_scatter], zero == 0 ? 0 : psi) << "zero " << zero;
+    EXPECT_EQ(sent[chakra::CollectiveType::all_gather], zero == 0 ? 0 : zero == 3 ? 2 * psi : psi) << "zero " << zero;
+  }
+}
+
 // The longest path through every rank's DAG, a send finishing its receive; compute
 // nodes weigh `weight(node)`, the rest nothing.
 template <class Weight>

@@ -304,11 +304,12 @@ class RankGenerator {
   }
 
   // ZeRO-3: the layer's parameters gathered before a pass over it, prefetched one
-  // layer ahead on the communication stream.
+  // layer ahead on the communication stream. An ALL_GATHER's comm_size is one rank's
+  // shard (Chakra's convention, docs/workloads.md), the layer / dp.
   std::optional<std::uint64_t> gather(int l, const char* pass, int it, int mb, std::optional<std::uint64_t> after) {
     if (p_.zero != 3 || !dp_pg_) return std::nullopt;
     Node n = b_.collective(tag(pass, it, mb, l, "allgather_params"), CollectiveType::all_gather,
-                           (dense_params(l)) * bytes_, *dp_pg_);
+                           dense_params(l) * bytes_ / p_.dp, *dp_pg_);
     if (after) n.data_deps.push_back(*after);
     if (last_comm_) n.ctrl_deps.push_back(*last_comm_);
     last_comm_ = b_.add(std::move(n));
@@ -454,13 +455,15 @@ class RankGenerator {
     }
     const std::uint64_t step = b_.chain(b_.compute("optimizer.it" + std::to_string(it), 12 * local, 28 * local), sync_);
     if (p_.zero != 1 && p_.zero != 2) return;
-    // ZeRO-1/2: each rank's updated shard gathered back, bucket by bucket.
+    // ZeRO-1/2: each rank's updated shard gathered back, bucket by bucket; comm_size is
+    // one rank's shard of the bucket (bucket / group size).
     std::vector<std::uint64_t> gathered;
-    for (const auto& [buckets, pg, what] : {std::tuple{&dense, dp_pg_, "params"}, std::tuple{&expert, edp_pg_, "expert_params"}}) {
+    for (const auto& [buckets, pg, what, members] :
+         {std::tuple{&dense, dp_pg_, "params", p_.dp}, std::tuple{&expert, edp_pg_, "expert_params", p_.dp / p_.ep}}) {
       if (!pg) continue;
       for (std::size_t k = 0; k < buckets->size(); ++k) {
         Node n = b_.collective("step.it" + std::to_string(it) + "." + what + ".bucket" + std::to_string(k) + ".allgather",
-                               CollectiveType::all_gather, (*buckets)[k].bytes, *pg);
+                               CollectiveType::all_gather, (*buckets)[k].bytes / members, *pg);
         n.data_deps.push_back(step);
         if (last_comm_) n.ctrl_deps.push_back(*last_comm_);
         last_comm_ = b_.add(std::move(n));
