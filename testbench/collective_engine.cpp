@@ -238,7 +238,8 @@ void CollectiveEngine::land(Run& run, std::size_t i, const sc_time& visible) {
   LaneCount& count = run.lanes[static_cast<std::size_t>(here)];
   run.landed[i] = 1;
   ++count.landed;
-  count.last_visible = std::max(count.last_visible, visible);
+  count.last_visible =
+      std::max(count.last_visible, visible + reduction_time(run.schedule.reduce_at_landing(i), params_.reduce_bandwidth_bps));
   for (int j : run.schedule.dependents(i)) {
     const int src = run.endpoints[static_cast<std::size_t>(run.schedule.step(static_cast<std::size_t>(j)).src)];
     const int to = endpoint_lane_[static_cast<std::size_t>(src)];

@@ -197,6 +197,11 @@ int Schedule::peer(int step, int rank, int direction) const {
   return form_ == Form::ring ? (rank + direction + n_) % n_ : partner(step, rank);
 }
 
+std::uint64_t Schedule::reduce_at_landing(std::size_t i) const {
+  if (form_ != Form::ring || reduce_to_ < steps_per_channel_) return 0;
+  return cell(i).step == steps_per_channel_ - 1 ? bytes_ : 0;
+}
+
 Schedule::Step Schedule::step(std::size_t i) const {
   if (form_ == Form::graph) return steps_[i];
   const Cell t = cell(i);

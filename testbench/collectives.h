@@ -142,6 +142,10 @@ class Schedule {
   Indices deps(std::size_t i) const;
   /// Transfers that wait for transfer i, ascending (a stored graph: after index_dependents()).
   Indices dependents(std::size_t i) const;
+  /// Bytes the destination reduces once transfer i lands, before its result is final: a
+  /// ring ReduceScatter sums its last received chunk into its block (p-1 reductions in
+  /// all; Thakur, Rabenseifner and Gropp, IJHPCA 19(1), 2005).
+  std::uint64_t reduce_at_landing(std::size_t i) const;
   /// Room for `transfers` more transfers with `deps` more dependencies in all (no regrowth).
   void reserve(std::size_t transfers, std::size_t deps);
   /// Builds the reverse lists of a stored graph; call once every transfer is added.

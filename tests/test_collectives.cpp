@@ -90,6 +90,25 @@ TEST(Collectives, BusBandwidthDefinitionsAndBounds) {
   }
 }
 
+TEST(RingReduceScatter, ReducesAfterEachOfItsReceives) {
+  // Ring ReduceScatter (Thakur, Rabenseifner and Gropp, IJHPCA 2005; Patarasuk & Yuan,
+  // JPDC 2009): p-1 steps, each a receive of S/p and its reduction, the last included,
+  // t = (p-1)(a + S/(pB)) + (p-1)(S/p)/R. The steps are serial, so a reduction rate R
+  // adds (p-1)(S/p)/R to the time with R unlimited; tolerance 1%.
+  const double p = 8, S = 16.0 * (1 << 20), R = 100e9 / 8;  // 100 Gb/s
+  const std::vector<std::string> rs{"collective.op=reduce_scatter", "collective.sizes=[16MiB]"};
+  auto with_rate = [&](const char* rate) {
+    std::vector<std::string> o = rs;
+    o.push_back(std::string("collective.reduce_bandwidth=") + rate);
+    return size0(run(o)).at("time_us").get<double>();
+  };
+  const double reductions = with_rate("100Gb/s") - with_rate("1000000Gb/s");
+  const double expected = (p - 1) * (S / p) / R * 1e6 - (p - 1) * (S / p) / (1e15 / 8) * 1e6;
+  expect_near({"Collectives", "ring ReduceScatter 16 MiB, 8 ranks: time with R = 100 Gb/s minus R unlimited = (p-1)(S/p)/R",
+               "Thakur, Rabenseifner & Gropp, IJHPCA 2005"},
+              reductions, expected, 0.01 * expected, "us");
+}
+
 TEST(Collectives, NcclBusFactorsReduceScatterAlltoall) {
   using fabricsim::testbench::bus_factor;
   using fabricsim::testbench::CollectiveOp;
