@@ -225,7 +225,7 @@ TEST(ChakraRun, SameResultsOnOneAndTwoThreads) {
       "topology: {kind: leaf_spine, leaves: 2, radix: 4}\n"
       "output: {sample_interval: 0s}\n"
       "chakra: {trace: ") + FABRICSIM_SOURCE_DIR + "/examples/chakra/tiny, placement: spread}\n";
-  for (const std::string& scale_up : {"", "server={gpus: 4, scale_up: {bandwidth: 1600Gb/s, latency: 2us}}"}) {
+  for (const std::string& scale_up : std::vector<std::string>{"", "server={gpus: 4, scale_up: {bandwidth: 1600Gb/s, latency: 2us}}"}) {
     std::vector<std::string> sets{"simulation.threads=1"};
     if (!scale_up.empty()) sets.push_back(scale_up);
     json one = run_checked(load_config_text(yaml, "lanes.yaml", sets));
