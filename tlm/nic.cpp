@@ -127,6 +127,7 @@ void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, st
   }
   sls_mapped_ = static_cast<int>(sl_to_vl.size());
   send_queues_.assign(vls, {});
+  vl_arbiter_ = hw::RoundRobinArbiter(vls);
   credits_held_ = hw::CreditLedger(vls);
 }
 
@@ -247,39 +248,40 @@ std::uint64_t Nic::order_key(int endpoint, std::uint32_t flow, int sl) {
 }
 
 Packet* Nic::next_raw_packet(const sc_time& now) {
-  // Round robin over VLs whose next segment flow control lets start now (none queued:
-  // the queues are not read, an RDMA-only NIC asks on every wake).
+  // The VL arbiter: every VL whose next segment flow control lets start now requests,
+  // granted round robin from the VL after the last that sent (none queued: the queues
+  // are not read, an RDMA-only NIC asks on every wake).
   if (queued_messages_ == 0) return nullptr;
-  const int vls = static_cast<int>(send_queues_.size());
-  for (int k = 0; k < vls; ++k) {
-    const int vl = (next_vl_ + k) % vls;
-    if (send_queues_[vl].empty()) continue;
-    Pending& m = send_queues_[vl].front();
-    const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, params_.mtu.in_bytes()));
-    if (!can_send(vl, payload, now)) continue;
-    next_vl_ = (vl + 1) % vls;
-    Packet& p = *packets_.acquire();
-    p.src = id_;
-    p.dst = m.msg.dst;
-    p.flow = m.msg.flow;
-    p.sl = static_cast<std::uint8_t>(m.msg.sl);
-    // PSNs count per (destination, flow, SL): what the receiver checks order on.
-    p.psn = next_psn_[order_key(m.msg.dst, m.msg.flow, p.sl)]++;
-    p.message = m.message_id;
-    p.payload_bytes = payload;
-    p.created = m.created;
-    p.message_start = m.created;
-    p.read_bytes = m.msg.bytes;
-    p.injected = now;
-    m.remaining -= payload;
-    p.last_of_message = m.remaining == 0;
-    if (p.last_of_message) {
-      send_queues_[vl].pop_front();
-      --queued_messages_;
-    }
-    return &p;
+  const auto mtu = params_.mtu.in_bytes();
+  auto segment = [&](const Pending& m) { return static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, mtu)); };
+  vl_arbiter_.clear();
+  for (int vl = 0; vl < static_cast<int>(send_queues_.size()); ++vl)
+    if (!send_queues_[vl].empty() && can_send(vl, segment(send_queues_[vl].front()), now)) vl_arbiter_.add_request({vl});
+  const int vl = vl_arbiter_.arbitrate();
+  if (vl == hw::kNoGrant) return nullptr;
+  vl_arbiter_.update_state(vl);
+  Pending& m = send_queues_[vl].front();
+  const std::uint32_t payload = segment(m);
+  Packet& p = *packets_.acquire();
+  p.src = id_;
+  p.dst = m.msg.dst;
+  p.flow = m.msg.flow;
+  p.sl = static_cast<std::uint8_t>(m.msg.sl);
+  // PSNs count per (destination, flow, SL): what the receiver checks order on.
+  p.psn = next_psn_[order_key(m.msg.dst, m.msg.flow, p.sl)]++;
+  p.message = m.message_id;
+  p.payload_bytes = payload;
+  p.created = m.created;
+  p.message_start = m.created;
+  p.read_bytes = m.msg.bytes;
+  p.injected = now;
+  m.remaining -= payload;
+  p.last_of_message = m.remaining == 0;
+  if (p.last_of_message) {
+    send_queues_[vl].pop_front();
+    --queued_messages_;
   }
-  return nullptr;
+  return &p;
 }
 
 tlm::tlm_sync_enum Nic::ingress(int, Packet& p, tlm::tlm_phase& phase, sc_time& delay) {

@@ -15,6 +15,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "hw/arbiter.h"
 #include "hw/units.h"
 #include "sim/stats.h"
 #include "tlm/fabric_protocol.h"
@@ -163,7 +164,7 @@ class Nic : public sc_core::sc_module {
 
   NicParams params_;
   const Link* ingress_link_ = nullptr;
-  int next_vl_ = 0;                               // round robin over VLs
+  hw::RoundRobinArbiter vl_arbiter_{1};           // raw send queues: one requester per VL (sized in attach_egress)
   PsnTable next_psn_;      // per (destination, flow, SL), transmit
   PsnTable expected_psn_;  // per (src, flow, SL), receive
   /// Key of a raw packet stream whose order the receiver checks: (peer endpoint, flow, SL).
