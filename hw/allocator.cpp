@@ -14,6 +14,13 @@ namespace {
 
 constexpr int kUnmatched = -1;
 
+/// Bits of an index 0..n-1 in RTL (at least 1): $clog2(n).
+int index_bits(int n) {
+  int bits = 1;
+  while ((1 << bits) < n) ++bits;
+  return bits;
+}
+
 void check_range(const char* what, long long value) {
   const ParamSpec& spec = allocator_params()[what];
   if (value < spec.lo<std::int64_t>() || value > spec.hi<std::int64_t>())
@@ -150,6 +157,17 @@ class SeparableAllocator final : public AllocatorBase {
     for (const Grant& g : result) in_match(g.input) = out_match(g.output) = kUnmatched;
     std::sort(result.begin(), result.end(), [](const Grant& a, const Grant& b) { return a.input < b.input; });
     return result;
+  }
+
+  /// iSLIP and RRM: grant_ptr per output, accept_ptr per input (the RTL's pointer registers).
+  void debug_state(std::vector<StateVector>& out) const override {
+    out.clear();
+    if (update_ == PointerUpdate::kNever) return;
+    out.push_back({"grant_ptr", index_bits(p_.inputs), {}});
+    out.push_back({"accept_ptr", index_bits(p_.outputs), {}});
+    for (int o = 0; o < p_.outputs; ++o) out[0].values.push_back(static_cast<std::uint64_t>(pointers_[static_cast<std::size_t>(o)]));
+    for (int i = 0; i < p_.inputs; ++i)
+      out[1].values.push_back(static_cast<std::uint64_t>(pointers_[static_cast<std::size_t>(p_.outputs + i)]));
   }
 
   void update_state() override {

@@ -37,6 +37,14 @@ struct AllocatorParams {
   std::uint64_t seed = 1;   ///< random stream (pim)
 };
 
+/// One named vector of an allocator's internal state (a pointer per output, ...), for
+/// comparing with an RTL twin's debug port: element k sits at bits [k*bits, (k+1)*bits).
+struct StateVector {
+  std::string name;                    ///< e.g. grant_ptr
+  int bits = 1;                        ///< width of one element in the RTL packing
+  std::vector<std::uint64_t> values;   ///< one value per element
+};
+
 /// A switch allocator: computes a conflict-free matching of inputs to outputs.
 class SwitchAllocator {
  public:
@@ -57,6 +65,9 @@ class SwitchAllocator {
   virtual void clear() = 0;
   /// Registry name of the policy.
   virtual std::string_view name() const = 0;
+  /// The committed state as named vectors (nothing by default): what lockstep compares
+  /// with an RTL twin's debug ports after every committing edge.
+  virtual void debug_state(std::vector<StateVector>& out) const { out.clear(); }
 };
 
 /// Names accepted by make_allocator(): round_robin, islip, pim, oldest_first, strict_priority.

@@ -36,7 +36,11 @@ module islip_allocator #(
   // Matching (combinational)
   output logic [NumIn-1:0][NumOut-1:0]  gnt_o,        // gnt_o[i][o]: connect input i to output o
   output logic [NumIn-1:0]              gnt_valid_o,  // input i is matched
-  output logic [NumIn-1:0][OutW-1:0]    gnt_out_o     // output matched to input i (0 if none)
+  output logic [NumIn-1:0][OutW-1:0]    gnt_out_o,    // output matched to input i (0 if none)
+
+  // Pointer state, for lockstep against the C++ core (its grant_ptr / accept_ptr)
+  output logic [NumOut-1:0][InW-1:0]    dbg_gptr_o,   // grant pointer per output
+  output logic [NumIn-1:0][OutW-1:0]    dbg_aptr_o    // accept pointer per input
 );
 
   // Pointer registers (hw: grant_ptr_, accept_ptr_).
@@ -137,6 +141,9 @@ module islip_allocator #(
       accept_ptr_q <= accept_ptr_d;
     end
   end
+
+  assign dbg_gptr_o = grant_ptr_q;
+  assign dbg_aptr_o = accept_ptr_q;
 
   // Outputs: the final matching, plus a per-input index form for the crossbar.
   assign gnt_o = final_match;

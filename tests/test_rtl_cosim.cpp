@@ -19,14 +19,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "Vcc_islip_allocator_broken_n16_k4.h"  // rtl/CMakeLists.txt, TEST_ONLY
 #include "hw/allocator.h"
 #include "sim/child_run.h"
 #include "sim/config.h"
 #include "sim/config_reader.h"
 #include "tests/command.h"
 #include "tlm/rtl_allocator.h"
-#include "tlm/rtl_allocator_pins.h"
+#include "tlm/rtl_model.h"
 
 namespace {
 
@@ -42,8 +41,7 @@ const std::string kExample = std::string(FABRICSIM_SOURCE_DIR) + "/examples/sing
 // The deliberately broken iSLIP is a block of this test only: it joins the allocator table
 // of this process (and of the children it forks for fabric runs) before any test runs.
 [[maybe_unused]] const bool kBrokenAdded = [] {
-  fabricsim::tlm_fabric::add_verilated_allocator<Vcc_islip_allocator_broken_n16_k4>(
-      {"islip_allocator_broken", "islip", 16, 4, true});
+  fabricsim::tlm_fabric::add_rtl_models(fabricsim::tlm_fabric::test_only_rtl_models());  // rtl/models/*, TEST_ONLY
   return true;
 }();
 
@@ -169,13 +167,15 @@ TEST(RtlCosim, LockstepCatchesTheBrokenRtl) {
                               "switch.allocator_iterations=4", "switch.rtl_trace=" + dir.string()}));
   ASSERT_TRUE(r.contains("error")) << "the broken allocator went unnoticed";
   const std::string e = r["error"].get<std::string>();
-  EXPECT_THAT(e, HasSubstr("lockstep mismatch in fabric.sw0"));
-  EXPECT_THAT(e, HasSubstr("islip_allocator_broken (16x16, 4 iterations)"));
+  // Its registration declares the pointer registers' debug ports: the state check stops it
+  // at the edge a pointer goes wrong, before any grant differs.
+  EXPECT_THAT(e, HasSubstr("lockstep state divergence in fabric.sw0.allocator"));
+  EXPECT_THAT(e, HasSubstr("islip_allocator_broken (top islip_allocator_broken, 16x16, 4 iterations)"));
   EXPECT_THAT(e, ::testing::ContainsRegex("core-clock cycle [0-9]+ \\(t = [0-9.]+ ns\\), allocation round [0-9]+"));
+  EXPECT_THAT(e, ::testing::ContainsRegex("state: +(grant_ptr|accept_ptr)\\[[0-9]+\\]: hw core [0-9]+, RTL [0-9]+ "
+                                          "\\(debug port dbg_[ga]ptr_o\\)"));
   EXPECT_THAT(e, ::testing::ContainsRegex("requests: +in[0-9]+->\\{"));
-  EXPECT_THAT(e, ::testing::ContainsRegex("hw core grants: [0-9]+->[0-9]+"));
-  EXPECT_THAT(e, ::testing::ContainsRegex("RTL grants: +[0-9]+->[0-9]+"));
-  EXPECT_THAT(e, ::testing::ContainsRegex("input [0-9]+: hw core -> [-0-9,]+, RTL -> [-0-9,]+"));
+  EXPECT_THAT(e, ::testing::ContainsRegex("grants \\(equal\\): [0-9]+->[0-9]+"));
   // The block and the model time of the mismatching edge, not the wake queue's process.
   EXPECT_THAT(e, ::testing::ContainsRegex("In block: fabric.sw0 @ [0-9]+ ps"));
   EXPECT_THAT(e, ::testing::Not(HasSubstr("wake_queue")));
@@ -222,7 +222,7 @@ int first_difference(const fabricsim::tlm_fabric::RtlAllocatorModel& m, int roun
   spec.policy = m.policy;
   spec.shape = {m.ports, m.ports, m.iterations, 1};
   spec.impl = AllocatorImpl::rtl;
-  spec.rtl_variant = m.top;
+  spec.rtl_variant = m.name;
   auto rtl = fabricsim::tlm_fabric::make_switch_allocator(spec);
   auto core = fabricsim::hw::make_allocator(m.policy, spec.shape);
   std::mt19937_64 rng(5);
@@ -249,10 +249,10 @@ int first_difference(const fabricsim::tlm_fabric::RtlAllocatorModel& m, int roun
 
 TEST(RtlCosim, TransactorMatchesTheCoreRoundByRound) {
   for (const auto& m : fabricsim::tlm_fabric::rtl_allocator_models()) {
-    SCOPED_TRACE(m.top + " " + std::to_string(m.ports) + "x" + std::to_string(m.ports) + " k=" +
+    SCOPED_TRACE(m.name + " " + std::to_string(m.ports) + "x" + std::to_string(m.ports) + " k=" +
                  std::to_string(m.iterations));
     const int diff = first_difference(m, 3000);
-    if (m.top.find("broken") != std::string::npos) {
+    if (m.name.find("broken") != std::string::npos) {
       EXPECT_GE(diff, 0) << "the broken block matched the core on every round";
     } else {
       EXPECT_EQ(diff, -1) << "first mismatch in round " << diff;
@@ -260,10 +260,9 @@ TEST(RtlCosim, TransactorMatchesTheCoreRoundByRound) {
   }
 }
 
-// A mismatch long after the start: the lockstep window (a second copy of the block
-// following 32 rounds behind) must replay into the state the run had.
-TEST(RtlCosim, LockstepWindowReplaysTheRoundsBeforeALateMismatch) {
-  const fs::path dir = scratch("window");
+/// The broken block (16x16, k = 4) in lockstep outside a fabric, waveforms into `dir`;
+/// `compare_state`: also its debug ports.
+std::unique_ptr<fabricsim::hw::SwitchAllocator> broken_in_lockstep(const fs::path& dir, bool compare_state) {
   fabricsim::tlm_fabric::SwitchAllocatorSpec spec;
   spec.instance = "unit";
   spec.policy = "islip";
@@ -271,7 +270,15 @@ TEST(RtlCosim, LockstepWindowReplaysTheRoundsBeforeALateMismatch) {
   spec.impl = AllocatorImpl::lockstep;
   spec.rtl_variant = "islip_allocator_broken";
   spec.trace_dir = dir.string();
-  auto a = fabricsim::tlm_fabric::make_switch_allocator(spec);
+  spec.compare_state = compare_state;
+  return fabricsim::tlm_fabric::make_switch_allocator(spec);
+}
+
+// A mismatch long after the start: the lockstep window (a second copy of the block
+// following 32 rounds behind) must replay into the state the run had.
+TEST(RtlCosim, LockstepWindowReplaysTheRoundsBeforeALateMismatch) {
+  const fs::path dir = scratch("window");
+  auto a = broken_in_lockstep(dir, false);  // the grants' mismatch, rounds after the pointer went wrong
   std::mt19937_64 rng(11);
   std::string error;
   int round = 0;
@@ -312,6 +319,49 @@ TEST(RtlCosim, LockstepWindowReplaysTheRoundsBeforeALateMismatch) {
   EXPECT_GT(h.vars, 10u);
 }
 
+/// Lockstep of the broken block on dense random rounds: the message of the first check
+/// that fails, and the allocation round in it.
+struct LockstepStop {
+  std::string error;
+  int round = -1;
+};
+LockstepStop lockstep_broken(bool compare_state) {
+  auto a = broken_in_lockstep(scratch(compare_state ? "state" : "grants"), compare_state);
+  std::mt19937_64 rng(3);
+  LockstepStop stop;
+  try {
+    for (int round = 0; round < 2000; ++round) {
+      a->clear();
+      for (int i = 0; i < 16; ++i)
+        for (int o = 0; o < 16; ++o)
+          if (rng() % 3 == 0) a->add_request({i, o, 0, 0});
+      a->arbitrate();
+      a->update_state();
+    }
+  } catch (const fabricsim::tlm_fabric::RtlAllocatorMismatch& e) {
+    stop.error = e.what();
+    std::smatch m;
+    if (std::regex_search(stop.error, m, std::regex("allocation round ([0-9]+)"))) stop.round = std::stoi(m[1].str());
+  }
+  return stop;
+}
+
+// The debug ports show the wrong pointer at the edge that writes it; the grants differ
+// only in a later round whose matching reads that pointer.
+TEST(RtlCosim, LockstepStateCheckStopsBeforeTheGrantsDiffer) {
+  const LockstepStop grants = lockstep_broken(false);
+  const LockstepStop state = lockstep_broken(true);
+  ASSERT_GT(grants.round, 0) << grants.error;
+  ASSERT_GT(state.round, 0) << state.error;
+  EXPECT_THAT(grants.error, HasSubstr("lockstep mismatch in unit.allocator"));
+  EXPECT_THAT(state.error, HasSubstr("lockstep state divergence in unit.allocator"));
+  EXPECT_THAT(state.error, ::testing::ContainsRegex("(grant_ptr|accept_ptr)\\[[0-9]+\\]: hw core [0-9]+, RTL [0-9]+"));
+  EXPECT_LT(state.round, grants.round) << state.error << "\n" << grants.error;
+  // The window replays through the committing edge of the diverging round.
+  EXPECT_THAT(state.error, HasSubstr("up to the mismatch: "));
+  EXPECT_THAT(state.error, ::testing::Not(HasSubstr("no mismatch waveform")));
+}
+
 TEST(RtlCosim, TransactorRejectsRequestsOutsideItsPorts) {
   fabricsim::tlm_fabric::SwitchAllocatorSpec spec;
   spec.policy = "islip";
@@ -329,7 +379,7 @@ TEST(RtlCosim, ModelTableListsTheBuilds) {
   const auto& models = fabricsim::tlm_fabric::rtl_allocator_models();
   auto has = [&](const std::string& top, int n, int k) {
     for (const auto& m : models)
-      if (m.top == top && m.ports == n && m.iterations == k && m.policy == "islip") return true;
+      if (m.name == top && m.ports == n && m.iterations == k && m.policy == "islip") return true;
     return false;
   };
   EXPECT_TRUE(has("islip_allocator", 16, 1));
@@ -337,7 +387,7 @@ TEST(RtlCosim, ModelTableListsTheBuilds) {
   EXPECT_TRUE(has("islip_allocator", 8, 1));
   EXPECT_TRUE(has("islip_allocator_alt", 16, 1));
   EXPECT_TRUE(has("islip_allocator_broken", 16, 4));
-  for (const auto& m : models) EXPECT_EQ(m.test_only, m.top == "islip_allocator_broken") << m.top;
+  for (const auto& m : models) EXPECT_EQ(m.test_only, m.name == "islip_allocator_broken") << m.name;
 }
 
 // The fabricsim binary has the production blocks only: the broken one is not a choice.

@@ -229,12 +229,14 @@ class IslipHarness final : public HarnessOf<M> {
  public:
   IslipHarness(Clock& c, int n, int k)
       : HarnessOf<M>(c), n_(n), k_(k), w_(index_width(n)), req_(n * n), update_(1), gnt_(n * n),
-        valid_(n), out_(n * w_) {
+        valid_(n), out_(n * w_), gptr_(n * w_), aptr_(n * w_) {
     this->m_.req_i(req_.sig());
     this->m_.update_i(update_.sig());
     this->m_.gnt_o(gnt_.sig());
     this->m_.gnt_valid_o(valid_.sig());
     this->m_.gnt_out_o(out_.sig());
+    this->m_.dbg_gptr_o(gptr_.sig());  // the pointer state is lockstep's (test_rtl_cosim)
+    this->m_.dbg_aptr_o(aptr_.sig());
   }
   bool fits(const json& p) const override {
     return p.at("inputs") == n_ && p.at("outputs") == n_ && p.at("iterations") == k_;
@@ -275,6 +277,8 @@ class IslipHarness final : public HarnessOf<M> {
   FABRICSIM_WIRE(M, gnt_o) gnt_;
   FABRICSIM_WIRE(M, gnt_valid_o) valid_;
   FABRICSIM_WIRE(M, gnt_out_o) out_;
+  FABRICSIM_WIRE(M, dbg_gptr_o) gptr_;
+  FABRICSIM_WIRE(M, dbg_aptr_o) aptr_;
 };
 
 // credit_manager (NumVls = 4, BlockBytes = 64, CntW = 16, BytesW = 16) ------------------------

@@ -3,7 +3,8 @@
 // both on the same requests with the grants compared every round (lockstep).
 // The switch (tlm/switch/crossbar.cpp) calls whichever it gets exactly as it calls
 // the C++ core. docs/cosim.md gives the pin mapping, the cycle alignment (one call
-// round is one RTL clock cycle) and why the models are Verilated with --cc.
+// round is one RTL transaction, tlm/rtl_transactor.h) and why the models are
+// Verilated with --cc.
 #pragma once
 
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include "hw/allocator.h"
 #include "hw/units.h"
+#include "tlm/rtl_model.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -30,16 +32,23 @@ std::string_view to_string(AllocatorImpl impl);
 
 /// One Verilated allocator model built into this binary.
 struct RtlAllocatorModel {
-  std::string top;     ///< RTL top module (switch.rtl_variant), e.g. islip_allocator
+  std::string name;    ///< registration name (switch.rtl_variant), e.g. islip_allocator
+  std::string top;     ///< RTL top module
   std::string policy;  ///< hw::make_allocator policy it twins (lockstep reference)
-  int ports = 0;       ///< NumIn = NumOut
-  int iterations = 0;  ///< Iterations
-  bool test_only = false;  ///< added by test code (tlm/rtl_allocator_pins.h), not in the fabricsim binary
+  int ports = 0;       ///< inputs = outputs
+  int iterations = 0;  ///< request-grant-accept iterations
+  std::string registration;  ///< its registration file (rtl/models/<name>.cmake)
+  bool test_only = false;  ///< added by test code (add_rtl_models), not in the fabricsim binary
 };
 
 /// Models built into this binary (empty when built without -DFABRICSIM_RTL=ON), then
 /// those test code added.
 std::vector<RtlAllocatorModel> rtl_allocator_models();
+
+/// Adds the allocator models among `models` (test_only_rtl_models()) to this process's
+/// table, marked test_only. For test code: the fabricsim binary never calls it. Throws
+/// std::logic_error when one (name, ports, iterations) is there already.
+void add_rtl_models(const std::vector<RtlModel>& models);
 
 /// What stops a configuration from using an RTL allocator, and the config key to blame.
 struct RtlAllocatorProblem {
@@ -62,6 +71,8 @@ struct SwitchAllocatorSpec {
   std::string rtl_variant = "islip_allocator";         ///< RTL top (rtl_allocator_models())
   hw::Frequency core_clock = hw::Frequency::ghz(1.5);  ///< edge numbering in errors, waveform timing [Hz]
   std::string trace_dir;                               ///< FST waveform of the RTL model here; empty: none
+  bool compare_state = true;                           ///< lockstep: also compare the declared debug ports
+  std::string hierarchy;                               ///< the allocator's hierarchy name; empty: instance + ".allocator"
 };
 
 /// Builds the allocator. Throws std::invalid_argument when the RTL model asked for is
@@ -69,8 +80,9 @@ struct SwitchAllocatorSpec {
 std::unique_ptr<hw::SwitchAllocator> make_switch_allocator(const SwitchAllocatorSpec& spec);
 
 /// Thrown by a lockstep allocator when the RTL twin and the hw core disagree (and by an
-/// RTL allocator whose block returns an illegal matching): the switch, the core-clock
-/// cycle and time, the requests, both grant sets and the waveform written.
+/// RTL allocator whose block returns an illegal matching): the block's hierarchy name, the
+/// core-clock cycle and time, the requests, both grant sets (or the first state element
+/// that differs) and the waveform written.
 class RtlAllocatorMismatch : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -131,7 +131,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
-                                      params_.rtl_trace_dir});
+                                      params_.rtl_trace_dir, true, std::string(this->name()) + ".allocator"});
   if (params_.buffer == BufferOrganisation::shared_memory)
     shared_ = std::make_unique<hw::SharedBuffer>(params_.shared_buffer.in_bytes());
   counters_per_port_ = kPortCounters + kVlCounters * v;

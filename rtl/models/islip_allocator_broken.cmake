@@ -1,0 +1,16 @@
+# The deliberately broken iSLIP (rtl/test/islip_allocator_broken.sv; its bug needs k > 1
+# to show), test only: tests/test_rtl_cosim.cpp adds it to show that lockstep catches it,
+# by its pointer state before its grants; the fabricsim binary neither links nor lists it.
+fabricsim_rtl_model(islip_allocator_broken
+  TWIN        allocator islip
+  FILELIST    ../test/islip_allocator_broken.f
+  TOP         islip_allocator_broken
+  CLOCK       clk_i
+  RESET       rst_ni ACTIVE_LOW ASYNC
+  HANDSHAKE   STROBE update_i
+  LATENCY     0
+  PORTS       req=req_i gnt=gnt_o
+  SIZE_PARAMS inputs=NumIn outputs=NumOut iterations=Iterations
+  SIZES       16:4
+  DEBUG       grant_ptr=dbg_gptr_o accept_ptr=dbg_aptr_o
+  TEST_ONLY)

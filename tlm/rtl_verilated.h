@@ -1,0 +1,87 @@
+// RtlPins of a Verilated (--cc) class: the part every generated adapter shares (own
+// VerilatedContext, eval, FST) and the port <-> 32-bit word copies. Included only by the
+// adapters generated from rtl/kinds/<kind>.cpp.in, inside each model's own library.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <verilated.h>
+#include <verilated_fst_c.h>
+
+#include "tlm/rtl_model.h"
+
+namespace fabricsim::tlm_fabric {
+
+// Verilator gives a port of w bits a CData/SData/IData/QData (w <= 64) or a VlWide<words>.
+template <class T>
+void put_port(T& port, const PortWords& w) {
+  std::uint64_t v = w.empty() ? 0 : w[0];
+  if (w.size() > 1) v |= std::uint64_t{w[1]} << 32;
+  port = static_cast<T>(v);
+}
+template <std::size_t W>
+void put_port(VlWide<W>& port, const PortWords& w) {
+  for (std::size_t k = 0; k < W; ++k) port[k] = k < w.size() ? w[k] : 0;
+}
+template <class T>
+void get_port(const T& port, PortWords& w) {
+  const auto v = static_cast<std::uint64_t>(port);
+  w.assign(sizeof(T) > 4 ? 2 : 1, 0);
+  w[0] = static_cast<std::uint32_t>(v);
+  if (w.size() > 1) w[1] = static_cast<std::uint32_t>(v >> 32);
+}
+template <std::size_t W>
+void get_port(const VlWide<W>& port, PortWords& w) {
+  w.resize(W);
+  for (std::size_t k = 0; k < W; ++k) w[k] = port[k];
+}
+template <class T>
+constexpr int port_words(const T&) {
+  return sizeof(T) > 4 ? 2 : 1;
+}
+template <std::size_t W>
+constexpr int port_words(const VlWide<W>&) {
+  return static_cast<int>(W);
+}
+
+/// The Verilated class M behind RtlPins; the adapter adds the pins by role.
+template <class M>
+class VerilatedRtlPins : public RtlPins {
+ public:
+  explicit VerilatedRtlPins(bool traceable) {
+    if (traceable) context_.traceEverOn(true);
+    model_ = std::make_unique<M>(&context_, "TOP");
+  }
+  ~VerilatedRtlPins() override {
+    trace_close();
+    model_->final();
+  }
+  void eval() override { model_->eval(); }
+  void trace_open(const std::string& path) override {
+    fst_ = std::make_unique<VerilatedFstC>();
+    model_->trace(fst_.get(), 99);
+    fst_->open(path.c_str());
+    if (!fst_->isOpen()) throw std::runtime_error("cannot write waveform '" + path + "'");
+  }
+  void trace_dump(std::uint64_t ps) override {
+    if (fst_) fst_->dump(ps);
+  }
+  void trace_close() override {
+    if (fst_) fst_->close();
+    fst_.reset();
+  }
+
+ protected:
+  M& m() { return *model_; }
+  const M& m() const { return *model_; }
+
+ private:
+  VerilatedContext context_;  // own time and trace settings per instance
+  std::unique_ptr<M> model_;
+  std::unique_ptr<VerilatedFstC> fst_;
+};
+
+}  // namespace fabricsim::tlm_fabric
