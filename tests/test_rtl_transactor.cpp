@@ -1,11 +1,13 @@
 // The shared transactor (tlm/rtl_transactor.h) on the conventions the registration
-// declares, against a pin-level block written in C++: an iSLIP with a registered grant
+// declares, against pin-level blocks written in C++: an iSLIP with a registered grant
 // (LATENCY 1), a synchronous active-high reset held two edges, and a valid/ready
 // handshake, built on the hw core. Declared as it is, it matches the core in lockstep
 // (grants and pointer state); declared with another latency or reset polarity, lockstep
-// catches it. No Verilated model: the pins are the RtlPins interface itself.
+// catches it. A two-stage register shows the waveform drawing of a latency. No Verilated
+// model: the pins are the RtlPins interface itself.
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "hw/allocator.h"
 #include "tlm/rtl_allocator.h"
 #include "tlm/rtl_model.h"
+#include "tlm/rtl_transactor.h"
 
 namespace {
 
@@ -174,6 +177,73 @@ TEST(RtlTransactor, WrongLatencyIsCaught) {
 
 TEST(RtlTransactor, WrongResetPolarityIsCaught) {
   EXPECT_THAT(lockstep("registered_islip_active_low", 100), HasSubstr("lockstep"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The waveform of a block with LATENCY 2: every cycle drawn, at its time.
+
+/// What one FST dump would hold.
+struct Dump {
+  std::uint64_t ps;
+  bool clk, commit;
+  std::uint32_t in, out;
+  bool operator==(const Dump& o) const {
+    return ps == o.ps && clk == o.clk && commit == o.commit && in == o.in && out == o.out;
+  }
+};
+std::ostream& operator<<(std::ostream& os, const Dump& d) {
+  return os << "{" << d.ps << " clk " << d.clk << " commit " << d.commit << " in " << d.in << " out " << d.out << "}";
+}
+
+/// A two-stage register: the output is the input of two rising edges before; records dumps.
+class TwoStagePins final : public tf::RtlPins {
+ public:
+  explicit TwoStagePins(std::vector<Dump>& dumps) : dumps_(dumps) {}
+  void clock(bool high) override { clk_next_ = high; }
+  void reset(bool) override {}
+  void commit(bool high) override { commit_ = high; }
+  bool valid() const override { return true; }
+  void put(int, const tf::PortWords& w) override { in_ = w.empty() ? 0 : w[0]; }
+  void get(int, tf::PortWords& w) const override { w.assign(1, q2_); }
+  int words(int) const override { return 1; }
+  void eval() override {
+    if (clk_next_ && !clk_) {
+      q2_ = q1_;
+      q1_ = in_;
+    }
+    clk_ = clk_next_;
+  }
+  void trace_open(const std::string&) override {}
+  void trace_dump(std::uint64_t ps) override { dumps_.push_back({ps, clk_, commit_, in_, q2_}); }
+  void trace_close() override {}
+
+ private:
+  std::vector<Dump>& dumps_;
+  bool clk_ = false, clk_next_ = false, commit_ = false;
+  std::uint32_t in_ = 0, q1_ = 0, q2_ = 0;
+};
+
+TEST(RtlTransactor, DrawsEveryCycleOfARegisteredBlock) {
+  std::vector<Dump> dumps;
+  tf::RtlTransactor x(std::make_unique<TwoStagePins>(dumps), {false, false, 1, tf::RtlHandshake::strobe, 2}, 1, 1,
+                      1000);
+  x.trace_open("unused");
+  x.evaluate({{5}}, 10000);
+  EXPECT_EQ(x.output(0), tf::PortWords{5});
+  x.commit();
+  x.evaluate({{7}}, 20000);  // never committed: its last edge has the commit low
+  EXPECT_EQ(x.output(0), tf::PortWords{7});
+  x.trace_close();
+  const std::vector<Dump> expect{
+      {10000, false, false, 5, 0}, {10500, true, false, 5, 0},   // latency edge 1
+      {11000, false, false, 5, 0}, {11500, true, false, 5, 5},   // latency edge 2: the output
+      {12000, false, true, 5, 5},  {12500, true, true, 5, 5},    // the committing edge
+      {13000, false, false, 0, 5},                               // idle inputs
+      {20000, false, false, 7, 5}, {20500, true, false, 7, 5},   // the stages still hold 5
+      {21000, false, false, 7, 5}, {21500, true, false, 7, 7},
+      {22000, false, false, 7, 7}, {22500, true, false, 7, 7},   // closing edge, commit low
+      {23000, false, false, 0, 7}};
+  EXPECT_EQ(dumps, expect);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ hw::ParamBlock switch_block() {
                "([cosim.md](cosim.md)); `rtl` / `lockstep` need `-DFABRICSIM_RTL=ON` and an RTL build of this radix "
                "and `allocator_iterations`"},
               {"rtl_variant", ParamType::text, "", "islip_allocator", "", "", {},
-               "the RTL tops built (`islip_allocator`, `islip_allocator_alt`)",
+               "the registered RTL models (rtl/models/: `islip_allocator`, `islip_allocator_alt`)",
                "which RTL block `rtl` / `lockstep` use ([cosim.md](cosim.md#bring-your-own-block))"},
               {"rtl_trace", ParamType::text, "", "", "", "", {}, "",
                "folder for FST waveforms of the RTL allocators; set by `fabricsim run --trace DIR`"},
