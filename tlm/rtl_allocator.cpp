@@ -63,6 +63,13 @@ class BitMatrix {
     const std::size_t used = static_cast<std::size_t>(n_) * n_ % 32;
     if (used != 0) words_.back() &= (std::uint32_t{1} << used) - 1;
   }
+  /// Takes a port's words; bits past N*N (a wider port) are dropped.
+  void assign(const std::vector<std::uint32_t>& w) {
+    const std::size_t n = words_.size();
+    words_ = w;
+    words_.resize(n, 0);
+    trim();
+  }
   const std::vector<std::uint32_t>& words() const { return words_; }
   std::vector<std::uint32_t>& words() { return words_; }
   bool operator==(const BitMatrix& o) const { return words_ == o.words_; }
@@ -204,8 +211,7 @@ class RtlAllocator final : public hw::SwitchAllocator {
     round_at_ = sim_now();
     in_[kReq] = req_.words();
     rtl_->evaluate(in_, to_ps(round_at_));
-    gnt_.words() = rtl_->output(kGnt);
-    gnt_.trim();
+    gnt_.assign(rtl_->output(kGnt));
     if (window_) window_->push(in_, to_ps(round_at_));
     gnt_.connections(grants_);
     return grants_;
@@ -231,8 +237,7 @@ class RtlAllocator final : public hw::SwitchAllocator {
         make_dir(spec_.trace_dir.empty() ? std::filesystem::temp_directory_path().string() : spec_.trace_dir);
     const std::string path = (dir / (spec_.instance + "." + model_.info.name + ".lockstep_mismatch.fst")).string();
     BitMatrix replayed(n_);
-    replayed.words() = window_->write(path).output(kGnt);
-    replayed.trim();
+    replayed.assign(window_->write(path).output(kGnt));
     // The replay must reach the state the run had: else the waveform would show something else.
     if (!(replayed == gnt_)) {
       std::vector<hw::Grant> grants;
