@@ -161,13 +161,19 @@ class SeparableAllocator final : public AllocatorBase {
 
   /// iSLIP and RRM: grant_ptr per output, accept_ptr per input (the RTL's pointer registers).
   void debug_state(std::vector<StateVector>& out) const override {
-    out.clear();
-    if (update_ == PointerUpdate::kNever) return;
-    out.push_back({"grant_ptr", index_bits(p_.inputs), {}});
-    out.push_back({"accept_ptr", index_bits(p_.outputs), {}});
-    for (int o = 0; o < p_.outputs; ++o) out[0].values.push_back(static_cast<std::uint64_t>(pointers_[static_cast<std::size_t>(o)]));
-    for (int i = 0; i < p_.inputs; ++i)
-      out[1].values.push_back(static_cast<std::uint64_t>(pointers_[static_cast<std::size_t>(p_.outputs + i)]));
+    if (update_ == PointerUpdate::kNever) {
+      out.clear();
+      return;
+    }
+    // Refilled in place: lockstep reads it after every committing edge.
+    out.resize(2);
+    out[0].name = "grant_ptr";
+    out[0].bits = index_bits(p_.inputs);
+    out[1].name = "accept_ptr";
+    out[1].bits = index_bits(p_.outputs);
+    const auto begin = pointers_.begin();
+    out[0].values.assign(begin, begin + p_.outputs);
+    out[1].values.assign(begin + p_.outputs, pointers_.end());
   }
 
   void update_state() override {

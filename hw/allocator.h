@@ -41,7 +41,7 @@ struct AllocatorParams {
 /// comparing with an RTL twin's debug port: element k sits at bits [k*bits, (k+1)*bits).
 struct StateVector {
   std::string name;                    ///< e.g. grant_ptr
-  int bits = 1;                        ///< width of one element in the RTL packing
+  int bits = 1;                        ///< width of one element in the RTL packing, 1..32
   std::vector<std::uint64_t> values;   ///< one value per element
 };
 

@@ -92,6 +92,7 @@ struct Stepped {
   sc_core::sc_signal<ReqBits> gnt{"gnt"};
   sc_core::sc_signal<std::uint32_t> valid{"valid"};
   sc_core::sc_signal<std::uint64_t> out{"out"};
+  sc_core::sc_signal<std::uint64_t> gptr{"gptr"}, aptr{"aptr"};  // pointer debug ports
   M m{"dut"};
   Stepped() {
     m.clk_i(clk);
@@ -101,6 +102,8 @@ struct Stepped {
     m.gnt_o(gnt);
     m.gnt_valid_o(valid);
     m.gnt_out_o(out);
+    m.dbg_gptr_o(gptr);
+    m.dbg_aptr_o(aptr);
   }
   void reset() {
     rst_n.write(false);
@@ -171,6 +174,7 @@ struct Clocked : sc_core::sc_module {
   sc_core::sc_signal<ReqBits> gnt{"gnt"};
   sc_core::sc_signal<std::uint32_t> valid{"valid"};
   sc_core::sc_signal<std::uint64_t> out{"out"};
+  sc_core::sc_signal<std::uint64_t> gptr{"gptr"}, aptr{"aptr"};  // pointer debug ports
   M m{"dut"};
   const RequestPool& pool;
   long next = 0;
@@ -185,6 +189,8 @@ struct Clocked : sc_core::sc_module {
     m.gnt_o(gnt);
     m.gnt_valid_o(valid);
     m.gnt_out_o(out);
+    m.dbg_gptr_o(gptr);
+    m.dbg_aptr_o(aptr);
     SC_METHOD(drive);
     sensitive << clk.negedge_event();
     dont_initialize();

@@ -288,14 +288,13 @@ class RtlAllocator final : public hw::SwitchAllocator {
   sc_core::sc_time round_at_;
 };
 
-/// Element `k` of a debug port packing `bits`-wide elements, element 0 at bit 0.
+/// Element `k` of a debug port packing `bits`-wide elements (at most 32), element 0 at bit 0.
 std::uint64_t element(const PortWords& w, int bits, int k) {
-  std::uint64_t v = 0;
-  for (int b = 0; b < bits; ++b) {
-    const std::size_t bit = static_cast<std::size_t>(k) * static_cast<std::size_t>(bits) + static_cast<std::size_t>(b);
-    if (bit / 32 < w.size() && ((w[bit / 32] >> (bit % 32)) & 1U)) v |= std::uint64_t{1} << b;
-  }
-  return v;
+  const std::size_t lo = static_cast<std::size_t>(k) * static_cast<std::size_t>(bits);
+  const std::size_t word = lo / 32;
+  std::uint64_t v = word < w.size() ? w[word] : 0;
+  if (word + 1 < w.size()) v |= std::uint64_t{w[word + 1]} << 32;
+  return (v >> (lo % 32)) & ((std::uint64_t{1} << bits) - 1);
 }
 
 /// The hw core and the RTL twin on the same requests; grants compared every round, and
