@@ -109,6 +109,41 @@ module credit_manager #(
     end
   end
 
+  // Assertions (verilator --assert) and cover points (--coverage-user), sampled at the
+  // rising edge outside reset, for a static cfg_capacity_i: no VL ever has more blocks
+  // lent than its capacity (which also catches a wrap below zero), requests name a VL
+  // that exists, and an error flag only comes with its request.
+  logic sva_off;  // own net: rst_ni stays a purely asynchronous reset for lint
+  assign sva_off = !rst_ni;
+
+  for (genvar v = 0; v < NumVls; v++) begin : g_sva_vl
+    LentLeCapacity_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                       used_q[v] <= cfg_capacity_i[v])
+      else $error("credit_manager: VL %0d has %0d blocks lent of capacity %0d", v, used_q[v],
+                  cfg_capacity_i[v]);
+  end
+  ConsumeVl_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                consume_i |-> 32'(consume_vl_i) < NumVls)
+    else $error("credit_manager: consume on VL %0d of %0d", consume_vl_i, NumVls);
+  RestoreVl_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                restore_i |-> 32'(restore_vl_i) < NumVls)
+    else $error("credit_manager: restore on VL %0d of %0d", restore_vl_i, NumVls);
+  FlagsOnRequest_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                     (!underflow_o || consume_i) && (!overflow_o || restore_i))
+    else $error("credit_manager: error flag without its request");
+
+  logic [NumVls-1:0] exhausted;  // VL with a buffer and no credit left
+  always_comb begin
+    for (int unsigned v = 0; v < NumVls; v++) begin
+      exhausted[v] = (cfg_capacity_i[v] != '0) && (avail_o[v] == '0);
+    end
+  end
+  Exhausted_C: cover property (@(posedge clk_i) disable iff (sva_off) |exhausted);
+  Underflow_C: cover property (@(posedge clk_i) disable iff (sva_off) underflow_o);
+  Overflow_C: cover property (@(posedge clk_i) disable iff (sva_off) overflow_o);
+  ConsumeRestoreSameVl_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                                          consume_i && restore_i && consume_vl_i == restore_vl_i);
+
 endmodule
 
 `default_nettype wire

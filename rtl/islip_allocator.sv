@@ -157,6 +157,47 @@ module islip_allocator #(
     end
   end
 
+  // Assertions (verilator --assert) and cover points (--coverage-user), sampled at the
+  // rising edge outside reset: the port contract (a matching, only on requests) in
+  // islip_matching_sva; here the pointers stay in range, and the first-iteration
+  // accepts, which move them, are part of the matching.
+  islip_matching_sva #(
+    .NumIn  (NumIn),
+    .NumOut (NumOut)
+  ) u_sva (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .req_i       (req_i),
+    .gnt_o       (gnt_o),
+    .gnt_valid_o (gnt_valid_o),
+    .gnt_out_o   (gnt_out_o)
+  );
+
+  logic sva_off;  // own net: rst_ni stays a purely asynchronous reset for lint
+  assign sva_off = !rst_ni;
+
+  logic ptrs_ok;  // every grant pointer < NumIn, every accept pointer < NumOut
+  always_comb begin
+    ptrs_ok = 1'b1;
+    for (int unsigned o = 0; o < NumOut; o++) ptrs_ok &= 32'(grant_ptr_q[o]) < NumIn;
+    for (int unsigned i = 0; i < NumIn; i++) ptrs_ok &= 32'(accept_ptr_q[i]) < NumOut;
+  end
+  PtrRange_A: assert property (@(posedge clk_i) disable iff (sva_off) ptrs_ok)
+    else $error("islip_allocator: pointer out of range (grant %h, accept %h)", grant_ptr_q,
+                accept_ptr_q);
+  FirstInFinal_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                   (first_accept & ~final_match) == '0)
+    else $error("islip_allocator: first-iteration accepts %b not in the matching %b", first_accept,
+                final_match);
+
+  AllInputsMatched_C: cover property (@(posedge clk_i) disable iff (sva_off) &gnt_valid_o);
+  LastInputWins_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                                   update_i && (|first_accept[NumIn-1]));
+  if (Iterations > 1) begin : g_cov_iter
+    LaterIteration_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                                      final_match != first_accept);
+  end
+
 endmodule
 
 `default_nettype wire

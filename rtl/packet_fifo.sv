@@ -102,6 +102,40 @@ module packet_fifo #(
   assign words_o   = words_q;
   assign packets_o = packets_q;
 
+  // Assertions (verilator --assert) and cover points (--coverage-user), sampled at the
+  // rising edge outside reset: the FIFO never holds more than Depth words nor more
+  // packets than words (either would also show a count wrapping below zero), never
+  // reads from empty, the pointers stay in range and are words apart, and a
+  // store-and-forward read starts only on a complete packet.
+  logic sva_off;  // own net: rst_ni stays a purely asynchronous reset for lint
+  assign sva_off = !rst_ni;
+
+  WordsLeDepth_A: assert property (@(posedge clk_i) disable iff (sva_off) 32'(words_q) <= Depth)
+    else $error("packet_fifo: %0d words stored in %0d", words_q, Depth);
+  PacketsLeWords_A: assert property (@(posedge clk_i) disable iff (sva_off) packets_q <= words_q)
+    else $error("packet_fifo: %0d packets in %0d words", packets_q, words_q);
+  NoUnderflow_A: assert property (@(posedge clk_i) disable iff (sva_off) do_read |-> words_q != '0)
+    else $error("packet_fifo: read from empty");
+  PtrRange_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                               32'(wr_ptr_q) < Depth && 32'(rd_ptr_q) < Depth)
+    else $error("packet_fifo: pointers %0d/%0d out of range", wr_ptr_q, rd_ptr_q);
+  PtrDistance_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                  (32'(rd_ptr_q) + 32'(words_q)) % Depth == 32'(wr_ptr_q))
+    else $error("packet_fifo: pointers %0d/%0d are not %0d words apart", rd_ptr_q, wr_ptr_q,
+                words_q);
+  SafComplete_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                  saf_i && rd_valid_o |-> packets_q != '0)
+    else $error("packet_fifo: store-and-forward read without a complete packet");
+
+  Full_C: cover property (@(posedge clk_i) disable iff (sva_off) words_q == CntW'(Depth));
+  FullWriteRefused_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                                      wr_valid_i && !wr_ready_o && rd_ready_i && rd_valid_o);
+  ReadAndWrite_C: cover property (@(posedge clk_i) disable iff (sva_off) do_write && do_read);
+  SafHolds_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                              saf_i && words_q != '0 && packets_q == '0);
+  CutThroughPartial_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                                       !saf_i && do_read && packets_q == '0);
+
 endmodule
 
 `default_nettype wire

@@ -58,6 +58,29 @@ module rr_arbiter #(
 
   assign ptr_o = ptr_q;
 
+  // Assertions (verilator --assert) and cover points (--coverage-user), sampled at the
+  // rising edge outside reset. sva_off is its own net so that rst_ni stays a purely
+  // asynchronous reset for lint.
+  logic sva_off;
+  assign sva_off = !rst_ni;
+
+  GntOneHot_A: assert property (@(posedge clk_i) disable iff (sva_off) $onehot0(gnt_o))
+    else $error("rr_arbiter: grant %b is not one-hot", gnt_o);
+  GntOnReq_A: assert property (@(posedge clk_i) disable iff (sva_off) (gnt_o & ~req_i) == '0)
+    else $error("rr_arbiter: grant %b without request (req %b)", gnt_o, req_i);
+  GntIfReq_A: assert property (@(posedge clk_i) disable iff (sva_off) gnt_valid_o == (|req_i))
+    else $error("rr_arbiter: requests %b but grant valid %b", req_i, gnt_valid_o);
+  GntIdx_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                             gnt_valid_o |-> (32'(gnt_idx_o) < NumReq) && gnt_o[gnt_idx_o])
+    else $error("rr_arbiter: index %0d disagrees with grant %b", gnt_idx_o, gnt_o);
+  PtrRange_A: assert property (@(posedge clk_i) disable iff (sva_off) 32'(ptr_q) < NumReq)
+    else $error("rr_arbiter: pointer %0d out of range", ptr_q);
+
+  Contention_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                                update_i && !$onehot0(req_i));
+  PtrWrap_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                             update_i && gnt_valid_o && gnt_idx_o == IdxW'(NumReq - 1));
+
 endmodule
 
 `default_nettype wire

@@ -199,6 +199,44 @@ module vl_arbiter #(
     end
   end
 
+  // Assertions (verilator --assert) and cover points (--coverage-user), sampled at the
+  // rising edge outside reset, for static tables: the selected VL exists and has a
+  // packet ready, it comes from a table entry with weight left, nothing is selected
+  // while no VL is ready, and the table positions stay in range with less sent than
+  // the current entry's weight.
+  logic sva_off;  // own net: rst_ni stays a purely asynchronous reset for lint
+  assign sva_off = !rst_ni;
+
+  logic high_entry_ok, low_entry_ok;  // the scanned entry may serve the selected VL
+  assign high_entry_ok = high_cand[high_e] && (cfg_high_vl_i[high_e] == sel_vl_o);
+  assign low_entry_ok  = low_cand[low_e] && (cfg_low_vl_i[low_e] == sel_vl_o);
+
+  SelEligible_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                  sel_valid_o |-> 32'(sel_vl_o) < NumVls && ready_of(sel_vl_o, vl_ready))
+    else $error("vl_arbiter: selected VL %0d is not eligible (ready %b)", sel_vl_o, vl_ready);
+  SelFromTable_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                   sel_valid_o |-> (sel_high_o ? high_entry_ok : low_entry_ok))
+    else $error("vl_arbiter: VL %0d selected without a table entry to serve it", sel_vl_o);
+  IdleIfNoneReady_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                      !(|vl_ready) |-> !sel_valid_o)
+    else $error("vl_arbiter: selection with no VL ready");
+  IdxRange_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                               32'(high_idx_q) < TableDepth && 32'(low_idx_q) < TableDepth)
+    else $error("vl_arbiter: table entries %0d/%0d out of range", high_idx_q, low_idx_q);
+  UsedLtWeight_A: assert property (@(posedge clk_i) disable iff (sva_off)
+                                   (high_used_q == '0 || high_used_q < cfg_high_weight_i[high_idx_q]) &&
+                                   (low_used_q == '0 || low_used_q < cfg_low_weight_i[low_idx_q]))
+    else $error("vl_arbiter: an entry has sent its weight (high %0d, low %0d)", high_used_q,
+                low_used_q);
+
+  HighSel_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                             update_i && sel_high_o && low_ok);
+  LowSel_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                            update_i && sel_valid_o && !sel_high_o);
+  HighLimit_C: cover property (@(posedge clk_i) disable iff (sva_off) update_i && low_owed);
+  HighTableWrap_C: cover property (@(posedge clk_i) disable iff (sva_off)
+                                   update_i && sel_high_o && high_idx_d < high_idx_q);
+
 endmodule
 
 `default_nettype wire

@@ -1,9 +1,12 @@
 // RTL twins against their hw/ cores on the shared vectors (testbench/vectors/*.json):
 // per cycle the hw core (testbench/vectors/ref_models.h) must reproduce the file's
 // expected outputs and the RTL the hw core's; the first mismatch stops the file and is
-// reported with its cycle, inputs and the three outputs. A deliberately broken iSLIP
-// (rtl/test/islip_allocator_broken.sv) must be caught. Per-cycle protocol in
-// rtl/README.md; each test runs in a forked child (SystemC elaborates once per process);
+// reported with its cycle, inputs and the three outputs. The models are built with their
+// SystemVerilog assertions (--assert): a failing one stops the run and fails the test with
+// its name and message. A deliberately broken iSLIP (rtl/test/islip_allocator_broken.sv)
+// must be caught by the comparison, an arbiter granting two requesters
+// (rtl/test/rr_arbiter_broken.f) by its assertions. Per-cycle protocol in rtl/README.md;
+// each test runs in a forked child (SystemC elaborates once per process);
 // FABRICSIM_RTL_TRACE=<dir> writes an FST waveform per test.
 #include <gtest/gtest.h>
 
@@ -36,6 +39,7 @@
 #include "Vislip_allocator_n8_k1.h"
 #include "Vislip_allocator_n8_k3.h"
 #include "Vpacket_fifo_d6.h"
+#include "Vrr_arbiter_broken_n4.h"
 #include "Vrr_arbiter_n4.h"
 #include "Vrr_arbiter_n5.h"
 #include "Vvl_arbiter_v8_t16.h"
@@ -465,6 +469,64 @@ class FifoHarness final : public HarnessOf<M> {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Assertions: with fatalOnError off, Verilator prints a failing assertion on stdout
+// ("%Error: <file>:<line>: Assertion failed in dut.<label>: <message>") and flags its
+// context instead of aborting. stdout goes through a temporary file meanwhile, so that
+// the messages can go into the report; everything is passed on to the real stdout.
+
+class StdoutCapture {
+ public:
+  StdoutCapture() : file_(std::tmpfile()) {
+    std::fflush(stdout);
+    saved_ = dup(STDOUT_FILENO);
+    if (file_ != nullptr) dup2(fileno(file_), STDOUT_FILENO);
+  }
+  ~StdoutCapture() {
+    take();
+    dup2(saved_, STDOUT_FILENO);
+    close(saved_);
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  StdoutCapture(const StdoutCapture&) = delete;
+  StdoutCapture& operator=(const StdoutCapture&) = delete;
+
+  /// What was printed since the last call.
+  std::string take() {
+    std::fflush(stdout);
+    std::string text;
+    if (file_ == nullptr) return text;
+    char buf[4096];
+    for (ssize_t n; (n = pread(fileno(file_), buf, sizeof buf, offset_)) > 0; offset_ += n)
+      text.append(buf, static_cast<std::size_t>(n));
+    for (std::size_t off = 0; off < text.size();) {
+      const ssize_t n = write(saved_, text.data() + off, text.size() - off);
+      if (n <= 0) break;
+      off += static_cast<std::size_t>(n);
+    }
+    return text;
+  }
+
+ private:
+  std::FILE* file_;
+  int saved_ = -1;
+  off_t offset_ = 0;
+};
+
+/// The "Assertion failed" lines of Verilator output.
+std::string assertion_lines(const std::string& text) {
+  std::string lines;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(begin, end - begin);
+    if (line.find("Assertion failed") != std::string::npos) lines += "\n  " + line;
+    begin = end + 1;
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Running vector files.
 
 fs::path vector_dir() { return fs::path(FABRICSIM_SOURCE_DIR) / "testbench" / "vectors"; }
@@ -483,8 +545,9 @@ std::vector<fs::path> vector_files(const std::string& block) {
 }
 
 /// Runs every fitting vector file of `block` through the hw core and the harness. Returns
-/// {"files": [{"file", "kind", "cycles", "mismatch" (absent when all cycles agree)}]}.
-json run_vectors(const std::string& block, Harness& h, Clock& clock) {
+/// {"files": [{"file", "kind", "cycles", "mismatch" (absent when all cycles agree),
+/// "assertion" (a failing RTL assertion, which ends the run)}]}.
+json run_vectors(const std::string& block, Harness& h, Clock& clock, StdoutCapture& out) {
   json report{{"files", json::array()}};
   for (const auto& path : vector_files(block)) {
     std::ifstream f(path);
@@ -504,6 +567,14 @@ json run_vectors(const std::string& block, Harness& h, Clock& clock) {
       const json rtl = h.read();
       clock.edge();
       entry["cycles"] = c + 1;
+      if (Verilated::gotError()) {
+        entry["assertion"] = "RTL assertion failed at cycle " + std::to_string(c) + " of " +
+                             path.filename().string() + ":" + assertion_lines(out.take()) +
+                             "\n  inputs:   " + in.dump() + "\n  hw core:  " + hw.dump() +
+                             "\n  RTL:      " + rtl.dump();
+        report["files"].push_back(entry);
+        return report;
+      }
       if (hw != expected || rtl != hw) {
         entry["mismatch"] = std::string(hw != expected ? "hw core differs from the vector file"
                                                        : "RTL differs from the hw core") +
@@ -521,10 +592,17 @@ json run_vectors(const std::string& block, Harness& h, Clock& clock) {
 /// Runs `body` in a forked child (a fresh SystemC kernel): sim/child_run.h.
 using fabricsim::sim::in_child;
 
+/// "Suite.Test" of the running test, to name its waveform file.
+std::string current_test_name() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::string(info->test_suite_name()) + "." + info->name();
+}
+
 /// In a child process: elaborates harness H (with `args`), optionally traces it, runs the block's vectors.
 template <typename H, typename... Args>
 json simulate(const std::string& block, Args... args) {
   return in_child([&]() {
+    Verilated::fatalOnError(false);  // a failing assertion flags the context (run_vectors)
     const char* trace_dir = std::getenv("FABRICSIM_RTL_TRACE");
     if (trace_dir != nullptr) Verilated::traceEverOn(true);
     Clock clock;
@@ -534,11 +612,13 @@ json simulate(const std::string& block, Args... args) {
       sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration before attaching the trace
       tfp = std::make_unique<VerilatedFstSc>();
       h.trace(tfp.get());
-      const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-      const std::string name = std::string(info->test_suite_name()) + "." + info->name() + ".fst";
-      tfp->open((fs::path(trace_dir) / name).string().c_str());
+      tfp->open((fs::path(trace_dir) / (current_test_name() + ".fst")).string().c_str());
     }
-    json report = run_vectors(block, h, clock);
+    json report;
+    {
+      StdoutCapture out;
+      report = run_vectors(block, h, clock, out);
+    }
     if (tfp) tfp->close();
     return report;
   });
@@ -552,9 +632,10 @@ void expect_all_agree(const json& report, int min_directed = 1) {
     directed += f.at("kind") == "directed";
     random += f.at("kind") == "random";
     EXPECT_FALSE(f.contains("mismatch")) << f.value("mismatch", "");
+    EXPECT_FALSE(f.contains("assertion")) << f.value("assertion", "");
     EXPECT_GT(f.at("cycles").get<int>(), 0) << f.at("file");
     std::printf("  %-40s %5d cycles %s\n", f.at("file").get<std::string>().c_str(), f.at("cycles").get<int>(),
-                f.contains("mismatch") ? "MISMATCH" : "agree");
+                f.contains("assertion") ? "ASSERTION" : f.contains("mismatch") ? "MISMATCH" : "agree");
   }
   EXPECT_GE(directed, min_directed) << "no directed vector set fits this model";
   EXPECT_GE(random, 1) << "no random vector set fits this model";
@@ -597,6 +678,24 @@ TEST(RtlVectors, BrokenIslipIsCaught) {
     if (caught++ == 0) std::printf("caught as expected:\n%s\n", m.c_str());
   }
   EXPECT_GE(caught, 1) << "the broken iSLIP passed every vector set";
+}
+
+// The assertions must fire on a block that breaks its contract: the real rr_arbiter.sv on an
+// rr_select that grants every requester of the winning half. Its one-hot assertion stops
+// the run, named, in the first cycle with two such requesters.
+TEST(RtlVectors, BrokenArbiterAssertionFires) {
+  const json report = simulate<RrArbiterHarness<Vrr_arbiter_broken_n4>>("rr_arbiter", 4);
+  ASSERT_FALSE(report.contains("error")) << report["error"].get<std::string>();
+  ASSERT_FALSE(report.at("files").empty());
+  const json& last = report["files"].back();
+  ASSERT_TRUE(last.contains("assertion")) << "no assertion fired on the broken arbiter: " << report.dump();
+  const std::string m = last["assertion"];
+  EXPECT_NE(m.find("Assertion failed in dut.rr_arbiter.GntOneHot_A: rr_arbiter: grant"), std::string::npos) << m;
+  EXPECT_NE(m.find("is not one-hot"), std::string::npos) << m;
+  // Only the grant is broken: the other arbiter assertions hold in that cycle.
+  EXPECT_EQ(m.find("GntOnReq_A"), std::string::npos) << m;
+  EXPECT_EQ(m.find("PtrRange_A"), std::string::npos) << m;
+  std::printf("fired as expected:\n%s\n", m.c_str());
 }
 
 }  // namespace
