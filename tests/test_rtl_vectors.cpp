@@ -7,7 +7,8 @@
 // must be caught by the comparison, an arbiter granting two requesters
 // (rtl/test/rr_arbiter_broken.f) by its assertions. Per-cycle protocol in rtl/README.md;
 // each test runs in a forked child (SystemC elaborates once per process);
-// FABRICSIM_RTL_TRACE=<dir> writes an FST waveform per test.
+// FABRICSIM_RTL_TRACE=<dir> writes an FST waveform per test, and in a coverage build
+// (scripts/rtl_coverage.sh) FABRICSIM_RTL_COVERAGE=<dir> a coverage file per test.
 #include <gtest/gtest.h>
 
 #include "sim/child_run.h"
@@ -31,6 +32,9 @@
 #include <systemc>
 #include <verilated.h>
 #include <verilated_fst_sc.h>
+#if VM_COVERAGE
+#include <verilated_cov.h>
+#endif
 
 #include "Vcredit_manager_v4.h"
 #include "Vislip_allocator_broken_n4_k3.h"
@@ -592,7 +596,7 @@ json run_vectors(const std::string& block, Harness& h, Clock& clock, StdoutCaptu
 /// Runs `body` in a forked child (a fresh SystemC kernel): sim/child_run.h.
 using fabricsim::sim::in_child;
 
-/// "Suite.Test" of the running test, to name its waveform file.
+/// "Suite.Test" of the running test, to name its waveform and coverage files.
 std::string current_test_name() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   return std::string(info->test_suite_name()) + "." + info->name();
@@ -620,6 +624,11 @@ json simulate(const std::string& block, Args... args) {
       report = run_vectors(block, h, clock, out);
     }
     if (tfp) tfp->close();
+#if VM_COVERAGE
+    if (const char* cov_dir = std::getenv("FABRICSIM_RTL_COVERAGE"))
+      Verilated::threadContextp()->coveragep()->write(
+          (fs::path(cov_dir) / (current_test_name() + ".dat")).string().c_str());
+#endif
     return report;
   });
 }
