@@ -1,5 +1,5 @@
-// Assertions on the port contract of an iSLIP allocator (islip_allocator, and
-// islip_allocator_alt through islip_allocator_alt_bind.sv): the grant matrix is
+// Assertions on the port contract of an iSLIP allocator (islip_allocator, or any
+// block with its ports through a bind): the grant matrix is
 // a matching (at most one grant per input and per output), grants only
 // requested connections, is never empty while something is requested (the
 // first iteration always connects one requester), and agrees with its
