@@ -19,7 +19,7 @@ enum class FifoMode {
 
 /// Shape of a packet FIFO, checked by the PacketFifo constructor.
 struct PacketFifoParams {
-  std::size_t depth_words = 16;            ///< capacity in words, 2..1<<20 (RTL: Depth)
+  std::size_t depth_words = 16;            ///< capacity in words, 2..2^40 (RTL: Depth)
   FifoMode mode = FifoMode::kCutThrough;   ///< initial read mode (RTL: saf_i)
   /// Throws std::invalid_argument naming the offending field.
   void validate() const;
@@ -35,20 +35,34 @@ struct FifoWord {
 /// Packet FIFO. One clock cycle of the RTL twin is: read can_push()/can_pop()/front()
 /// from the state, then pop() if the reader takes the word, then push() if a word is
 /// offered and can_push() was true (no read-to-write bypass when full).
+///
+/// The words are stored as runs: one entry per stored segment of equal words (data,
+/// word count, whether its final word ends a packet), so memory follows the packets
+/// held, not the depth. A packet written as its head word and then the rest is two
+/// runs. The bulk operations equal repeating the word operations.
 class PacketFifo {
  public:
   explicit PacketFifo(const PacketFifoParams& p);
 
   /// Room for one more word.
-  bool can_push() const { return words_ < slots_.size(); }
+  bool can_push() const { return words_ < depth_; }
+  /// Room for `n` more words.
+  bool can_push(std::size_t n) const { return depth_ - words_ >= n; }
   /// Stores a word; throws std::logic_error when full.
-  void push(const FifoWord& w);
+  void push(const FifoWord& w) { push_words(1, w.data, w.last); }
+  /// Stores `n` words carrying `data`, the final one flagged `last` when set: n push()
+  /// calls. Throws std::logic_error, storing none, unless can_push(n).
+  void push_words(std::size_t n, std::uint64_t data, bool last);
   /// The head word may leave under the current mode.
   bool can_pop() const;
   /// The head word; throws std::logic_error unless can_pop().
-  const FifoWord& front() const;
+  FifoWord front() const;
   /// Removes and returns the head word; throws std::logic_error unless can_pop().
   FifoWord pop();
+  /// Removes the head packet through its last word (pop() until a word flagged last)
+  /// and returns its word count; throws std::logic_error, removing none, unless that
+  /// last word is stored.
+  std::size_t pop_packet();
 
   /// Changes the read mode; applies from the next can_pop(). Meant for packet boundaries.
   void set_mode(FifoMode m) { mode_ = m; }
@@ -58,12 +72,24 @@ class PacketFifo {
   /// Complete packets stored (words flagged last); a partly read packet still counts.
   std::size_t packets() const { return packets_; }
   /// Capacity in words.
-  std::size_t depth() const { return slots_.size(); }
+  std::size_t depth() const { return depth_; }
   bool empty() const { return words_ == 0; }
 
  private:
-  std::vector<FifoWord> slots_;  ///< ring buffer, like the RTL storage
-  std::size_t head_ = 0;         ///< slot of the oldest word
+  /// `words` equal words carrying `data`; the final one ends a packet when `last`.
+  struct Run {
+    std::uint64_t data;
+    std::uint32_t words;
+    bool last;
+  };
+  Run& run(std::size_t i) { return runs_[(first_ + i) & (runs_.size() - 1)]; }
+  const Run& run(std::size_t i) const { return runs_[(first_ + i) & (runs_.size() - 1)]; }
+  void drop_front_run();
+
+  std::vector<Run> runs_;  ///< ring of runs, a power of two long (none while empty)
+  std::size_t first_ = 0;  ///< ring slot of the oldest run
+  std::size_t count_ = 0;  ///< runs stored
+  std::size_t depth_;
   std::size_t words_ = 0;
   std::size_t packets_ = 0;
   FifoMode mode_;
