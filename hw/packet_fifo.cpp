@@ -7,15 +7,14 @@
 namespace fabricsim::hw {
 
 namespace {
-constexpr std::size_t kMaxDepthWords = std::size_t{1} << 40;
 constexpr std::size_t kMaxRunWords = std::numeric_limits<std::uint32_t>::max();
 }  // namespace
 
 void PacketFifoParams::validate() const {
   // Two words at least: with one slot a cut-through packet could never stream.
-  if (depth_words < 2 || depth_words > kMaxDepthWords)
+  if (depth_words < 2 || depth_words > kMaxFifoDepthWords)
     throw std::invalid_argument("PacketFifoParams.depth_words = " + std::to_string(depth_words) +
-                                " outside 2.." + std::to_string(kMaxDepthWords) + " words");
+                                " outside 2.." + std::to_string(kMaxFifoDepthWords) + " words");
 }
 
 PacketFifo::PacketFifo(const PacketFifoParams& p) : depth_(p.depth_words), mode_(p.mode) { p.validate(); }

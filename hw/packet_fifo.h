@@ -11,6 +11,9 @@
 
 namespace fabricsim::hw {
 
+/// The deepest packet FIFO, in words.
+inline constexpr std::size_t kMaxFifoDepthWords = std::size_t{1} << 40;
+
 /// When a stored packet may start to leave the FIFO.
 enum class FifoMode {
   kCutThrough,       ///< head word readable once stored

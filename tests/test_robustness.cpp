@@ -3,7 +3,9 @@
 // switch's accounting is deliberately broken (tests/switch_test_access.h).
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -130,26 +132,39 @@ TEST(Watchdog, AFrameOrCreditOnALongCableIsProgress) {
                                   "--set 'traffic.flows=[{src: 0, dst: 1, load: 1.0, message_size: 4KiB, messages: 32}]'"));
 }
 
-// Runs single_switch.yaml with every switch's accounting broken by `fault`;
-// returns the invariant checks.
-json invariants(AccountingFault fault, std::vector<std::string> overrides) {
+// Runs single_switch.yaml at full load for `duration` with `overrides`, after `prepare`
+// on every switch, in a child; returns `read` of the fabric at the end, or {"error"}.
+json run_saturated_switch(std::vector<std::string> overrides, const std::string& duration,
+                          const std::function<void(fabricsim::tlm_fabric::Switch&)>& prepare,
+                          const std::function<json(const Fabric&)>& read) {
   overrides.push_back("output.sample_interval=0s");
-  overrides.push_back("simulation.duration=40us");
+  overrides.push_back("simulation.duration=" + duration);
   overrides.push_back("traffic.load=1.0");
   const auto config = load_config(kSingleSwitch, overrides);
   return fabricsim::sim::in_child([&] {
     fabricsim::stats::Registry registry;
     Fabric fabric("fabric", config, registry);
-    for (const auto& sw : fabric.switches()) fabricsim::tlm_fabric::SwitchTestAccess::inject_fault(*sw, fault);
+    for (const auto& sw : fabric.switches()) prepare(*sw);
     sc_core::sc_start(fabricsim::tlm_fabric::to_sc(config.simulation.duration));
-    json out = json::object();
-    for (const auto& c : fabricsim::sim::check_invariants(fabric)) {
-      if (!out.contains(c.check)) out[c.check] = {{"ok", true}, {"details", json::array()}};
-      out[c.check]["ok"] = out[c.check]["ok"].get<bool>() && c.ok;
-      out[c.check]["details"].push_back(c.detail);
-    }
-    return out;
+    return read(fabric);
   });
+}
+
+// Runs single_switch.yaml with every switch's accounting broken by `fault`;
+// returns the invariant checks.
+json invariants(AccountingFault fault, std::vector<std::string> overrides) {
+  return run_saturated_switch(
+      std::move(overrides), "40us",
+      [fault](fabricsim::tlm_fabric::Switch& sw) { fabricsim::tlm_fabric::SwitchTestAccess::inject_fault(sw, fault); },
+      [](const Fabric& fabric) {
+        json out = json::object();
+        for (const auto& c : fabricsim::sim::check_invariants(fabric)) {
+          if (!out.contains(c.check)) out[c.check] = {{"ok", true}, {"details", json::array()}};
+          out[c.check]["ok"] = out[c.check]["ok"].get<bool>() && c.ok;
+          out[c.check]["details"].push_back(c.detail);
+        }
+        return out;
+      });
 }
 
 void expect_only_broken(const json& r, const std::string& broken, const std::string& detail) {
@@ -182,6 +197,62 @@ TEST(Invariants, LosslessDropsHoldAndCatchAPfcDrop) {
   expect_only_broken(invariants(AccountingFault::none, pfc), "", "");
   expect_only_broken(invariants(AccountingFault::drop_lossless, pfc), "lossless drops",
                      "without the PFC headroom being exceeded");
+}
+
+// Runs single_switch.yaml (input FIFOs) at full load with `overrides`, after `prepare`
+// on every switch; returns {"error"} or whether the input buffer as the cores hold it
+// and as the inputs count it agree at the end, and the most any input's cores held.
+json run_input_fifos(std::vector<std::string> overrides,
+                     const std::function<void(fabricsim::tlm_fabric::Switch&)>& prepare) {
+  using fabricsim::tlm_fabric::SwitchTestAccess;
+  overrides.push_back("switch.buffer=input_fifo");
+  return run_saturated_switch(std::move(overrides), "30us", prepare, [](const Fabric& fabric) {
+    json out{{"agree", true}, {"most_bytes", 0}};
+    for (const auto& sw : fabric.switches())
+      for (int p = 0; p < static_cast<int>(sw->in.size()); ++p) {
+        const std::uint64_t held = SwitchTestAccess::input_fifo_bytes(*sw, p);
+        if (held != SwitchTestAccess::input_bytes(*sw, p)) out["agree"] = false;
+        out["most_bytes"] = std::max(out["most_bytes"].get<std::uint64_t>(), held);
+      }
+    return out;
+  });
+}
+
+TEST(InputFifo, CoresHoldTheInputBufferUnderEveryForwardingModeAndFlowControl) {
+  // The switch checks at every admission, grant and release that the cores agree with
+  // its accounting and timing; a run that ends is one where they always did.
+  for (const char* mode : {"cut_through", "store_and_forward", "adaptive"})
+    for (const char* fc : {"credit", "pfc", "none"}) {
+      // A small buffer fills (PFC needs xoff and headroom).
+      const std::string buffer = std::string("switch.input_buffer=") + (fc == std::string("pfc") ? "256KiB" : "32KiB");
+      const json r = run_input_fifos(
+          {std::string("switch.forwarding=") + mode, std::string("link.flow_control=") + fc, buffer},
+          [](fabricsim::tlm_fabric::Switch&) {});
+      ASSERT_FALSE(r.contains("error")) << mode << " " << fc << ": " << r.dump();
+      EXPECT_TRUE(r["agree"].get<bool>()) << mode << " " << fc;
+      EXPECT_GT(r["most_bytes"].get<std::uint64_t>(), 0u) << mode << " " << fc << ": the cores never held a packet";
+    }
+}
+
+TEST(InputFifo, SwitchStopsWhenACoreDisagrees) {
+  using fabricsim::hw::FifoMode;
+  using fabricsim::hw::FifoWord;
+  using fabricsim::tlm_fabric::SwitchTestAccess;
+  // A stray word: the core holds more than the input counts, found at the next admission.
+  json r = run_input_fifos({}, [](fabricsim::tlm_fabric::Switch& sw) {
+    SwitchTestAccess::input_fifo_core(sw, 3, 0).push(FifoWord{7, true});
+  });
+  ASSERT_TRUE(r.contains("error")) << r.dump();
+  EXPECT_NE(r["error"].get<std::string>().find("fabric.sw0: input FIFO of port 3 VL 0 at "), std::string::npos)
+      << r.dump();
+  // Cores reading store-and-forward under a cut-through switch: a packet is granted
+  // before its last word is in.
+  r = run_input_fifos({"switch.forwarding=cut_through"}, [](fabricsim::tlm_fabric::Switch& sw) {
+    for (int p = 0; p < 16; ++p) SwitchTestAccess::input_fifo_core(sw, p, 0).set_mode(FifoMode::kStoreAndForward);
+  });
+  ASSERT_TRUE(r.contains("error")) << r.dump();
+  EXPECT_NE(r["error"].get<std::string>().find("granted while the core cannot read it"), std::string::npos)
+      << r.dump();
 }
 
 }  // namespace

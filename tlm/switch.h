@@ -39,6 +39,7 @@
 #include "tlm/tx_port.h"
 #include "tlm/switch/egress_unit.h"
 #include "tlm/switch/ingress_unit.h"
+#include "tlm/switch/input_fifo.h"
 #include "tlm/switch/port_set.h"
 #include "tlm/switch/queues.h"
 #include "tlm/switch/wake_planner.h"
@@ -306,6 +307,32 @@ class Switch : public sc_core::sc_module {
   void return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_core::sc_time& delay);
   void count_drop(FlowControl fc, bool headroom_exceeded);
 
+  // tlm/switch/input_fifo.cpp: the input FIFO cores (input_fifo)
+  /// Whether the input FIFO cores run: input_fifo, unless a fault overfills the buffer.
+  bool input_fifo_cores() const { return !input_fifos_.empty() && fault_ != AccountingFault::overfill_buffer; }
+  sw::InputFifo& input_fifo(int in_port, int vl) { return input_fifos_[static_cast<std::size_t>(in_port) * params_.vls + vl]; }
+  const sw::InputFifo& input_fifo(int in_port, int vl) const {
+    return input_fifos_[static_cast<std::size_t>(in_port) * params_.vls + vl];
+  }
+  void make_input_fifos();
+  /// Credit links: deep enough for every frame the credits admit, in whole cells.
+  void size_input_fifos_for_credits(int port);
+  [[noreturn]] void input_fifo_error(int in_port, int vl, const sc_core::sc_time& at, const std::string& what) const;
+  /// Admission: room in the input's buffer for `e`'s cells beside the words its cores hold.
+  bool input_fifo_has_room(const Entry& e) const;
+  void input_fifo_write(sw::InputFifo& f, std::size_t words, std::uint64_t id, bool last, int in_port, int vl,
+                        const sc_core::sc_time& at);
+  /// Writes the words of the newest packet whose tail is in by `at`.
+  void input_fifo_sync(sw::InputFifo& f, int in_port, int vl, const sc_core::sc_time& at);
+  /// Header admission of `e` at `at`: its head word (cut-through), the rest pending its tail.
+  void input_fifo_admit(const Entry& e, const sc_core::sc_time& at);
+  /// The granted packet behind the ones leaving is at the core's head and readable by `at`.
+  void input_fifo_check_head(sw::InputFifo& f, int in_port, int vl, const sc_core::sc_time& at);
+  /// The allocator granted `e`'s read at `now`.
+  void input_fifo_grant(const Entry& e, const sc_core::sc_time& now);
+  /// `r`'s tail has left the buffer: its words leave the core.
+  void input_fifo_release(const Release& r);
+
   // tlm/switch/queues.cpp: the queues and their ready lists
   int queue_index(int in, int out, int vl) const;
   /// VOQ: the queue slot of (in, out, vl), taken from the pool when the queue is empty.
@@ -428,6 +455,8 @@ class Switch : public sc_core::sc_module {
   sc_core::sc_time next_crossing_;  // the edge the next crossbar grant is due on (cross_to_output_queues)
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
+  std::vector<sw::InputFifo> input_fifos_;  // input_fifo: per input x VL
+  std::uint64_t input_fifo_cells_ = 0;      // input_fifo: the input buffer in whole cells
   Fifo<Release> releases_;  // in order of `at`, equal times in the order they were made
   std::vector<stats::Counter> port_counters_;  // per port, side by side (port_counter, vl_counter)
   int counters_per_port_ = 0;

@@ -103,6 +103,7 @@ void Switch::transmit(int q, const sc_time& now) {
   const Entry e = entries_[i];
   entries_.remove(i);
   head_changed(q, e.out);
+  if (input_fifo_cores()) input_fifo_grant(e, now);
   Packet& p = *e.packet;
   auto& o = outputs_[e.out];
   auto& ip = inputs_[e.in];
@@ -138,7 +139,7 @@ void Switch::transmit(int q, const sc_time& now) {
   --in_switch_;
 
   // Nearly always the latest: transmits come in time order with similar frame times.
-  releases_.insert_sorted({read_out, e.in, e.out, in_vl, e.charged}, [](const Release& r) -> const sc_time& { return r.at; });
+  releases_.insert_sorted({read_out, e.in, e.out, in_vl, e.vl, e.charged}, [](const Release& r) -> const sc_time& { return r.at; });
   return_credit(e.in, in_vl, e.frame_bytes, read_out - now);
 }
 

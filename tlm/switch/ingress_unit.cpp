@@ -49,6 +49,7 @@ void Switch::process_releases(const sc_time& now) {
     auto& ip = inputs_[r.in];
     if (ip.folded_on_count) ip.stale();  // only such a folded wake can move (fold_admission_wake)
     ip.bytes -= r.charged;
+    if (input_fifo_cores()) input_fifo_release(r);
     if (shared_) shared_->free(r.charged);
     if (ip.fc != FlowControl::pfc) continue;
     if (ip.pfc[r.vl].release(r.charged) == hw::PfcAction::send_resume) send_pause(r.in, r.vl, 0, now);
@@ -99,6 +100,7 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
     const bool admitted = admit(entries_[i], plan_.fold_admission ? d.edge : now);
     if (ip.fc == FlowControl::pfc) note_pausing(d.in);  // PFC may have paused (or undone) on it
     if (admitted) {
+      if (input_fifo_cores()) input_fifo_admit(entries_[i], plan_.fold_admission ? d.edge : now);
       enqueue(i);
     } else {
       entries_.remove(i);
@@ -155,6 +157,8 @@ bool Switch::buffer_has_room(const Entry& e) {
   bool fits = true;
   switch (params_.buffer) {
     case BufferOrganisation::input_fifo:
+      fits = input_fifo_cores() ? input_fifo_has_room(e) : ip.bytes + e.charged <= params_.input_buffer.in_bytes();
+      break;
     case BufferOrganisation::voq: fits = ip.bytes + e.charged <= params_.input_buffer.in_bytes(); break;
     case BufferOrganisation::output_queued: fits = o.bytes + e.charged <= params_.output_buffer.in_bytes(); break;
     case BufferOrganisation::shared_memory:

@@ -59,6 +59,7 @@ struct Head {
 struct Release {
   sc_core::sc_time at;
   int in, out, vl;
+  int queue_vl;  // the VL of the queue it left (input FIFO)
   std::uint64_t charged;
 };
 

@@ -132,6 +132,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
                                       params_.rtl_trace_dir, true, std::string(this->name()) + ".allocator"});
+  if (params_.buffer == BufferOrganisation::input_fifo) make_input_fifos();
   if (params_.buffer == BufferOrganisation::shared_memory)
     shared_ = std::make_unique<hw::SharedBuffer>(params_.shared_buffer.in_bytes());
   counters_per_port_ = kPortCounters + kVlCounters * v;
@@ -186,6 +187,7 @@ void Switch::attach_ingress(int port, const Link* link) {
   InputPort& ip = inputs_.at(port);
   ip.link = link;
   ip.fc = link->params().flow_control;
+  if (!input_fifos_.empty() && ip.fc == FlowControl::credit) size_input_fifos_for_credits(port);
   ip.pause_refresh = sc_time(params_.pause_quanta * 256.0 / link->timing().data_rate().bps(), sc_core::SC_SEC);
   plan_folding(ip);
 }
