@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace fabricsim::hw {
@@ -55,17 +56,57 @@ class PacketFifo {
   void push(const FifoWord& w) { push_words(1, w.data, w.last); }
   /// Stores `n` words carrying `data`, the final one flagged `last` when set: n push()
   /// calls. Throws std::logic_error, storing none, unless can_push(n).
-  void push_words(std::size_t n, std::uint64_t data, bool last);
+  void push_words(std::size_t n, std::uint64_t data, bool last) {
+    if (!can_push(n)) refuse_write(n);
+    if (n == 0) return;
+    words_ += n;
+    if (last) ++packets_;
+    // Words continuing the newest run's packet with the same data extend it.
+    if (count_ > 0) {
+      Run& back = run(count_ - 1);
+      if (!back.last && back.data == data && n <= kMaxRunWords - back.words) {
+        back.words += static_cast<std::uint32_t>(n);
+        back.last = last;
+        return;
+      }
+    }
+    if (count_ == capacity_ || n > kMaxRunWords) {
+      append_runs(n, data, last);
+      return;
+    }
+    run(count_++) = Run{data, static_cast<std::uint32_t>(n), last};
+  }
   /// The head word may leave under the current mode.
-  bool can_pop() const;
+  bool can_pop() const {
+    // Store-and-forward: the head belongs to the oldest packet, which is complete
+    // exactly when some stored word ends a packet.
+    return words_ > 0 && (mode_ == FifoMode::kCutThrough || packets_ > 0);
+  }
   /// The head word; throws std::logic_error unless can_pop().
-  FifoWord front() const;
+  FifoWord front() const {
+    if (!can_pop()) refuse_read();
+    const Run& r = run(0);
+    return FifoWord{r.data, r.last && r.words == 1};
+  }
   /// Removes and returns the head word; throws std::logic_error unless can_pop().
   FifoWord pop();
   /// Removes the head packet through its last word (pop() until a word flagged last)
   /// and returns its word count; throws std::logic_error, removing none, unless that
   /// last word is stored.
-  std::size_t pop_packet();
+  std::size_t pop_packet() {
+    // The oldest packet is complete exactly when some stored word ends a packet.
+    if (packets_ == 0) refuse_read();
+    std::size_t n = 0;
+    for (bool last = false; !last;) {
+      const Run& r = run(0);
+      n += r.words;
+      last = r.last;
+      drop_front_run();
+    }
+    words_ -= n;
+    --packets_;
+    return n;
+  }
 
   /// Changes the read mode; applies from the next can_pop(). Meant for packet boundaries.
   void set_mode(FifoMode m) { mode_ = m; }
@@ -85,13 +126,22 @@ class PacketFifo {
     std::uint32_t words;
     bool last;
   };
-  Run& run(std::size_t i) { return runs_[(first_ + i) & (runs_.size() - 1)]; }
-  const Run& run(std::size_t i) const { return runs_[(first_ + i) & (runs_.size() - 1)]; }
-  void drop_front_run();
+  static constexpr std::size_t kMaxRunWords = std::numeric_limits<std::uint32_t>::max();
+  Run& run(std::size_t i) { return runs_[(first_ + i) & (capacity_ - 1)]; }
+  const Run& run(std::size_t i) const { return runs_[(first_ + i) & (capacity_ - 1)]; }
+  void drop_front_run() {
+    first_ = (first_ + 1) & (capacity_ - 1);
+    --count_;
+  }
+  /// push_words when the ring is full or the words need more than one run.
+  void append_runs(std::size_t n, std::uint64_t data, bool last);
+  [[noreturn]] void refuse_write(std::size_t n) const;
+  [[noreturn]] void refuse_read() const;
 
-  std::vector<Run> runs_;  ///< ring of runs, a power of two long (none while empty)
-  std::size_t first_ = 0;  ///< ring slot of the oldest run
-  std::size_t count_ = 0;  ///< runs stored
+  std::vector<Run> runs_;     ///< ring of runs (none until the first is stored)
+  std::size_t capacity_ = 0;  ///< runs_.size(), a power of two
+  std::size_t first_ = 0;     ///< ring slot of the oldest run
+  std::size_t count_ = 0;     ///< runs stored
   std::size_t depth_;
   std::size_t words_ = 0;
   std::size_t packets_ = 0;

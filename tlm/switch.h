@@ -317,17 +317,20 @@ class Switch : public sc_core::sc_module {
   void make_input_fifos();
   /// Credit links: deep enough for every frame the credits admit, in whole cells.
   void size_input_fifos_for_credits(int port);
-  [[noreturn]] void input_fifo_error(int in_port, int vl, const sc_core::sc_time& at, const std::string& what) const;
+  /// Throws the logic_error for `fault` (with its two figures), naming the switch, port, VL and time.
+  [[noreturn]] void input_fifo_fault(int in_port, int vl, const sc_core::sc_time& at, sw::FifoFault fault,
+                                     std::uint64_t a, std::uint64_t b) const;
   /// Admission: room in the input's buffer for `e`'s cells beside the words its cores hold.
   bool input_fifo_has_room(const Entry& e) const;
-  void input_fifo_write(sw::InputFifo& f, std::size_t words, std::uint64_t id, bool last, int in_port, int vl,
-                        const sc_core::sc_time& at);
   /// Writes the words of the newest packet whose tail is in by `at`.
-  void input_fifo_sync(sw::InputFifo& f, int in_port, int vl, const sc_core::sc_time& at);
+  void input_fifo_sync(sw::InputFifo& f, int in_port, int vl, const sc_core::sc_time& at) {
+    if (f.tail_words > 0 && f.tail_at <= at) input_fifo_write_tail(f, in_port, vl);
+  }
+  void input_fifo_write_tail(sw::InputFifo& f, int in_port, int vl);
   /// Header admission of `e` at `at`: its head word (cut-through), the rest pending its tail.
   void input_fifo_admit(const Entry& e, const sc_core::sc_time& at);
-  /// The granted packet behind the ones leaving is at the core's head and readable by `at`.
-  void input_fifo_check_head(sw::InputFifo& f, int in_port, int vl, const sc_core::sc_time& at);
+  /// Granted packet `id` is at the core's head and readable by `at`: it is read from there.
+  void input_fifo_check_head(sw::InputFifo& f, std::uint64_t id, int in_port, int vl, const sc_core::sc_time& at);
   /// The allocator granted `e`'s read at `now`.
   void input_fifo_grant(const Entry& e, const sc_core::sc_time& now);
   /// `r`'s tail has left the buffer: its words leave the core.
@@ -457,6 +460,7 @@ class Switch : public sc_core::sc_module {
   std::unique_ptr<hw::SharedBuffer> shared_;
   std::vector<sw::InputFifo> input_fifos_;  // input_fifo: per input x VL
   std::uint64_t input_fifo_cells_ = 0;      // input_fifo: the input buffer in whole cells
+  std::uint64_t input_fifo_bytes_ = 0;      // input_fifo: those cells in bytes
   Fifo<Release> releases_;  // in order of `at`, equal times in the order they were made
   std::vector<stats::Counter> port_counters_;  // per port, side by side (port_counter, vl_counter)
   int counters_per_port_ = 0;

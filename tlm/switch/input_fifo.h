@@ -13,6 +13,9 @@
 
 namespace fabricsim::tlm_fabric::sw {
 
+/// What an input FIFO core disagreed with (Switch::input_fifo_fault).
+enum class FifoFault { count, overflow, unreadable, other_head, nothing_read, tail_missing, words };
+
 /// One (input, VL) input FIFO: the core, the words of its newest packet still arriving,
 /// and the packets granted but not yet released.
 struct InputFifo {
@@ -23,14 +26,12 @@ struct InputFifo {
   sc_core::sc_time tail_at;
   std::uint64_t tail_id = 0;
   std::uint32_t tail_words = 0;
-  // Packets granted, oldest first, until their tail leaves the buffer; `checked` once
-  // the core showed it readable at the head (packets granted while the one ahead still
-  // leaves are checked when it has left).
-  struct Granted {
-    std::uint64_t id;
-    bool checked;
-  };
-  std::vector<Granted> granted;
+  // A granted packet at the core's head (checked there) leaves until its tail has left
+  // the buffer; the ids of the packets granted behind it, oldest first from
+  // waiting[first_waiting], are checked as each reaches the head.
+  bool reading = false;
+  std::uint32_t first_waiting = 0;
+  std::vector<std::uint64_t> waiting;
 };
 
 }  // namespace fabricsim::tlm_fabric::sw
