@@ -106,7 +106,7 @@ class IbVlArbiter final : public EgressScheduler {
     // Only high-priority traffic sent while low had something ready counts against the limit;
     // any low-priority packet (or an idle low table) clears it.
     if (last_.high && last_.low_ready)
-      high_blocks_ += blocks;
+      high_blocks_ = std::min(high_blocks_ + blocks, kHighBlocksMax);
     else
       high_blocks_ = 0;
     last_ = Decision{};
@@ -114,7 +114,27 @@ class IbVlArbiter final : public EgressScheduler {
 
   int classes() const override { return vls_; }
 
+  /// Entry index and weight left per table, and the high-limit count: the RTL twin's
+  /// dbg_{high,low}_{idx,left}_o and dbg_high_blocks_o.
+  void debug_state(std::vector<StateVector>& out) const override {
+    out.resize(5);
+    auto put = [&out](std::size_t k, const char* name, int bits, std::int64_t v) {
+      out[k].name = name;
+      out[k].bits = bits;
+      out[k].values.assign(1, static_cast<std::uint64_t>(v));
+    };
+    put(0, "high_entry", 8, high_.idx);
+    put(1, "high_left", 8, high_.remaining);
+    put(2, "low_entry", 8, low_.idx);
+    put(3, "low_left", 8, low_.remaining);
+    put(4, "high_blocks", 16, high_blocks_);
+  }
+
  private:
+  // The high-limit count saturates (a 16-bit register in hardware): the largest finite
+  // limit, 254 x 64 blocks, is far below, so no decision depends on the cap.
+  static constexpr std::int64_t kHighBlocksMax = 65535;
+
   struct Table {
     std::vector<VlArbEntry> entries;
     int idx = 0;                 // entry being served

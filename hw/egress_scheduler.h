@@ -9,6 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "hw/allocator.h"  // StateVector
+
 namespace fabricsim::hw {
 
 /// Result of EgressScheduler::select() when no class has anything eligible.
@@ -30,6 +32,9 @@ class EgressScheduler {
   virtual void update_state(int c, std::uint32_t bytes) = 0;
   /// Number of classes (VLs or traffic classes) head_bytes must cover.
   virtual int classes() const = 0;
+  /// The committed state as named vectors (nothing by default): what lockstep compares
+  /// with an RTL twin's debug ports after every committing edge.
+  virtual void debug_state(std::vector<StateVector>& out) const { out.clear(); }
 };
 
 /// One VL arbitration table entry (IBTA vol.1 §7.6.9): serve `vl` for up to `weight` x 64 bytes.

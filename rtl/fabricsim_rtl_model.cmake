@@ -130,7 +130,9 @@ function(fabricsim_rtl_model name)
 
   # PORTS: every pin role of the kind, nothing else.
   fabricsim_rtl_pairs("${what}" PORTS "${R_PORTS}" port_roles port_names)
-  set(kind_roles ${FABRICSIM_RTL_KIND_${kind}_INPUTS} ${FABRICSIM_RTL_KIND_${kind}_OUTPUTS})
+  # Static configuration inputs (CONFIG) are numbered after the per-round INPUTS.
+  set(kind_roles ${FABRICSIM_RTL_KIND_${kind}_INPUTS} ${FABRICSIM_RTL_KIND_${kind}_CONFIG}
+                 ${FABRICSIM_RTL_KIND_${kind}_OUTPUTS})
   string(JOIN " " kind_roles_text ${kind_roles})
   foreach(role IN LISTS port_roles)
     if(NOT role IN_LIST kind_roles)

@@ -45,7 +45,14 @@ module vl_arbiter #(
   // Selection (combinational)
   output logic                              sel_valid_o,        // some VL is selected
   output logic [3:0]                        sel_vl_o,           // the selected VL
-  output logic                              sel_high_o          // it was chosen from the high table
+  output logic                              sel_high_o,         // it was chosen from the high table
+
+  // Debug: the committed state (hw: IbVlArbiter::debug_state), for lockstep
+  output logic [IdxW-1:0]                   dbg_high_idx_o,     // high table entry being served
+  output logic [7:0]                        dbg_high_left_o,    // its weight left, 64-B units
+  output logic [IdxW-1:0]                   dbg_low_idx_o,      // low table entry being served
+  output logic [7:0]                        dbg_low_left_o,     // its weight left, 64-B units
+  output logic [15:0]                       dbg_high_blocks_o   // high blocks sent while low waited
 );
 
   localparam int unsigned BlkW = BytesW - 6 + 1;  // 64-B blocks of one packet
@@ -182,6 +189,12 @@ module vl_arbiter #(
       end
     end
   end
+
+  assign dbg_high_idx_o    = high_idx_q;
+  assign dbg_high_left_o   = cfg_high_weight_i[high_idx_q] - high_used_q;
+  assign dbg_low_idx_o     = low_idx_q;
+  assign dbg_low_left_o    = cfg_low_weight_i[low_idx_q] - low_used_q;
+  assign dbg_high_blocks_o = high_blocks_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

@@ -16,6 +16,7 @@
 #include "sim/config_reader.h"
 #include "sim/huge_pages.h"
 #include "sim/training_config.h"
+#include "tlm/rtl_vl_arbiter.h"
 #include "tlm/switch_params.h"
 
 namespace fabricsim::sim {
@@ -165,6 +166,8 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
   s.allocator_iterations = static_cast<int>(m.integer(spec["allocator_iterations"], s.allocator_iterations));
   s.allocator_impl = m.choice(spec["allocator_impl"], s.allocator_impl, allocator_impl_names());
   s.rtl_variant = m.string(spec["rtl_variant"], s.rtl_variant);
+  s.vl_arbiter_impl = m.choice(spec["vl_arbiter_impl"], s.vl_arbiter_impl, allocator_impl_names());
+  s.vl_arbiter_rtl_variant = m.string(spec["vl_arbiter_rtl_variant"], s.vl_arbiter_rtl_variant);
   s.rtl_trace_dir = m.string(spec["rtl_trace"], s.rtl_trace_dir);  // set by `fabricsim run --trace DIR`
   if (s.allocator_impl != AllocatorImpl::tlm) {
     // The radix is known here only for a single switch (switch.ports); the Switch checks the rest.
@@ -199,6 +202,17 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
         m.map("vl_arbitration").fail("", "VL " + std::to_string(vl) + " has no table entry with weight > 0, so its "
                                          "packets would never be sent; list every VL 0.." + std::to_string(s.vls - 1));
     }
+  }
+  if (s.vl_arbiter_impl != AllocatorImpl::tlm) {
+    if (s.egress_scheduler != tlm_fabric::EgressSchedulerKind::ib_vl_arb)
+      m.fail("vl_arbiter_impl", "the RTL VL arbiter twins ib_vl_arb; switch.egress_scheduler is " +
+                                    std::string(hw::name_of(egress_scheduler_names(), s.egress_scheduler)));
+    // No table: every VL weight 1 in the low table (Switch::make_egress_scheduler).
+    const std::size_t rows = s.vl_arb.high.empty() && s.vl_arb.low.empty()
+                                 ? static_cast<std::size_t>(s.vls)
+                                 : std::max(s.vl_arb.high.size(), s.vl_arb.low.size());
+    const auto problem = check_rtl_vl_arbiter(s.vl_arbiter_rtl_variant, s.vls > 1 ? s.vls : 0, static_cast<int>(rows));
+    if (!problem.what.empty()) m.fail(problem.key, problem.what);
   }
 
   read_pfc(m.map("pfc"), s);

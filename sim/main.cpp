@@ -48,8 +48,10 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   if (!trace_dir.empty()) overrides.push_back("switch.rtl_trace=" + yaml_quoted(trace_dir));
   const FabricConfig config = load_config(file, overrides);
   if (verbosity != Verbosity::quiet) print_warnings(config);
-  if (!trace_dir.empty() && config.switch_params.allocator_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm)
-    std::cerr << "fabricsim: --trace: no RTL blocks in use (switch.allocator_impl is tlm), no waveforms written\n";
+  if (!trace_dir.empty() && config.switch_params.allocator_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm &&
+      config.switch_params.vl_arbiter_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm)
+    std::cerr << "fabricsim: --trace: no RTL blocks in use (switch.allocator_impl and vl_arbiter_impl are tlm), "
+                 "no waveforms written\n";
   namespace fs = std::filesystem;
   const fs::path dir(config.output.directory);
   std::error_code ec;

@@ -24,6 +24,7 @@
 #include "sim/config.h"
 #include "sim/config_reader.h"
 #include "tests/command.h"
+#include "tests/same_results.h"
 #include "tlm/rtl_allocator.h"
 #include "tlm/rtl_model.h"
 
@@ -54,18 +55,9 @@ std::vector<std::string> example(std::vector<std::string> more = {}) {
 
 json run(const std::vector<std::string>& overrides) { return run_in_child(load_config(kExample, overrides)); }
 
-/// results.json without what legitimately differs between implementations: the wall-clock
-/// section and the keys that select the implementation.
-json comparable(json r) {
-  r.erase("simulator");
-  for (const char* key : {"allocator_impl", "rtl_variant", "rtl_trace"}) r["config"]["switch"].erase(key);
-  return r;
-}
-
-/// Equal results, or the differing paths (not the whole documents) in the failure.
+/// Equal results.json but for the wall-clock section and the keys that select the allocator.
 void expect_same_results(const json& a, const json& b) {
-  const json d = json::diff(comparable(a), comparable(b));
-  EXPECT_TRUE(d.empty()) << d.size() << " differences, the first: " << d.dump().substr(0, 1500);
+  fabricsim::testing::expect_same_results(a, b, {"allocator_impl", "rtl_variant", "rtl_trace"});
 }
 
 std::uint64_t stat_sum(const json& r, const std::string& suffix) {
@@ -208,7 +200,9 @@ TEST(RtlCosim, BrokenRtlAloneChangesTheResults) {
   const json tlm = run(k4);
   const json rtl = run(broken);
   ASSERT_FALSE(rtl.contains("error")) << rtl.dump();
-  EXPECT_FALSE(comparable(tlm) == comparable(rtl)) << "the broken block changed nothing";
+  const std::vector<std::string> keys{"allocator_impl", "rtl_variant", "rtl_trace"};
+  EXPECT_FALSE(fabricsim::testing::comparable_results(tlm, keys) == fabricsim::testing::comparable_results(rtl, keys))
+      << "the broken block changed nothing";
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -365,7 +365,8 @@ class VlArbiterHarness final : public HarnessOf<M> {
   static constexpr int kVls = 8, kDepth = 16, kBytesW = 16;
   explicit VlArbiterHarness(Clock& c)
       : HarnessOf<M>(c), high_vl_(kDepth * 4), high_w_(kDepth * 8), low_vl_(kDepth * 4), low_w_(kDepth * 8),
-        limit_(8), heads_(kVls * kBytesW), update_(1), valid_(1), vl_(4), high_(1) {
+        limit_(8), heads_(kVls * kBytesW), update_(1), valid_(1), vl_(4), high_(1), dbg_high_idx_(4),
+        dbg_high_left_(8), dbg_low_idx_(4), dbg_low_left_(8), dbg_high_blocks_(16) {
     this->m_.cfg_high_vl_i(high_vl_.sig());
     this->m_.cfg_high_weight_i(high_w_.sig());
     this->m_.cfg_low_vl_i(low_vl_.sig());
@@ -376,6 +377,11 @@ class VlArbiterHarness final : public HarnessOf<M> {
     this->m_.sel_valid_o(valid_.sig());
     this->m_.sel_vl_o(vl_.sig());
     this->m_.sel_high_o(high_.sig());
+    this->m_.dbg_high_idx_o(dbg_high_idx_.sig());  // the state is lockstep's (test_rtl_vl_arbiter)
+    this->m_.dbg_high_left_o(dbg_high_left_.sig());
+    this->m_.dbg_low_idx_o(dbg_low_idx_.sig());
+    this->m_.dbg_low_left_o(dbg_low_left_.sig());
+    this->m_.dbg_high_blocks_o(dbg_high_blocks_.sig());
   }
   bool fits(const json& p) const override {
     return p.at("vls").get<int>() <= kVls && p.at("high").size() <= kDepth && p.at("low").size() <= kDepth;
@@ -415,6 +421,11 @@ class VlArbiterHarness final : public HarnessOf<M> {
   FABRICSIM_WIRE(M, sel_valid_o) valid_;
   FABRICSIM_WIRE(M, sel_vl_o) vl_;
   FABRICSIM_WIRE(M, sel_high_o) high_;
+  FABRICSIM_WIRE(M, dbg_high_idx_o) dbg_high_idx_;
+  FABRICSIM_WIRE(M, dbg_high_left_o) dbg_high_left_;
+  FABRICSIM_WIRE(M, dbg_low_idx_o) dbg_low_idx_;
+  FABRICSIM_WIRE(M, dbg_low_left_o) dbg_low_left_;
+  FABRICSIM_WIRE(M, dbg_high_blocks_o) dbg_high_blocks_;
 };
 
 // packet_fifo (DataW = 16, Depth = 6) ---------------------------------------------------------

@@ -12,6 +12,7 @@
 
 #include <systemc>
 
+#include "tlm/rtl_vl_arbiter.h"
 #include "tlm/sim_time.h"
 
 #if FABRICSIM_RTL
@@ -113,23 +114,6 @@ std::string describe_grants(const std::vector<hw::Grant>& grants) {
   return grants.empty() ? "(none)" : s.str();
 }
 
-/// Core-clock edge index and time of `t`, for messages.
-std::string describe_time(const sc_core::sc_time& t, hw::Frequency clock) {
-  const double edge = t.to_seconds() * clock.in_hertz();
-  std::ostringstream s;
-  s << "core-clock cycle " << std::llround(edge) << " (t = " << t.to_seconds() * 1e9 << " ns)";
-  return s.str();
-}
-
-std::uint64_t to_ps(const sc_core::sc_time& t) { return static_cast<std::uint64_t>(std::llround(t.to_seconds() * 1e12)); }
-
-std::filesystem::path make_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("cannot create waveform folder '" + dir + "': " + ec.message());
-  return std::filesystem::path(dir);
-}
-
 /// The allocator kind's roles (rtl/kinds/allocator.cmake): input req, output gnt; sizes
 /// ports, iterations.
 constexpr int kReq = 0, kGnt = 0;
@@ -160,22 +144,9 @@ const RtlModel* find_model(std::string_view name, int ports, int iterations) {
 class RtlAllocator final : public hw::SwitchAllocator {
  public:
   RtlAllocator(const SwitchAllocatorSpec& spec, const RtlModel& model, bool keep_window)
-      : spec_(spec), model_(model), n_(spec.shape.inputs), req_(n_), gnt_(n_), in_(1),
-        period_ps_(static_cast<std::uint64_t>(std::llround(1e12 / spec.core_clock.in_hertz()))) {
-    if (spec.shape.inputs != spec.shape.outputs)
-      throw std::invalid_argument(spec.instance + ": the RTL allocator is square, got " +
-                                  std::to_string(spec.shape.inputs) + " inputs x " +
-                                  std::to_string(spec.shape.outputs) + " outputs");
-    const bool trace = !spec.trace_dir.empty();
-    rtl_ = make_transactor(trace);
-    if (trace) {
-      trace_path_ = (make_dir(spec.trace_dir) / (spec.instance + "." + model.info.name + ".fst")).string();
-      rtl_->trace_open(trace_path_);
-    }
-    if (keep_window) window_ = std::make_unique<RtlReplayWindow>(make_transactor(true), 1);
-  }
-
-  ~RtlAllocator() override { close_trace(); }
+      : spec_(spec), n_(spec.shape.inputs), req_(n_), gnt_(n_), in_(1),
+        rtl_((check_square(spec), model), 1, 1, {}, spec.core_clock, spec.trace_dir,
+             spec.instance + "." + model.info.name, keep_window) {}
 
   void add_request(const hw::AllocRequest& r) override {
     if (r.input < 0 || r.input >= n_ || r.output < 0 || r.output >= n_)
@@ -192,8 +163,7 @@ class RtlAllocator final : public hw::SwitchAllocator {
   void update_state() override {
     if (!open_) return;
     open_ = false;
-    if (window_) window_->commit_newest();
-    rtl_->commit();
+    rtl_.commit();
   }
 
   void clear() override {
@@ -207,12 +177,9 @@ class RtlAllocator final : public hw::SwitchAllocator {
   /// output), not checked for legality; valid until the next evaluate() or clear().
   const std::vector<hw::Grant>& evaluate() {
     open_ = true;
-    ++rounds_;
-    round_at_ = sim_now();
     in_[kReq] = req_.words();
-    rtl_->evaluate(in_, to_ps(round_at_));
-    gnt_.assign(rtl_->output(kGnt));
-    if (window_) window_->push(in_, to_ps(round_at_));
+    rtl_.evaluate(in_, sim_now());
+    gnt_.assign(rtl_.output(kGnt));
     gnt_.connections(grants_);
     return grants_;
   }
@@ -220,24 +187,15 @@ class RtlAllocator final : public hw::SwitchAllocator {
   const BitMatrix& requests() const { return req_; }
   /// The last evaluate()'s matching.
   const std::vector<hw::Grant>& grants() const { return grants_; }
-  const sc_core::sc_time& round_time() const { return round_at_; }
-  std::uint64_t rounds() const { return rounds_; }
-  const std::string& trace_path() const { return trace_path_; }
-  const RtlModelInfo& model() const { return model_.info; }
-  /// Debug port `k` (RtlModelInfo::debug_state) after the last edge.
-  void debug(int k, PortWords& words) const { rtl_->debug(k, words); }
-
-  /// Rounds a mismatch waveform holds now (the current one included).
-  std::size_t window_rounds() const { return window_ ? window_->size() : 0; }
+  RtlRun& run() { return rtl_; }
+  const RtlRun& run() const { return rtl_; }
 
   /// Lockstep: writes the rounds up to and including the current one (replayed on the
   /// lagging instance) next to the --trace waveforms, or in the temp folder; returns the file.
   std::string write_window() {
-    const std::filesystem::path dir =
-        make_dir(spec_.trace_dir.empty() ? std::filesystem::temp_directory_path().string() : spec_.trace_dir);
-    const std::string path = (dir / (spec_.instance + "." + model_.info.name + ".lockstep_mismatch.fst")).string();
+    std::string path;
     BitMatrix replayed(n_);
-    replayed.assign(window_->write(path).output(kGnt));
+    replayed.assign(rtl_.write_window(path).output(kGnt));
     // The replay must reach the state the run had: else the waveform would show something else.
     if (!(replayed == gnt_)) {
       std::vector<hw::Grant> grants;
@@ -249,12 +207,12 @@ class RtlAllocator final : public hw::SwitchAllocator {
     return path;
   }
 
-  /// Completes and closes the --trace waveform.
-  void close_trace() { rtl_->trace_close(); }
-
  private:
-  std::unique_ptr<RtlTransactor> make_transactor(bool traceable) const {
-    return std::make_unique<RtlTransactor>(model_.make(traceable), model_.info.timing, 1, 1, period_ps_);
+  static void check_square(const SwitchAllocatorSpec& spec) {
+    if (spec.shape.inputs != spec.shape.outputs)
+      throw std::invalid_argument(spec.instance + ": the RTL allocator is square, got " +
+                                  std::to_string(spec.shape.inputs) + " inputs x " +
+                                  std::to_string(spec.shape.outputs) + " outputs");
   }
 
   /// An RTL block driving two connections on one input or output, or one nobody asked
@@ -265,9 +223,9 @@ class RtlAllocator final : public hw::SwitchAllocator {
       const bool bad = in_used[g.input] || out_used[g.output] || !req_.test(g.input, g.output);
       in_used[g.input] = out_used[g.output] = true;
       if (!bad) continue;
-      throw RtlAllocatorMismatch(spec_.instance + ": RTL allocator " + model_.info.name + " returned an illegal matching at " +
-                                 describe_time(round_at_, spec_.core_clock) + ", allocation round " +
-                                 std::to_string(rounds_) + "\n  requests:   " + describe_requests(req_) +
+      throw RtlAllocatorMismatch(spec_.instance + ": RTL allocator " + rtl_.model().name + " returned an illegal matching at " +
+                                 describe_time(rtl_.round_time(), spec_.core_clock) + ", allocation round " +
+                                 std::to_string(rtl_.rounds()) + "\n  requests:   " + describe_requests(req_) +
                                  "\n  RTL grants: " + describe_grants(grants) +
                                  "\n  (each grant must be requested, at most one per input and per output)");
     }
@@ -275,27 +233,12 @@ class RtlAllocator final : public hw::SwitchAllocator {
 
   std::vector<hw::Grant> grants_;  // the last evaluate()'s matching
   SwitchAllocatorSpec spec_;
-  const RtlModel& model_;
   int n_;
   BitMatrix req_, gnt_;
   std::vector<PortWords> in_;  // the input roles: req
-  std::uint64_t period_ps_;
-  std::unique_ptr<RtlTransactor> rtl_;
-  std::string trace_path_;
-  std::unique_ptr<RtlReplayWindow> window_;  // lockstep: the rounds before a mismatch
-  bool open_ = false;                        // arbitrated, not yet committed
-  std::uint64_t rounds_ = 0;                 // allocation rounds so far (1 = first)
-  sc_core::sc_time round_at_;
+  RtlRun rtl_;
+  bool open_ = false;  // arbitrated, not yet committed
 };
-
-/// Element `k` of a debug port packing `bits`-wide elements (at most 32), element 0 at bit 0.
-std::uint64_t element(const PortWords& w, int bits, int k) {
-  const std::size_t lo = static_cast<std::size_t>(k) * static_cast<std::size_t>(bits);
-  const std::size_t word = lo / 32;
-  std::uint64_t v = word < w.size() ? w[word] : 0;
-  if (word + 1 < w.size()) v |= std::uint64_t{w[word + 1]} << 32;
-  return (v >> (lo % 32)) & ((std::uint64_t{1} << bits) - 1);
-}
 
 /// The hw core and the RTL twin on the same requests; grants compared every round, and
 /// the state the registration exposes through debug ports after every committing edge.
@@ -307,17 +250,7 @@ class LockstepAllocator final : public hw::SwitchAllocator {
         rtl_(std::make_unique<RtlAllocator>(spec, model, true)) {
     if (!spec.compare_state || model.info.debug_state.empty()) return;
     core_->debug_state(core_state_);
-    for (const auto& name : model.info.debug_state) {
-      const auto it = std::find_if(core_state_.begin(), core_state_.end(), [&](const auto& v) { return v.name == name; });
-      if (it == core_state_.end()) {
-        std::string valid;
-        for (const auto& v : core_state_) valid += (valid.empty() ? "" : ", ") + v.name;
-        throw std::invalid_argument(spec.instance + ": RTL " + model.info.name + " (" + model.info.registration +
-                                    ") declares DEBUG " + name + ", but hw core '" + model.info.twin +
-                                    "' has no such state; it has: " + (valid.empty() ? "(none)" : valid));
-      }
-      compared_.push_back(static_cast<std::size_t>(it - core_state_.begin()));
-    }
+    compared_ = match_debug_state(core_state_, model.info, spec.instance);
   }
 
   void add_request(const hw::AllocRequest& r) override {
@@ -351,7 +284,7 @@ class LockstepAllocator final : public hw::SwitchAllocator {
     core_->debug_state(core_state_);
     for (std::size_t k = 0; k < compared_.size(); ++k) {
       const hw::StateVector& v = core_state_[compared_[k]];
-      rtl_->debug(static_cast<int>(k), port_);
+      rtl_->run().debug(static_cast<int>(k), port_);
       for (std::size_t e = 0; e < v.values.size(); ++e) {
         const std::uint64_t rtl = element(port_, v.bits, static_cast<int>(e));
         if (rtl != v.values[e]) fail_state(k, v, e, rtl);
@@ -361,9 +294,9 @@ class LockstepAllocator final : public hw::SwitchAllocator {
 
   std::string header(const char* what) const {
     std::ostringstream s;
-    const auto& m = rtl_->model();
-    s << "lockstep " << what << " in " << hierarchy_ << " at " << describe_time(rtl_->round_time(), spec_.core_clock)
-      << ", allocation round " << rtl_->rounds() << ": hw core '" << m.twin << "' and RTL " << m.name << " (top "
+    const auto& m = rtl_->run().model();
+    s << "lockstep " << what << " in " << hierarchy_ << " at " << describe_time(rtl_->run().round_time(), spec_.core_clock)
+      << ", allocation round " << rtl_->run().rounds() << ": hw core '" << m.twin << "' and RTL " << m.name << " (top "
       << m.top << ", " << m.sizes.at(0) << "x" << m.sizes.at(0) << ", " << m.sizes.at(1) << " iteration"
       << (m.sizes.at(1) == 1 ? "" : "s") << ") disagree";
     return s.str();
@@ -379,8 +312,8 @@ class LockstepAllocator final : public hw::SwitchAllocator {
   }
 
   std::string rtl_debug_port(std::size_t k) const {
-    const auto& ports = rtl_->model().debug_ports;
-    return k < ports.size() ? ports[k] : rtl_->model().debug_state[k];
+    const auto& ports = rtl_->run().model().debug_ports;
+    return k < ports.size() ? ports[k] : rtl_->run().model().debug_state[k];
   }
 
   [[noreturn]] void fail_grants(const std::vector<hw::Grant>& core, const std::vector<hw::Grant>& rtl) {
@@ -400,15 +333,11 @@ class LockstepAllocator final : public hw::SwitchAllocator {
   }
 
   [[noreturn]] void finish(std::ostringstream& s) {
-    try {
-      const std::size_t rounds = rtl_->window_rounds();
-      s << "\n  waveform of the " << rounds << " round" << (rounds == 1 ? "" : "s")
-        << " up to the mismatch: " << rtl_->write_window();
-    } catch (const std::exception& e) {
-      s << "\n  (no mismatch waveform: " << e.what() << ")";
-    }
-    rtl_->close_trace();
-    if (!rtl_->trace_path().empty()) s << "\n  full RTL waveform (--trace): " << rtl_->trace_path();
+    s << describe_waveforms(rtl_->run().window_rounds(), [this] { return rtl_->write_window(); },
+                            [this] {
+                              rtl_->run().close_trace();
+                              return rtl_->run().trace_path();
+                            });
     throw RtlAllocatorMismatch(s.str());
   }
 
@@ -434,6 +363,7 @@ std::vector<RtlAllocatorModel> rtl_allocator_models() {
 }
 
 void add_rtl_models([[maybe_unused]] const std::vector<RtlModel>& models) {
+  add_rtl_vl_arbiter_models(models);
 #if FABRICSIM_RTL
   for (RtlModel m : models) {
     if (m.info.kind != "allocator") continue;

@@ -2,13 +2,79 @@
 #include "tlm/rtl_transactor.h"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
 #include <utility>
+
+#include <systemc>
 
 namespace fabricsim::tlm_fabric {
 
+std::string describe_time(const sc_core::sc_time& t, hw::Frequency clock) {
+  const double edge = t.to_seconds() * clock.in_hertz();
+  std::ostringstream s;
+  s << "core-clock cycle " << std::llround(edge) << " (t = " << t.to_seconds() * 1e9 << " ns)";
+  return s.str();
+}
+
+std::uint64_t to_ps(const sc_core::sc_time& t) { return static_cast<std::uint64_t>(std::llround(t.to_seconds() * 1e12)); }
+
+std::filesystem::path make_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create waveform folder '" + dir + "': " + ec.message());
+  return std::filesystem::path(dir);
+}
+
+std::string mismatch_waveform_path(const std::string& trace_dir, const std::string& stem) {
+  const std::filesystem::path dir = make_dir(trace_dir.empty() ? std::filesystem::temp_directory_path().string() : trace_dir);
+  return (dir / (stem + ".lockstep_mismatch.fst")).string();
+}
+
+std::string describe_waveforms(std::size_t rounds, const std::function<std::string()>& write_window,
+                               const std::function<std::string()>& close_trace) {
+  std::ostringstream s;
+  try {
+    s << "\n  waveform of the " << rounds << " round" << (rounds == 1 ? "" : "s")
+      << " up to the mismatch: " << write_window();
+  } catch (const std::exception& e) {
+    s << "\n  (no mismatch waveform: " << e.what() << ")";
+  }
+  const std::string full = close_trace();
+  if (!full.empty()) s << "\n  full RTL waveform (--trace): " << full;
+  return s.str();
+}
+
+std::vector<std::size_t> match_debug_state(const std::vector<hw::StateVector>& core_state, const RtlModelInfo& model,
+                                           const std::string& who) {
+  std::vector<std::size_t> out;
+  for (const auto& name : model.debug_state) {
+    const auto it = std::find_if(core_state.begin(), core_state.end(), [&](const auto& v) { return v.name == name; });
+    if (it == core_state.end()) {
+      std::string valid;
+      for (const auto& v : core_state) valid += (valid.empty() ? "" : ", ") + v.name;
+      throw std::invalid_argument(who + ": RTL " + model.name + " (" + model.registration + ") declares DEBUG " + name +
+                                  ", but hw core '" + model.twin + "' has no such state; it has: " +
+                                  (valid.empty() ? "(none)" : valid));
+    }
+    out.push_back(static_cast<std::size_t>(it - core_state.begin()));
+  }
+  return out;
+}
+
+std::uint64_t element(const PortWords& w, int bits, int k) {
+  const std::size_t lo = static_cast<std::size_t>(k) * static_cast<std::size_t>(bits);
+  const std::size_t word = lo / 32;
+  std::uint64_t v = word < w.size() ? w[word] : 0;
+  if (word + 1 < w.size()) v |= std::uint64_t{w[word + 1]} << 32;
+  return (v >> (lo % 32)) & ((std::uint64_t{1} << bits) - 1);
+}
+
 RtlTransactor::RtlTransactor(std::unique_ptr<RtlPins> pins, const RtlTiming& timing, int inputs, int outputs,
                              std::uint64_t period_ps)
-    : pins_(std::move(pins)), timing_(timing), outputs_(outputs), period_ps_(std::max<std::uint64_t>(period_ps, 2)),
+    : pins_(std::move(pins)), timing_(timing), inputs_(inputs), outputs_(outputs), period_ps_(std::max<std::uint64_t>(period_ps, 2)),
       out_(static_cast<std::size_t>(outputs)), idle_(static_cast<std::size_t>(inputs)) {
   pins_->commit(false);
   pins_->clock(false);
@@ -28,6 +94,11 @@ RtlTransactor::RtlTransactor(std::unique_ptr<RtlPins> pins, const RtlTiming& tim
 }
 
 RtlTransactor::~RtlTransactor() { trace_close(); }
+
+void RtlTransactor::configure(const std::vector<PortWords>& config) {
+  for (std::size_t k = 0; k < config.size(); ++k) pins_->put(inputs_ + static_cast<int>(k), config[k]);
+  pins_->eval();
+}
 
 bool RtlTransactor::evaluate(const std::vector<PortWords>& in, std::uint64_t t_ps) {
   close();
@@ -154,6 +225,42 @@ void RtlReplayWindow::push(const std::vector<PortWords>& in, std::uint64_t t_ps)
 }
 
 void RtlReplayWindow::commit_newest() { slots_[(head_ + count_ - 1) % slots_.size()].committed = true; }
+
+RtlRun::RtlRun(const RtlModel& model, int inputs, int outputs, std::vector<PortWords> config, hw::Frequency clock,
+               const std::string& trace_dir, const std::string& stem, bool keep_window)
+    : model_(model), inputs_(inputs), outputs_(outputs), config_(std::move(config)),
+      period_ps_(static_cast<std::uint64_t>(std::llround(1e12 / clock.in_hertz()))), trace_dir_(trace_dir),
+      stem_(stem) {
+  rtl_ = make_transactor(!trace_dir.empty());
+  if (!trace_dir.empty()) {
+    trace_path_ = (make_dir(trace_dir) / (stem + ".fst")).string();
+    rtl_->trace_open(trace_path_);
+  }
+  if (keep_window) window_ = std::make_unique<RtlReplayWindow>(make_transactor(true), inputs);
+}
+
+std::unique_ptr<RtlTransactor> RtlRun::make_transactor(bool traceable) const {
+  auto t = std::make_unique<RtlTransactor>(model_.make(traceable), model_.info.timing, inputs_, outputs_, period_ps_);
+  if (!config_.empty()) t->configure(config_);
+  return t;
+}
+
+void RtlRun::evaluate(const std::vector<PortWords>& in, const sc_core::sc_time& t) {
+  ++rounds_;
+  round_at_ = t;
+  rtl_->evaluate(in, to_ps(t));
+  if (window_) window_->push(in, to_ps(t));
+}
+
+void RtlRun::commit() {
+  if (window_) window_->commit_newest();
+  rtl_->commit();
+}
+
+const RtlTransactor& RtlRun::write_window(std::string& path) {
+  path = mismatch_waveform_path(trace_dir_, stem_);
+  return window_->write(path);
+}
 
 const RtlTransactor& RtlReplayWindow::write(const std::string& path) {
   lagging_->trace_open(path);

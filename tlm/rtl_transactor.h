@@ -8,13 +8,41 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <systemc>
+
+#include "hw/allocator.h"  // StateVector
+#include "hw/units.h"
 #include "tlm/rtl_model.h"
 
 namespace fabricsim::tlm_fabric {
+
+// Shared by the kinds' transactors (tlm/rtl_allocator.cpp, tlm/rtl_vl_arbiter.cpp).
+/// "core-clock cycle 665 (t = 443.333 ns)": the edge index and time of `t`, for messages.
+std::string describe_time(const sc_core::sc_time& t, hw::Frequency clock);
+/// `t` in whole picoseconds (waveform time).
+std::uint64_t to_ps(const sc_core::sc_time& t);
+/// Creates the waveform folder `dir` (std::runtime_error if it cannot).
+std::filesystem::path make_dir(const std::string& dir);
+/// Where lockstep writes its mismatch window: `<trace_dir, else the system temp
+/// folder>/<stem>.lockstep_mismatch.fst`.
+std::string mismatch_waveform_path(const std::string& trace_dir, const std::string& stem);
+/// The lockstep report's waveform lines: the window `write_window` writes (or why it could
+/// not), then the full --trace waveform when `trace_path` is set (close it first).
+std::string describe_waveforms(std::size_t rounds, const std::function<std::string()>& write_window,
+                               const std::function<std::string()>& close_trace);
+/// For each DEBUG entry of `model`, the index of the core's state vector of that name in
+/// `core_state`; std::invalid_argument naming `who`, the registration and the core's
+/// states when the core has no such state.
+std::vector<std::size_t> match_debug_state(const std::vector<hw::StateVector>& core_state, const RtlModelInfo& model,
+                                           const std::string& who);
+/// Element `k` of a debug port packing `bits`-wide elements (at most 32), element 0 at bit 0.
+std::uint64_t element(const PortWords& w, int bits, int k);
 
 /// One block driven round by round through its pins.
 class RtlTransactor {
@@ -35,6 +63,9 @@ class RtlTransactor {
   void commit();
   /// Ends an open round with a non-committing edge.
   void close();
+  /// Drives the static configuration inputs (numbered after the per-round ones) and holds
+  /// them for the whole run; call once, after construction (the reset).
+  void configure(const std::vector<PortWords>& config);
   /// Reads debug port `k` (after the last edge).
   void debug(int k, PortWords& words) const { pins_->get(outputs_ + k, words); }
 
@@ -50,7 +81,7 @@ class RtlTransactor {
 
   std::unique_ptr<RtlPins> pins_;
   RtlTiming timing_;
-  int outputs_;
+  int inputs_, outputs_;
   std::uint64_t period_ps_;
   std::vector<PortWords> out_, idle_;
   bool open_ = false;       // evaluated, not yet committed or closed
@@ -89,6 +120,47 @@ class RtlReplayWindow {
   std::unique_ptr<RtlTransactor> lagging_;
   std::vector<Round> slots_;  // ring, oldest at head_
   std::size_t head_ = 0, count_ = 0;
+};
+
+/// One registered block as a kind's C++ class drives it: the transactor (static
+/// configuration applied; drawn into `<trace_dir>/<stem>.fst` when trace_dir is set),
+/// lockstep's replay window, and the round count and time its messages cite.
+class RtlRun {
+ public:
+  RtlRun(const RtlModel& model, int inputs, int outputs, std::vector<PortWords> config, hw::Frequency clock,
+         const std::string& trace_dir, const std::string& stem, bool keep_window);
+
+  /// Starts the next round at `t`: drives `in`, reads the outputs.
+  void evaluate(const std::vector<PortWords>& in, const sc_core::sc_time& t);
+  /// The committing edge of the open round.
+  void commit();
+  const PortWords& output(int k) const { return rtl_->output(k); }
+  const sc_core::sc_time& round_time() const { return round_at_; }
+  std::uint64_t rounds() const { return rounds_; }  ///< rounds so far (1 = first)
+  const std::string& trace_path() const { return trace_path_; }
+  const RtlModelInfo& model() const { return model_.info; }
+  /// Debug port `k` (RtlModelInfo::debug_state) after the last edge.
+  void debug(int k, PortWords& words) const { rtl_->debug(k, words); }
+  /// Rounds a mismatch waveform holds now (the current one included).
+  std::size_t window_rounds() const { return window_ ? window_->size() : 0; }
+  /// Lockstep: replays the window into mismatch_waveform_path(trace_dir, stem), set in
+  /// `path`; returns the lagging transactor, holding the newest round's outputs.
+  const RtlTransactor& write_window(std::string& path);
+  /// Completes and closes the --trace waveform.
+  void close_trace() { rtl_->trace_close(); }
+
+ private:
+  std::unique_ptr<RtlTransactor> make_transactor(bool traceable) const;
+
+  const RtlModel& model_;
+  int inputs_, outputs_;
+  std::vector<PortWords> config_;
+  std::uint64_t period_ps_;
+  std::string trace_dir_, stem_, trace_path_;
+  std::unique_ptr<RtlTransactor> rtl_;
+  std::unique_ptr<RtlReplayWindow> window_;
+  std::uint64_t rounds_ = 0;
+  sc_core::sc_time round_at_;  // the last round's start
 };
 
 }  // namespace fabricsim::tlm_fabric

@@ -149,6 +149,8 @@ struct SwitchParams {
   int allocator_iterations = 1;                              ///< iterations for islip / pim
   AllocatorImpl allocator_impl = AllocatorImpl::tlm;         ///< allocator as hw/ core, Verilated RTL twin, or both compared (tlm/rtl_allocator.h)
   std::string rtl_variant = "islip_allocator";               ///< RTL top of the twin (rtl_allocator_models())
+  AllocatorImpl vl_arbiter_impl = AllocatorImpl::tlm;        ///< ib_vl_arb as hw/ core, Verilated RTL twin, or both compared (tlm/rtl_vl_arbiter.h)
+  std::string vl_arbiter_rtl_variant = "vl_arbiter";         ///< RTL model of the VL arbiter twin (kind vl_arbiter)
   std::string rtl_trace_dir;                                 ///< FST waveforms of the RTL twin into this folder; empty: none (fabricsim run --trace)
   int vls = 1;                                               ///< data VLs / traffic classes, 1..15
   std::vector<int> sl_to_vl;                                 ///< SL/priority (index) -> VL; empty: sl mod vls
@@ -353,7 +355,8 @@ class Switch : public sc_core::sc_module {
   bool input_queued() const { return input_queued_; }
 
   // tlm/switch/egress_unit.cpp: credits and PAUSEs from downstream, the VL per output
-  static std::unique_ptr<hw::EgressScheduler> make_egress_scheduler(const SwitchParams& p);
+  /// Output `port`'s egress scheduler; `hierarchy` names it (errors, waveforms).
+  static std::unique_ptr<hw::EgressScheduler> make_egress_scheduler(const SwitchParams& p, const std::string& hierarchy);
   tlm::tlm_sync_enum egress_bw(int port, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   /// Applies the credits and PAUSE frames due at the transmitters.
   void update_transmitters(const sc_core::sc_time& now);

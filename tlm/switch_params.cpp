@@ -77,8 +77,16 @@ hw::ParamBlock switch_block() {
               {"rtl_variant", ParamType::text, "", "islip_allocator", "", "", {},
                "the registered RTL models (rtl/models/: `islip_allocator`, `islip_allocator_alt`)",
                "which RTL block `rtl` / `lockstep` use ([cosim.md](cosim.md#bring-your-own-block))"},
+              {"vl_arbiter_impl", ParamType::name, "", "tlm", "", "", hw::names_of(allocator_impl_names()),
+               "`ib_vl_arb` with `vls` > 1",
+               "each output's VL arbiter as the `hw/` C++ core, as its Verilated RTL twin, or both compared every "
+               "decision ([cosim.md](cosim.md#the-vl-arbiter)); `rtl` / `lockstep` need `-DFABRICSIM_RTL=ON` and an "
+               "RTL build of these `vls` and table lengths"},
+              {"vl_arbiter_rtl_variant", ParamType::text, "", "vl_arbiter", "", "", {},
+               "the registered RTL models of kind `vl_arbiter` (rtl/models/: `vl_arbiter`)",
+               "which RTL VL arbiter `vl_arbiter_impl: rtl | lockstep` use"},
               {"rtl_trace", ParamType::text, "", "", "", "", {}, "",
-               "folder for FST waveforms of the RTL allocators; set by `fabricsim run --trace DIR`"},
+               "folder for FST waveforms of the RTL blocks (allocators, VL arbiters); set by `fabricsim run --trace DIR`"},
               {"vls", ParamType::integer, "", "1", "1", std::to_string(hw::kMaxDataVls), {}, "",
                "data VLs (IB) or traffic classes (Ethernet)"},
               {"in_network_reduction", ParamType::boolean, "", "false", "", "", {}, "`true` only with `link.framing: infiniband`",

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "tlm/rtl_vl_arbiter.h"
 #include "tlm/sim_time.h"
 #include "tlm/switch.h"
 
@@ -15,14 +16,15 @@ using sc_core::sc_time;
 // whenever it has a head, whatever its tables and history (tests/test_egress_scheduler.cpp,
 // OneClassIsServedWheneverReady), so the output sends it without asking. The tables are
 // checked either way.
-std::unique_ptr<hw::EgressScheduler> Switch::make_egress_scheduler(const SwitchParams& p) {
+std::unique_ptr<hw::EgressScheduler> Switch::make_egress_scheduler(const SwitchParams& p, const std::string& hierarchy) {
   if (p.egress_scheduler == EgressSchedulerKind::ib_vl_arb) {
     hw::IbVlArbParams a = p.vl_arb;
     a.vls = p.vls;
     if (a.high.empty() && a.low.empty())
       for (int v = 0; v < p.vls; ++v) a.low.push_back({v, 1});
     a.validate();
-    return p.vls == 1 ? nullptr : hw::make_ib_vl_arbiter(a);
+    if (p.vls == 1) return nullptr;
+    return make_vl_arbiter({hierarchy, a, p.vl_arbiter_impl, p.vl_arbiter_rtl_variant, p.core_clock, p.rtl_trace_dir, true});
   }
   hw::TcSchedulerParams t = p.tc;
   t.classes = p.vls;

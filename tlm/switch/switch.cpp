@@ -147,7 +147,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     ip.credits_held = hw::CreditLedger(v);
     ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
     auto& o = outputs_[p];
-    o.scheduler = make_egress_scheduler(params_);
+    o.scheduler = make_egress_scheduler(params_, std::string(this->name()) + ".port" + std::to_string(p) + ".vl_arbiter");
     if (params_.buffer == BufferOrganisation::output_queued) o.write_arbiter = std::make_unique<hw::RoundRobinArbiter>(n);
     o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
     o.stall_s.assign(v, 0.0);
