@@ -1,6 +1,8 @@
-// bench_rtl_cosim: what the RTL allocator costs a whole fabric run. The acceptance run
-// of tests/test_rtl_cosim.cpp (examples/single_switch.yaml: 16 ports, load 0.8, VOQ +
-// iSLIP) with switch.allocator_impl tlm, rtl and lockstep, k = 1 and 4, each in a forked
+// bench_rtl_cosim: what the RTL twins cost a whole fabric run. The acceptance run of
+// tests/test_rtl_cosim.cpp (examples/single_switch.yaml: 16 ports, load 0.8, VOQ +
+// iSLIP) with switch.allocator_impl tlm, rtl and lockstep, k = 1 and 4; then the run of
+// tests/test_rtl_vl_arbiter.cpp (the example as InfiniBand, 4 VLs, high and low tables)
+// with switch.vl_arbiter_impl tlm, rtl and lockstep (16 VL arbiters); each in a forked
 // child: wall time, core-clock cycles, packets and switch wake-ups per wall second, and
 // the slowdown against tlm. Not a test: timing lives in benchmarks.
 // Usage: bench_rtl_cosim [simulated duration, default 60us] [config, default the example]
@@ -24,33 +26,41 @@ int sc_main(int argc, char** argv) {
   std::printf("  %-3s %-9s %9s %10s %14s %12s %16s %9s\n", "k", "allocator", "wall s", "delivered",
               "core cycles/s", "packets/s", "switch edges/s", "vs tlm");
   int failures = 0;
-  for (const char* k : {"1", "4"}) {
-    double tlm_wall = 0;
-    for (const char* impl : {"tlm", "rtl", "lockstep"}) {
-      const std::vector<std::string> overrides{"switch.buffer=voq", "switch.allocator=islip",
-                                               std::string("switch.allocator_iterations=") + k,
-                                               std::string("switch.allocator_impl=") + impl,
-                                               "simulation.duration=" + duration};
-      const fabricsim::sim::FabricConfig cfg = load_config(config, overrides);
-      const nlohmann::json r = run_in_child(cfg);
-      if (r.contains("error")) {
-        std::printf("  %-3s %-9s FAILED: %s\n", k, impl, r["error"].get<std::string>().c_str());
-        ++failures;
-        continue;
-      }
-      const double wall = r["simulator"]["wall_time_s"].get<double>();
-      const auto delivered = r["packets"]["delivered"].get<std::uint64_t>();
-      std::uint64_t edges = 0;  // switch wake-ups: the edges where the allocator may run
-      for (const auto& [name, v] : r["simulator"]["activations"].items())
-        if (name.rfind("fabric.sw", 0) == 0) edges += v.get<std::uint64_t>();
-      if (std::string(impl) == "tlm") tlm_wall = wall;
-      const double cycles = r["simulated_time_ns"].get<double>() * 1e-9 * cfg.switch_params.core_clock.in_hertz();
-      std::printf("  %-3s %-9s %9.3f %10llu %14.0f %12.0f %16.0f %8.2fx\n", k, impl, wall,
-                  static_cast<unsigned long long>(delivered), cycles / wall, delivered / wall, edges / wall,
-                  tlm_wall > 0 ? wall / tlm_wall : 0.0);
-      std::fflush(stdout);
+  double tlm_wall = 0;
+  auto measure = [&](const char* k, const char* impl, std::vector<std::string> overrides) {
+    overrides.push_back("simulation.duration=" + duration);
+    const fabricsim::sim::FabricConfig cfg = load_config(config, overrides);
+    const nlohmann::json r = run_in_child(cfg);
+    if (r.contains("error")) {
+      std::printf("  %-3s %-9s FAILED: %s\n", k, impl, r["error"].get<std::string>().c_str());
+      ++failures;
+      return;
     }
-  }
+    const double wall = r["simulator"]["wall_time_s"].get<double>();
+    const auto delivered = r["packets"]["delivered"].get<std::uint64_t>();
+    std::uint64_t edges = 0;  // switch wake-ups: the edges where the allocator may run
+    for (const auto& [name, v] : r["simulator"]["activations"].items())
+      if (name.rfind("fabric.sw", 0) == 0) edges += v.get<std::uint64_t>();
+    if (std::string(impl) == "tlm") tlm_wall = wall;
+    const double cycles = r["simulated_time_ns"].get<double>() * 1e-9 * cfg.switch_params.core_clock.in_hertz();
+    std::printf("  %-3s %-9s %9.3f %10llu %14.0f %12.0f %16.0f %8.2fx\n", k, impl, wall,
+                static_cast<unsigned long long>(delivered), cycles / wall, delivered / wall, edges / wall,
+                tlm_wall > 0 ? wall / tlm_wall : 0.0);
+    std::fflush(stdout);
+  };
+  for (const char* k : {"1", "4"})
+    for (const char* impl : {"tlm", "rtl", "lockstep"})
+      measure(k, impl, {"switch.buffer=voq", "switch.allocator=islip", std::string("switch.allocator_iterations=") + k,
+                        std::string("switch.allocator_impl=") + impl});
+  std::printf("  VL arbiter: InfiniBand, 4 VLs, high and low tables, high_limit 0 (test_rtl_vl_arbiter)\n");
+  std::printf("  %-3s %-9s\n", "-", "vl_arb");
+  for (const char* impl : {"tlm", "rtl", "lockstep"})
+    measure("-", impl, {"link.framing=infiniband", "switch.vls=4", "traffic.sl=[0, 1, 2, 3]", "traffic.load=0.9",
+                        "traffic.message_size=2KiB",
+                        "switch.vl_arbitration={high: [{vl: 3, weight: 8}], low: [{vl: 0, weight: 4}, "
+                        "{vl: 1, weight: 40}, {vl: 2, weight: 2}, {vl: 0, weight: 0}, {vl: 1, weight: 9}], "
+                        "high_limit: 0}",
+                        std::string("switch.vl_arbiter_impl=") + impl});
   return failures ? 1 : 0;
 }
 
