@@ -70,6 +70,12 @@ TEST(RtlVlArbiter, RtlGivesTheSameResultsAsTlm) {
   ASSERT_FALSE(rtl.contains("error")) << rtl.dump();
   EXPECT_GT(tlm["packets"]["delivered"].get<std::uint64_t>(), 2000u);
   expect_same_results(tlm, rtl);
+  // The arbiter decides something in this run: other tables give other results.
+  auto other = ib({"switch.vl_arbitration={low: [{vl: 0, weight: 1}, {vl: 1, weight: 1}, {vl: 2, weight: 1}, "
+                   "{vl: 3, weight: 1}]}"});
+  const json plain = run(other);
+  ASSERT_FALSE(plain.contains("error")) << plain.dump();
+  EXPECT_NE(plain["latency"], tlm["latency"]);
 }
 
 TEST(RtlVlArbiter, LockstepPasses) {
@@ -91,6 +97,10 @@ TEST(RtlVlArbiter, LockstepCatchesTheCrossedTwin) {
   EXPECT_THAT(e, HasSubstr("hw core 'ib_vl_arbiter' and RTL vl_arbiter_crossed (top vl_arbiter, 4 VLs, 8 table rows)"));
   EXPECT_THAT(e, ::testing::ContainsRegex("head bytes: vl0 [0-9]+, vl1 [0-9]+, vl2 [0-9]+, vl3 [0-9]+"));
   EXPECT_THAT(e, ::testing::ContainsRegex("up to the mismatch: \\S+\\.vl_arbiter\\.vl_arbiter_crossed\\.lockstep_mismatch\\.fst"));
+  // One --trace waveform per output port: every output of the switch runs the twin.
+  for (int port : {0, 15})
+    EXPECT_TRUE(fs::exists(dir / ("fabric.sw0.port" + std::to_string(port) + ".vl_arbiter.vl_arbiter_crossed.fst")))
+        << port;
 }
 
 TEST(RtlVlArbiter, CrossedTwinIsNotInTheFabricsimBinary) {
