@@ -8,6 +8,17 @@
 set(FABRICSIM_RTL_MODEL_KEYWORDS TWIN FILELIST TOP CLOCK RESET HANDSHAKE LATENCY PORTS SIZE_PARAMS SIZES
     PARAMETERS VERILATOR_ARGS WAIVERS DEBUG TEST_ONLY)
 set(FABRICSIM_RTL_KIND_DIR ${CMAKE_CURRENT_LIST_DIR}/kinds)
+
+# For the kinds' size parsers: a size "<a>:<b>" of two positive integers into `a` and `b`
+# (both empty when it is not one).
+function(fabricsim_rtl_size_pair size a b)
+  set(${a} "" PARENT_SCOPE)
+  set(${b} "" PARENT_SCOPE)
+  if(size MATCHES "^([1-9][0-9]*):([1-9][0-9]*)$")
+    set(${a} ${CMAKE_MATCH_1} PARENT_SCOPE)
+    set(${b} ${CMAKE_MATCH_2} PARENT_SCOPE)
+  endif()
+endfunction()
 if(CMAKE_SCRIPT_MODE_FILE)  # the registration checks' tests
   file(GLOB fabricsim_rtl_kind_files ${FABRICSIM_RTL_KIND_DIR}/*.cmake)
 else()
