@@ -130,7 +130,8 @@ class RtlVlArbiter final : public hw::EgressScheduler {
   /// lagging instance) next to the --trace waveforms, or in the temp folder.
   std::string write_window() const {
     std::string path;
-    if (selection(rtl_.write_window(path)) != selected_)
+    const RtlTransactor& replayed = rtl_.write_window(path);
+    if (selection(replayed.output(kSelValid), replayed.output(kSelVl)) != selected_)
       throw std::runtime_error("replaying the window did not reproduce the selection; the block's state depends on "
                                "more than reset and its inputs; " + path + " is not faithful");
     return path;
@@ -148,8 +149,8 @@ class RtlVlArbiter final : public hw::EgressScheduler {
             pack(column(p.low, true), 8), pack({static_cast<std::uint64_t>(p.high_limit)}, 8)};
   }
 
-  static int selection(const RtlTransactor& t) {
-    return t.output(kSelValid).at(0) & 1U ? static_cast<int>(t.output(kSelVl).at(0)) : hw::kNoClass;
+  static int selection(const PortWords& valid, const PortWords& vl) {
+    return valid.at(0) & 1U ? static_cast<int>(vl.at(0)) : hw::kNoClass;
   }
 
   void round(const sc_core::sc_time& at) const {
@@ -162,7 +163,13 @@ class RtlVlArbiter final : public hw::EgressScheduler {
     in_[0] = pack(v, kBytesBits);
     open_ = true;
     rtl_.evaluate(in_, at);
-    selected_ = rtl_.output(kSelValid).at(0) & 1U ? static_cast<int>(rtl_.output(kSelVl).at(0)) : hw::kNoClass;
+    selected_ = selection(rtl_.output(kSelValid), rtl_.output(kSelVl));
+    // The egress unit would send from a VL with nothing eligible: stop with the round.
+    if (selected_ >= vls_ || (selected_ >= 0 && heads_[static_cast<std::size_t>(selected_)] == 0))
+      throw RtlAllocatorMismatch(spec_.hierarchy + ": RTL VL arbiter " + rtl_.model().name + " selected VL " +
+                                 std::to_string(selected_) + ", which has no eligible head, at " +
+                                 describe_time(at, spec_.core_clock) + ", arbitration round " +
+                                 std::to_string(rtl_.rounds()) + "\n  head bytes: " + describe_heads(heads_));
   }
 
   VlArbiterSpec spec_;
