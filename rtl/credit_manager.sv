@@ -52,7 +52,10 @@ module credit_manager #(
   // Status
   output logic [NumVls-1:0][CntW-1:0]   avail_o,           // blocks held per VL (registered)
   output logic                          underflow_o,       // consume refused: not enough credits
-  output logic                          overflow_o         // restore refused: more than lent
+  output logic                          overflow_o,        // restore refused: more than lent
+
+  // Debug (co-simulation state compare)
+  output logic [NumVls-1:0][CntW-1:0]   dbg_used_o         // blocks lent to the receiver per VL
 );
 
   localparam int unsigned BlockShift = $clog2(BlockBytes);  // log2 of the block size
@@ -100,6 +103,8 @@ module credit_manager #(
       used_d[restore_vl_i] = used_mid[restore_vl_i] - restore_blocks_i;
     end
   end
+
+  assign dbg_used_o = used_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

@@ -16,6 +16,7 @@
 #include "sim/config_reader.h"
 #include "sim/huge_pages.h"
 #include "sim/training_config.h"
+#include "tlm/rtl_credit_manager.h"
 #include "tlm/rtl_vl_arbiter.h"
 #include "tlm/switch_params.h"
 
@@ -84,6 +85,16 @@ void read_link(ConfigMap m, tlm_fabric::LinkParams& l, std::uint32_t& credit_blo
   l.drop_rate = m.number(spec["drop_rate"], l.drop_rate);
   l.ber = m.number(spec["ber"], l.ber);
   credit_block = static_cast<std::uint32_t>(m.size(spec["credit_block"], Size::bytes(credit_block)).in_bytes());
+  l.credit_manager_impl = m.choice(spec["credit_manager_impl"], l.credit_manager_impl, tlm_fabric::allocator_impl_names());
+  l.credit_manager_rtl_variant = m.string(spec["credit_manager_rtl_variant"], l.credit_manager_rtl_variant);
+  if (l.credit_manager_impl != tlm_fabric::AllocatorImpl::tlm) {
+    if (l.flow_control != tlm_fabric::FlowControl::credit)
+      m.fail("credit_manager_impl", "the credit manager counts link credits: it needs flow_control credit, got " +
+                                        std::string(tlm_fabric::to_string(l.flow_control)));
+    // The VL count is the switch's (checked once it is read).
+    const auto problem = tlm_fabric::check_rtl_credit_manager(l.credit_manager_rtl_variant, 0, credit_block);
+    if (!problem.what.empty()) m.fail(problem.key, problem.what);
+  }
   m.finish();
 }
 
@@ -900,6 +911,14 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   read_simulation(top.map("simulation"), c.simulation);
   read_link(top.map("link"), c.link, credit_block);
   read_switch(top.map("switch"), c.switch_params, c.link.phy.framing, c.in_network_reduction);
+  c.link.rtl_trace_dir = c.switch_params.rtl_trace_dir;
+  if (c.link.credit_manager_impl != tlm_fabric::AllocatorImpl::tlm) {
+    const auto problem = tlm_fabric::check_rtl_credit_manager(c.link.credit_manager_rtl_variant, c.switch_params.vls,
+                                                              credit_block);
+    if (!problem.what.empty()) top.map("switch").fail("vls", "link.credit_manager_impl " +
+                                                                 std::string(to_string(c.link.credit_manager_impl)) +
+                                                                 ": " + problem.what);
+  }
   c.switch_params.seed = hw::mix_seed(c.simulation.seed, 1000);
   read_nic(top.map("nic"), c.nic);
   c.switch_params.credit_block_bytes = credit_block;

@@ -49,9 +49,10 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   const FabricConfig config = load_config(file, overrides);
   if (verbosity != Verbosity::quiet) print_warnings(config);
   if (!trace_dir.empty() && config.switch_params.allocator_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm &&
-      config.switch_params.vl_arbiter_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm)
-    std::cerr << "fabricsim: --trace: no RTL blocks in use (switch.allocator_impl and vl_arbiter_impl are tlm), "
-                 "no waveforms written\n";
+      config.switch_params.vl_arbiter_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm &&
+      config.link.credit_manager_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm)
+    std::cerr << "fabricsim: --trace: no RTL blocks in use (switch.allocator_impl, switch.vl_arbiter_impl and "
+                 "link.credit_manager_impl are tlm), no waveforms written\n";
   namespace fs = std::filesystem;
   const fs::path dir(config.output.directory);
   std::error_code ec;
@@ -147,7 +148,7 @@ void add_run_commands(CLI::App& app, CommandLine& cl) {
   run->add_option("--out", cl.out_dir, "results folder (overrides output.directory)")->check(non_empty());
   run->add_flag("--packet-csv", cl.packet_csv, "also write packets.csv, one row per delivered packet");
   run->add_option("--trace", cl.trace_dir,
-                  "write FST waveforms (GTKWave) of the RTL blocks in use (switch.allocator_impl rtl | lockstep) "
+                  "write FST waveforms (GTKWave) of the RTL blocks in use (switch.allocator_impl, link.credit_manager_impl rtl | lockstep) "
                   "into this folder")
       ->check(non_empty());
 

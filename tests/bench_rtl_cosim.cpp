@@ -1,10 +1,12 @@
-// bench_rtl_cosim: what the RTL twins cost a whole fabric run. The acceptance run of
-// tests/test_rtl_cosim.cpp (examples/single_switch.yaml: 16 ports, load 0.8, VOQ +
-// iSLIP) with switch.allocator_impl tlm, rtl and lockstep, k = 1 and 4; then the run of
-// tests/test_rtl_vl_arbiter.cpp (the example as InfiniBand, 4 VLs, high and low tables)
-// with switch.vl_arbiter_impl tlm, rtl and lockstep (16 VL arbiters); each in a forked
-// child: wall time, core-clock cycles, packets and switch wake-ups per wall second, and
-// the slowdown against tlm. Not a test: timing lives in benchmarks.
+// bench_rtl_cosim: what the RTL twins cost a whole fabric run. The allocator: the
+// acceptance run of tests/test_rtl_cosim.cpp (examples/single_switch.yaml: 16 ports, load
+// 0.8, VOQ + iSLIP) with switch.allocator_impl tlm, rtl and lockstep, k = 1 and 4. The VL
+// arbiter: the run of tests/test_rtl_vl_arbiter.cpp (the example as InfiniBand, 4 VLs,
+// high and low tables) with switch.vl_arbiter_impl tlm, rtl and lockstep (16 VL arbiters).
+// The credit manager: examples/allreduce_leafspine_ib.yaml with link.credit_manager_impl
+// tlm, rtl and lockstep (every switch port and NIC). Each run in a forked child: wall time,
+// core-clock cycles, packets and switch wake-ups per wall second, and the slowdown against
+// tlm. Not a test: timing lives in benchmarks.
 // Usage: bench_rtl_cosim [simulated duration, default 60us] [config, default the example]
 #include <cstdio>
 #include <cstdlib>
@@ -61,6 +63,26 @@ int sc_main(int argc, char** argv) {
                         "{vl: 1, weight: 40}, {vl: 2, weight: 2}, {vl: 0, weight: 0}, {vl: 1, weight: 9}], "
                         "high_limit: 0}",
                         std::string("switch.vl_arbiter_impl=") + impl});
+  std::printf("credit manager: examples/allreduce_leafspine_ib.yaml\n  %-9s %9s %10s %9s\n", "impl", "wall s",
+              "delivered", "vs tlm");
+  double cm_tlm_wall = 0;
+  for (const char* impl : {"tlm", "rtl", "lockstep"}) {
+    const fabricsim::sim::FabricConfig cfg =
+        load_config(std::string(FABRICSIM_SOURCE_DIR) + "/examples/allreduce_leafspine_ib.yaml",
+                    {std::string("link.credit_manager_impl=") + impl});
+    const nlohmann::json r = run_in_child(cfg);
+    if (r.contains("error")) {
+      std::printf("  %-9s FAILED: %s\n", impl, r["error"].get<std::string>().c_str());
+      ++failures;
+      continue;
+    }
+    const double wall = r["simulator"]["wall_time_s"].get<double>();
+    if (std::string(impl) == "tlm") cm_tlm_wall = wall;
+    std::printf("  %-9s %9.3f %10llu %8.2fx\n", impl, wall,
+                static_cast<unsigned long long>(r["packets"]["delivered"].get<std::uint64_t>()),
+                cm_tlm_wall > 0 ? wall / cm_tlm_wall : 0.0);
+    std::fflush(stdout);
+  }
   return failures ? 1 : 0;
 }
 

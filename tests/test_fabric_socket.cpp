@@ -90,7 +90,7 @@ TEST(TxPort, CreditBlocksAreTheLinksFrameInBlocks) {
       const fabricsim::tlm_fabric::Link link(("link" + std::to_string(static_cast<int>(framing))).c_str(), params);
       for (const std::uint32_t block : {1u, 64u, 100u}) {
         fabricsim::tlm_fabric::TxPort port;
-        port.attach(nullptr, &link, 1, block, std::uint64_t{1} << 20);
+        port.attach(nullptr, &link, 1, block, std::uint64_t{1} << 20, "port");
         for (std::uint32_t payload = 0; payload <= 9000; ++payload) {
           const std::uint64_t expected = (link.frame(payload).bytes + block - 1) / block;
           if (port.credit_blocks(payload) != expected) mismatches.push_back({static_cast<int>(framing), block, payload});

@@ -297,7 +297,7 @@ class CreditHarness final : public HarnessOf<M> {
   explicit CreditHarness(Clock& c)
       : HarnessOf<M>(c), cap_(kVls * kCntW), heads_(kVls * kBytesW), can_send_(kVls), consume_(1),
         consume_vl_(kVlW), consume_bytes_(kBytesW), restore_(1), restore_vl_(kVlW),
-        restore_blocks_(kCntW), avail_(kVls * kCntW), underflow_(1), overflow_(1) {
+        restore_blocks_(kCntW), avail_(kVls * kCntW), underflow_(1), overflow_(1), used_(kVls * kCntW) {
     this->m_.cfg_capacity_i(cap_.sig());
     this->m_.head_bytes_i(heads_.sig());
     this->m_.can_send_o(can_send_.sig());
@@ -310,6 +310,7 @@ class CreditHarness final : public HarnessOf<M> {
     this->m_.avail_o(avail_.sig());
     this->m_.underflow_o(underflow_.sig());
     this->m_.overflow_o(overflow_.sig());
+    this->m_.dbg_used_o(used_.sig());  // co-simulation debug port (lent blocks), not a vector field
   }
   bool fits(const json& p) const override {
     return p.at("block_bytes") == 64 && p.at("vls").get<int>() <= kVls && p.at("vls") == p.at("capacity_blocks").size();
@@ -356,6 +357,7 @@ class CreditHarness final : public HarnessOf<M> {
   FABRICSIM_WIRE(M, avail_o) avail_;
   FABRICSIM_WIRE(M, underflow_o) underflow_;
   FABRICSIM_WIRE(M, overflow_o) overflow_;
+  FABRICSIM_WIRE(M, dbg_used_o) used_;
 };
 
 // vl_arbiter (NumVls = 8, TableDepth = 16, BytesW = 16) ---------------------------------------

@@ -34,6 +34,12 @@ const hw::ParamBlock& link_params() {
                         "`pfc` only: time the transmitter takes to act on a received PAUSE"});
     b.params.push_back({"credit_block", ParamType::size, "", "64B", "1B", "4KiB", {}, "",
                         "credit granularity of switch and NIC receive buffers (IB: 64 B)"});
+    b.params.push_back({"credit_manager_impl", ParamType::name, "", "tlm", "", "", hw::names_of(allocator_impl_names()), "",
+                        "credit accounting of every link transmitter (switch output ports and NICs): `tlm` the hw "
+                        "core, `rtl` the Verilated twin rtl/credit_manager.sv, `lockstep` both compared every edge "
+                        "(docs/cosim.md)"});
+    b.params.push_back({"credit_manager_rtl_variant", ParamType::text, "", "credit_manager", "", "", {}, "",
+                        "registered RTL credit manager model used by `rtl` and `lockstep` (rtl/models/)"});
     b.params.push_back({"drop_rate", ParamType::number, "", "0", "0", "1", {}, "",
                         "probability that a packet is corrupted on a link direction, independent of its length"});
     b.params.push_back({"ber", ParamType::number, "", "0", "0", "0.5", {}, "",

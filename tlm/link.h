@@ -17,6 +17,7 @@
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
 #include "tlm/recent.h"
+#include "tlm/rtl_allocator.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -47,6 +48,9 @@ struct LinkParams {
   double drop_rate = 0;                               ///< probability a packet is corrupted on this link, 0..1
   double ber = 0;                                     ///< post-FEC bit error rate: corrupts a frame of n bits with 1-(1-ber)^n
   std::uint64_t seed = 1;                             ///< random stream of the error process (set per link by the builder)
+  AllocatorImpl credit_manager_impl = AllocatorImpl::tlm;     ///< transmitters' credit accounting: hw core, RTL twin or both
+  std::string credit_manager_rtl_variant = "credit_manager";  ///< RTL model of it (rtl_credit_manager_models())
+  std::string rtl_trace_dir;                                  ///< FST waveforms of the RTL credit managers here; empty: none
 };
 
 /// Bytes moved and busy time, for utilisation.

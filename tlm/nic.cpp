@@ -111,7 +111,7 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
 }
 
 void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, std::uint64_t downstream_buffer_per_vl) {
-  port_.attach(&tx, link, vls, params_.credit_block_bytes, downstream_buffer_per_vl);
+  port_.attach(&tx, link, vls, params_.credit_block_bytes, downstream_buffer_per_vl, std::string(name()) + ".port0");
   tx_wire_extra_ = wire_extra(link->timing());
   // RoCEv2 packets are ECN-capable (RFC 3168 ECT(0)); IB uses FECN instead.
   ecn_capable_ = link->params().phy.framing != hw::Framing::infiniband;

@@ -8,16 +8,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <sstream>
-#include <system_error>
 
 #include <systemc>
 
+#include "tlm/rtl_block.h"
 #include "tlm/rtl_vl_arbiter.h"
 #include "tlm/sim_time.h"
 
 #if FABRICSIM_RTL
-#include <deque>
-
 #include "tlm/rtl_transactor.h"
 #endif
 
@@ -122,21 +120,8 @@ RtlAllocatorModel allocator_model(const RtlModelInfo& info) {
   return {info.name, info.top, info.twin, info.sizes.at(0), info.sizes.at(1), info.registration, info.test_only};
 }
 
-// A deque: switches hold references to their entries while tests add theirs.
-std::deque<RtlModel>& model_table() {
-  static std::deque<RtlModel> table = [] {
-    std::deque<RtlModel> t;
-    for (auto& m : builtin_rtl_models())
-      if (m.info.kind == "allocator") t.push_back(std::move(m));
-    return t;
-  }();
-  return table;
-}
-
 const RtlModel* find_model(std::string_view name, int ports, int iterations) {
-  for (const auto& e : model_table())
-    if (e.info.name == name && e.info.sizes.at(0) == ports && e.info.sizes.at(1) == iterations) return &e;
-  return nullptr;
+  return find_rtl_model("allocator", name, {ports, iterations});
 }
 
 /// The RTL twin as a hw::SwitchAllocator: one call round (clear, add_request..., arbitrate,
@@ -357,24 +342,14 @@ class LockstepAllocator final : public hw::SwitchAllocator {
 std::vector<RtlAllocatorModel> rtl_allocator_models() {
   std::vector<RtlAllocatorModel> out;
 #if FABRICSIM_RTL
-  for (const auto& e : model_table()) out.push_back(allocator_model(e.info));
+  for (const auto& e : rtl_model_table("allocator")) out.push_back(allocator_model(e.info));
 #endif
   return out;
 }
 
-void add_rtl_models([[maybe_unused]] const std::vector<RtlModel>& models) {
+void add_rtl_models(const std::vector<RtlModel>& models) {
   add_rtl_vl_arbiter_models(models);
-#if FABRICSIM_RTL
-  for (RtlModel m : models) {
-    if (m.info.kind != "allocator") continue;
-    if (find_model(m.info.name, m.info.sizes.at(0), m.info.sizes.at(1)))
-      throw std::logic_error("RTL allocator " + m.info.name + " " + std::to_string(m.info.sizes[0]) + "x" +
-                             std::to_string(m.info.sizes[0]) + " k=" + std::to_string(m.info.sizes[1]) +
-                             " is registered already");
-    m.info.test_only = true;
-    model_table().push_back(std::move(m));
-  }
-#endif
+  add_rtl_models_of("allocator", models);
 }
 
 RtlAllocatorProblem check_rtl_allocator(std::string_view policy, std::string_view variant, int ports,

@@ -16,6 +16,7 @@
 #include "tlm/sim_time.h"
 
 #if FABRICSIM_RTL
+#include "tlm/rtl_block.h"
 #include "tlm/rtl_transactor.h"
 #endif
 
@@ -27,18 +28,7 @@ namespace {
 constexpr int kInputs = 1, kOutputs = 2, kSelValid = 0, kSelVl = 1;
 constexpr int kBytesBits = 16;  // vl_arbiter.sv BytesW: head_bytes_i bits per VL
 
-// A deque: the arbiters hold references to their entries while tests add theirs.
-std::deque<RtlModel>& model_table() {
-  static std::deque<RtlModel> table = [] {
-    std::deque<RtlModel> t;
-#if FABRICSIM_RTL
-    for (auto& m : builtin_rtl_models())
-      if (m.info.kind == "vl_arbiter") t.push_back(std::move(m));
-#endif
-    return t;
-  }();
-  return table;
-}
+std::deque<RtlModel>& model_table() { return rtl_model_table("vl_arbiter"); }
 
 /// The models of kind vl_arbiter in this process's table.
 std::vector<RtlModelInfo> vl_arbiter_models() {
@@ -257,17 +247,7 @@ class LockstepVlArbiter final : public hw::EgressScheduler {
 
 }  // namespace
 
-void add_rtl_vl_arbiter_models(const std::vector<RtlModel>& models) {
-  for (RtlModel m : models) {
-    if (m.info.kind != "vl_arbiter") continue;
-    for (const auto& e : model_table())
-      if (e.info.name == m.info.name && e.info.sizes == m.info.sizes)
-        throw std::logic_error("RTL VL arbiter " + m.info.name + " " + std::to_string(m.info.sizes.at(0)) + ":" +
-                               std::to_string(m.info.sizes.at(1)) + " is registered already");
-    m.info.test_only = true;
-    model_table().push_back(std::move(m));
-  }
-}
+void add_rtl_vl_arbiter_models(const std::vector<RtlModel>& models) { add_rtl_models_of("vl_arbiter", models); }
 
 RtlAllocatorProblem check_rtl_vl_arbiter(std::string_view variant, int vls, int entries) {
   const auto models = vl_arbiter_models();

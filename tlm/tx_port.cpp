@@ -11,7 +11,7 @@ namespace fabricsim::tlm_fabric {
 using sc_core::sc_time;
 
 void TxPort::attach(InitiatorSocket* socket, const Link* link, int vls, std::uint32_t credit_block_bytes,
-                    std::uint64_t buffer_per_vl_bytes) {
+                    std::uint64_t buffer_per_vl_bytes, const std::string& hierarchy) {
   socket_ = socket;
   link_ = link;
   timing_ = &link->timing();
@@ -30,10 +30,18 @@ void TxPort::attach(InitiatorSocket* socket, const Link* link, int vls, std::uin
   vl_.assign(vls, VlState{});
   credits_.fill(hw::CreditCounter(credit_block_bytes, 0));
   for (int vl = 0; vl < vls; ++vl) credits_[vl] = hw::CreditCounter(credit_block_bytes, buffer_per_vl_bytes / credit_block_bytes);
+  const LinkParams& lp = link->params();
+  if (fc_ == FlowControl::credit && lp.credit_manager_impl != AllocatorImpl::tlm)
+    cm_ = make_credit_manager({hierarchy + ".credit_manager", lp.credit_manager_impl, lp.credit_manager_rtl_variant, vls,
+                               credit_block_bytes, buffer_per_vl_bytes / credit_block_bytes, lp.rtl_trace_dir});
 }
 
 void TxPort::send(Packet& p, const sc_time& start_delay) {
-  if (fc_ == FlowControl::credit) credits_[p.vl].consume(link_->frame(p.payload_bytes).bytes);
+  if (fc_ == FlowControl::credit) {
+    const std::uint64_t bytes = link_->frame(p.payload_bytes).bytes;
+    if (cm_) cm_->consume(p.vl, bytes);
+    credits_[p.vl].consume(bytes);
+  }
   tlm::tlm_phase phase = BEGIN_HEADER;
   sc_time delay = start_delay;
   receiver_(p, phase, delay);
@@ -65,6 +73,7 @@ void TxPort::close_window(VlState& s, const sc_time& t) {
 
 void TxPort::apply(const sc_time& now) {
   while (!pending_.empty() && pending_.front().at <= now) {
+    if (cm_) cm_->restore(pending_.front().vl, pending_.front().blocks);
     credits_[pending_.front().vl].restore(pending_.front().blocks);
     pending_.pop_front();
   }

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -17,6 +19,7 @@
 #include "tlm/fabric_protocol.h"
 #include "tlm/fifo.h"
 #include "tlm/link.h"
+#include "tlm/rtl_credit_manager.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -26,8 +29,10 @@ using TargetSocket = tlm::tlm_target_socket<kSocketWidth, fabric_protocol_types>
 class TxPort {
  public:
   /// Binds the port to its link; `buffer_per_vl_bytes` is the receiver's buffer per VL (credit mode).
+  /// `hierarchy` names the port (e.g. fabric.sw0.port3): its credit manager block, when the
+  /// link runs one (link.credit_manager_impl rtl | lockstep), is `hierarchy`.credit_manager.
   void attach(InitiatorSocket* socket, const Link* link, int vls, std::uint32_t credit_block_bytes,
-              std::uint64_t buffer_per_vl_bytes);
+              std::uint64_t buffer_per_vl_bytes, const std::string& hierarchy);
   bool attached() const { return link_ != nullptr; }
   /// Once the sockets are bound (the owner's end_of_elaboration): the receiver's interface,
   /// so each send calls it without reading the socket (tlm/fabric_socket.h FabricCall).
@@ -59,7 +64,7 @@ class TxPort {
   /// can_send for a packet of `blocks` (credit_blocks()).
   bool can_send_blocks(int vl, std::uint64_t blocks, const sc_core::sc_time& now) const {
     switch (fc_) {
-      case FlowControl::credit: return blocks <= credits_[vl].available();
+      case FlowControl::credit: return cm_ ? cm_->can_send(vl, blocks) : blocks <= credits_[vl].available();
       case FlowControl::pfc: return !(vl_[vl].pause.from <= now && now < vl_[vl].pause.until);
       case FlowControl::none: return true;
     }
@@ -131,6 +136,9 @@ class TxPort {
   // ports each is a cache miss per packet).
   FabricCall receiver_;  // socket_'s target, once resolved
   Fifo<PendingCredit> pending_;  // credit returns not yet in effect, in order of `at`
+  // The RTL or lockstep credit manager, when the link runs one: it answers can_send and
+  // sees every consume and restore; credits_ follow the same calls (statistics, checks).
+  std::unique_ptr<CreditManagerBlock> cm_;
   int vls_ = 0;
   std::array<hw::CreditCounter, hw::kMaxDataVls> credits_;  // per VL (credit flow control)
   InitiatorSocket* socket_ = nullptr;

@@ -180,7 +180,8 @@ void Switch::set_routes(int group, const std::vector<int>& ports) {
 }
 
 void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl) {
-  outputs_.at(port).tx.attach(&out[port], link, params_.vls, params_.credit_block_bytes, downstream_buffer_per_vl);
+  outputs_.at(port).tx.attach(&out[port], link, params_.vls, params_.credit_block_bytes, downstream_buffer_per_vl,
+                              std::string(name()) + ".port" + std::to_string(port));
 }
 
 void Switch::attach_ingress(int port, const Link* link) {

@@ -1,0 +1,19 @@
+# The deliberately broken credit manager (rtl/test/credit_manager_broken.sv: blocks
+# rounded down), test only: tests/test_rtl_credit_manager.cpp adds it to show that
+# lockstep catches it; the fabricsim binary neither links nor lists it.
+fabricsim_rtl_model(credit_manager_broken
+  TWIN        credit_manager credit_counter
+  FILELIST    ../test/credit_manager_broken.f
+  TOP         credit_manager_broken
+  CLOCK       clk_i
+  RESET       rst_ni ACTIVE_LOW ASYNC
+  HANDSHAKE   STROBE consume_i
+  LATENCY     0
+  PORTS       capacity=cfg_capacity_i head_bytes=head_bytes_i consume_vl=consume_vl_i
+              consume_bytes=consume_bytes_i restore=restore_i restore_vl=restore_vl_i
+              restore_blocks=restore_blocks_i can_send=can_send_o avail=avail_o
+              underflow=underflow_o overflow=overflow_o
+  SIZE_PARAMS vls=NumVls block_bytes=BlockBytes
+  SIZES       1
+  DEBUG       lent=dbg_used_o
+  TEST_ONLY)
