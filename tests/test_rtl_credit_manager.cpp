@@ -96,6 +96,19 @@ TEST(RtlCreditManager, BrokenRtlIsNotInTheFabricsimBinary) {
                                   "this build; valid: credit_manager"));
 }
 
+TEST(RtlCreditManager, TraceWritesAnFstPerTransmitter) {
+  const fs::path dir = fs::temp_directory_path() / "fabricsim_test_rtl_credit_manager_trace";
+  fs::remove_all(dir);
+  const auto r = fabricsim::testing::run_command("run -q " + kB2b + " --set link.credit_manager_impl=rtl --trace " +
+                                                 (dir / "waves").string() + " --out " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* nic : {"ep0", "ep1"}) {
+    const fs::path f = dir / "waves" / (std::string("fabric.") + nic + ".port0.credit_manager.credit_manager.fst");
+    ASSERT_TRUE(fs::exists(f)) << f;
+    EXPECT_GT(fs::file_size(f), 1000u) << f;
+  }
+}
+
 tf::CreditManagerSpec spec(tf::AllocatorImpl impl, int vls, std::uint64_t capacity) {
   tf::CreditManagerSpec s;
   s.hierarchy = "unit.port0.credit_manager";
