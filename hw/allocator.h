@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hw/arbiter.h"  // StateVector
 #include "hw/param_spec.h"
 
 namespace fabricsim::hw {
@@ -35,14 +36,6 @@ struct AllocatorParams {
   int outputs = 4;          ///< crossbar outputs
   int iterations = 1;       ///< request-grant-accept iterations (islip, pim)
   std::uint64_t seed = 1;   ///< random stream (pim)
-};
-
-/// One named vector of an allocator's internal state (a pointer per output, ...), for
-/// comparing with an RTL twin's debug port: element k sits at bits [k*bits, (k+1)*bits).
-struct StateVector {
-  std::string name;                    ///< e.g. grant_ptr
-  int bits = 1;                        ///< width of one element in the RTL packing, 1..32
-  std::vector<std::uint64_t> values;   ///< one value per element
 };
 
 /// A switch allocator: computes a conflict-free matching of inputs to outputs.

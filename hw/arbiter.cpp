@@ -31,6 +31,12 @@ void RoundRobinArbiter::update_state(int winner) {
   if (winner >= 0) pointer_ = (winner + 1) % static_cast<int>(requested_.size());
 }
 
+void RoundRobinArbiter::debug_state(std::vector<StateVector>& out) const {
+  int bits = 1;
+  while ((1 << bits) < static_cast<int>(requested_.size())) ++bits;
+  out.assign(1, StateVector{"ptr", bits, {static_cast<std::uint64_t>(pointer_)}});
+}
+
 void RoundRobinArbiter::clear() {
   requested_.assign(requested_.size(), false);
   count_ = 0;

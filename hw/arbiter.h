@@ -21,6 +21,14 @@ struct ArbiterRequest {
   int priority = 0;          ///< larger wins under priority policies
 };
 
+/// One named vector of an arbiter's or allocator's internal state (a pointer per output, ...), for
+/// comparing with an RTL twin's debug port: element k sits at bits [k*bits, (k+1)*bits).
+struct StateVector {
+  std::string name;                    ///< e.g. grant_ptr
+  int bits = 1;                        ///< width of one element in the RTL packing, 1..32
+  std::vector<std::uint64_t> values;   ///< one value per element
+};
+
 /// A single-resource arbiter over a fixed number of requesters.
 class Arbiter {
  public:
@@ -35,6 +43,8 @@ class Arbiter {
   virtual void clear() = 0;
   /// Number of requests in this round.
   virtual int request_count() const = 0;
+  /// The state an RTL twin exposes on debug ports (round robin: `ptr`); empty by default.
+  virtual void debug_state(std::vector<StateVector>& out) const { out.clear(); }
 };
 
 /// Round-robin: the requester after the last winner has highest priority.
@@ -48,6 +58,8 @@ class RoundRobinArbiter final : public Arbiter {
   int request_count() const override { return count_; }
   /// Index with highest priority in the next round.
   int pointer() const { return pointer_; }
+  /// `ptr`: pointer(), $clog2(inputs) bits wide (at least 1), as rtl/rr_arbiter.sv's ptr_o.
+  void debug_state(std::vector<StateVector>& out) const override;
 
  private:
   std::vector<bool> requested_;

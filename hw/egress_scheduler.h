@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "hw/allocator.h"  // StateVector
+#include "hw/arbiter.h"  // StateVector
 
 namespace fabricsim::hw {
 

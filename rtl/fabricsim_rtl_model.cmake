@@ -275,7 +275,13 @@ function(fabricsim_rtl_model name)
     fabricsim_rtl_use_runtime(${lib})
     target_include_directories(${lib} PRIVATE ${PROJECT_SOURCE_DIR})
     set(adapter ${CMAKE_CURRENT_BINARY_DIR}/models/${PREFIX}_pins.cpp)
-    configure_file(${FABRICSIM_RTL_KIND_DIR}/${kind}.cpp.in ${adapter} @ONLY)
+    # A kind with the same pin roles as another may share its adapter template (_ADAPTER).
+    set(adapter_in ${kind}.cpp.in)
+    if(DEFINED FABRICSIM_RTL_KIND_${kind}_ADAPTER)
+      set(adapter_in ${FABRICSIM_RTL_KIND_${kind}_ADAPTER})
+    endif()
+    set(KIND ${kind})
+    configure_file(${FABRICSIM_RTL_KIND_DIR}/${adapter_in} ${adapter} @ONLY)
     target_sources(${lib} PRIVATE ${adapter})
     # The generated files and the adapter compile as one unit (Verilator's own makefile
     # does the same with its __ALL.cpp): they share the model's headers.

@@ -16,6 +16,7 @@
 #include "sim/config_reader.h"
 #include "sim/huge_pages.h"
 #include "sim/training_config.h"
+#include "tlm/rtl_arbiter.h"
 #include "tlm/rtl_credit_manager.h"
 #include "tlm/rtl_vl_arbiter.h"
 #include "tlm/switch_params.h"
@@ -158,6 +159,12 @@ void read_tc_scheduler(ConfigMap m, hw::TcSchedulerParams& t, int vls) {
   m.finish();
 }
 
+/// `<block>_impl` / `<block>_rtl_variant` / the size key a check_rtl_arbiter problem blames.
+std::string rtl_arbiter_key(const tlm_fabric::RtlArbiterProblem& p, const std::string& block, const char* size_key) {
+  using Key = tlm_fabric::RtlArbiterProblem::Key;
+  return p.key == Key::size ? size_key : block + (p.key == Key::rtl_variant ? "_rtl_variant" : "_impl");
+}
+
 void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, InNetworkReduction& inr) {
   using namespace tlm_fabric;
   const hw::ParamBlock& spec = switch_params("switch");
@@ -180,6 +187,13 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
   s.vl_arbiter_impl = m.choice(spec["vl_arbiter_impl"], s.vl_arbiter_impl, allocator_impl_names());
   s.vl_arbiter_rtl_variant = m.string(spec["vl_arbiter_rtl_variant"], s.vl_arbiter_rtl_variant);
   s.rtl_trace_dir = m.string(spec["rtl_trace"], s.rtl_trace_dir);  // set by `fabricsim run --trace DIR`
+  s.write_arbiter_impl = m.choice(spec["write_arbiter_impl"], s.write_arbiter_impl, allocator_impl_names());
+  s.write_arbiter_rtl_variant = m.string(spec["write_arbiter_rtl_variant"], s.write_arbiter_rtl_variant);
+  if (s.write_arbiter_impl != AllocatorImpl::tlm) {
+    // One requester per switch port: known here only for a single switch (switch.ports).
+    const auto problem = check_rtl_arbiter("round_robin", s.write_arbiter_rtl_variant, m.has("ports") ? s.ports : 0);
+    if (!problem.what.empty()) m.fail(rtl_arbiter_key(problem, "write_arbiter", "ports"), problem.what);
+  }
   if (s.allocator_impl != AllocatorImpl::tlm) {
     // The radix is known here only for a single switch (switch.ports); the Switch checks the rest.
     const auto problem = check_rtl_allocator(s.allocator, s.rtl_variant, m.has("ports") ? s.ports : 0,
@@ -290,7 +304,7 @@ void read_cc(ConfigMap m, tlm_fabric::CcParams& c) {
   m.finish();
 }
 
-void read_nic(ConfigMap m, tlm_fabric::NicParams& n) {
+void read_nic(ConfigMap m, tlm_fabric::NicParams& n, const tlm_fabric::SwitchParams& sw) {
   const hw::ParamBlock& spec = tlm_fabric::nic_params();
   n.mtu = m.size(spec["mtu"], n.mtu);
   n.rx_buffer = m.size(spec["rx_buffer"], n.rx_buffer);
@@ -303,6 +317,16 @@ void read_nic(ConfigMap m, tlm_fabric::NicParams& n) {
       static_cast<std::uint32_t>(m.size(spec["inline_threshold"], Size::bytes(n.host.inline_threshold)).in_bytes());
   n.host.blueflame = m.boolean(spec["blueflame"], n.host.blueflame);
   read_cc(m.map("congestion_control"), n.cc);
+  n.vl_arbiter_impl = m.choice(spec["vl_arbiter_impl"], n.vl_arbiter_impl, tlm_fabric::allocator_impl_names());
+  n.vl_arbiter_rtl_variant = m.string(spec["vl_arbiter_rtl_variant"], n.vl_arbiter_rtl_variant);
+  n.rtl_trace_dir = sw.rtl_trace_dir;
+  if (n.vl_arbiter_impl != tlm_fabric::AllocatorImpl::tlm) {
+    // One requester per VL (switch.vls).
+    const auto problem = tlm_fabric::check_rtl_arbiter("round_robin", n.vl_arbiter_rtl_variant, sw.vls);
+    if (!problem.what.empty())
+      m.fail(rtl_arbiter_key(problem, "vl_arbiter", "vl_arbiter_impl"),
+             problem.key == tlm_fabric::RtlArbiterProblem::Key::size ? "switch.vls: " + problem.what : problem.what);
+  }
   m.finish();
 }
 
@@ -920,7 +944,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
                                                                  ": " + problem.what);
   }
   c.switch_params.seed = hw::mix_seed(c.simulation.seed, 1000);
-  read_nic(top.map("nic"), c.nic);
+  read_nic(top.map("nic"), c.nic, c.switch_params);
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
   read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.switch_params.vls,

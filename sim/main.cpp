@@ -38,6 +38,19 @@ void print_warnings(const fabricsim::sim::FabricConfig& config) {
   for (const auto& w : config.warnings) std::cerr << "fabricsim: warning: " << w << "\n";
 }
 
+// Whether any block runs as its RTL twin (`*_impl` rtl | lockstep), so --trace draws something.
+bool rtl_blocks_in_use(const fabricsim::sim::FabricConfig& config) {
+  using fabricsim::tlm_fabric::AllocatorImpl;
+  const auto& sw = config.switch_params;
+  const bool output_queued = sw.buffer == fabricsim::tlm_fabric::BufferOrganisation::output_queued;
+  const AllocatorImpl impls[] = {sw.allocator_impl, sw.vl_arbiter_impl, config.link.credit_manager_impl,
+                                 output_queued ? sw.write_arbiter_impl : AllocatorImpl::tlm,
+                                 config.nic.vl_arbiter_impl};
+  for (const AllocatorImpl i : impls)
+    if (i != AllocatorImpl::tlm) return true;
+  return false;
+}
+
 // Command-line output options become overrides, so the config echo in
 // results.json shows what was really used.
 int run_command(const std::string& file, std::vector<std::string> overrides, const std::string& out_dir,
@@ -48,11 +61,8 @@ int run_command(const std::string& file, std::vector<std::string> overrides, con
   if (!trace_dir.empty()) overrides.push_back("switch.rtl_trace=" + yaml_quoted(trace_dir));
   const FabricConfig config = load_config(file, overrides);
   if (verbosity != Verbosity::quiet) print_warnings(config);
-  if (!trace_dir.empty() && config.switch_params.allocator_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm &&
-      config.switch_params.vl_arbiter_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm &&
-      config.link.credit_manager_impl == fabricsim::tlm_fabric::AllocatorImpl::tlm)
-    std::cerr << "fabricsim: --trace: no RTL blocks in use (switch.allocator_impl, switch.vl_arbiter_impl and "
-                 "link.credit_manager_impl are tlm), no waveforms written\n";
+  if (!trace_dir.empty() && !rtl_blocks_in_use(config))
+    std::cerr << "fabricsim: --trace: no RTL blocks in use (every `*_impl` key is tlm), no waveforms written\n";
   namespace fs = std::filesystem;
   const fs::path dir(config.output.directory);
   std::error_code ec;
@@ -148,7 +158,7 @@ void add_run_commands(CLI::App& app, CommandLine& cl) {
   run->add_option("--out", cl.out_dir, "results folder (overrides output.directory)")->check(non_empty());
   run->add_flag("--packet-csv", cl.packet_csv, "also write packets.csv, one row per delivered packet");
   run->add_option("--trace", cl.trace_dir,
-                  "write FST waveforms (GTKWave) of the RTL blocks in use (switch.allocator_impl, link.credit_manager_impl rtl | lockstep) "
+                  "write FST waveforms (GTKWave) of the RTL blocks in use (any `*_impl` rtl | lockstep) "
                   "into this folder")
       ->check(non_empty());
 

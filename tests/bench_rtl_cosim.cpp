@@ -3,6 +3,8 @@
 // 0.8, VOQ + iSLIP) with switch.allocator_impl tlm, rtl and lockstep, k = 1 and 4. The VL
 // arbiter: the run of tests/test_rtl_vl_arbiter.cpp (the example as InfiniBand, 4 VLs,
 // high and low tables) with switch.vl_arbiter_impl tlm, rtl and lockstep (16 VL arbiters).
+// The round-robin arbiters: the runs of tests/test_rtl_arbiter.cpp with the write-port
+// arbiters (output_queued) and the NIC VL arbiters (4 VLs) as tlm, rtl and lockstep.
 // The credit manager: examples/allreduce_leafspine_ib.yaml with link.credit_manager_impl
 // tlm, rtl and lockstep (every switch port and NIC). Each run in a forked child: wall time,
 // core-clock cycles, packets and switch wake-ups per wall second, and the slowdown against
@@ -63,6 +65,14 @@ int sc_main(int argc, char** argv) {
                         "{vl: 1, weight: 40}, {vl: 2, weight: 2}, {vl: 0, weight: 0}, {vl: 1, weight: 9}], "
                         "high_limit: 0}",
                         std::string("switch.vl_arbiter_impl=") + impl});
+  // Every output's write port (output_queued, 16 requesters) and every NIC's VL arbiter
+  // (4 VLs, messages spread over SLs 0..3).
+  std::printf("  round-robin arbiters: wa = output_queued write ports, nva = NIC VL arbiters (4 VLs)\n");
+  for (const char* impl : {"tlm", "rtl", "lockstep"})
+    measure("wa", impl, {"switch.buffer=output_queued", std::string("switch.write_arbiter_impl=") + impl});
+  for (const char* impl : {"tlm", "rtl", "lockstep"})
+    measure("nva", impl, {"switch.vls=4", "traffic.sl=[0,1,2,3]", "traffic.message_size=16KiB", "traffic.load=0.95",
+                          std::string("nic.vl_arbiter_impl=") + impl});
   std::printf("credit manager: examples/allreduce_leafspine_ib.yaml\n  %-9s %9s %10s %9s\n", "impl", "wall s",
               "delivered", "vs tlm");
   double cm_tlm_wall = 0;

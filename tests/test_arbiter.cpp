@@ -41,6 +41,27 @@ TEST(RoundRobinArbiter, ArbitrateDoesNotChangeState) {
   EXPECT_EQ(a->arbitrate(), 2);
 }
 
+TEST(RoundRobinArbiter, DebugStateIsThePointerInTheRtlWidth) {
+  // rtl/rr_arbiter.sv's ptr_o: $clog2(NumReq) bits, at least 1.
+  for (const auto& [inputs, bits] : std::vector<std::pair<int, int>>{{1, 1}, {2, 1}, {4, 2}, {5, 3}, {16, 4}}) {
+    auto a = make_arbiter("round_robin", inputs);
+    a->add_request({inputs - 1, 0, 0});
+    a->update_state(a->arbitrate());
+    std::vector<fabricsim::hw::StateVector> state;
+    a->debug_state(state);
+    ASSERT_EQ(state.size(), 1u);
+    EXPECT_EQ(state[0].name, "ptr");
+    EXPECT_EQ(state[0].bits, bits) << inputs << " inputs";
+    EXPECT_EQ(state[0].values, std::vector<std::uint64_t>{0}) << "after the last input wins, the pointer wraps";
+  }
+  auto a = make_arbiter("round_robin", 4);
+  a->add_request({1, 0, 0});
+  a->update_state(a->arbitrate());
+  std::vector<fabricsim::hw::StateVector> state;
+  a->debug_state(state);
+  EXPECT_EQ(state.at(0).values, std::vector<std::uint64_t>{2});
+}
+
 TEST(RoundRobinArbiter, RejectsRequestOutsideInputs) {
   auto a = make_arbiter("round_robin", 2);
   EXPECT_THROW(a->add_request({2, 0, 0}), std::out_of_range);

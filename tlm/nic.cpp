@@ -34,7 +34,14 @@ const hw::ParamBlock& nic_params() {
        {"pcie", ParamType::section, "", "", "", "", {}, "",
         "the NIC's PCIe link and memory latencies"},
        {"congestion_control", ParamType::section, "", "", "", "", {}, "",
-        "end-host congestion control per QP"}}};
+        "end-host congestion control per QP"},
+       {"vl_arbiter_impl", ParamType::name, "", "tlm", "", "", hw::names_of(allocator_impl_names()), "",
+        "the VL arbiter over the raw send queues (round robin) as the `hw/` C++ core, as its Verilated RTL twin, or "
+        "both compared every round ([cosim.md](cosim.md#arbiters)); `rtl` / `lockstep` need `-DFABRICSIM_RTL=ON` and "
+        "an RTL build with `switch.vls` requesters"},
+       {"vl_arbiter_rtl_variant", ParamType::text, "", "rr_arbiter", "", "", {},
+        "the registered RTL arbiters (rtl/models/: `rr_arbiter`)",
+        "which RTL block `vl_arbiter_impl: rtl` / `lockstep` use"}}};
   return block;
 }
 
@@ -127,7 +134,9 @@ void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, st
   }
   sls_mapped_ = static_cast<int>(sl_to_vl.size());
   send_queues_.assign(vls, {});
-  vl_arbiter_ = hw::RoundRobinArbiter(vls);
+  vl_arbiter_ = make_arbiter_block({std::string(name()) + ".vl_arbiter", "round_robin", vls, params_.vl_arbiter_impl,
+                                    params_.vl_arbiter_rtl_variant, "nic.vl_arbiter_impl", hw::Frequency(),
+                                    params_.rtl_trace_dir});
   credits_held_ = hw::CreditLedger(vls);
 }
 
@@ -254,12 +263,13 @@ Packet* Nic::next_raw_packet(const sc_time& now) {
   if (queued_messages_ == 0) return nullptr;
   const auto mtu = params_.mtu.in_bytes();
   auto segment = [&](const Pending& m) { return static_cast<std::uint32_t>(std::min<std::uint64_t>(m.remaining, mtu)); };
-  vl_arbiter_.clear();
+  hw::Arbiter& arbiter = *vl_arbiter_;
+  arbiter.clear();
   for (int vl = 0; vl < static_cast<int>(send_queues_.size()); ++vl)
-    if (!send_queues_[vl].empty() && can_send(vl, segment(send_queues_[vl].front()), now)) vl_arbiter_.add_request({vl});
-  const int vl = vl_arbiter_.arbitrate();
+    if (!send_queues_[vl].empty() && can_send(vl, segment(send_queues_[vl].front()), now)) arbiter.add_request({vl});
+  const int vl = arbiter.arbitrate();
   if (vl == hw::kNoGrant) return nullptr;
-  vl_arbiter_.update_state(vl);
+  arbiter.update_state(vl);
   Pending& m = send_queues_[vl].front();
   const std::uint32_t payload = segment(m);
   Packet& p = *packets_.acquire();

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -24,6 +25,7 @@
 #include "tlm/packet_log.h"
 #include "tlm/packet_pool.h"
 #include "tlm/psn_table.h"
+#include "tlm/rtl_arbiter.h"
 #include "tlm/rdma_engine.h"
 #include "tlm/tx_port.h"
 #include "tlm/wake_queue.h"
@@ -39,6 +41,9 @@ struct NicParams {
   TransportParams transport;                          ///< reliable transport of RDMA QPs
   HostParams host;                                    ///< PCIe and memory of the host side
   CcParams cc;                                        ///< end-host congestion control of RDMA QPs
+  AllocatorImpl vl_arbiter_impl = AllocatorImpl::tlm; ///< VL arbiter as hw/ core, RTL twin, or both compared (tlm/rtl_arbiter.h)
+  std::string vl_arbiter_rtl_variant = "rr_arbiter";  ///< RTL top of the VL arbiter (rtl_arbiter_models())
+  std::string rtl_trace_dir;                          ///< FST waveform of an RTL VL arbiter here (switch.rtl_trace)
 
   /// Throws std::invalid_argument naming the field when out of range.
   void validate() const;
@@ -164,7 +169,7 @@ class Nic : public sc_core::sc_module {
 
   NicParams params_;
   const Link* ingress_link_ = nullptr;
-  hw::RoundRobinArbiter vl_arbiter_{1};           // raw send queues: one requester per VL (sized in attach_egress)
+  std::unique_ptr<hw::Arbiter> vl_arbiter_ = std::make_unique<hw::RoundRobinArbiter>(1);  // raw send queues, per VL (attach_egress)
   PsnTable next_psn_;      // per (destination, flow, SL), transmit
   PsnTable expected_psn_;  // per (src, flow, SL), receive
   /// Key of a raw packet stream whose order the receiver checks: (peer endpoint, flow, SL).

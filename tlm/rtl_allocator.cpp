@@ -350,6 +350,7 @@ std::vector<RtlAllocatorModel> rtl_allocator_models() {
 void add_rtl_models(const std::vector<RtlModel>& models) {
   add_rtl_vl_arbiter_models(models);
   add_rtl_models_of("allocator", models);
+  add_rtl_models_of("arbiter", models);
 }
 
 RtlAllocatorProblem check_rtl_allocator(std::string_view policy, std::string_view variant, int ports,

@@ -16,7 +16,7 @@
 
 #include <systemc>
 
-#include "hw/allocator.h"  // StateVector
+#include "hw/arbiter.h"  // StateVector
 #include "hw/units.h"
 #include "tlm/rtl_model.h"
 

@@ -151,6 +151,8 @@ struct SwitchParams {
   std::string rtl_variant = "islip_allocator";               ///< RTL top of the twin (rtl_allocator_models())
   AllocatorImpl vl_arbiter_impl = AllocatorImpl::tlm;        ///< ib_vl_arb as hw/ core, Verilated RTL twin, or both compared (tlm/rtl_vl_arbiter.h)
   std::string vl_arbiter_rtl_variant = "vl_arbiter";         ///< RTL model of the VL arbiter twin (kind vl_arbiter)
+  AllocatorImpl write_arbiter_impl = AllocatorImpl::tlm;     ///< output_queued write-port arbiters as hw/ core, RTL twin, or both compared (tlm/rtl_arbiter.h)
+  std::string write_arbiter_rtl_variant = "rr_arbiter";      ///< RTL top of the write-port arbiters (rtl_arbiter_models())
   std::string rtl_trace_dir;                                 ///< FST waveforms of the RTL twin into this folder; empty: none (fabricsim run --trace)
   int vls = 1;                                               ///< data VLs / traffic classes, 1..15
   std::vector<int> sl_to_vl;                                 ///< SL/priority (index) -> VL; empty: sl mod vls

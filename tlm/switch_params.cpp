@@ -85,8 +85,15 @@ hw::ParamBlock switch_block() {
               {"vl_arbiter_rtl_variant", ParamType::text, "", "vl_arbiter", "", "", {},
                "the registered RTL models of kind `vl_arbiter` (rtl/models/: `vl_arbiter`)",
                "which RTL VL arbiter `vl_arbiter_impl: rtl | lockstep` use"},
+              {"write_arbiter_impl", ParamType::name, "", "tlm", "", "", hw::names_of(allocator_impl_names()), "",
+               "`output_queued`: each output's write-port arbiter (round robin) as the `hw/` C++ core, as its "
+               "Verilated RTL twin, or both compared every round ([cosim.md](cosim.md#arbiters)); `rtl` / `lockstep` "
+               "need `-DFABRICSIM_RTL=ON` and an RTL build with radix requesters"},
+              {"write_arbiter_rtl_variant", ParamType::text, "", "rr_arbiter", "", "", {},
+               "the registered RTL arbiters (rtl/models/: `rr_arbiter`)",
+               "which RTL block `write_arbiter_impl: rtl` / `lockstep` use"},
               {"rtl_trace", ParamType::text, "", "", "", "", {}, "",
-               "folder for FST waveforms of the RTL blocks (allocators, VL arbiters); set by `fabricsim run --trace DIR`"},
+               "folder for FST waveforms of the RTL blocks in use (allocators, arbiters, VL arbiters); set by `fabricsim run --trace DIR`"},
               {"vls", ParamType::integer, "", "1", "1", std::to_string(hw::kMaxDataVls), {}, "",
                "data VLs (IB) or traffic classes (Ethernet)"},
               {"in_network_reduction", ParamType::boolean, "", "false", "", "", {}, "`true` only with `link.framing: infiniband`",

@@ -38,7 +38,7 @@ void Switch::cross_to_output_queues(const sc_time& now) {
     if (port < 0 || edge > horizon) return;
     // Round robin among the inputs asking by then, from the one after the last granted.
     OutputPort& o = outputs_[port];
-    hw::RoundRobinArbiter& arbiter = *o.write_arbiter;
+    hw::Arbiter& arbiter = *o.write_arbiter;
     arbiter.clear();
     crossing_.for_each([&](int p) {
       if (head(p).out == port && asks(p) <= edge) arbiter.add_request({p});

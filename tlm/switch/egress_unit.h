@@ -35,7 +35,7 @@ struct alignas(64) OutputPort {
   stats::Counter egress_packets, egress_bytes;  // port<p>.egress_packets, .egress_payload_bytes
   std::array<std::uint64_t, hw::kMaxDataVls> vl_bytes{};
   sc_core::sc_time write_free;             // output write port (output_queued)
-  std::unique_ptr<hw::RoundRobinArbiter> write_arbiter;  // output_queued: the inputs asking for the write port
+  std::unique_ptr<hw::Arbiter> write_arbiter;  // output_queued: the inputs asking for the write port (round robin)
   std::vector<sc_core::sc_time> stall_since;  // per VL with an open stall: since when
   std::vector<double> stall_s;
 };

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "tlm/rtl_arbiter.h"
 #include "tlm/sim_time.h"
 #include "tlm/switch_params.h"
 
@@ -148,7 +149,11 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
     auto& o = outputs_[p];
     o.scheduler = make_egress_scheduler(params_, std::string(this->name()) + ".port" + std::to_string(p) + ".vl_arbiter");
-    if (params_.buffer == BufferOrganisation::output_queued) o.write_arbiter = std::make_unique<hw::RoundRobinArbiter>(n);
+    if (params_.buffer == BufferOrganisation::output_queued)
+      o.write_arbiter = make_arbiter_block({std::string(this->name()) + ".port" + std::to_string(p) + ".write_arbiter",
+                                            "round_robin", n, params_.write_arbiter_impl,
+                                            params_.write_arbiter_rtl_variant, "switch.write_arbiter_impl",
+                                            params_.core_clock, params_.rtl_trace_dir});
     o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
     o.stall_s.assign(v, 0.0);
   }
