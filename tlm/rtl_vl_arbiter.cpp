@@ -13,10 +13,10 @@
 
 #include <systemc>
 
+#include "tlm/rtl_block.h"
 #include "tlm/sim_time.h"
 
 #if FABRICSIM_RTL
-#include "tlm/rtl_block.h"
 #include "tlm/rtl_transactor.h"
 #endif
 
