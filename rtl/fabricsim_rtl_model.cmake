@@ -273,6 +273,7 @@ function(fabricsim_rtl_model name)
     # or changed model recompiles nothing else.
     set_property(TARGET ${lib} PROPERTY INTERFACE_INCLUDE_DIRECTORIES "")
     fabricsim_rtl_use_runtime(${lib})
+    target_link_libraries(${lib} PUBLIC fabricsim_rtl_waveform)
     target_include_directories(${lib} PRIVATE ${PROJECT_SOURCE_DIR})
     set(adapter ${CMAKE_CURRENT_BINARY_DIR}/models/${PREFIX}_pins.cpp)
     # A kind with the same pin roles as another may share its adapter template (_ADAPTER).

@@ -165,6 +165,45 @@ std::string rtl_arbiter_key(const tlm_fabric::RtlArbiterProblem& p, const std::s
   return p.key == Key::size ? size_key : block + (p.key == Key::rtl_variant ? "_rtl_variant" : "_impl");
 }
 
+std::uint64_t to_ps(hw::Time t) { return static_cast<std::uint64_t>(std::llround(t.in_ps())); }
+
+/// switch.rtl_trace (the folder, `fabricsim run --trace DIR`) and the keys shaping what it
+/// records; those need the folder, and an RTL block to record (checked in build()).
+void read_waveform(ConfigMap& m, const hw::ParamBlock& spec, tlm_fabric::SwitchParams& s) {
+  using namespace tlm_fabric;
+  WaveformOptions& w = s.waveform;
+  w.dir = m.string(spec["rtl_trace"], w.dir);
+  for (const char* key : {"rtl_trace_format", "rtl_trace_scope", "rtl_trace_from", "rtl_trace_to", "rtl_trace_max_size"}) {
+    if (!m.present(key)) continue;
+    if (w.dir.empty()) m.fail(key, "needs the waveform folder switch.rtl_trace (fabricsim run --trace DIR)");
+    if (rtl_allocator_models().empty()) m.fail(key, "this build has no RTL twins; rebuild with -DFABRICSIM_RTL=ON");
+  }
+  w.format = m.choice(spec["rtl_trace_format"], w.format, waveform_format_names());
+  if (m.present("rtl_trace_scope")) {
+    const YAML::Node node = m.node("rtl_trace_scope");
+    auto add = [&](const YAML::Node& n) {
+      if (!n.IsScalar() || n.Scalar().empty())
+        m.fail("rtl_trace_scope", "expected a glob or model name, or a list of them");
+      w.scopes.push_back(n.Scalar());
+    };
+    if (node.IsSequence()) {
+      for (const auto& n : node) add(n);
+    } else {
+      add(node);
+    }
+  }
+  const hw::Time from = m.time(spec["rtl_trace_from"], hw::Time::seconds(0));
+  w.from_ps = to_ps(from);
+  if (m.present("rtl_trace_to")) {
+    const hw::Time to = m.time(spec["rtl_trace_to"], hw::Time::seconds(0));
+    if (to < from)
+      m.fail("rtl_trace_to", "the waveform window ends (" + hw::to_string(to) + ") before it starts (switch.rtl_trace_from " +
+                                 hw::to_string(from) + ")");
+    w.to_ps = to_ps(to);
+  }
+  w.max_bytes = m.size(spec["rtl_trace_max_size"], hw::Size::bytes(w.max_bytes)).in_bytes();
+}
+
 void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, InNetworkReduction& inr) {
   using namespace tlm_fabric;
   const hw::ParamBlock& spec = switch_params("switch");
@@ -186,7 +225,7 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
   s.rtl_variant = m.string(spec["rtl_variant"], s.rtl_variant);
   s.vl_arbiter_impl = m.choice(spec["vl_arbiter_impl"], s.vl_arbiter_impl, allocator_impl_names());
   s.vl_arbiter_rtl_variant = m.string(spec["vl_arbiter_rtl_variant"], s.vl_arbiter_rtl_variant);
-  s.rtl_trace_dir = m.string(spec["rtl_trace"], s.rtl_trace_dir);  // set by `fabricsim run --trace DIR`
+  read_waveform(m, spec, s);
   s.write_arbiter_impl = m.choice(spec["write_arbiter_impl"], s.write_arbiter_impl, allocator_impl_names());
   s.write_arbiter_rtl_variant = m.string(spec["write_arbiter_rtl_variant"], s.write_arbiter_rtl_variant);
   if (s.write_arbiter_impl != AllocatorImpl::tlm) {
@@ -319,7 +358,7 @@ void read_nic(ConfigMap m, tlm_fabric::NicParams& n, const tlm_fabric::SwitchPar
   read_cc(m.map("congestion_control"), n.cc);
   n.vl_arbiter_impl = m.choice(spec["vl_arbiter_impl"], n.vl_arbiter_impl, tlm_fabric::allocator_impl_names());
   n.vl_arbiter_rtl_variant = m.string(spec["vl_arbiter_rtl_variant"], n.vl_arbiter_rtl_variant);
-  n.rtl_trace_dir = sw.rtl_trace_dir;
+  n.waveform = sw.waveform;
   if (n.vl_arbiter_impl != tlm_fabric::AllocatorImpl::tlm) {
     // One requester per VL (switch.vls).
     const auto problem = tlm_fabric::check_rtl_arbiter("round_robin", n.vl_arbiter_rtl_variant, sw.vls);
@@ -935,7 +974,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   read_simulation(top.map("simulation"), c.simulation);
   read_link(top.map("link"), c.link, credit_block);
   read_switch(top.map("switch"), c.switch_params, c.link.phy.framing, c.in_network_reduction);
-  c.link.rtl_trace_dir = c.switch_params.rtl_trace_dir;
+  c.link.waveform = c.switch_params.waveform;  // the credit managers honour switch.rtl_trace*
   if (c.link.credit_manager_impl != tlm_fabric::AllocatorImpl::tlm) {
     const auto problem = tlm_fabric::check_rtl_credit_manager(c.link.credit_manager_rtl_variant, c.switch_params.vls,
                                                               credit_block);
@@ -945,6 +984,11 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   }
   c.switch_params.seed = hw::mix_seed(c.simulation.seed, 1000);
   read_nic(top.map("nic"), c.nic, c.switch_params);
+  for (const char* key : {"rtl_trace_format", "rtl_trace_scope", "rtl_trace_from", "rtl_trace_to", "rtl_trace_max_size"})
+    if (top.map("switch").present(key) && !c.uses_rtl_blocks())
+      top.map("switch").fail(key, "no RTL block to record: every `*_impl` key (switch.allocator_impl, "
+                                  "switch.vl_arbiter_impl, switch.write_arbiter_impl, nic.vl_arbiter_impl, "
+                                  "link.credit_manager_impl) is tlm (set one to rtl or lockstep)");
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
   read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.switch_params.vls,
@@ -993,6 +1037,16 @@ std::vector<Override> from_set(const std::vector<std::string>& overrides) {
 }
 
 }  // namespace
+
+bool FabricConfig::uses_rtl_blocks() const {
+  using tlm_fabric::AllocatorImpl;
+  const bool output_queued = switch_params.buffer == tlm_fabric::BufferOrganisation::output_queued;
+  for (const AllocatorImpl i : {switch_params.allocator_impl, switch_params.vl_arbiter_impl, link.credit_manager_impl,
+                                output_queued ? switch_params.write_arbiter_impl : AllocatorImpl::tlm,
+                                nic.vl_arbiter_impl})
+    if (i != AllocatorImpl::tlm) return true;
+  return false;
+}
 
 FabricConfig load_config(const std::string& file, const std::vector<std::string>& overrides) {
   return build(load_document(file), from_set(overrides));

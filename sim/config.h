@@ -160,6 +160,10 @@ struct FabricConfig {
   /// Settings that are accepted but likely not what was meant, each worded as an error
   /// (`FILE:LINE:COL: key: what`): printed by run and validate, kept in results.json.
   std::vector<std::string> warnings;
+
+  /// Whether any block runs as an RTL twin (an `*_impl` key other than tlm that has an
+  /// effect: the write arbiters only on an output-queued switch).
+  bool uses_rtl_blocks() const;
 };
 
 /// One `path.to.key=value` override and where it came from: empty `origin` for `--set`,

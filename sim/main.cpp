@@ -38,30 +38,46 @@ void print_warnings(const fabricsim::sim::FabricConfig& config) {
   for (const auto& w : config.warnings) std::cerr << "fabricsim: warning: " << w << "\n";
 }
 
-// Whether any block runs as its RTL twin (`*_impl` rtl | lockstep), so --trace draws something.
-bool rtl_blocks_in_use(const fabricsim::sim::FabricConfig& config) {
-  using fabricsim::tlm_fabric::AllocatorImpl;
-  const auto& sw = config.switch_params;
-  const bool output_queued = sw.buffer == fabricsim::tlm_fabric::BufferOrganisation::output_queued;
-  const AllocatorImpl impls[] = {sw.allocator_impl, sw.vl_arbiter_impl, config.link.credit_manager_impl,
-                                 output_queued ? sw.write_arbiter_impl : AllocatorImpl::tlm,
-                                 config.nic.vl_arbiter_impl};
-  for (const AllocatorImpl i : impls)
-    if (i != AllocatorImpl::tlm) return true;
-  return false;
-}
+/// `fabricsim run --trace*`: the waveform options (switch.rtl_trace*) as given.
+struct TraceFlags {
+  std::string dir, format, from, to, max_size;
+  std::vector<std::string> scopes;
+
+  /// The flags as overrides of their keys; an error names the flag.
+  void add_overrides(std::vector<fabricsim::sim::Override>& out) const {
+    using fabricsim::sim::yaml_quoted;
+    auto add = [&out](const char* key, const std::string& value, const std::string& flag) {
+      out.push_back({std::string("switch.") + key + "=" + value, flag});
+    };
+    if (!dir.empty()) add("rtl_trace", yaml_quoted(dir), "--trace " + dir);
+    if (!format.empty()) add("rtl_trace_format", yaml_quoted(format), "--trace-format " + format);
+    if (!scopes.empty()) {
+      std::string list, flags;
+      for (const auto& p : scopes) {
+        list += (list.empty() ? "" : ", ") + yaml_quoted(p);
+        flags += (flags.empty() ? "--trace-scope " : " --trace-scope ") + p;
+      }
+      add("rtl_trace_scope", "[" + list + "]", flags);
+    }
+    if (!from.empty()) add("rtl_trace_from", yaml_quoted(from), "--trace-from " + from);
+    if (!to.empty()) add("rtl_trace_to", yaml_quoted(to), "--trace-to " + to);
+    if (!max_size.empty()) add("rtl_trace_max_size", yaml_quoted(max_size), "--trace-max-size " + max_size);
+  }
+};
 
 // Command-line output options become overrides, so the config echo in
 // results.json shows what was really used.
-int run_command(const std::string& file, std::vector<std::string> overrides, const std::string& out_dir,
-                bool packet_csv, const std::string& trace_dir, fabricsim::sim::Verbosity verbosity) {
+int run_command(const std::string& file, const std::vector<std::string>& set, const std::string& out_dir,
+                bool packet_csv, const TraceFlags& trace, fabricsim::sim::Verbosity verbosity) {
   using namespace fabricsim::sim;
-  if (!out_dir.empty()) overrides.push_back("output.directory=" + yaml_quoted(out_dir));
-  if (packet_csv) overrides.push_back("output.packet_csv=true");
-  if (!trace_dir.empty()) overrides.push_back("switch.rtl_trace=" + yaml_quoted(trace_dir));
-  const FabricConfig config = load_config(file, overrides);
+  std::vector<Override> overrides;
+  for (const auto& o : set) overrides.push_back({o, ""});
+  if (!out_dir.empty()) overrides.push_back({"output.directory=" + yaml_quoted(out_dir), ""});
+  if (packet_csv) overrides.push_back({"output.packet_csv=true", ""});
+  trace.add_overrides(overrides);
+  const FabricConfig config = load_config_with_origins(file, overrides);
   if (verbosity != Verbosity::quiet) print_warnings(config);
-  if (!trace_dir.empty() && !rtl_blocks_in_use(config))
+  if (!trace.dir.empty() && !config.uses_rtl_blocks())
     std::cerr << "fabricsim: --trace: no RTL blocks in use (every `*_impl` key is tlm), no waveforms written\n";
   namespace fs = std::filesystem;
   const fs::path dir(config.output.directory);
@@ -119,7 +135,8 @@ namespace {
 
 /// Every subcommand's options, as CLI11 fills them.
 struct CommandLine {
-  std::string file, out_dir, trace_dir;
+  std::string file, out_dir;
+  TraceFlags trace;
   std::vector<std::string> overrides;
   bool packet_csv = false, quiet = false, verbose = false;
   std::string loads = "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0";
@@ -157,10 +174,19 @@ void add_run_commands(CLI::App& app, CommandLine& cl) {
   run->add_option("--set", cl.overrides, "override a key: path.to.key=value (repeatable)");
   run->add_option("--out", cl.out_dir, "results folder (overrides output.directory)")->check(non_empty());
   run->add_flag("--packet-csv", cl.packet_csv, "also write packets.csv, one row per delivered packet");
-  run->add_option("--trace", cl.trace_dir,
-                  "write FST waveforms (GTKWave) of the RTL blocks in use (any `*_impl` rtl | lockstep) "
-                  "into this folder")
+  run->add_option("--trace", cl.trace.dir,
+                  "write waveforms (GTKWave) of the RTL blocks in use (any `*_impl` rtl | lockstep) "
+                  "into this folder (switch.rtl_trace)")
       ->check(non_empty());
+  // The shaping options need --trace (or switch.rtl_trace); the configuration checks them.
+  run->add_option("--trace-format", cl.trace.format, "fst (default) or vcd (switch.rtl_trace_format)");
+  run->add_option("--trace-scope", cl.trace.scopes,
+                  "record only these blocks: a glob on the hierarchy name (fabric.sw0.*) or an RTL model name "
+                  "(repeatable; switch.rtl_trace_scope)");
+  run->add_option("--trace-from", cl.trace.from, "start of the recorded window, e.g. 20us (switch.rtl_trace_from)");
+  run->add_option("--trace-to", cl.trace.to, "end of the recorded window, e.g. 25us (switch.rtl_trace_to)");
+  run->add_option("--trace-max-size", cl.trace.max_size,
+                  "stop recording a file near this size, e.g. 100MiB (switch.rtl_trace_max_size)");
 
   auto* validate = cl.validate = app.add_subcommand("validate", "check a configuration without running it");
   validate->add_option("config", cl.file, "YAML configuration")->required();
@@ -341,7 +367,7 @@ int run_subcommand(CommandLine& cl) {
     std::cout << fabricsim::sim::route_tables(fabricsim::sim::load_config(cl.file, cl.overrides));
     return 0;
   }
-  return run_command(cl.file, cl.overrides, cl.out_dir, cl.packet_csv, cl.trace_dir, verbosity);
+  return run_command(cl.file, cl.overrides, cl.out_dir, cl.packet_csv, cl.trace, verbosity);
 }
 
 }  // namespace

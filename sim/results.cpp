@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -440,6 +441,38 @@ nlohmann::json perftest_results(const FabricConfig& config, const testbench::Per
   return p;
 }
 
+/// A scope entry (switch.rtl_trace_scope) that names no RTL block of the elaborated fabric
+/// records nothing: most likely a typo, so say so before the run.
+void warn_unmatched_scopes(const FabricConfig& config, Fabric& fabric) {
+  const tlm_fabric::WaveformOptions& w = config.switch_params.waveform;
+  if (!w.enabled() || w.scopes.empty()) return;
+  std::vector<tlm_fabric::RtlBlockName> blocks;
+  for (const auto& sw : fabric.switches())
+    for (auto& b : sw->rtl_blocks()) blocks.push_back(std::move(b));
+  for (const auto& nic : fabric.nics())
+    for (auto& b : nic->rtl_blocks()) blocks.push_back(std::move(b));
+  for (const auto& s : tlm_fabric::unmatched_scopes(w, blocks))
+    std::cerr << "fabricsim: warning: switch.rtl_trace_scope '" << s << "' matches no RTL block of the fabric "
+              << (blocks.empty() ? std::string("(it has none)")
+                                 : "(e.g. " + blocks.front().hierarchy + ", model " + blocks.front().model + ")")
+              << "; nothing is recorded for it\n";
+}
+
+/// Closes the RTL blocks' waveforms (a VCD is converted now) and lists them; null when
+/// switch.rtl_trace is off, so results without waveforms keep their shape.
+nlohmann::json finish_waveforms(const FabricConfig& config, Fabric& fabric) {
+  if (!config.switch_params.waveform.enabled()) return nullptr;
+  nlohmann::json out = nlohmann::json::array();
+  auto add = [&out](const tlm_fabric::RtlWaveformRecord& rec) {
+    out.push_back({{"block", rec.block}, {"file", rec.file}, {"limit_reached", rec.limit_reached}});
+  };
+  for (const auto& sw : fabric.switches())
+    for (const auto& rec : sw->finish_waveforms()) add(rec);
+  for (const auto& nic : fabric.nics())
+    for (const auto& rec : nic->finish_waveforms()) add(rec);
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, Progress* progress,
@@ -453,6 +486,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   const std::optional<std::uint64_t> elaboration_peak = peak_resident_bytes();
   const stats::Registry& registry = model->registry;
   Fabric& fabric = model->fabric;
+  warn_unmatched_scopes(config, fabric);
   if (logs.packets) fabric.set_packet_log(*logs.packets);
   if (logs.qp_rates) fabric.set_qp_rate_log(*logs.qp_rates);
   if (logs.occupancy) fabric.set_occupancy_log(*logs.occupancy);
@@ -468,6 +502,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   const bool stopped = sc_core::sc_get_status() == sc_core::SC_STOPPED;
   for (const auto& sw : fabric.switches()) sw->settle_admissions(sc_core::sc_time_stamp(), stopped);
 
+  nlohmann::json waveforms = finish_waveforms(config, fabric);
   const double end_s = sc_core::sc_time_stamp().to_seconds();
   const double window_s = end_s - config.simulation.warmup.in_seconds();
   nlohmann::json r = results_header(config, fabric, end_s);
@@ -484,7 +519,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   for (const auto& link : fabric.all_links()) hops += link->counters().packets;
   // Left out of the tree when the caller writes it from the registry, which outlives the run.
   const bool stats_streamed =
-      logs.stats && teardown == ModelTeardown::skip && config.switch_params.rtl_trace_dir.empty();
+      logs.stats && teardown == ModelTeardown::skip && config.switch_params.waveform.dir.empty();
   nlohmann::json all_stats = stats_streamed ? nlohmann::json() : registry.to_json();
   nlohmann::json per_process;
   const std::uint64_t activations = count_activations(fabric, per_process);
@@ -535,9 +570,10 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
                     {"lanes", tlm_fabric::WakeQueue::instance().lanes()},
                     {"parallel_windows", tlm_fabric::WakeQueue::instance().windows()},
                     {"build", FABRICSIM_BUILD_FLAVOUR}};
-  // RTL waveforms (switch.rtl_trace) are finished by their blocks' destructors: an FST
-  // left open has no end time in its header. So a traced model is always taken apart.
-  if (teardown == ModelTeardown::skip && config.switch_params.rtl_trace_dir.empty())
+  if (!waveforms.is_null()) r["simulator"]["waveforms"] = std::move(waveforms);
+  // RTL waveforms (switch.rtl_trace) are finished above; a traced model is still taken
+  // apart, so a block that failed to close its file reports it from its destructor.
+  if (teardown == ModelTeardown::skip && config.switch_params.waveform.dir.empty())
     leave_to_process_exit(std::move(model));
   return r;
 }

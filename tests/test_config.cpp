@@ -19,6 +19,8 @@
 #include "sim/child_run.h"
 #include "tests/command.h"
 #include "tests/config_error.h"
+#include "tlm/rtl_allocator.h"
+#include "tlm/waveform_options.h"
 
 namespace {
 
@@ -892,3 +894,57 @@ TEST(ConfigErrors, ATopologyOverTheMemoryLimitIsRefusedWithTheEstimate) {
   EXPECT_EQ(yaml_error_of(moderate, {"simulation.max_memory=2GiB"}), "<no error>");
   EXPECT_THAT(yaml_error_of(moderate, {"simulation.max_memory=100MiB"}), HasSubstr("needs an estimated 0.4 GiB, more than the 0.1 GiB"));
 }
+
+// ---------------------------------------------------------------------------
+// RTL waveform options (switch.rtl_trace*, `fabricsim run --trace*`): which blocks a scope
+// selects, and the refusals that hold in every build (test_rtl_waveform has the rest).
+namespace {
+
+using fabricsim::tlm_fabric::WaveformOptions;
+
+TEST(WaveformOptions, ScopesAreGlobsOnTheHierarchyNameOrModelNames) {
+  WaveformOptions w;
+  EXPECT_TRUE(w.wants("fabric.sw0.allocator", "islip_allocator")) << "no scope: every block";
+  w.scopes = {"fabric.leaf*.allocator"};
+  EXPECT_TRUE(w.wants("fabric.leaf0.allocator", "islip_allocator"));
+  EXPECT_TRUE(w.wants("fabric.leaf12.allocator", "islip_allocator"));
+  EXPECT_FALSE(w.wants("fabric.spine0.allocator", "islip_allocator"));
+  EXPECT_FALSE(w.wants("fabric.leaf0.allocator.x", "islip_allocator")) << "the glob matches the whole name";
+  w.scopes = {"fabric.sw?.allocator", "fabric.sw[1-2]?.allocator"};
+  EXPECT_TRUE(w.wants("fabric.sw3.allocator", "m"));
+  EXPECT_TRUE(w.wants("fabric.sw17.allocator", "m"));
+  EXPECT_FALSE(w.wants("fabric.sw31.allocator", "m"));
+  w.scopes = {"islip_allocator_alt"};  // a model name: every instance, exactly that model
+  EXPECT_TRUE(w.wants("fabric.sw0.allocator", "islip_allocator_alt"));
+  EXPECT_FALSE(w.wants("fabric.sw0.allocator", "islip_allocator"));
+}
+
+TEST(ConfigErrors, WaveformOptionsNeedTheFolderAndAnRtlBlock) {
+  EXPECT_THAT(file_error_of(kQuickstart, {"switch.rtl_trace_from=1us"}),
+              HasSubstr("switch.rtl_trace_from: needs the waveform folder switch.rtl_trace (fabricsim run --trace DIR)"));
+  const std::string no_rtl = file_error_of(kQuickstart, {"switch.rtl_trace=/tmp/w", "switch.rtl_trace_format=vcd"});
+  if (fabricsim::tlm_fabric::rtl_allocator_models().empty()) {
+    EXPECT_THAT(no_rtl, HasSubstr("switch.rtl_trace_format: this build has no RTL twins; rebuild with -DFABRICSIM_RTL=ON"));
+  } else {
+    EXPECT_THAT(no_rtl, HasSubstr("switch.rtl_trace_format: no RTL block to record: every `*_impl` key"));
+  }
+  // The folder alone stays accepted with the C++ allocator (`run --trace` says nothing is written).
+  EXPECT_EQ(file_error_of(kQuickstart, {"switch.rtl_trace=/tmp/w"}), "<no error>");
+}
+
+TEST(ConfigCli, TraceFlagsAreRefusedWithoutAnRtlBlockNamingTheFlag) {
+  const std::string out = ::testing::TempDir() + "fabricsim_ConfigCli_trace_flags";
+  std::filesystem::remove_all(out);
+  const auto r = run_command("run " + kQuickstart + " --quiet --out " + out + " --trace " + out + "/w --trace-to 2us");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("fabricsim: error: --trace-to 2us: switch.rtl_trace_to: "));
+  EXPECT_THAT(r.output, ::testing::AnyOf(HasSubstr("no RTL block to record"), HasSubstr("no RTL twins")));
+  const auto no_dir = run_command("run " + kQuickstart + " --quiet --out " + out + " --trace-scope 'fabric.*'");
+  EXPECT_EQ(no_dir.exit_code, 2) << no_dir.output;
+  EXPECT_THAT(no_dir.output,
+              HasSubstr("--trace-scope fabric.*: switch.rtl_trace_scope: needs the waveform folder switch.rtl_trace"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/results.json"));
+  std::filesystem::remove_all(out);
+}
+
+}  // namespace

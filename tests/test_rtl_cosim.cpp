@@ -186,7 +186,7 @@ TEST(RtlCosim, LockstepCatchesTheBrokenRtl) {
   ASSERT_TRUE(std::regex_search(e, m, std::regex("t = ([0-9.]+) ns")));
   const double mismatch_ps = std::stod(m[1].str()) * 1e3;
   EXPECT_NEAR(static_cast<double>(w.end), mismatch_ps, 1000.0);
-  const FstHeader full = read_fst_header(dir / "fabric.sw0.islip_allocator_broken.fst");
+  const FstHeader full = read_fst_header(dir / "fabric.sw0.allocator.islip_allocator_broken.fst");
   ASSERT_TRUE(full.ok);
   EXPECT_LE(full.start, w.start);
   EXPECT_GE(full.end, w.end - 1000);
@@ -263,7 +263,7 @@ std::unique_ptr<fabricsim::hw::SwitchAllocator> broken_in_lockstep(const fs::pat
   spec.shape = {16, 16, 4, 1};
   spec.impl = AllocatorImpl::lockstep;
   spec.rtl_variant = "islip_allocator_broken";
-  spec.trace_dir = dir.string();
+  spec.waveform.dir = dir.string();
   spec.compare_state = compare_state;
   return fabricsim::tlm_fabric::make_switch_allocator(spec);
 }
@@ -306,9 +306,9 @@ TEST(RtlCosim, LockstepWindowReplaysTheRoundsBeforeALateMismatch) {
   EXPECT_GT(round, 100);
   EXPECT_THAT(error, HasSubstr("allocation round " + std::to_string(round + 1)));
   EXPECT_THAT(error, HasSubstr("waveform of the 33 rounds up to the mismatch: " +
-                               (dir / "unit.islip_allocator_broken.lockstep_mismatch.fst").string()));
+                               (dir / "unit.allocator.islip_allocator_broken.lockstep_mismatch.fst").string()));
   EXPECT_THAT(error, ::testing::Not(HasSubstr("no mismatch waveform")));
-  const FstHeader h = read_fst_header(dir / "unit.islip_allocator_broken.lockstep_mismatch.fst");
+  const FstHeader h = read_fst_header(dir / "unit.allocator.islip_allocator_broken.lockstep_mismatch.fst");
   ASSERT_TRUE(h.ok);
   EXPECT_GT(h.vars, 10u);
 }
@@ -447,7 +447,7 @@ TEST(RtlCosim, TraceOptionWritesAnFstPerSwitch) {
       " --trace " + (dir / "waves").string());
   // 0, or 3 if a scoreboard invariant fails: that verdict is other tests' business, not --trace's.
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.output;
-  const FstHeader h = read_fst_header(dir / "waves" / "fabric.sw0.islip_allocator.fst");
+  const FstHeader h = read_fst_header(dir / "waves" / "fabric.sw0.allocator.islip_allocator.fst");
   ASSERT_TRUE(h.ok) << r.output;
   EXPECT_EQ(h.timescale, -12);
   EXPECT_GT(h.vars, 10u);
@@ -459,7 +459,7 @@ TEST(RtlCosim, TraceOptionWritesAnFstPerSwitch) {
       (dir / "out2").string() + " --trace " + (dir / "none").string());
   EXPECT_TRUE(tlm.exit_code == 0 || tlm.exit_code == 3) << tlm.output;
   EXPECT_THAT(tlm.output, HasSubstr("no RTL blocks in use"));
-  EXPECT_FALSE(fs::exists(dir / "none" / "fabric.sw0.islip_allocator.fst"));
+  EXPECT_FALSE(fs::exists(dir / "none" / "fabric.sw0.allocator.islip_allocator.fst"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // (grants and pointer state); declared with another latency or reset polarity, lockstep
 // catches it. A two-stage register shows the waveform drawing of a latency. No Verilated
 // model: the pins are the RtlPins interface itself.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -63,8 +64,10 @@ class RegisteredIslipPins final : public tf::RtlPins {
     if (clk_next_ && !clk_) edge();
     clk_ = clk_next_;
   }
-  void trace_open(const std::string&) override {}
+  std::string trace_open(const std::string& stem, const tf::WaveformOptions&) override { return stem; }
+  void trace_advance(std::uint64_t) override {}
   void trace_dump(std::uint64_t) override {}
+  bool trace_limit_reached() const override { return false; }
   void trace_close() override {}
 
  private:
@@ -198,7 +201,7 @@ std::ostream& operator<<(std::ostream& os, const Dump& d) {
 /// A two-stage register: the output is the input of two rising edges before; records dumps.
 class TwoStagePins final : public tf::RtlPins {
  public:
-  explicit TwoStagePins(std::vector<Dump>& dumps) : dumps_(dumps) {}
+  TwoStagePins(std::vector<Dump>& dumps, std::vector<Dump>& advances) : dumps_(dumps), advances_(advances) {}
   void clock(bool high) override { clk_next_ = high; }
   void reset(bool) override {}
   void commit(bool high) override { commit_ = high; }
@@ -213,21 +216,24 @@ class TwoStagePins final : public tf::RtlPins {
     }
     clk_ = clk_next_;
   }
-  void trace_open(const std::string&) override {}
+  std::string trace_open(const std::string& stem, const tf::WaveformOptions&) override { return stem; }
+  void trace_advance(std::uint64_t ps) override { advances_.push_back({ps, clk_, commit_, in_, q2_}); }
   void trace_dump(std::uint64_t ps) override { dumps_.push_back({ps, clk_, commit_, in_, q2_}); }
   void trace_close() override {}
+  bool trace_limit_reached() const override { return false; }
 
  private:
   std::vector<Dump>& dumps_;
+  std::vector<Dump>& advances_;  // the values seen at each trace_advance
   bool clk_ = false, clk_next_ = false, commit_ = false;
   std::uint32_t in_ = 0, q1_ = 0, q2_ = 0;
 };
 
 TEST(RtlTransactor, DrawsEveryCycleOfARegisteredBlock) {
-  std::vector<Dump> dumps;
-  tf::RtlTransactor x(std::make_unique<TwoStagePins>(dumps), {false, false, 1, tf::RtlHandshake::strobe, 2}, 1, 1,
+  std::vector<Dump> dumps, advances;
+  tf::RtlTransactor x(std::make_unique<TwoStagePins>(dumps, advances), {false, false, 1, tf::RtlHandshake::strobe, 2}, 1, 1,
                       1000);
-  x.trace_open("unused");
+  x.trace_open("unused", {});
   x.evaluate({{5}}, 10000);
   EXPECT_EQ(x.output(0), tf::PortWords{5});
   x.commit();
@@ -244,6 +250,13 @@ TEST(RtlTransactor, DrawsEveryCycleOfARegisteredBlock) {
       {22000, false, false, 7, 7}, {22500, true, false, 7, 7},   // closing edge, commit low
       {23000, false, false, 0, 7}};
   EXPECT_EQ(dumps, expect);
+  // Before each change the transactor says the values so far hold until the change's time
+  // (a waveform window starting between two dumps gets the values holding there).
+  for (std::size_t k = 1; k < dumps.size(); ++k) {
+    Dump held = dumps[k - 1];
+    held.ps = dumps[k].ps;
+    EXPECT_NE(std::find(advances.begin(), advances.end(), held), advances.end()) << "no advance before " << dumps[k];
+  }
 }
 
 }  // namespace

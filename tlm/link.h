@@ -18,6 +18,7 @@
 #include "tlm/fabric_socket.h"
 #include "tlm/recent.h"
 #include "tlm/rtl_allocator.h"
+#include "tlm/waveform_options.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -50,7 +51,7 @@ struct LinkParams {
   std::uint64_t seed = 1;                             ///< random stream of the error process (set per link by the builder)
   AllocatorImpl credit_manager_impl = AllocatorImpl::tlm;     ///< transmitters' credit accounting: hw core, RTL twin or both
   std::string credit_manager_rtl_variant = "credit_manager";  ///< RTL model of it (rtl_credit_manager_models())
-  std::string rtl_trace_dir;                                  ///< FST waveforms of the RTL credit managers here; empty: none
+  WaveformOptions waveform;                                   ///< waveforms of the RTL credit managers (switch.rtl_trace*); dir empty: none
 };
 
 /// Bytes moved and busy time, for utilisation.

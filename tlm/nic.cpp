@@ -117,6 +117,20 @@ Nic::Nic(sc_core::sc_module_name name, int id, const NicParams& params, PacketPo
   rx.register_fw(this, &Nic::ingress);
 }
 
+std::vector<RtlBlockName> Nic::rtl_blocks() const {
+  std::vector<RtlBlockName> blocks;
+  if (auto b = rtl_block(*vl_arbiter_)) blocks.push_back(std::move(*b));
+  if (auto b = port_.rtl_block()) blocks.push_back(std::move(*b));
+  return blocks;
+}
+
+std::vector<RtlWaveformRecord> Nic::finish_waveforms() {
+  std::vector<RtlWaveformRecord> records;
+  if (auto r = finish_waveform(*vl_arbiter_)) records.push_back(std::move(*r));
+  if (auto r = port_.finish_waveform()) records.push_back(std::move(*r));
+  return records;
+}
+
 void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, std::uint64_t downstream_buffer_per_vl) {
   port_.attach(&tx, link, vls, params_.credit_block_bytes, downstream_buffer_per_vl, std::string(name()) + ".port0");
   tx_wire_extra_ = wire_extra(link->timing());
@@ -136,7 +150,7 @@ void Nic::attach_egress(const Link* link, int vls, std::vector<int> sl_to_vl, st
   send_queues_.assign(vls, {});
   vl_arbiter_ = make_arbiter_block({std::string(name()) + ".vl_arbiter", "round_robin", vls, params_.vl_arbiter_impl,
                                     params_.vl_arbiter_rtl_variant, "nic.vl_arbiter_impl", hw::Frequency(),
-                                    params_.rtl_trace_dir});
+                                    params_.waveform});
   credits_held_ = hw::CreditLedger(vls);
 }
 

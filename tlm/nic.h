@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -29,6 +30,7 @@
 #include "tlm/rdma_engine.h"
 #include "tlm/tx_port.h"
 #include "tlm/wake_queue.h"
+#include "tlm/waveform_options.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -43,7 +45,7 @@ struct NicParams {
   CcParams cc;                                        ///< end-host congestion control of RDMA QPs
   AllocatorImpl vl_arbiter_impl = AllocatorImpl::tlm; ///< VL arbiter as hw/ core, RTL twin, or both compared (tlm/rtl_arbiter.h)
   std::string vl_arbiter_rtl_variant = "rr_arbiter";  ///< RTL top of the VL arbiter (rtl_arbiter_models())
-  std::string rtl_trace_dir;                          ///< FST waveform of an RTL VL arbiter here (switch.rtl_trace)
+  WaveformOptions waveform;                           ///< waveform of an RTL VL arbiter (switch.rtl_trace*)
 
   /// Throws std::invalid_argument naming the field when out of range.
   void validate() const;
@@ -97,6 +99,10 @@ class Nic : public sc_core::sc_module {
   void kick();
   /// Transmit side: credits per VL toward the switch (or peer NIC) buffer (invariants).
   const TxPort& egress_port() const { return port_; }
+  /// The RTL blocks in use: the VL arbiter and the transmitter's credit manager.
+  std::vector<RtlBlockName> rtl_blocks() const;
+  /// Closes the waveforms of the RTL blocks that record one (the run must be over).
+  std::vector<RtlWaveformRecord> finish_waveforms();
   /// Credit blocks of the receive buffer not yet returned upstream, per VL (invariants).
   const hw::CreditLedger& ingress_credits() const { return credits_held_; }
 

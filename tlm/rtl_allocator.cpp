@@ -130,8 +130,7 @@ class RtlAllocator final : public hw::SwitchAllocator {
  public:
   RtlAllocator(const SwitchAllocatorSpec& spec, const RtlModel& model, bool keep_window)
       : spec_(spec), n_(spec.shape.inputs), req_(n_), gnt_(n_), in_(1),
-        rtl_((check_square(spec), model), 1, 1, {}, spec.core_clock, spec.trace_dir,
-             spec.instance + "." + model.info.name, keep_window) {}
+        rtl_((check_square(spec), model), 1, 1, {}, spec.core_clock, spec.waveform, hierarchy(spec), keep_window) {}
 
   void add_request(const hw::AllocRequest& r) override {
     if (r.input < 0 || r.input >= n_ || r.output < 0 || r.output >= n_)
@@ -174,6 +173,10 @@ class RtlAllocator final : public hw::SwitchAllocator {
   const std::vector<hw::Grant>& grants() const { return grants_; }
   RtlRun& run() { return rtl_; }
   const RtlRun& run() const { return rtl_; }
+
+  static std::string hierarchy(const SwitchAllocatorSpec& spec) {
+    return spec.hierarchy.empty() ? spec.instance + ".allocator" : spec.hierarchy;
+  }
 
   /// Lockstep: writes the rounds up to and including the current one (replayed on the
   /// lagging instance) next to the --trace waveforms, or in the temp folder; returns the file.
@@ -230,7 +233,7 @@ class RtlAllocator final : public hw::SwitchAllocator {
 class LockstepAllocator final : public hw::SwitchAllocator {
  public:
   LockstepAllocator(const SwitchAllocatorSpec& spec, const RtlModel& model)
-      : spec_(spec), hierarchy_(spec.hierarchy.empty() ? spec.instance + ".allocator" : spec.hierarchy),
+      : spec_(spec), hierarchy_(RtlAllocator::hierarchy(spec)),
         core_(hw::make_allocator(model.info.twin, spec.shape)),
         rtl_(std::make_unique<RtlAllocator>(spec, model, true)) {
     if (!spec.compare_state || model.info.debug_state.empty()) return;
@@ -262,6 +265,8 @@ class LockstepAllocator final : public hw::SwitchAllocator {
   }
 
   std::string_view name() const override { return spec_.policy; }
+
+  RtlAllocator& rtl() { return *rtl_; }
 
  private:
   /// The first element of the declared state where the RTL's debug port differs.
@@ -338,6 +343,13 @@ class LockstepAllocator final : public hw::SwitchAllocator {
 #endif  // FABRICSIM_RTL
 
 }  // namespace
+
+std::optional<RtlWaveformRecord> finish_waveform([[maybe_unused]] hw::SwitchAllocator& allocator) {
+#if FABRICSIM_RTL
+  if (auto* rtl = rtl_twin_of<RtlAllocator, LockstepAllocator>(allocator)) return rtl->run().finish_waveform();
+#endif
+  return std::nullopt;
+}
 
 std::vector<RtlAllocatorModel> rtl_allocator_models() {
   std::vector<RtlAllocatorModel> out;

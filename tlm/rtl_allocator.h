@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "hw/allocator.h"
 #include "hw/units.h"
 #include "tlm/rtl_model.h"
+#include "tlm/waveform_options.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -70,7 +72,7 @@ struct SwitchAllocatorSpec {
   AllocatorImpl impl = AllocatorImpl::tlm;             ///< which implementation
   std::string rtl_variant = "islip_allocator";         ///< RTL top (rtl_allocator_models())
   hw::Frequency core_clock = hw::Frequency::ghz(1.5);  ///< edge numbering in errors, waveform timing [Hz]
-  std::string trace_dir;                               ///< FST waveform of the RTL model here; empty: none
+  WaveformOptions waveform;                            ///< waveform of the RTL model (wants() the hierarchy name); dir empty: none
   bool compare_state = true;                           ///< lockstep: also compare the declared debug ports
   std::string hierarchy;                               ///< the allocator's hierarchy name; empty: instance + ".allocator"
 };
@@ -78,6 +80,11 @@ struct SwitchAllocatorSpec {
 /// Builds the allocator. Throws std::invalid_argument when the RTL model asked for is
 /// not built (listing the builds) or this binary has no RTL twins at all.
 std::unique_ptr<hw::SwitchAllocator> make_switch_allocator(const SwitchAllocatorSpec& spec);
+
+/// Closes the waveform of `allocator` if it is an RTL or lockstep allocator recording one
+/// (make_switch_allocator with spec.waveform) and says what it wrote; nullopt otherwise.
+/// The allocator keeps working, undrawn.
+std::optional<RtlWaveformRecord> finish_waveform(hw::SwitchAllocator& allocator);
 
 /// Thrown by a lockstep allocator when the RTL twin and the hw core disagree (and by an
 /// RTL allocator whose block returns an illegal matching): the block's hierarchy name, the

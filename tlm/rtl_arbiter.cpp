@@ -44,8 +44,7 @@ class RtlArbiter final : public hw::Arbiter {
  public:
   RtlArbiter(const ArbiterSpec& spec, const RtlModel& model, bool keep_window)
       : spec_(spec), n_(spec.requesters), req_((n_ + 31) / 32, 0), in_(1),
-        rtl_(model, 1, 1, {}, drawn_clock(spec.clock), spec.trace_dir, spec.hierarchy + "." + model.info.name,
-             keep_window) {}
+        rtl_(model, 1, 1, {}, drawn_clock(spec.clock), spec.waveform, spec.hierarchy, keep_window) {}
 
   void add_request(const hw::ArbiterRequest& r) override {
     if (r.input < 0 || r.input >= n_)
@@ -101,7 +100,7 @@ class RtlArbiter final : public hw::Arbiter {
     return set;
   }
   /// The block's rounds, waveforms and debug ports.
-  RtlRun& block() const { return rtl_; }
+  RtlRun& run() const { return rtl_; }
 
   /// Lockstep: writes the rounds up to and including the current one (replayed on the
   /// lagging instance) next to the --trace waveforms, or in the temp folder.
@@ -181,13 +180,13 @@ class LockstepArbiter final : public hw::Arbiter {
     core_->debug_state(core_state_);
     for (std::size_t k = 0; k < compared_.size(); ++k) {
       const hw::StateVector& v = core_state_[compared_[k]];
-      rtl_->block().debug(static_cast<int>(k), port_);
+      rtl_->run().debug(static_cast<int>(k), port_);
       for (std::size_t e = 0; e < v.values.size(); ++e) {
         const std::uint64_t rtl = element(port_, v.bits, static_cast<int>(e));
         if (rtl == v.values[e]) continue;
         fail("state divergence", " after the committing edge\n  state:          " + v.name + "[" + std::to_string(e) +
                                      "]: hw core " + std::to_string(v.values[e]) + ", RTL " + std::to_string(rtl) +
-                                     " (debug port " + rtl_->block().model().debug_ports.at(k) + ")" +
+                                     " (debug port " + rtl_->run().model().debug_ports.at(k) + ")" +
                                      "\n  grant (equal):  " + describe_grant(winner));
       }
     }
@@ -200,10 +199,11 @@ class LockstepArbiter final : public hw::Arbiter {
 
   int request_count() const override { return core_->request_count(); }
   void debug_state(std::vector<hw::StateVector>& out) const override { core_->debug_state(out); }
+  RtlArbiter& rtl() const { return *rtl_; }
 
  private:
   [[noreturn]] void fail(const char* what, const std::string& detail) const {
-    const RtlRun& b = rtl_->block();
+    const RtlRun& b = rtl_->run();
     const RtlModelInfo& m = b.model();
     std::ostringstream s;
     s << "lockstep " << what << " in " << spec_.hierarchy << " at " << describe_time(b.round_time(), spec_.clock)
@@ -212,8 +212,8 @@ class LockstepArbiter final : public hw::Arbiter {
       << "\n  requests:       " << describe_bits(rtl_->requests(), rtl_->n());
     s << describe_waveforms(b.window_rounds(), [this] { return rtl_->write_window(); },
                             [this] {
-                              rtl_->block().close_trace();
-                              return rtl_->block().trace_path();
+                              rtl_->run().close_trace();
+                              return rtl_->run().trace_path();
                             });
     throw RtlAllocatorMismatch(s.str());
   }
@@ -265,6 +265,20 @@ RtlArbiterProblem check_rtl_arbiter(std::string_view policy, std::string_view va
   return {Key::size, "no RTL build of " + v + " for " + std::to_string(requesters) +
                          " requesters (Verilator fixes parameters at build time); this build has: " + sizes +
                          ". Add the size to SIZES in " + of_variant.front().registration + " (docs/cosim.md)"};
+}
+
+std::optional<RtlWaveformRecord> finish_waveform([[maybe_unused]] hw::Arbiter& arbiter) {
+#if FABRICSIM_RTL
+  if (auto* rtl = rtl_twin_of<RtlArbiter, LockstepArbiter>(arbiter)) return rtl->run().finish_waveform();
+#endif
+  return std::nullopt;
+}
+
+std::optional<RtlBlockName> rtl_block([[maybe_unused]] const hw::Arbiter& arbiter) {
+#if FABRICSIM_RTL
+  if (const auto* rtl = rtl_twin_of<RtlArbiter, LockstepArbiter>(arbiter)) return rtl->run().name();
+#endif
+  return std::nullopt;
 }
 
 std::unique_ptr<hw::Arbiter> make_arbiter_block(const ArbiterSpec& spec) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "hw/arbiter.h"
 #include "hw/units.h"
 #include "tlm/rtl_allocator.h"  // AllocatorImpl: tlm | rtl | lockstep, RtlAllocatorMismatch
+#include "tlm/waveform_options.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -49,11 +51,17 @@ struct ArbiterSpec {
   std::string rtl_variant = "rr_arbiter";
   std::string impl_key;                  ///< its config key, e.g. switch.write_arbiter_impl (errors)
   hw::Frequency clock;                   ///< cycle numbering in messages, drawn period; zero: none (1 ns drawn)
-  std::string trace_dir;                 ///< FST of the RTL block here; empty: none
+  WaveformOptions waveform;              ///< waveform of the RTL block (wants() the hierarchy name); dir empty: none
 };
 
 /// Builds the arbiter. Throws std::invalid_argument when the RTL model asked for is not
 /// built (listing the builds) or this binary has no RTL twins.
 std::unique_ptr<hw::Arbiter> make_arbiter_block(const ArbiterSpec& spec);
+
+/// Closes the waveform of `arbiter` if it is an RTL or lockstep arbiter recording one
+/// (make_arbiter_block with spec.waveform) and says what it wrote; nullopt otherwise.
+std::optional<RtlWaveformRecord> finish_waveform(hw::Arbiter& arbiter);
+/// The RTL block of `arbiter` (hierarchy and model name); nullopt for the hw core alone.
+std::optional<RtlBlockName> rtl_block(const hw::Arbiter& arbiter);
 
 }  // namespace fabricsim::tlm_fabric

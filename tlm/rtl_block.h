@@ -7,6 +7,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "tlm/rtl_model.h"
@@ -22,5 +23,16 @@ const RtlModel* find_rtl_model(const std::string& kind, std::string_view name, c
 /// Adds the models of `kind` among `models` (test_only_rtl_models()) marked test_only. For
 /// test code. Throws std::logic_error when one (name, sizes) is there already.
 void add_rtl_models_of(const std::string& kind, const std::vector<RtlModel>& models);
+
+/// The RTL twin inside `block` when it is an `Rtl` or a `Lockstep` (its rtl()); null for
+/// the hw core alone. Each kind's finish_waveform() and rtl_block() look through it.
+template <class Rtl, class Lockstep, class Block>
+auto* rtl_twin_of(Block& block) {
+  using R = std::conditional_t<std::is_const_v<Block>, const Rtl, Rtl>;
+  using L = std::conditional_t<std::is_const_v<Block>, const Lockstep, Lockstep>;
+  R* rtl = dynamic_cast<R*>(&block);
+  if (auto* lockstep = dynamic_cast<L*>(&block)) rtl = &lockstep->rtl();
+  return rtl;
+}
 
 }  // namespace fabricsim::tlm_fabric

@@ -70,15 +70,11 @@ class RtlCreditManager final : public CreditManagerBlock {
       : spec_(spec), model_(model), in_(kInputs) {
     for (int k = 0; k < kInputs; ++k) in_[static_cast<std::size_t>(k)].assign(words_for(k), 0);
     for (int vl = 0; vl < spec.vls; ++vl) set_element(in_[kCapacity], kCntBits, vl, spec.capacity_blocks);
-    const bool trace = !spec.trace_dir.empty();
+    const bool trace = spec.waveform.enabled() && spec.waveform.wants(spec.hierarchy, model.info.name);
     rtl_ = make_transactor(trace);
-    if (trace) {
-      trace_path_ = (make_dir(spec.trace_dir) / (spec.hierarchy + "." + model.info.name + ".fst")).string();
-      rtl_->trace_open(trace_path_);
-    }
+    if (trace) trace_path_ = rtl_->trace_open((make_dir(spec.waveform.dir) / stem()).string(), spec.waveform);
     if (keep_window) window_ = std::make_unique<RtlReplayWindow>(make_transactor(true), kInputs);
   }
-  ~RtlCreditManager() override { close_trace(); }
 
   bool can_send(int vl, std::uint64_t blocks) override {
     round({Call::query, vl, blocks});
@@ -170,16 +166,28 @@ class RtlCreditManager final : public CreditManagerBlock {
 
   /// Lockstep: the calls up to this one replayed into a waveform; returns the file.
   std::string write_window() {
-    const auto dir = make_dir(spec_.trace_dir.empty() ? std::filesystem::temp_directory_path().string() : spec_.trace_dir);
-    const std::string path = (dir / (spec_.hierarchy + "." + model_.info.name + ".lockstep_mismatch.fst")).string();
-    const RtlTransactor& replayed = window_->write(path);
+    const std::string path = mismatch_waveform_path(spec_.waveform.dir, stem());
+    const RtlTransactor& replayed = window_->write(path.substr(0, path.size() - std::string_view(".fst").size()));
     if (replayed.output(kAvail) != rtl_->output(kAvail) || replayed.output(kCanSend) != rtl_->output(kCanSend))
       throw std::runtime_error("replaying the window did not reproduce the outputs; " + path + " is not faithful");
     return path;
   }
-  void close_trace() { rtl_->trace_close(); }
+  /// Completes and closes the --trace waveform (idempotent); returns whether it stopped at
+  /// its size limit.
+  bool close_trace() {
+    if (rtl_->trace_close()) limit_reached_ = true;
+    return limit_reached_;
+  }
+  std::optional<RtlBlockName> rtl_block() const override { return RtlBlockName{spec_.hierarchy, model_.info.name}; }
+  std::optional<RtlWaveformRecord> finish_waveform() override {
+    if (trace_path_.empty()) return std::nullopt;
+    const bool limit_reached = close_trace();
+    return RtlWaveformRecord{spec_.hierarchy, trace_path_, limit_reached};
+  }
 
  private:
+  /// Waveform file names: <hierarchy name>.<model>, e.g. fabric.sw0.port3.credit_manager.credit_manager.
+  std::string stem() const { return spec_.hierarchy + "." + model_.info.name; }
   std::size_t words_for(int input) const {
     const int bits = input == kCapacity ? spec_.vls * kCntBits : input == kHeadBytes ? spec_.vls * kBytesBits : 32;
     return static_cast<std::size_t>((bits + 31) / 32);
@@ -203,6 +211,7 @@ class RtlCreditManager final : public CreditManagerBlock {
   std::unique_ptr<RtlTransactor> rtl_;
   std::unique_ptr<RtlReplayWindow> window_;
   std::string trace_path_;
+  bool limit_reached_ = false;
   Call c_;
   sc_core::sc_time at_;
   std::uint64_t rounds_ = 0, edges_ = 0;
@@ -248,6 +257,9 @@ class LockstepCreditManager final : public CreditManagerBlock {
     rtl_.edge();
     compare_lent();
   }
+
+  std::optional<RtlWaveformRecord> finish_waveform() override { return rtl_.finish_waveform(); }
+  std::optional<RtlBlockName> rtl_block() const override { return rtl_.rtl_block(); }
 
  private:
   void compare_lent() {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -29,6 +30,11 @@ class CreditManagerBlock {
   virtual void consume(int vl, std::uint64_t bytes) = 0;
   /// Returns `blocks` on `vl` (throws std::logic_error when more than the capacity would be held).
   virtual void restore(int vl, std::uint64_t blocks) = 0;
+  /// Closes the block's waveform (switch.rtl_trace), if it records one, and says what it
+  /// wrote (results.json "simulator"."waveforms"); the run must be over.
+  virtual std::optional<RtlWaveformRecord> finish_waveform() { return std::nullopt; }
+  /// The RTL block's hierarchy and model names (switch.rtl_trace_scope); nullopt: no block.
+  virtual std::optional<RtlBlockName> rtl_block() const { return std::nullopt; }
 };
 
 /// One Verilated credit manager built into this binary.
@@ -62,7 +68,7 @@ struct CreditManagerSpec {
   int vls = 1;
   std::uint32_t block_bytes = 64;
   std::uint64_t capacity_blocks = 0;           ///< receiver buffer per VL, in blocks
-  std::string trace_dir;                       ///< FST waveform of the RTL model here; empty: none
+  WaveformOptions waveform;                    ///< waveform of the RTL model (wants() the hierarchy name); dir empty: none
 };
 
 /// The block for `spec`, or nullptr for tlm. Throws std::invalid_argument naming the

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tlm/waveform_options.h"
+
 namespace fabricsim::tlm_fabric {
 
 /// Port contents as 32-bit words, bit 0 of word 0 first (the Verilated port layout).
@@ -47,6 +49,13 @@ struct RtlModelInfo {
 
 /// The pins of one Verilated block, by role: the kind's inputs and outputs are numbered in
 /// the order rtl/kinds/<kind>.cmake lists them; debug ports follow the outputs.
+///
+/// Waveform (tlm/rtl_waveform.h; every adapter inherits it from VerilatedRtlPins in
+/// tlm/rtl_verilated.h, a kind template writes nothing for it). Pins made traceable record
+/// every signal of the block; the transactor drives the protocol, per change of the pins:
+///   trace_advance(t);  put/commit/clock, eval();  trace_dump(t);
+/// trace_advance(t) says the values so far hold until t (the window's start gets the values
+/// holding there); trace_dump(t) records the values from t on. Times increase.
 class RtlPins {
  public:
   virtual ~RtlPins() = default;
@@ -58,9 +67,17 @@ class RtlPins {
   virtual void get(int output, PortWords& words) const = 0;  ///< outputs, then debug ports
   virtual int words(int output) const = 0;                   ///< 32-bit words of an output's port
   virtual void eval() = 0;
-  virtual void trace_open(const std::string& path) = 0;
-  virtual void trace_dump(std::uint64_t ps) = 0;
+  /// Opens `stem` + options.extension() (folder created) with the options' format, window
+  /// and size limit (options.dir and scopes are the caller's business); returns that path.
+  /// Throws std::runtime_error when the file cannot be written.
+  virtual std::string trace_open(const std::string& stem, const WaveformOptions& options) = 0;
+  virtual void trace_advance(std::uint64_t ps) = 0;  ///< the values so far hold until `ps`
+  virtual void trace_dump(std::uint64_t ps) = 0;     ///< records the values from `ps` on
+  /// Finishes the file (a VCD is converted here); idempotent; throws std::runtime_error
+  /// when the conversion fails.
   virtual void trace_close() = 0;
+  /// Recording stopped at the size limit (warned once on stderr); valid after trace_close().
+  virtual bool trace_limit_reached() const = 0;
 };
 
 /// A factory of one block's pins, reset not yet applied; `traceable` enables its FST.

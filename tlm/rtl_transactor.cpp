@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
+#include <string_view>
 #include <utility>
 
 #include <systemc>
@@ -93,7 +96,13 @@ RtlTransactor::RtlTransactor(std::unique_ptr<RtlPins> pins, const RtlTiming& tim
   for (int k = 0; k < outputs; ++k) out_[static_cast<std::size_t>(k)].assign(static_cast<std::size_t>(pins_->words(k)), 0);
 }
 
-RtlTransactor::~RtlTransactor() { trace_close(); }
+RtlTransactor::~RtlTransactor() {
+  try {
+    trace_close();
+  } catch (const std::exception& e) {
+    std::cerr << "fabricsim: warning: " << e.what() << "\n";
+  }
+}
 
 void RtlTransactor::configure(const std::vector<PortWords>& config) {
   for (std::size_t k = 0; k < config.size(); ++k) pins_->put(inputs_ + static_cast<int>(k), config[k]);
@@ -107,6 +116,7 @@ bool RtlTransactor::evaluate(const std::vector<PortWords>& in, std::uint64_t t_p
     t_ps = std::max(t_ps, next_free_);  // two rounds on one edge: keep time increasing
   }
   t_ = t_ps;
+  advance(t_);
   for (std::size_t k = 0; k < in.size(); ++k) pins_->put(static_cast<int>(k), in[k]);
   pins_->commit(false);
   pins_->clock(false);
@@ -121,9 +131,11 @@ bool RtlTransactor::evaluate(const std::vector<PortWords>& in, std::uint64_t t_p
     while (edges_ < timing_.latency) {
       const std::uint64_t t = t_ + static_cast<std::uint64_t>(edges_) * period_ps_;
       dump(t);
+      advance(t + period_ps_ / 2);
       pins_->clock(true);
       pins_->eval();
       dump(t + period_ps_ / 2);
+      advance(t + period_ps_);
       pins_->clock(false);
       pins_->eval();
       ++edges_;
@@ -158,46 +170,60 @@ void RtlTransactor::close() {
 }
 
 /// The round's last cycle: the commit (strobe or ready) from its start, the rising edge
-/// at half a period; drawn blocks then see idle (all-zero) inputs from the next period.
+/// at half a period; drawn blocks then show idle (all-zero) inputs from the next period
+/// unless the next round starts first (flush_idle).
 void RtlTransactor::edge(bool commit) {
   const std::uint64_t t = t_ + static_cast<std::uint64_t>(edges_) * period_ps_;
+  advance(t);
   pins_->commit(commit);
   if (drawing_) {
     pins_->eval();
     dump(t);
   }
+  advance(t + period_ps_ / 2);
   pins_->clock(true);
   pins_->eval();
   if (!drawing_) return;
   dump(t + period_ps_ / 2);
-  for (std::size_t k = 0; k < idle_.size(); ++k) pins_->put(static_cast<int>(k), idle_[k]);  // empty: all zero
-  pins_->commit(false);
-  pins_->clock(false);
-  pins_->eval();
   idle_at_ = t + period_ps_;
   next_free_ = t + period_ps_ / 2 + 1;
+}
+
+void RtlTransactor::advance(std::uint64_t ps) {
+  if (drawing_) pins_->trace_advance(ps);
 }
 
 void RtlTransactor::dump(std::uint64_t ps) {
   if (drawing_) pins_->trace_dump(ps);
 }
 
+// The idle cycle is drawn only when it precedes the next round: the pins keep the round's
+// values until then, so drawing changes nothing the block computes.
 void RtlTransactor::flush_idle(std::uint64_t next_round) {
-  if (idle_at_ != 0 && idle_at_ < next_round) pins_->trace_dump(idle_at_);
+  if (idle_at_ != 0 && idle_at_ < next_round) {
+    advance(idle_at_);
+    for (std::size_t k = 0; k < idle_.size(); ++k) pins_->put(static_cast<int>(k), idle_[k]);  // empty: all zero
+    pins_->commit(false);
+    pins_->clock(false);
+    pins_->eval();
+    dump(idle_at_);
+  }
   idle_at_ = 0;
 }
 
-void RtlTransactor::trace_open(const std::string& path) {
-  pins_->trace_open(path);
+std::string RtlTransactor::trace_open(const std::string& stem, const WaveformOptions& options) {
+  std::string path = pins_->trace_open(stem, options);
   drawing_ = true;
+  return path;
 }
 
-void RtlTransactor::trace_close() {
-  if (!drawing_) return;
+bool RtlTransactor::trace_close() {
+  if (!drawing_) return pins_->trace_limit_reached();
   close();
   flush_idle(UINT64_MAX);
-  pins_->trace_close();
   drawing_ = false;
+  pins_->trace_close();
+  return pins_->trace_limit_reached();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,15 +253,14 @@ void RtlReplayWindow::push(const std::vector<PortWords>& in, std::uint64_t t_ps)
 void RtlReplayWindow::commit_newest() { slots_[(head_ + count_ - 1) % slots_.size()].committed = true; }
 
 RtlRun::RtlRun(const RtlModel& model, int inputs, int outputs, std::vector<PortWords> config, hw::Frequency clock,
-               const std::string& trace_dir, const std::string& stem, bool keep_window)
+               const WaveformOptions& waveform, const std::string& hierarchy, bool keep_window)
     : model_(model), inputs_(inputs), outputs_(outputs), config_(std::move(config)),
-      period_ps_(static_cast<std::uint64_t>(std::llround(1e12 / clock.in_hertz()))), trace_dir_(trace_dir),
-      stem_(stem) {
-  rtl_ = make_transactor(!trace_dir.empty());
-  if (!trace_dir.empty()) {
-    trace_path_ = (make_dir(trace_dir) / (stem + ".fst")).string();
-    rtl_->trace_open(trace_path_);
-  }
+      period_ps_(static_cast<std::uint64_t>(std::llround(1e12 / clock.in_hertz()))), hierarchy_(hierarchy),
+      trace_dir_(waveform.dir),
+      stem_(hierarchy + "." + model.info.name) {
+  const bool trace = waveform.enabled() && waveform.wants(hierarchy, model.info.name);
+  rtl_ = make_transactor(trace);
+  if (trace) trace_path_ = rtl_->trace_open((make_dir(waveform.dir) / stem_).string(), waveform);
   if (keep_window) window_ = std::make_unique<RtlReplayWindow>(make_transactor(true), inputs);
 }
 
@@ -259,11 +284,22 @@ void RtlRun::commit() {
 
 const RtlTransactor& RtlRun::write_window(std::string& path) {
   path = mismatch_waveform_path(trace_dir_, stem_);
-  return window_->write(path);
+  return window_->write(path.substr(0, path.size() - std::string_view(".fst").size()));
 }
 
-const RtlTransactor& RtlReplayWindow::write(const std::string& path) {
-  lagging_->trace_open(path);
+bool RtlRun::close_trace() {
+  if (rtl_->trace_close()) limit_reached_ = true;
+  return limit_reached_;
+}
+
+std::optional<RtlWaveformRecord> RtlRun::finish_waveform() {
+  if (trace_path_.empty()) return std::nullopt;
+  const bool limit_reached = close_trace();
+  return RtlWaveformRecord{hierarchy_, trace_path_, limit_reached};
+}
+
+const RtlTransactor& RtlReplayWindow::write(const std::string& stem) {
+  lagging_->trace_open(stem, WaveformOptions{});  // FST, every round, no size limit
   for (std::size_t k = 0; k < count_; ++k) apply(slots_[(head_ + k) % slots_.size()]);
   lagging_->trace_close();
   return *lagging_;

@@ -1,6 +1,6 @@
 // The kind-independent half of every TLM <-> pin transactor: reset, the clock, the
-// handshake and the output latency of a registered RTL block (RtlTiming), its FST
-// drawing, and lockstep's lagging replay window. A kind (tlm/rtl_allocator.cpp) only maps
+// handshake and the output latency of a registered RTL block (RtlTiming), its waveform
+// drawing (RtlPins' trace protocol), and lockstep's lagging replay window. A kind (tlm/rtl_allocator.cpp) only maps
 // its C++ calls to the words of its input and output roles. One call round is one
 // transaction: inputs held, `latency` rising edges with the commit low (or until the valid
 // output rises), the outputs read, then the edge that commits (or, for a round the caller
@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,13 +70,16 @@ class RtlTransactor {
   /// Reads debug port `k` (after the last edge).
   void debug(int k, PortWords& words) const { pins_->get(outputs_ + k, words); }
 
-  /// Draws every following cycle into `path` at the times evaluate() gives.
-  void trace_open(const std::string& path);
-  /// Closes the open round and the waveform.
-  void trace_close();
+  /// Draws the following cycles, at the times evaluate() gives, into `stem` + the format's
+  /// extension, within the options' window and size limit (RtlPins::trace_open); returns
+  /// the file.
+  std::string trace_open(const std::string& stem, const WaveformOptions& options);
+  /// Closes the open round and the waveform; returns whether it stopped at its size limit.
+  bool trace_close();
 
  private:
   void edge(bool commit);
+  void advance(std::uint64_t ps);
   void dump(std::uint64_t ps);
   void flush_idle(std::uint64_t next_round);
 
@@ -105,9 +109,10 @@ class RtlReplayWindow {
   void commit_newest();
   /// Rounds recorded (the newest included).
   std::size_t size() const { return count_; }
-  /// Replays the recorded rounds into `path`, the newest last (committed if it was);
-  /// returns the transactor, holding the newest round's outputs and state.
-  const RtlTransactor& write(const std::string& path);
+  /// Replays the recorded rounds into the FST `stem`.fst (no window, no size limit: the
+  /// mismatch is the point), the newest last (committed if it was); returns the
+  /// transactor, holding the newest round's outputs and state.
+  const RtlTransactor& write(const std::string& stem);
 
  private:
   struct Round {
@@ -123,12 +128,13 @@ class RtlReplayWindow {
 };
 
 /// One registered block as a kind's C++ class drives it: the transactor (static
-/// configuration applied; drawn into `<trace_dir>/<stem>.fst` when trace_dir is set),
-/// lockstep's replay window, and the round count and time its messages cite.
+/// configuration applied; drawn into `<waveform.dir>/<hierarchy>.<model>` + the format's
+/// extension when the options are enabled and want the block), lockstep's replay window,
+/// and the round count and time its messages cite.
 class RtlRun {
  public:
   RtlRun(const RtlModel& model, int inputs, int outputs, std::vector<PortWords> config, hw::Frequency clock,
-         const std::string& trace_dir, const std::string& stem, bool keep_window);
+         const WaveformOptions& waveform, const std::string& hierarchy, bool keep_window);
 
   /// Starts the next round at `t`: drives `in`, reads the outputs.
   void evaluate(const std::vector<PortWords>& in, const sc_core::sc_time& t);
@@ -139,15 +145,21 @@ class RtlRun {
   std::uint64_t rounds() const { return rounds_; }  ///< rounds so far (1 = first)
   const std::string& trace_path() const { return trace_path_; }
   const RtlModelInfo& model() const { return model_.info; }
+  /// Its hierarchy and model name (scopes, warnings).
+  RtlBlockName name() const { return {hierarchy_, model_.info.name}; }
   /// Debug port `k` (RtlModelInfo::debug_state) after the last edge.
   void debug(int k, PortWords& words) const { rtl_->debug(k, words); }
   /// Rounds a mismatch waveform holds now (the current one included).
   std::size_t window_rounds() const { return window_ ? window_->size() : 0; }
-  /// Lockstep: replays the window into mismatch_waveform_path(trace_dir, stem), set in
-  /// `path`; returns the lagging transactor, holding the newest round's outputs.
+  /// Lockstep: replays the window into mismatch_waveform_path(waveform.dir,
+  /// <hierarchy>.<model>), set in `path`; returns the lagging transactor, holding the
+  /// newest round's outputs.
   const RtlTransactor& write_window(std::string& path);
-  /// Completes and closes the --trace waveform.
-  void close_trace() { rtl_->trace_close(); }
+  /// Completes and closes the --trace waveform (idempotent); returns whether it stopped at
+  /// its size limit.
+  bool close_trace();
+  /// Closes the --trace waveform and says what it wrote; nullopt when it records none.
+  std::optional<RtlWaveformRecord> finish_waveform();
 
  private:
   std::unique_ptr<RtlTransactor> make_transactor(bool traceable) const;
@@ -156,9 +168,10 @@ class RtlRun {
   int inputs_, outputs_;
   std::vector<PortWords> config_;
   std::uint64_t period_ps_;
-  std::string trace_dir_, stem_, trace_path_;
+  std::string hierarchy_, trace_dir_, stem_, trace_path_;
   std::unique_ptr<RtlTransactor> rtl_;
   std::unique_ptr<RtlReplayWindow> window_;
+  bool limit_reached_ = false;
   std::uint64_t rounds_ = 0;
   sc_core::sc_time round_at_;  // the last round's start
 };

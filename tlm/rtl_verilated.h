@@ -1,17 +1,19 @@
 // RtlPins of a Verilated (--cc) class: the part every generated adapter shares (own
-// VerilatedContext, eval, FST) and the port <-> 32-bit word copies. Included only by the
+// VerilatedContext, eval, the waveform: a Waveform on the model) and the port <-> 32-bit word copies. Included only by the
 // adapters generated from rtl/kinds/<kind>.cpp.in, inside each model's own library.
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include <verilated.h>
-#include <verilated_fst_c.h>
 
 #include "tlm/rtl_model.h"
+#include "tlm/rtl_waveform.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -56,23 +58,33 @@ class VerilatedRtlPins : public RtlPins {
     model_ = std::make_unique<M>(&context_, "TOP");
   }
   ~VerilatedRtlPins() override {
-    trace_close();
+    try {
+      trace_close();
+    } catch (const std::exception& e) {
+      std::cerr << "fabricsim: warning: " << e.what() << "\n";
+    }
     model_->final();
   }
   void eval() override { model_->eval(); }
-  void trace_open(const std::string& path) override {
-    fst_ = std::make_unique<VerilatedFstC>();
-    model_->trace(fst_.get(), 99);
-    fst_->open(path.c_str());
-    if (!fst_->isOpen()) throw std::runtime_error("cannot write waveform '" + path + "'");
+  std::string trace_open(const std::string& stem, const WaveformOptions& options) override {
+    trace_close();
+    wave_ = std::make_unique<Waveform>(options);
+    wave_->open(*model_, stem);
+    return wave_->path();
+  }
+  void trace_advance(std::uint64_t ps) override {
+    if (wave_) wave_->advance(ps);
   }
   void trace_dump(std::uint64_t ps) override {
-    if (fst_) fst_->dump(ps);
+    if (wave_) wave_->dump(ps);
   }
   void trace_close() override {
-    if (fst_) fst_->close();
-    fst_.reset();
+    if (!wave_) return;
+    const std::unique_ptr<Waveform> wave = std::move(wave_);
+    wave->close();
+    limit_reached_ = wave->limit_reached();
   }
+  bool trace_limit_reached() const override { return wave_ ? wave_->limit_reached() : limit_reached_; }
 
  protected:
   M& m() { return *model_; }
@@ -81,7 +93,8 @@ class VerilatedRtlPins : public RtlPins {
  private:
   VerilatedContext context_;  // own time and trace settings per instance
   std::unique_ptr<M> model_;
-  std::unique_ptr<VerilatedFstC> fst_;
+  std::unique_ptr<Waveform> wave_;  // open waveform, if any
+  bool limit_reached_ = false;      // the last closed waveform's
 };
 
 }  // namespace fabricsim::tlm_fabric

@@ -85,7 +85,7 @@ class RtlVlArbiter final : public hw::EgressScheduler {
   RtlVlArbiter(const VlArbiterSpec& spec, const RtlModel& model, bool keep_window)
       : spec_(spec), vls_(spec.params.vls), in_(kInputs),
         rtl_(model, kInputs, kOutputs, config_pins(padded(spec.params, model.info.sizes.at(1))), spec.core_clock,
-             spec.trace_dir, spec.hierarchy + "." + model.info.name, keep_window) {}
+             spec.waveform, spec.hierarchy, keep_window) {}
 
   int select(const std::vector<std::uint32_t>& head_bytes) const override {
     if (static_cast<int>(head_bytes.size()) != vls_)
@@ -216,6 +216,9 @@ class LockstepVlArbiter final : public hw::EgressScheduler {
 
   int classes() const override { return core_->classes(); }
 
+  RtlVlArbiter& rtl() { return *rtl_; }
+  const RtlVlArbiter& rtl() const { return *rtl_; }
+
  private:
   std::string header(const char* what) const {
     std::ostringstream s;
@@ -246,6 +249,20 @@ class LockstepVlArbiter final : public hw::EgressScheduler {
 #endif  // FABRICSIM_RTL
 
 }  // namespace
+
+std::optional<RtlWaveformRecord> finish_waveform([[maybe_unused]] hw::EgressScheduler& scheduler) {
+#if FABRICSIM_RTL
+  if (auto* rtl = rtl_twin_of<RtlVlArbiter, LockstepVlArbiter>(scheduler)) return rtl->run().finish_waveform();
+#endif
+  return std::nullopt;
+}
+
+std::optional<RtlBlockName> rtl_block([[maybe_unused]] const hw::EgressScheduler& scheduler) {
+#if FABRICSIM_RTL
+  if (const auto* rtl = rtl_twin_of<RtlVlArbiter, LockstepVlArbiter>(scheduler)) return rtl->run().name();
+#endif
+  return std::nullopt;
+}
 
 void add_rtl_vl_arbiter_models(const std::vector<RtlModel>& models) { add_rtl_models_of("vl_arbiter", models); }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,7 @@ struct VlArbiterSpec {
   AllocatorImpl impl = AllocatorImpl::tlm;             ///< which implementation
   std::string rtl_variant = "vl_arbiter";              ///< registered model (kind vl_arbiter)
   hw::Frequency core_clock = hw::Frequency::ghz(1.5);  ///< edge numbering in errors, waveform timing [Hz]
-  std::string trace_dir;                               ///< FST waveform of the RTL model here; empty: none
+  WaveformOptions waveform;                            ///< waveform of the RTL model (wants() the hierarchy name); dir empty: none
   bool compare_state = true;                           ///< lockstep: also compare the declared debug ports
 };
 
@@ -38,5 +39,12 @@ void add_rtl_vl_arbiter_models(const std::vector<RtlModel>& models);
 /// Builds the VL arbiter. Throws std::invalid_argument when the RTL model asked for is
 /// not built (listing the builds) or this binary has no RTL twins at all.
 std::unique_ptr<hw::EgressScheduler> make_vl_arbiter(const VlArbiterSpec& spec);
+
+/// Closes the waveform of `scheduler` if it is an RTL or lockstep VL arbiter recording one
+/// (make_vl_arbiter with spec.waveform) and says what it wrote; nullopt otherwise.
+std::optional<RtlWaveformRecord> finish_waveform(hw::EgressScheduler& scheduler);
+/// The hierarchy and model names of `scheduler` if it is an RTL or lockstep VL arbiter
+/// (switch.rtl_trace_scope); nullopt otherwise.
+std::optional<RtlBlockName> rtl_block(const hw::EgressScheduler& scheduler);
 
 }  // namespace fabricsim::tlm_fabric

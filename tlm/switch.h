@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -37,6 +38,7 @@
 #include "tlm/rtl_allocator.h"
 #include "tlm/sim_time.h"
 #include "tlm/tx_port.h"
+#include "tlm/waveform_options.h"
 #include "tlm/switch/egress_unit.h"
 #include "tlm/switch/ingress_unit.h"
 #include "tlm/switch/input_fifo.h"
@@ -153,7 +155,7 @@ struct SwitchParams {
   std::string vl_arbiter_rtl_variant = "vl_arbiter";         ///< RTL model of the VL arbiter twin (kind vl_arbiter)
   AllocatorImpl write_arbiter_impl = AllocatorImpl::tlm;     ///< output_queued write-port arbiters as hw/ core, RTL twin, or both compared (tlm/rtl_arbiter.h)
   std::string write_arbiter_rtl_variant = "rr_arbiter";      ///< RTL top of the write-port arbiters (rtl_arbiter_models())
-  std::string rtl_trace_dir;                                 ///< FST waveforms of the RTL twin into this folder; empty: none (fabricsim run --trace)
+  WaveformOptions waveform;                                  ///< waveforms of the RTL twin (switch.rtl_trace*); dir empty: none (fabricsim run --trace)
   int vls = 1;                                               ///< data VLs / traffic classes, 1..15
   std::vector<int> sl_to_vl;                                 ///< SL/priority (index) -> VL; empty: sl mod vls
   EgressSchedulerKind egress_scheduler = EgressSchedulerKind::tc_dwrr; ///< VL/TC arbitration at egress
@@ -254,6 +256,13 @@ class Switch : public sc_core::sc_module {
   /// from the header edge to the folded wake nothing else is admitted before and nothing
   /// is sent.
   void settle_admissions(const sc_core::sc_time& at, bool inclusive);
+
+  /// The RTL blocks of the switch (allocator, VL arbiters, credit managers) by hierarchy
+  /// and model name (switch.rtl_trace_scope).
+  std::vector<RtlBlockName> rtl_blocks() const;
+  /// Closes the waveforms of the RTL blocks (switch.rtl_trace) that record one and says
+  /// what they wrote (results.json "simulator"."waveforms"); the run must be over.
+  std::vector<RtlWaveformRecord> finish_waveforms();
 
  private:
   // The tests' hooks: fault injection and the every-edge reference (tests/switch_test_access.h).

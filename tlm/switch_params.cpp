@@ -93,7 +93,20 @@ hw::ParamBlock switch_block() {
                "the registered RTL arbiters (rtl/models/: `rr_arbiter`)",
                "which RTL block `write_arbiter_impl: rtl` / `lockstep` use"},
               {"rtl_trace", ParamType::text, "", "", "", "", {}, "",
-               "folder for FST waveforms of the RTL blocks in use (allocators, arbiters, VL arbiters); set by `fabricsim run --trace DIR`"},
+               "folder for waveforms of the RTL blocks (allocators, arbiters, VL arbiters, credit managers), one file per block "
+               "([cosim.md](cosim.md#waveforms)); set by `fabricsim run --trace DIR`"},
+              {"rtl_trace_format", ParamType::name, "", "fst", "", "", hw::names_of(waveform_format_names()),
+               "needs `rtl_trace`", "`fst` (written as the run goes) or `vcd` (converted from the FST when the block closes it)"},
+              {"rtl_trace_scope", ParamType::list, "globs or model names", "", "", "", {}, "needs `rtl_trace`; a name or a list",
+               "blocks to record: a glob on the block's hierarchy name (`fabric.leaf*.allocator`) or an RTL model name "
+               "(`islip_allocator`: every instance); empty: every RTL block"},
+              {"rtl_trace_from", ParamType::time, "", "0s", "0s", "10s", {}, "needs `rtl_trace`",
+               "start of the recorded window: the file begins here with every signal's value at this time"},
+              {"rtl_trace_to", ParamType::time, "", "`simulation.duration`", "0s", "10s", {},
+               "needs `rtl_trace`; not before `rtl_trace_from`", "end of the recorded window (inclusive)"},
+              {"rtl_trace_max_size", ParamType::size, "", "0B", "0B", "1TiB", {}, "needs `rtl_trace`; 0B: no limit",
+               "per file: recording stops, with a warning, before the file passes this size ([cosim.md](cosim.md#waveforms) "
+               "gives the granularity)"},
               {"vls", ParamType::integer, "", "1", "1", std::to_string(hw::kMaxDataVls), {}, "",
                "data VLs (IB) or traffic classes (Ethernet)"},
               {"in_network_reduction", ParamType::boolean, "", "false", "", "", {}, "`true` only with `link.framing: infiniband`",

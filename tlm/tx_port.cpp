@@ -33,7 +33,7 @@ void TxPort::attach(InitiatorSocket* socket, const Link* link, int vls, std::uin
   const LinkParams& lp = link->params();
   if (fc_ == FlowControl::credit && lp.credit_manager_impl != AllocatorImpl::tlm)
     cm_ = make_credit_manager({hierarchy + ".credit_manager", lp.credit_manager_impl, lp.credit_manager_rtl_variant, vls,
-                               credit_block_bytes, buffer_per_vl_bytes / credit_block_bytes, lp.rtl_trace_dir});
+                               credit_block_bytes, buffer_per_vl_bytes / credit_block_bytes, lp.waveform});
 }
 
 void TxPort::send(Packet& p, const sc_time& start_delay) {

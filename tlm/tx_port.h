@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ class TxPort {
   void attach(InitiatorSocket* socket, const Link* link, int vls, std::uint32_t credit_block_bytes,
               std::uint64_t buffer_per_vl_bytes, const std::string& hierarchy);
   bool attached() const { return link_ != nullptr; }
+  /// The credit manager block's names, when the link runs one (switch.rtl_trace_scope).
+  std::optional<RtlBlockName> rtl_block() const { return cm_ ? cm_->rtl_block() : std::nullopt; }
+  /// Closes the credit manager block's waveform, if it records one, and says what it wrote.
+  std::optional<RtlWaveformRecord> finish_waveform() { return cm_ ? cm_->finish_waveform() : std::nullopt; }
   /// Once the sockets are bound (the owner's end_of_elaboration): the receiver's interface,
   /// so each send calls it without reading the socket (tlm/fabric_socket.h FabricCall).
   void resolve_receiver() {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "tlm/rtl_arbiter.h"
 #include "tlm/rtl_vl_arbiter.h"
 #include "tlm/sim_time.h"
 #include "tlm/switch.h"
@@ -24,7 +25,7 @@ std::unique_ptr<hw::EgressScheduler> Switch::make_egress_scheduler(const SwitchP
       for (int v = 0; v < p.vls; ++v) a.low.push_back({v, 1});
     a.validate();
     if (p.vls == 1) return nullptr;
-    return make_vl_arbiter({hierarchy, a, p.vl_arbiter_impl, p.vl_arbiter_rtl_variant, p.core_clock, p.rtl_trace_dir, true});
+    return make_vl_arbiter({hierarchy, a, p.vl_arbiter_impl, p.vl_arbiter_rtl_variant, p.core_clock, p.waveform, true});
   }
   hw::TcSchedulerParams t = p.tc;
   t.classes = p.vls;
@@ -128,6 +129,32 @@ void Switch::track_credit_stalls(int op, const sc_time& now) {
       if (o.open_stalls == 0) stalling_.erase(op);
     }
   }
+}
+
+std::vector<RtlBlockName> Switch::rtl_blocks() const {
+  std::vector<RtlBlockName> blocks;
+  if (params_.allocator_impl != AllocatorImpl::tlm) blocks.push_back({std::string(name()) + ".allocator", params_.rtl_variant});
+  for (const auto& o : outputs_) {
+    if (o.scheduler)
+      if (auto b = rtl_block(*o.scheduler)) blocks.push_back(std::move(*b));
+    if (o.write_arbiter)
+      if (auto b = rtl_block(*o.write_arbiter)) blocks.push_back(std::move(*b));
+    if (auto b = o.tx.rtl_block()) blocks.push_back(std::move(*b));
+  }
+  return blocks;
+}
+
+std::vector<RtlWaveformRecord> Switch::finish_waveforms() {
+  std::vector<RtlWaveformRecord> records;
+  if (auto r = finish_waveform(*allocator_)) records.push_back(std::move(*r));
+  for (auto& o : outputs_) {
+    if (o.scheduler)
+      if (auto r = finish_waveform(*o.scheduler)) records.push_back(std::move(*r));
+    if (o.write_arbiter)
+      if (auto r = finish_waveform(*o.write_arbiter)) records.push_back(std::move(*r));
+    if (auto r = o.tx.finish_waveform()) records.push_back(std::move(*r));
+  }
+  return records;
 }
 
 }  // namespace fabricsim::tlm_fabric

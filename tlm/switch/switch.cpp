@@ -132,7 +132,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
-                                      params_.rtl_trace_dir, true, std::string(this->name()) + ".allocator"});
+                                      params_.waveform, true, std::string(this->name()) + ".allocator"});
   if (params_.buffer == BufferOrganisation::input_fifo) make_input_fifos();
   if (params_.buffer == BufferOrganisation::shared_memory)
     shared_ = std::make_unique<hw::SharedBuffer>(params_.shared_buffer.in_bytes());
@@ -153,7 +153,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
       o.write_arbiter = make_arbiter_block({std::string(this->name()) + ".port" + std::to_string(p) + ".write_arbiter",
                                             "round_robin", n, params_.write_arbiter_impl,
                                             params_.write_arbiter_rtl_variant, "switch.write_arbiter_impl",
-                                            params_.core_clock, params_.rtl_trace_dir});
+                                            params_.core_clock, params_.waveform});
     o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
     o.stall_s.assign(v, 0.0);
   }
