@@ -139,7 +139,7 @@ std::vector<Point> make_points(const RegressSuite& suite, const fs::path& dir, c
       p.id = t.name + "." + std::string(tlm_fabric::to_string(impl));
       const bool skip = impl != tlm_fabric::AllocatorImpl::tlm && !rtl;
       std::vector<Override> o = t.overrides;
-      for (const auto& key : impl_keys())
+      for (const auto& key : t.impl_keys)
         o.push_back({key + "=" + std::string(tlm_fabric::to_string(skip ? tlm_fabric::AllocatorImpl::tlm : impl)),
                      t.impl_origin});
       o.push_back({"output.directory=" + yaml_quoted((dir / "points" / p.id).string()), ""});

@@ -43,7 +43,8 @@ struct RegressTest {
   std::string config;                          ///< resolved against the suite file's folder
   std::vector<Override> overrides;             ///< the suite's `set:`, then the test's
   std::vector<tlm_fabric::AllocatorImpl> impl;  ///< one point each
-  std::string impl_origin;                      ///< where `impl:` is (its errors)
+  std::vector<std::string> impl_keys;           ///< the `*_impl` keys each point sets (`blocks:`)
+  std::string impl_origin;                      ///< where `blocks:` or `impl:` is (errors on those keys)
   std::vector<RegressMetric> metrics;
 };
 
@@ -61,9 +62,6 @@ const std::vector<hw::ParamBlock>& regress_param_blocks();
 
 /// Reads and checks a suite file; errors are ConfigError with the file, key and line.
 RegressSuite read_regress_suite(const std::string& file);
-
-/// The configuration keys an implementation sets: every RTL-capable block's.
-std::vector<std::string> impl_keys();
 
 /// `value` at `path` in `results` (keys may hold dots, as p99.9: the longest key that
 /// matches wins; a number selects an array element). Throws std::invalid_argument naming

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include <yaml-cpp/yaml.h>
 
@@ -46,8 +47,14 @@ const std::vector<hw::ParamBlock>& regress_param_blocks() {
         {"set", ParamType::section, "", "{}", "", "", {}, "",
          "mapping of dotted configuration keys to values, applied after the suite's `set:`"},
         {"impl", ParamType::list, "names", "[tlm]", "", "", {}, "`tlm`, `rtl`, `lockstep`; each once",
-         "implementations of the RTL-capable blocks (`switch.allocator_impl`), one point each; `rtl` and "
-         "`lockstep` points are skipped in a build without RTL twins ([cosim.md](cosim.md))"},
+         "implementations of the blocks in `blocks`, one point each; `rtl` and `lockstep` points are skipped "
+         "in a build without RTL twins ([cosim.md](cosim.md))"},
+        {"blocks", ParamType::list, "names", "[allocator]", "", "", {},
+         "`allocator`, `vl_arbiter`, `write_arbiter`, `nic_vl_arbiter`, `credit_manager`; each once; needs "
+         "`rtl` or `lockstep` in `impl`",
+         "the RTL-capable blocks each point runs as its `impl`: `switch.allocator_impl`, "
+         "`switch.vl_arbiter_impl`, `switch.write_arbiter_impl`, `nic.vl_arbiter_impl`, "
+         "`link.credit_manager_impl`"},
         {"metrics", ParamType::list, "paths or mappings", "", "", "", {}, "required, non-empty; each path once",
          "the results.json values checked: a dotted path, or a mapping (below)"}}},
       {"regress.tests[i].metrics[j]",
@@ -64,9 +71,17 @@ const std::vector<hw::ParamBlock>& regress_param_blocks() {
   return blocks;
 }
 
-std::vector<std::string> impl_keys() { return {"switch.allocator_impl"}; }
-
 namespace {
+
+/// The RTL-capable blocks a test may name in `blocks:`, with their configuration keys.
+const std::vector<std::pair<std::string, std::string>>& rtl_block_keys() {
+  static const std::vector<std::pair<std::string, std::string>> keys{{"allocator", "switch.allocator_impl"},
+                                                                     {"vl_arbiter", "switch.vl_arbiter_impl"},
+                                                                     {"write_arbiter", "switch.write_arbiter_impl"},
+                                                                     {"nic_vl_arbiter", "nic.vl_arbiter_impl"},
+                                                                     {"credit_manager", "link.credit_manager_impl"}};
+  return keys;
+}
 
 const hw::ParamBlock& block(std::string_view section) { return hw::block_of(regress_param_blocks(), section); }
 
@@ -151,6 +166,33 @@ std::vector<tlm_fabric::AllocatorImpl> read_impl(ConfigMap& t, const std::string
   return impl;
 }
 
+/// The `*_impl` keys of the blocks in `blocks:` (default: the switch allocator's).
+std::vector<std::string> read_blocks(ConfigMap& t, const std::string& file,
+                                     const std::vector<tlm_fabric::AllocatorImpl>& impl) {
+  if (!t.present("blocks")) return {"switch.allocator_impl"};
+  const YAML::Node list = t.node("blocks");
+  if (!list.IsSequence() || list.size() == 0)
+    t.fail("blocks", "expected a non-empty list such as [allocator, vl_arbiter]");
+  if (std::all_of(impl.begin(), impl.end(), [](auto i) { return i == tlm_fabric::AllocatorImpl::tlm; }))
+    t.fail("blocks", "has no effect: `impl` lists tlm only (add rtl or lockstep, or drop `blocks`)");
+  std::string allowed;
+  for (const auto& [name, key] : rtl_block_keys()) allowed += (allowed.empty() ? "" : ", ") + name;
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string key = t.path() + ".blocks[" + std::to_string(i) + "]";
+    const std::string name = list[i].IsScalar() ? list[i].Scalar() : std::string();
+    const auto& table = rtl_block_keys();
+    const auto it = std::find_if(table.begin(), table.end(), [&](const auto& e) { return e.first == name; });
+    if (it == table.end())
+      throw ConfigError(yaml_mark(file, list[i]), key,
+                        "unknown block" + (name.empty() ? std::string() : " '" + name + "'") + "; allowed: " + allowed);
+    if (std::find(keys.begin(), keys.end(), it->second) != keys.end())
+      throw ConfigError(yaml_mark(file, list[i]), key, "'" + name + "' appears twice in this test");
+    keys.push_back(it->second);
+  }
+  return keys;
+}
+
 RegressTest read_test(ConfigMap& t, const RegressSuite& suite, const std::vector<Override>& suite_set,
                       const std::shared_ptr<ConfigSource>& source) {
   const hw::ParamBlock& spec = block("regress.tests[i]");
@@ -166,8 +208,9 @@ RegressTest read_test(ConfigMap& t, const RegressSuite& suite, const std::vector
   if (!fs::is_regular_file(test.config, ec)) t.fail("config", "cannot read '" + test.config + "'");
   test.overrides = suite_set;
   for (auto& o : set_overrides(t, "set", suite.file, source)) test.overrides.push_back(std::move(o));
-  test.impl_origin = t.present("impl") ? t.location("impl") : t.location("");
   test.impl = read_impl(t, suite.file);
+  test.impl_origin = t.present("blocks") ? t.location("blocks") : t.present("impl") ? t.location("impl") : t.location("");
+  test.impl_keys = read_blocks(t, suite.file, test.impl);
   test.metrics = read_metrics(t, suite.file, source);
   t.finish();
   return test;

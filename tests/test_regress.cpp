@@ -106,18 +106,34 @@ TEST(Regress, ExampleSuitePassesAgainstItsGoldens) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("voq_islip             tlm      pass"));
   const nlohmann::json junit = parse_junit(dir / "ci" / "junit.xml");
-  EXPECT_EQ(junit["tests"], 4);
+  EXPECT_EQ(junit["tests"], 6);
   EXPECT_EQ(junit["failures"], 0);
   EXPECT_EQ(junit["errors"], 0);
-  EXPECT_EQ(junit["skipped"], rtl_built() ? 0 : 2);
+  EXPECT_EQ(junit["skipped"], rtl_built() ? 0 : 3);
   EXPECT_EQ(junit["cases"][0]["classname"], "suite.voq_islip");
   EXPECT_EQ(junit["cases"][0]["name"], "tlm");
   EXPECT_EQ(junit["cases"][0]["out"], (dir / "out" / "points" / "voq_islip.tlm" / "results.json").string());
   const nlohmann::json rtl_out = (dir / "out" / "points" / "voq_islip.rtl" / "results.json").string();
   EXPECT_EQ(junit["cases"][1]["out"], rtl_built() ? rtl_out : nlohmann::json());  // none when skipped
   const nlohmann::json summary = read_json(dir / "out" / "regress.json");
-  ASSERT_EQ(summary["points"].size(), 4u);
+  ASSERT_EQ(summary["points"].size(), 6u);
   for (const auto& p : summary["points"]) EXPECT_NE(p["status"], "fail") << p.dump();
+  if (rtl_built()) {  // `blocks:` chose the keys the lockstep point set
+    const nlohmann::json point = read_json(dir / "out" / "points" / "ib_vl_arbitration.lockstep" / "results.json");
+    EXPECT_EQ(point["config"]["switch"]["vl_arbiter_impl"], "lockstep");
+    EXPECT_EQ(point["config"]["nic"]["vl_arbiter_impl"], "lockstep");
+    EXPECT_FALSE(point["config"]["switch"].contains("allocator_impl")) << "not in blocks: left as configured";
+  }
+}
+
+TEST(Regress, ABlockTheFabricCannotRunIsAnErrorAtBlocks) {
+  if (!rtl_built()) GTEST_SKIP() << "rtl points are skipped in a build without RTL twins";
+  const fs::path dir = temp_dir();
+  // The example's egress scheduler is not the InfiniBand VL arbiter the RTL twins.
+  write_text(dir / "suite.yaml", one_test_suite("[rtl]\n    blocks: [allocator, vl_arbiter]"));
+  const auto r = run_command(regress(dir, "suite.yaml"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("suite.yaml:10:13: switch.vl_arbiter_impl: the RTL VL arbiter twins ib_vl_arb"));
 }
 
 TEST(Regress, UpdateGoldensWritesTheMeasuredValuesThenPasses) {
@@ -324,6 +340,13 @@ TEST(Regress, BadSuitesAreErrorsWithFileLineAndKey) {
       {"  - name: voq", "  - name: v/q", "suite.yaml:6:11: tests[0].name: 'v/q': a test name is letters"},
       {"impl: [tlm]", "impl: [tlm, rtlx]", "suite.yaml:9:17: tests[0].impl[1]: unknown implementation 'rtlx'"},
       {"impl: [tlm]", "impl: [tlm, tlm]", "suite.yaml:9:17: tests[0].impl[1]: 'tlm' appears twice"},
+      {"impl: [tlm]", "impl: [tlm, rtl]\n    blocks: [allocator, vl_arb]",
+       "suite.yaml:10:25: tests[0].blocks[1]: unknown block 'vl_arb'; allowed: allocator, vl_arbiter, write_arbiter, "
+       "nic_vl_arbiter, credit_manager"},
+      {"impl: [tlm]", "impl: [rtl]\n    blocks: [allocator, allocator]",
+       "tests[0].blocks[1]: 'allocator' appears twice"},
+      {"impl: [tlm]", "impl: [tlm]\n    blocks: [credit_manager]",
+       "suite.yaml:10:13: tests[0].blocks: has no effect: `impl` lists tlm only"},
       {"      - packets.delivered\n", "      - [packets]\n", "suite.yaml:11:9: tests[0].metrics[0]: expected a dotted path"},
       {"      - packets.delivered\n", "      - packets..delivered\n", "tests[0].metrics[0]: expected a dotted path into"},
       {"{relative: 0.01}", "{relative: -0.01}", "suite.yaml:13:31: tests[0].metrics[1].tolerance.relative: must be a number"},
