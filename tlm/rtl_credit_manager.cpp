@@ -67,13 +67,10 @@ struct Call {
 class RtlCreditManager final : public CreditManagerBlock {
  public:
   RtlCreditManager(const CreditManagerSpec& spec, const RtlModel& model, bool keep_window)
-      : spec_(spec), model_(model), in_(kInputs) {
+      : spec_(spec), in_(kInputs),
+        rtl_(model, kInputs, kOutputs, {}, kDrawnClock, spec.waveform, spec.hierarchy, keep_window) {
     for (int k = 0; k < kInputs; ++k) in_[static_cast<std::size_t>(k)].assign(words_for(k), 0);
     for (int vl = 0; vl < spec.vls; ++vl) set_element(in_[kCapacity], kCntBits, vl, spec.capacity_blocks);
-    const bool trace = spec.waveform.enabled() && spec.waveform.wants(spec.hierarchy, model.info.name);
-    rtl_ = make_transactor(trace);
-    if (trace) trace_path_ = rtl_->trace_open((make_dir(spec.waveform.dir) / stem()).string(), spec.waveform);
-    if (keep_window) window_ = std::make_unique<RtlReplayWindow>(make_transactor(true), kInputs);
   }
 
   bool can_send(int vl, std::uint64_t blocks) override {
@@ -124,31 +121,27 @@ class RtlCreditManager final : public CreditManagerBlock {
         in_[kRestoreBlocks][0] = static_cast<std::uint32_t>(c.amount);
         break;
     }
-    at_ = sim_now();
-    ++rounds_;
     edged_ = false;
-    rtl_->evaluate(in_, to_ps(at_));
-    if (window_) window_->push(in_, to_ps(at_));
+    rtl_.evaluate(in_, sim_now());
   }
   /// The call's rising edge: consume_i strobes a consume; a restore's restore_i is an input.
   void edge() {
     ++edges_;
     edged_ = true;
     if (c_.kind == Call::consume) {
-      if (window_) window_->commit_newest();
-      rtl_->commit();
+      rtl_.commit();
     } else {
-      rtl_->close();
+      rtl_.close();
     }
   }
 
-  bool bit(int output, int k) const { return (rtl_->output(output).at(0) >> k) & 1U; }
+  bool bit(int output, int k) const { return (rtl_.output(output).at(0) >> k) & 1U; }
   /// In a consume round: the RTL holds the credits for the packet.
   bool consume_held() const { return bit(kCanSend, c_.vl); }
-  std::uint64_t avail(int vl) const { return element(rtl_->output(kAvail), kCntBits, vl); }
+  std::uint64_t avail(int vl) const { return element(rtl_.output(kAvail), kCntBits, vl); }
   /// Blocks lent per VL after the last edge (the lent debug port).
   std::uint64_t lent(int vl) const {
-    rtl_->debug(0, port_);
+    rtl_.debug(0, port_);
     return element(port_, kCntBits, vl);
   }
 
@@ -156,65 +149,44 @@ class RtlCreditManager final : public CreditManagerBlock {
   /// counted from 1), for messages.
   std::string where() const {
     std::ostringstream s;
-    s << "edge " << edges_ + (edged_ ? 0 : 1) << " (call " << rounds_ << ", t = " << at_.to_seconds() * 1e9 << " ns)";
+    s << "edge " << edges_ + (edged_ ? 0 : 1) << " (call " << rtl_.rounds() << ", t = "
+      << rtl_.round_time().to_seconds() * 1e9 << " ns)";
     return s.str();
   }
   const Call& call() const { return c_; }
-  const RtlModelInfo& model() const { return model_.info; }
-  const std::string& trace_path() const { return trace_path_; }
-  std::size_t window_rounds() const { return window_ ? window_->size() : 0; }
+  RtlRun& run() { return rtl_; }
 
   /// Lockstep: the calls up to this one replayed into a waveform; returns the file.
   std::string write_window() {
-    const std::string path = mismatch_waveform_path(spec_.waveform.dir, stem());
-    const RtlTransactor& replayed = window_->write(path.substr(0, path.size() - std::string_view(".fst").size()));
-    if (replayed.output(kAvail) != rtl_->output(kAvail) || replayed.output(kCanSend) != rtl_->output(kCanSend))
+    std::string path;
+    const RtlTransactor& replayed = rtl_.write_window(path);
+    if (replayed.output(kAvail) != rtl_.output(kAvail) || replayed.output(kCanSend) != rtl_.output(kCanSend))
       throw std::runtime_error("replaying the window did not reproduce the outputs; " + path + " is not faithful");
     return path;
   }
-  /// Completes and closes the --trace waveform (idempotent); returns whether it stopped at
-  /// its size limit.
-  bool close_trace() {
-    if (rtl_->trace_close()) limit_reached_ = true;
-    return limit_reached_;
-  }
-  std::optional<RtlBlockName> rtl_block() const override { return RtlBlockName{spec_.hierarchy, model_.info.name}; }
-  std::optional<RtlWaveformRecord> finish_waveform() override {
-    if (trace_path_.empty()) return std::nullopt;
-    const bool limit_reached = close_trace();
-    return RtlWaveformRecord{spec_.hierarchy, trace_path_, limit_reached};
-  }
+  std::optional<RtlBlockName> rtl_block() const override { return rtl_.name(); }
+  std::optional<RtlWaveformRecord> finish_waveform() override { return rtl_.finish_waveform(); }
 
  private:
-  /// Waveform file names: <hierarchy name>.<model>, e.g. fabric.sw0.port3.credit_manager.credit_manager.
-  std::string stem() const { return spec_.hierarchy + "." + model_.info.name; }
   std::size_t words_for(int input) const {
     const int bits = input == kCapacity ? spec_.vls * kCntBits : input == kHeadBytes ? spec_.vls * kBytesBits : 32;
     return static_cast<std::size_t>((bits + 31) / 32);
   }
-  std::unique_ptr<RtlTransactor> make_transactor(bool traceable) const {
-    return std::make_unique<RtlTransactor>(model_.make(traceable), model_.info.timing, kInputs, kOutputs, kPeriodPs);
-  }
   [[noreturn]] void refused(const std::string& what) const {
-    throw RtlCreditManagerMismatch(spec_.hierarchy + ": RTL credit manager " + model_.info.name + " " + what + " at " +
+    throw RtlCreditManagerMismatch(spec_.hierarchy + ": RTL credit manager " + rtl_.model().name + " " + what + " at " +
                                    where() + ": " + c_.describe() + ", available " +
                                    std::to_string(c_.vl < spec_.vls ? avail(c_.vl) : 0) + " blocks");
   }
 
   // Edges are event driven (the transmitter's sends and credit returns); calls at one
-  // instant are drawn this far apart.
-  static constexpr std::uint64_t kPeriodPs = 1000;
+  // instant are drawn a nanosecond apart.
+  inline static const hw::Frequency kDrawnClock = hw::Frequency::ghz(1);
 
   CreditManagerSpec spec_;
-  const RtlModel& model_;
   std::vector<PortWords> in_;
-  std::unique_ptr<RtlTransactor> rtl_;
-  std::unique_ptr<RtlReplayWindow> window_;
-  std::string trace_path_;
-  bool limit_reached_ = false;
+  RtlRun rtl_;
   Call c_;
-  sc_core::sc_time at_;
-  std::uint64_t rounds_ = 0, edges_ = 0;
+  std::uint64_t edges_ = 0;
   bool edged_ = false;  // the current call's edge has been clocked
   mutable PortWords port_;
 };
@@ -267,14 +239,14 @@ class LockstepCreditManager final : public CreditManagerBlock {
       const hw::CreditCounter& c = core_[static_cast<std::size_t>(vl)];
       const std::uint64_t core = c.capacity() - c.available(), rtl = rtl_.lent(vl);
       if (core != rtl)
-        fail("lent[" + std::to_string(vl) + "] after the edge (debug port " + rtl_.model().debug_ports.at(0) + ")", core,
+        fail("lent[" + std::to_string(vl) + "] after the edge (debug port " + rtl_.run().model().debug_ports.at(0) + ")", core,
              rtl);
     }
   }
 
   [[noreturn]] void fail(const std::string& what, std::uint64_t core, std::uint64_t rtl) {
     std::ostringstream s;
-    const auto& m = rtl_.model();
+    const auto& m = rtl_.run().model();
     s << "lockstep mismatch in " << spec_.hierarchy << " at " << rtl_.where() << ": hw core '" << m.twin
       << "' and RTL " << m.name << " (top " << m.top << ", " << m.sizes.at(0) << " VL" << (m.sizes.at(0) == 1 ? "" : "s")
       << ", " << m.sizes.at(1) << " B blocks) disagree\n  inputs:    " << rtl_.call().describe()
@@ -283,16 +255,12 @@ class LockstepCreditManager final : public CreditManagerBlock {
     s << ", RTL";
     for (int vl = 0; vl < spec_.vls; ++vl)
       s << " " << static_cast<long long>(spec_.capacity_blocks) - static_cast<long long>(rtl_.lent(vl));
-    s << " blocks per VL (RTL: capacity - " << rtl_.model().debug_ports.at(0) << ")";
-    try {
-      const std::size_t rounds = rtl_.window_rounds();
-      s << "\n  waveform of the " << rounds << " call" << (rounds == 1 ? "" : "s") << " up to the mismatch: "
-        << rtl_.write_window();
-    } catch (const std::exception& e) {
-      s << "\n  (no mismatch waveform: " << e.what() << ")";
-    }
-    rtl_.close_trace();
-    if (!rtl_.trace_path().empty()) s << "\n  full RTL waveform (--trace): " << rtl_.trace_path();
+    s << " blocks per VL (RTL: capacity - " << rtl_.run().model().debug_ports.at(0) << ")";
+    s << describe_waveforms(rtl_.run().window_rounds(), [this] { return rtl_.write_window(); },
+                            [this] {
+                              rtl_.run().close_trace();
+                              return rtl_.run().trace_path();
+                            });
     throw RtlCreditManagerMismatch(s.str());
   }
 

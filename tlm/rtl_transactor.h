@@ -140,6 +140,8 @@ class RtlRun {
   void evaluate(const std::vector<PortWords>& in, const sc_core::sc_time& t);
   /// The committing edge of the open round.
   void commit();
+  /// Ends the open round now with a non-committing edge (an input-driven state change).
+  void close() { rtl_->close(); }
   const PortWords& output(int k) const { return rtl_->output(k); }
   const sc_core::sc_time& round_time() const { return round_at_; }
   std::uint64_t rounds() const { return rounds_; }  ///< rounds so far (1 = first)
