@@ -11,10 +11,15 @@
 
 namespace fabricsim::testing {
 
-/// `r` without the simulator section and the config.switch keys in `impl_keys`.
+/// `r` without the simulator section and the configuration keys in `impl_keys`, each
+/// `section.key` (switch.allocator_impl, link.credit_manager_impl).
 inline nlohmann::json comparable_results(nlohmann::json r, const std::vector<std::string>& impl_keys) {
   r.erase("simulator");
-  for (const auto& key : impl_keys) r["config"]["switch"].erase(key);
+  for (const auto& key : impl_keys) {
+    const auto dot = key.find('.');
+    nlohmann::json& section = r["config"][key.substr(0, dot)];
+    if (section.is_object()) section.erase(key.substr(dot + 1));
+  }
   return r;
 }
 

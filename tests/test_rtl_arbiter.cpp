@@ -18,6 +18,7 @@
 #include "sim/child_run.h"
 #include "sim/config.h"
 #include "sim/config_reader.h"
+#include "tests/same_results.h"
 #include "tlm/rtl_arbiter.h"
 #include "tlm/rtl_model.h"
 
@@ -54,18 +55,11 @@ std::vector<std::string> four_vls(std::vector<std::string> more = {}) {
 
 json run(const std::vector<std::string>& overrides) { return run_in_child(load_config(kExample, overrides)); }
 
-/// results.json without the wall-clock section and the implementation keys.
-json comparable(json r) {
-  r.erase("simulator");
-  for (const char* key : {"write_arbiter_impl", "write_arbiter_rtl_variant", "rtl_trace"}) r["config"]["switch"].erase(key);
-  for (const char* key : {"vl_arbiter_impl", "vl_arbiter_rtl_variant"}) r["config"]["nic"].erase(key);
-  return r;
-}
+/// The keys that select the implementation.
+const std::vector<std::string> kImplKeys{"switch.write_arbiter_impl", "switch.write_arbiter_rtl_variant",
+                                         "switch.rtl_trace", "nic.vl_arbiter_impl", "nic.vl_arbiter_rtl_variant"};
 
-void expect_same_results(const json& a, const json& b) {
-  const json d = json::diff(comparable(a), comparable(b));
-  EXPECT_TRUE(d.empty()) << d.size() << " differences, the first: " << d.dump().substr(0, 1500);
-}
+void expect_same_results(const json& a, const json& b) { fabricsim::testing::expect_same_results(a, b, kImplKeys); }
 
 std::uint64_t delivered(const json& r) { return r.at("packets").at("delivered").get<std::uint64_t>(); }
 
@@ -120,7 +114,8 @@ TEST(RtlArbiter, BrokenWriteArbiterAloneChangesTheResults) {
   const json broken =
       run(output_queued({"switch.write_arbiter_impl=rtl", "switch.write_arbiter_rtl_variant=rr_arbiter_stuck"}));
   ASSERT_FALSE(broken.contains("error")) << broken["error"];
-  EXPECT_FALSE(json::diff(comparable(tlm), comparable(broken)).empty());
+  using fabricsim::testing::comparable_results;
+  EXPECT_FALSE(json::diff(comparable_results(tlm, kImplKeys), comparable_results(broken, kImplKeys)).empty());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ json run(const std::vector<std::string>& overrides) { return run_in_child(load_c
 
 /// Equal results.json but for the wall-clock section and the keys that select the allocator.
 void expect_same_results(const json& a, const json& b) {
-  fabricsim::testing::expect_same_results(a, b, {"allocator_impl", "rtl_variant", "rtl_trace"});
+  fabricsim::testing::expect_same_results(a, b, {"switch.allocator_impl", "switch.rtl_variant", "switch.rtl_trace"});
 }
 
 std::uint64_t stat_sum(const json& r, const std::string& suffix) {

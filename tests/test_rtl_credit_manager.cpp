@@ -18,6 +18,7 @@
 #include "sim/config_reader.h"
 #include "tests/command.h"
 #include "tests/config_error.h"
+#include "tests/same_results.h"
 #include "tlm/rtl_credit_manager.h"
 
 namespace {
@@ -42,13 +43,6 @@ json run(const std::string& file, const std::vector<std::string>& overrides) {
   return run_in_child(load_config(file, overrides));
 }
 
-/// results.json without the wall clock and the keys that select the implementation.
-json comparable(json r) {
-  r.erase("simulator");
-  for (const char* key : {"credit_manager_impl", "credit_manager_rtl_variant"}) r["config"]["link"].erase(key);
-  return r;
-}
-
 void expect_same(const std::string& file, const std::vector<std::string>& more) {
   std::vector<std::string> rtl = more;
   rtl.push_back("link.credit_manager_impl=rtl");
@@ -56,8 +50,7 @@ void expect_same(const std::string& file, const std::vector<std::string>& more) 
   ASSERT_FALSE(a.contains("error")) << a.dump().substr(0, 500);
   ASSERT_FALSE(b.contains("error")) << b["error"];
   EXPECT_GT(a["packets"]["delivered"].get<std::uint64_t>(), 1000u);
-  const json d = json::diff(comparable(a), comparable(b));
-  EXPECT_TRUE(d.empty()) << d.size() << " differences, the first: " << d.dump().substr(0, 1500);
+  fabricsim::testing::expect_same_results(a, b, {"link.credit_manager_impl", "link.credit_manager_rtl_variant"});
 }
 
 TEST(RtlCreditManager, RtlGivesTheSameResultsAsTlmOnSwitchesAndNics) { expect_same(kLeafSpine, {}); }

@@ -60,7 +60,7 @@ std::vector<std::string> ib(std::vector<std::string> more = {}) {
 json run(const std::vector<std::string>& overrides) { return run_in_child(load_config(kExample, overrides)); }
 
 void expect_same_results(const json& a, const json& b) {
-  fabricsim::testing::expect_same_results(a, b, {"vl_arbiter_impl", "vl_arbiter_rtl_variant", "rtl_trace"});
+  fabricsim::testing::expect_same_results(a, b, {"switch.vl_arbiter_impl", "switch.vl_arbiter_rtl_variant", "switch.rtl_trace"});
 }
 
 TEST(RtlVlArbiter, RtlGivesTheSameResultsAsTlm) {
