@@ -69,7 +69,11 @@ module credit_manager #(
   // Blocks a packet of `bytes` consumes, rounded up (hw: blocks_for()).
   function automatic logic [BlkW-1:0] blocks_for(logic [BytesW-1:0] bytes);
     logic [BytesW:0] sum;
+`ifdef FABRICSIM_FAULT_CREDIT_ROUND_DOWN
+    sum = {1'b0, bytes};  // injected fault (rtl/models/credit_manager_broken.cmake): rounds down
+`else
     sum = {1'b0, bytes} + (BytesW+1)'(BlockBytes - 1);
+`endif
     return BlkW'(sum >> BlockShift);
   endfunction
 

@@ -123,7 +123,11 @@ module islip_allocator #(
     if (update_i) begin
       for (int unsigned i = 0; i < NumIn; i++) begin
         for (int unsigned o = 0; o < NumOut; o++) begin
+`ifdef FABRICSIM_FAULT_ISLIP_EVERY_ITERATION
+          if (final_match[i][o]) begin  // injected fault (rtl/models/islip_allocator_broken.cmake)
+`else
           if (first_accept[i][o]) begin
+`endif
             accept_ptr_d[i] = (o == NumOut - 1) ? '0 : OutW'(o + 1);
             grant_ptr_d[o]  = (i == NumIn - 1) ? '0 : InW'(i + 1);
           end

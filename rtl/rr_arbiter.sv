@@ -44,7 +44,11 @@ module rr_arbiter #(
   always_comb begin
     ptr_d = ptr_q;
     if (update_i && gnt_valid_o) begin
+`ifdef FABRICSIM_FAULT_RR_HOLD
+      ptr_d = gnt_idx_o;  // injected fault (rtl/models/rr_arbiter_stuck.cmake): the winner keeps priority
+`else
       ptr_d = (gnt_idx_o == IdxW'(NumReq - 1)) ? '0 : gnt_idx_o + 1'b1;
+`endif
     end
   end
 

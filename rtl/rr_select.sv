@@ -29,8 +29,12 @@ module rr_select #(
   assign mask      = {NumReq{1'b1}} << ptr_i;
   assign req_upper = req_i & mask;
   assign pick_src  = (|req_upper) ? req_upper : req_i;
+`ifdef FABRICSIM_FAULT_RR_SELECT_ALL
+  assign gnt_o     = pick_src;  // injected fault (rtl/CMakeLists.txt): every requester of the half
+`else
   // Lowest set bit: x & -x (two's complement isolates it).
   assign gnt_o     = pick_src & (-pick_src);
+`endif
   assign valid_o   = |req_i;
 
   always_comb begin

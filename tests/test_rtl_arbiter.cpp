@@ -2,7 +2,7 @@
 // docs/cosim.md "Arbiters"): the output_queued switch's write-port arbiters
 // (switch.write_arbiter_impl) and the NIC's VL arbiter (nic.vl_arbiter_impl) give the same
 // results as rtl as tlm, pass lockstep, and lockstep stops the deliberately broken twin
-// (rtl/test/rr_arbiter_stuck.sv, added to this process's table) with the arbiter's
+// (rtl/models/rr_arbiter_stuck.cmake: an injected fault, added to this process's table) with the arbiter's
 // hierarchy name; the block alone against the core; configuration errors.
 // Every fabric run is a forked child (SystemC elaborates once per process).
 #include <filesystem>
@@ -99,7 +99,7 @@ TEST(RtlArbiter, LockstepCatchesTheBrokenWriteArbiter) {
   // of some output's arbiter, named by its hierarchy.
   EXPECT_THAT(e, ::testing::ContainsRegex("lockstep state divergence in fabric\\.sw0\\.port[0-9]+\\.write_arbiter at "
                                           "core-clock cycle [0-9]+ \\(t = [0-9.]+ ns\\), arbitration round 1:"));
-  EXPECT_THAT(e, HasSubstr("hw core 'round_robin' and RTL rr_arbiter_stuck (top rr_arbiter_stuck, 16 requesters)"));
+  EXPECT_THAT(e, HasSubstr("hw core 'round_robin' and RTL rr_arbiter_stuck (top rr_arbiter, 16 requesters)"));
   EXPECT_THAT(e, ::testing::ContainsRegex("state: +ptr\\[0\\]: hw core ([0-9]+), RTL ([0-9]+) \\(debug port ptr_o\\)"));
   EXPECT_THAT(e, ::testing::ContainsRegex("requests: +\\{[0-9,]+\\}"));
   std::smatch m;

@@ -1,7 +1,7 @@
 // The RTL iSLIP allocator inside a running fabric (tlm/rtl_allocator.h, docs/cosim.md):
 // examples/single_switch.yaml gives the same results with allocator_impl rtl as tlm;
 // lockstep passes for the project's iSLIP and the independent islip_allocator_alt.sv,
-// and catches the broken variant (rtl/test/islip_allocator_broken.sv, added to this
+// and catches the broken variant (rtl/models/islip_allocator_broken.cmake, an injected fault, added to this
 // process's allocator table here and absent from the fabricsim binary), naming switch,
 // cycle, requests and both grant sets, with the waveform before it; the transactor
 // alone against the hw core; configuration errors; `run --trace` writes FST.
@@ -162,7 +162,7 @@ TEST(RtlCosim, LockstepCatchesTheBrokenRtl) {
   // Its registration declares the pointer registers' debug ports: the state check stops it
   // at the edge a pointer goes wrong, before any grant differs.
   EXPECT_THAT(e, HasSubstr("lockstep state divergence in fabric.sw0.allocator"));
-  EXPECT_THAT(e, HasSubstr("islip_allocator_broken (top islip_allocator_broken, 16x16, 4 iterations)"));
+  EXPECT_THAT(e, HasSubstr("islip_allocator_broken (top islip_allocator, 16x16, 4 iterations)"));
   EXPECT_THAT(e, ::testing::ContainsRegex("core-clock cycle [0-9]+ \\(t = [0-9.]+ ns\\), allocation round [0-9]+"));
   EXPECT_THAT(e, ::testing::ContainsRegex("state: +(grant_ptr|accept_ptr)\\[[0-9]+\\]: hw core [0-9]+, RTL [0-9]+ "
                                           "\\(debug port dbg_[ga]ptr_o\\)"));

@@ -1,7 +1,7 @@
 // The RTL credit manager (rtl/credit_manager.sv) as every link transmitter's credit
 // accounting (tlm/rtl_credit_manager.h, link.credit_manager_impl): the same results as
 // the hw core on an IB leaf-spine (1 and 2 VLs) and back-to-back NICs; lockstep passes
-// and catches the broken twin (rtl/test/credit_manager_broken.sv, added to this process's
+// and catches the broken twin (rtl/models/credit_manager_broken.cmake, an injected fault, added to this process's
 // table only) with the port's hierarchy name; the block alone against hw::CreditCounter;
 // configuration errors. Every fabric run is a forked child.
 #include <cstdint>
@@ -74,7 +74,7 @@ TEST(RtlCreditManager, LockstepCatchesTheBrokenRtl) {
   RecordProperty("error", e);  // the message, in --gtest_output=xml
   EXPECT_THAT(e, ::testing::ContainsRegex("lockstep mismatch in fabric\\.[a-z_0-9]+\\.port[0-9]+\\.credit_manager at edge "
                                           "[0-9]+ \\(call [0-9]+, t = [0-9.]+ ns\\)"));
-  EXPECT_THAT(e, HasSubstr("credit_manager_broken (top credit_manager_broken, 1 VL, 64 B blocks) disagree"));
+  EXPECT_THAT(e, HasSubstr("credit_manager_broken (top credit_manager, 1 VL, 64 B blocks) disagree"));
   EXPECT_THAT(e, ::testing::ContainsRegex("inputs: +(can_send|consume|restore)\\(VL 0, [0-9]+ (blocks|bytes)\\)"));
   EXPECT_THAT(e, ::testing::ContainsRegex("hw core [0-9]+, RTL [0-9]+"));
   EXPECT_THAT(e, HasSubstr("up to the mismatch: "));

@@ -3,9 +3,9 @@
 // expected outputs and the RTL the hw core's; the first mismatch stops the file and is
 // reported with its cycle, inputs and the three outputs. The models are built with their
 // SystemVerilog assertions (--assert): a failing one stops the run and fails the test with
-// its name and message. A deliberately broken iSLIP (rtl/test/islip_allocator_broken.sv)
-// must be caught by the comparison, an arbiter granting two requesters
-// (rtl/test/rr_arbiter_broken.f) by its assertions. Per-cycle protocol in rtl/README.md;
+// its name and message. The real RTL with an injected fault (rtl/README.md) must be
+// caught: iSLIP moving its pointers on every iteration by the comparison, an arbiter
+// granting two requesters by its assertions. Per-cycle protocol in rtl/README.md;
 // each test runs in a forked child (SystemC elaborates once per process);
 // FABRICSIM_RTL_TRACE=<dir> writes an FST waveform per test, and in a coverage build
 // (scripts/rtl_coverage.sh) FABRICSIM_RTL_COVERAGE=<dir> a coverage file per test.

@@ -1,10 +1,10 @@
-# The deliberately broken credit manager (rtl/test/credit_manager_broken.sv: blocks
-# rounded down), test only: tests/test_rtl_credit_manager.cpp adds it to show that
+# A deliberately broken credit manager: rtl/credit_manager.sv with an injected fault
+# (FABRICSIM_FAULT_CREDIT_ROUND_DOWN: a packet's blocks rounded down), test only: tests/test_rtl_credit_manager.cpp adds it to show that
 # lockstep catches it; the fabricsim binary neither links nor lists it.
 fabricsim_rtl_model(credit_manager_broken
   TWIN        credit_manager credit_counter
-  FILELIST    ../test/credit_manager_broken.f
-  TOP         credit_manager_broken
+  FILELIST    ../credit_manager.f
+  TOP         credit_manager
   CLOCK       clk_i
   RESET       rst_ni ACTIVE_LOW ASYNC
   HANDSHAKE   STROBE consume_i
@@ -16,4 +16,5 @@ fabricsim_rtl_model(credit_manager_broken
   SIZE_PARAMS vls=NumVls block_bytes=BlockBytes
   SIZES       1
   DEBUG       lent=dbg_used_o
+  VERILATOR_ARGS +define+FABRICSIM_FAULT_CREDIT_ROUND_DOWN
   TEST_ONLY)
