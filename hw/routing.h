@@ -18,6 +18,7 @@ enum class RoutingAlgorithm {
   ecmp,      ///< hash of (src, dst, flow): one path per flow, collisions show
   flowlet,   ///< re-hash a flow after an idle gap > flowlet_timeout (LetFlow, NSDI 2017)
   spray,     ///< per packet, round robin over the candidates
+  random_spray,  ///< per packet, a uniformly random candidate (random packet spraying)
   adaptive,  ///< per packet, the candidate with the least queued bytes (ties by hash)
 };
 std::string_view to_string(RoutingAlgorithm a);
@@ -62,7 +63,8 @@ class RoutePolicy {
   };
   RoutingParams params_;
   std::uint64_t salt_;
-  std::uint64_t spray_next_ = 0;
+  std::uint64_t spray_next_ = 0;  // spray: the next candidate; random_spray: the draw count
+  std::uint64_t spray_seed_;      // random_spray: this switch's stream
   std::unordered_map<std::uint64_t, Flowlet> flowlets_;
 };
 
