@@ -383,7 +383,7 @@ TEST(TopologyConfig, Errors) {
               HasSubstr("unreachable"));
   EXPECT_THAT(yaml_error_of("topology: {kind: leaf_spine, radix: 8, endpoints: 4}\n"),
               HasSubstr("topology.endpoints: unknown key"));
-  EXPECT_THAT(yaml_error_of("routing: {algorithm: valiant}\n"), HasSubstr("allowed: d_mod_k, ecmp, flowlet, spray, adaptive"));
+  EXPECT_THAT(yaml_error_of("routing: {algorithm: valiant}\n"), HasSubstr("allowed: d_mod_k, ecmp, flowlet, spray, random_spray, adaptive"));
 }
 
 // Rail-optimised cluster: 4 servers x 8 GPUs, rail leaves of radix 8 at 1:1 (4 servers
