@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -107,8 +109,9 @@ void read_pipeline(ConfigMap m, tlm_fabric::PipelineStages& p) {
 }
 
 // RED curve (ECN marking or WRED dropping) in bytes of egress queue depth.
-void read_marking(ConfigMap m, tlm_fabric::MarkingParams& k) {
-  const hw::ParamBlock& spec = tlm_fabric::switch_params(m.path());  // switch.ecn or switch.wred
+/// `section`: switch.ecn or switch.wred.
+void read_marking(ConfigMap m, const char* section, tlm_fabric::MarkingParams& k) {
+  const hw::ParamBlock& spec = tlm_fabric::switch_params(section);
   k.enabled = m.boolean(spec["enabled"], k.enabled);
   k.curve.kmin_bytes = m.size(spec["kmin"], Size::bytes(k.curve.kmin_bytes)).in_bytes();
   k.curve.kmax_bytes = m.size(spec["kmax"], Size::bytes(k.curve.kmax_bytes)).in_bytes();
@@ -280,10 +283,13 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
   }
 
   read_pfc(m.map("pfc"), s);
-  read_marking(m.map("ecn"), s.ecn);
-  read_marking(m.map("wred"), s.wred);
+  read_marking(m.map("ecn"), "switch.ecn", s.ecn);
+  read_marking(m.map("wred"), "switch.wred", s.wred);
+  for (const char* key : {"tiers", "instances"})
+    if (m.has(key)) m.node(key);  // read_switch_overrides, once the topology is known
   m.finish();
 }
+
 
 void read_transport(ConfigMap m, tlm_fabric::TransportParams& t) {
   const hw::ParamBlock& spec = tlm_fabric::transport_params();
@@ -845,43 +851,43 @@ int max_radix(const TopologyParams& t, int single_switch_ports) {
   return radix;
 }
 
-void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_block) {
+/// The buffer checks of one set of switch parameters `sp`; errors point into `sw` (the
+/// `switch` section, a tier or a named switch).
+void check_buffers(const FabricConfig& c, const tlm_fabric::SwitchParams& sp, ConfigMap sw, ConfigMap& top,
+                   std::uint32_t credit_block) {
   const std::uint64_t frame = hw::PhyTiming(c.link.phy).frame_bytes(c.nic.mtu.in_bytes());
   const std::uint64_t need = std::max<std::uint64_t>((frame + credit_block - 1) / credit_block, 1) * credit_block;
-  const int vls = c.switch_params.vls;
+  const int vls = sp.vls;
   const std::string why = "must hold one " + hw::to_string(c.nic.mtu) + " MTU frame (" + std::to_string(frame) +
                           "B with " + std::string(hw::to_string(c.link.phy.framing)) + " framing) in " +
                           std::to_string(credit_block) + "B credit blocks" + (vls > 1 ? " per VL" : "") +
                           ": at least " + std::to_string(need * vls) + "B";
-  auto check = [&](const char* section, const char* key, hw::Size size) {
+  auto check = [&](ConfigMap s, const char* key, hw::Size size) {
     if (size.in_bytes() / vls / credit_block * credit_block >= need) return;
-    ConfigMap s = top.map(section);
     if (s.has(key)) s.fail(key, why + ", got " + hw::to_string(size));
-    top.map("nic").fail("mtu", std::string("too large for ") + section + "." + key + " = " + hw::to_string(size) + ": it " + why);
+    top.map("nic").fail("mtu", "too large for " + s.path() + "." + key + " = " + hw::to_string(size) + ": it " + why);
   };
   if (c.link.flow_control == tlm_fabric::FlowControl::credit) {
-    check("switch", "input_buffer", c.switch_params.input_buffer);
-    check("nic", "rx_buffer", c.nic.rx_buffer);
-    const auto& sp = c.switch_params;
+    check(sw, "input_buffer", sp.input_buffer);
+    check(top.map("nic"), "rx_buffer", c.nic.rx_buffer);
     // Worst case a credit block's packet takes a whole buffer cell.
     const int radix = max_radix(c.topology, sp.ports);
     const std::uint64_t cell_factor = std::max<std::uint64_t>(1, (sp.cell_bytes + credit_block - 1) / credit_block);
     const std::uint64_t need_pool = sp.input_buffer.in_bytes() * static_cast<std::uint64_t>(radix) * cell_factor;
     if (sp.buffer == tlm_fabric::BufferOrganisation::shared_memory && sp.shared_buffer.in_bytes() < need_pool)
-      top.map("switch").fail("shared_buffer", "under credit flow control the shared pool must cover every input's credit "
+      sw.fail("shared_buffer", "under credit flow control the shared pool must cover every input's credit "
                              "allotment in cells: radix " + std::to_string(radix) + " x input_buffer x " +
                              std::to_string(cell_factor) + " = " + hw::to_string(hw::Size::bytes(need_pool)) +
                              ", got " + hw::to_string(sp.shared_buffer));
   }
-  const std::uint64_t cell = c.switch_params.cell_bytes;
+  const std::uint64_t cell = sp.cell_bytes;
   const std::uint64_t frame_cells = (frame + cell - 1) / cell * cell;
   if (c.link.flow_control == tlm_fabric::FlowControl::pfc &&
-      c.switch_params.pfc.xoff_bytes + c.switch_params.pfc.headroom_bytes < frame_cells)
-    top.map("switch").map("pfc").fail("headroom", "xoff + headroom must hold one MTU frame in whole cells (" +
+      sp.pfc.xoff_bytes + sp.pfc.headroom_bytes < frame_cells)
+    sw.map("pfc").fail("headroom", "xoff + headroom must hold one MTU frame in whole cells (" +
                                                       std::to_string(frame_cells) + "B)");
   // Lossless: an input queue must take what PFC lets in on every priority (xoff +
   // headroom each), or it drops packets PFC admitted (the lossless-drops invariant).
-  const auto& sp = c.switch_params;
   const bool input_queued = sp.buffer == tlm_fabric::BufferOrganisation::input_fifo ||
                             sp.buffer == tlm_fabric::BufferOrganisation::voq;
   const std::uint64_t pfc_need = static_cast<std::uint64_t>(vls) * (sp.pfc.xoff_bytes + sp.pfc.headroom_bytes);
@@ -890,20 +896,138 @@ void check_buffers(const FabricConfig& c, ConfigMap& top, std::uint32_t credit_b
                              std::to_string(vls) + " x (" + std::to_string(sp.pfc.xoff_bytes) + "B + " +
                              std::to_string(sp.pfc.headroom_bytes) + "B) = " + std::to_string(pfc_need) +
                              "B), else it drops packets PFC admitted";
-    ConfigMap s = top.map("switch");
-    if (s.has("input_buffer")) s.fail("input_buffer", what + "; got " + hw::to_string(sp.input_buffer));
-    s.map("pfc").fail(s.map("pfc").has("headroom") ? "headroom" : "xoff", what);
+    if (sw.has("input_buffer")) sw.fail("input_buffer", what + "; got " + hw::to_string(sp.input_buffer));
+    sw.map("pfc").fail(sw.map("pfc").has("headroom") ? "headroom" : "xoff", what);
   }
   // Output-queued under PFC: PFC bounds what each input holds, not what one output
   // receives; every input may send its whole PFC allowance to the same output.
   const std::uint64_t oq_need = static_cast<std::uint64_t>(max_radix(c.topology, sp.ports)) * pfc_need;
   if (c.link.flow_control == tlm_fabric::FlowControl::pfc && sp.buffer == tlm_fabric::BufferOrganisation::output_queued &&
       sp.output_buffer.in_bytes() < oq_need)
-    top.map("switch").fail("output_buffer", "under PFC an output_queued output buffer must hold what every input may send "
+    sw.fail("output_buffer", "under PFC an output_queued output buffer must hold what every input may send "
                            "to it: radix " + std::to_string(max_radix(c.topology, sp.ports)) + " x " + std::to_string(vls) +
                            " VL x (xoff + headroom) = " + hw::to_string(hw::Size::bytes(oq_need)) + ", got " +
                            hw::to_string(sp.output_buffer) + "; else it drops packets PFC admitted (raise output_buffer, "
                            "lower switch.pfc, or use voq / shared_memory)");
+}
+
+/// The switch keys one switch may not have on its own: the fabric's VLs and SL mapping,
+/// the single switch's radix, the waveform options, the in-network reduction service,
+/// and the override sections themselves.
+bool fabric_wide_switch_key(const std::string& key) {
+  static const std::set<std::string> keys{"ports", "vls", "sl_to_vl", "rtl_trace", "rtl_trace_format",
+                                          "rtl_trace_scope", "rtl_trace_from", "rtl_trace_to", "rtl_trace_max_size",
+                                          "in_network_reduction", "reduction_latency", "reduction_bandwidth",
+                                          "tiers", "instances"};
+  return keys.count(key) > 0;
+}
+
+/// `over` laid over `base`: maps merge key by key (a nested map such as pipeline or pfc
+/// too), any other value replaces. The values keep their marks, so errors name their
+/// lines. Only fresh keys of a fresh map are assigned: assigning to a node yaml-cpp
+/// already holds would rewrite the base document through the shared reference.
+YAML::Node overlay(const YAML::Node& base, const YAML::Node& over) {
+  if (!base.IsMap() || !over.IsMap()) return over;
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : base) {
+    const std::string key = kv.first.Scalar();
+    const YAML::Node o = over[key];
+    out[key] = o ? overlay(kv.second, o) : kv.second;
+  }
+  for (const auto& kv : over)
+    if (!base[kv.first.Scalar()]) out[kv.first.Scalar()] = kv.second;
+  return out;
+}
+
+/// The tier names of switch.tiers, by level.
+const std::vector<std::string>& tier_names() {
+  static const std::vector<std::string> names{"leaf", "spine", "core"};
+  return names;
+}
+
+/// switch.tiers and switch.instances: each read as the whole switch section with its keys
+/// laid over (so every check of read_switch and check_buffers applies to the result).
+void read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigSource>& source, ConfigMap& top,
+                           FabricConfig& c, std::uint32_t credit_block) {
+  ConfigMap sw = top.map("switch");
+  if (!sw.present("tiers") && !sw.present("instances")) return;
+  if (c.topology.kind == TopologyKind::single_switch || c.topology.kind == TopologyKind::back_to_back)
+    sw.fail(sw.present("tiers") ? "tiers" : "instances",
+            "the " + std::string(to_string(c.topology.kind)) + " topology has one switch or none: set its keys in switch");
+  YAML::Node base(YAML::NodeType::Map);
+  for (const auto& kv : root["switch"])
+    if (kv.first.Scalar() != "tiers" && kv.first.Scalar() != "instances") base[kv.first.Scalar()] = kv.second;
+  const TopologyGraph graph = build_graph(c.topology);
+  const nlohmann::json base_keys = to_json(base).flatten();
+  // Reads `layers` laid over the switch section, in order, as the section `path` of the
+  // switches `names`.
+  auto read = [&](const std::vector<YAML::Node>& layers, const std::string& path, const nlohmann::json& names) {
+    YAML::Node merged = base;
+    for (const auto& layer : layers) merged.reset(overlay(merged, layer));
+    nlohmann::json& echo = c.switch_overrides[path];
+    echo["switches"] = names;
+    echo["keys"] = nlohmann::json::object();
+    const nlohmann::json keys = to_json(merged).flatten();
+    for (const auto& [pointer, value] : keys.items()) {
+      const nlohmann::json was = base_keys.contains(pointer) ? base_keys[pointer] : nlohmann::json();
+      std::string key = pointer.substr(1);
+      std::replace(key.begin(), key.end(), '/', '.');
+      if (was != value) echo["keys"][key] = {{"value", value}, {"switch", was}};
+    }
+    tlm_fabric::SwitchParams p;
+    InNetworkReduction unused;
+    read_switch(ConfigMap(merged, path, source), p, c.link.phy.framing, unused);
+    p.seed = c.switch_params.seed;
+    p.credit_block_bytes = c.switch_params.credit_block_bytes;
+    check_buffers(c, p, ConfigMap(merged, path, source), top, credit_block);
+    return p;
+  };
+  // One override map: a mapping of switch keys, none of them fabric-wide.
+  auto checked = [&](ConfigMap parent, const std::string& key) {
+    const YAML::Node n = parent.node(key);
+    if (!n.IsMap()) parent.fail(key, "expected a mapping of switch keys, e.g. {buffer: voq}");
+    ConfigMap keys(n, parent.path() + "." + key, source);
+    for (const auto& kv : n)
+      if (fabric_wide_switch_key(kv.first.Scalar()))
+        keys.fail(kv.first.Scalar(), "is fabric-wide: set it in the switch section, not per tier or switch");
+    return n;
+  };
+  std::map<int, YAML::Node> tier_nodes;
+  if (sw.present("tiers")) {
+    ConfigMap tiers = sw.map("tiers");
+    const auto& names = tier_names();
+    for (std::size_t level = 0; level < names.size(); ++level) {
+      if (!tiers.present(names[level])) continue;
+      const bool present = std::any_of(graph.switches.begin(), graph.switches.end(),
+                                       [&](const SwitchNode& s) { return s.level == static_cast<int>(level); });
+      if (!present)
+        tiers.fail(names[level], "the " + std::string(to_string(c.topology.kind)) + " topology has no " + names[level] +
+                                     " switches");
+      tier_nodes[static_cast<int>(level)] = checked(tiers, names[level]);
+      nlohmann::json at_level = nlohmann::json::array();
+      for (const auto& s : graph.switches)
+        if (s.level == static_cast<int>(level)) at_level.push_back(s.name);
+      c.tier_switch_params[static_cast<int>(level)] =
+          read({tier_nodes[static_cast<int>(level)]}, "switch.tiers." + names[level], at_level);
+    }
+    tiers.finish();
+  }
+  if (sw.present("instances")) {
+    ConfigMap instances = sw.map("instances");
+    std::string some;
+    for (const auto& s : graph.switches) {
+      if (some.size() < 60) some += (some.empty() ? "" : ", ") + s.name;
+      if (!instances.present(s.name)) continue;
+      std::vector<YAML::Node> layers;
+      if (tier_nodes.count(s.level)) layers.push_back(tier_nodes[s.level]);
+      layers.push_back(checked(instances, s.name));
+      c.instance_switch_params[s.name] = read(layers, "switch.instances." + s.name, nlohmann::json::array({s.name}));
+    }
+    for (const auto& kv : root["switch"]["instances"])
+      if (!c.instance_switch_params.count(kv.first.Scalar()))
+        instances.fail(kv.first.Scalar(), "no switch of that name in the " + std::string(to_string(c.topology.kind)) +
+                                              " topology; its switches: " + some + " ... (fabricsim routes lists them)");
+  }
 }
 
 // Flow control the link cannot carry out (an error), or that does nothing or too little
@@ -996,7 +1120,8 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
     top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
                                         " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, rail_optimized: radix, three_tier: radix, explicit: cables)");
-  check_buffers(c, top, credit_block);
+  check_buffers(c, c.switch_params, top.map("switch"), top, credit_block);
+  read_switch_overrides(root, source, top, c, credit_block);
   check_flow_control(c, top);
   read_routing(top.map("routing"), c.routing);
   c.collective_enabled = top.present("collective");
@@ -1038,13 +1163,25 @@ std::vector<Override> from_set(const std::vector<std::string>& overrides) {
 
 }  // namespace
 
+const tlm_fabric::SwitchParams& FabricConfig::switch_params_for(const std::string& name, int level) const {
+  if (const auto it = instance_switch_params.find(name); it != instance_switch_params.end()) return it->second;
+  if (const auto it = tier_switch_params.find(level); it != tier_switch_params.end()) return it->second;
+  return switch_params;
+}
+
 bool FabricConfig::uses_rtl_blocks() const {
   using tlm_fabric::AllocatorImpl;
-  const bool output_queued = switch_params.buffer == tlm_fabric::BufferOrganisation::output_queued;
-  for (const AllocatorImpl i : {switch_params.allocator_impl, switch_params.vl_arbiter_impl, link.credit_manager_impl,
-                                output_queued ? switch_params.write_arbiter_impl : AllocatorImpl::tlm,
-                                nic.vl_arbiter_impl})
-    if (i != AllocatorImpl::tlm) return true;
+  if (link.credit_manager_impl != AllocatorImpl::tlm || nic.vl_arbiter_impl != AllocatorImpl::tlm) return true;
+  auto uses = [](const tlm_fabric::SwitchParams& s) {
+    const bool output_queued = s.buffer == tlm_fabric::BufferOrganisation::output_queued;
+    return s.allocator_impl != AllocatorImpl::tlm || s.vl_arbiter_impl != AllocatorImpl::tlm ||
+           (output_queued && s.write_arbiter_impl != AllocatorImpl::tlm);
+  };
+  if (uses(switch_params)) return true;
+  for (const auto& [level, s] : tier_switch_params)
+    if (uses(s)) return true;
+  for (const auto& [name, s] : instance_switch_params)
+    if (uses(s)) return true;
   return false;
 }
 

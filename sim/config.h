@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -160,6 +161,18 @@ struct FabricConfig {
   /// Settings that are accepted but likely not what was meant, each worded as an error
   /// (`FILE:LINE:COL: key: what`): printed by run and validate, kept in results.json.
   std::vector<std::string> warnings;
+
+  /// Switch parameters of the tiers (switch.tiers, by level: 0 leaf, 1 spine, 2 core) and
+  /// of the named switches (switch.instances), each complete: switch_params with the
+  /// tier's, then the switch's keys over it.
+  std::map<int, tlm_fabric::SwitchParams> tier_switch_params;
+  std::map<std::string, tlm_fabric::SwitchParams> instance_switch_params;
+  /// Per override section (switch.tiers.spine, switch.instances.leaf0): `switches`, the
+  /// switch names it applies to, and `keys`, each key whose effective value differs from
+  /// the switch section's: {value, switch} (`fabricsim validate` prints them).
+  nlohmann::json switch_overrides = nlohmann::json::object();
+  /// The effective parameters of the switch `name` at tier `level`.
+  const tlm_fabric::SwitchParams& switch_params_for(const std::string& name, int level) const;
 
   /// Whether any block runs as an RTL twin (an `*_impl` key other than tlm that has an
   /// effect: the write arbiters only on an output-queued switch).

@@ -127,15 +127,14 @@ void Fabric::set_routes(const TopologyGraph& routed) {
 }
 
 void Fabric::build_switches(const std::vector<int>& extra_ports, stats::Registry& stats) {
-  const auto& sp = config_.switch_params;
   const std::vector<std::uint64_t> divisor = d_mod_k_divisors(graph_);
   for (std::size_t s = 0; s < graph_.switches.size(); ++s) {
-    tlm_fabric::SwitchParams params = sp;
+    tlm_fabric::SwitchParams params = switch_params_of(static_cast<int>(s));
     params.ports = graph_.switches[s].radix + extra_ports[s];
     params.speedup = std::min(params.speedup, params.ports);
     params.routing = config_.routing;
     params.routing.d_mod_k_divisor = divisor[s];
-    params.seed = hw::mix_seed(sp.seed, s);
+    params.seed = hw::mix_seed(config_.switch_params.seed, s);
     tlm_fabric::WakeQueue::instance().building_lane(switch_lane_[s]);
     switches_.push_back(std::make_unique<tlm_fabric::Switch>(graph_.switches[s].name.c_str(), params, pool_, stats));
     port_links_.emplace_back(static_cast<std::size_t>(params.ports));
@@ -163,7 +162,7 @@ void Fabric::connect_back_to_back(stats::Registry& stats) {
 
 void Fabric::attach_nic(int e, const std::string& ep, int s, int port, const tlm_fabric::LinkParams& cable,
                         const std::string& tier, stats::Registry& stats) {
-  const auto& sp = config_.switch_params;
+  const auto& sp = switch_params_of(s);
   auto& sw = *switches_[s];
   const std::string swp = graph_.switches[s].name + "_p" + std::to_string(port);
   tlm_fabric::WakeQueue::instance().building_lane(switch_lane_[s]);
@@ -214,7 +213,7 @@ testbench::AggregationTree Fabric::attach_aggregation_ports(const SwitchTree& tr
 }
 
 void Fabric::connect_switch_cables() {
-  const auto& sp = config_.switch_params;
+  const int vls = config_.switch_params.vls;
   for (const Cable& c : graph_.cables) {
     auto& a = *switches_[c.a];
     auto& b = *switches_[c.b];
@@ -230,9 +229,10 @@ void Fabric::connect_switch_cables() {
       cross_lanes(c.a, ab, c.b);
       cross_lanes(c.b, ba, c.a);
     }
-    a.attach_egress(c.a_port, &ab, per_vl(sp.input_buffer, sp.vls));
+    // Each transmitter holds the credits of the receiving switch's input buffer.
+    a.attach_egress(c.a_port, &ab, per_vl(switch_params_of(c.b).input_buffer, vls));
     b.attach_ingress(c.b_port, &ab);
-    b.attach_egress(c.b_port, &ba, per_vl(sp.input_buffer, sp.vls));
+    b.attach_egress(c.b_port, &ba, per_vl(switch_params_of(c.a).input_buffer, vls));
     a.attach_ingress(c.a_port, &ba);
     port_links_[c.a][c.a_port] = {&ba, &ab, graph_.switches[c.b].name, c.tier, c.b, c.b_port};
     port_links_[c.b][c.b_port] = {&ab, &ba, graph_.switches[c.a].name, c.tier, c.a, c.a_port};
@@ -388,7 +388,12 @@ nlohmann::json Fabric::diagnose_stall() const {
 IdealFct Fabric::ideal_fct() const {
   std::vector<hw::PhyTiming> host;
   for (const auto* up : up_) host.push_back(up->timing());
-  return IdealFct(graph_, std::move(host), hw::PhyTiming(config_.topology.fabric_link.phy), config_.switch_params,
+  std::vector<tlm_fabric::SwitchParams> by_level{config_.switch_params};
+  for (const auto& [level, params] : config_.tier_switch_params) {
+    if (by_level.size() <= static_cast<std::size_t>(level)) by_level.resize(static_cast<std::size_t>(level) + 1, config_.switch_params);
+    by_level[static_cast<std::size_t>(level)] = params;
+  }
+  return IdealFct(graph_, std::move(host), hw::PhyTiming(config_.topology.fabric_link.phy), std::move(by_level),
                   config_.nic.mtu.in_bytes());
 }
 

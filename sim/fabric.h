@@ -107,6 +107,10 @@ class Fabric : public sc_core::sc_module {
   void set_routes(const TopologyGraph& routed);
   /// A Switch per graph switch, with `extra_ports[s]` internal ports beyond its radix.
   void build_switches(const std::vector<int>& extra_ports, stats::Registry& stats);
+  /// Switch `s`'s parameters: the switch section, its tier's and its own overrides.
+  const tlm_fabric::SwitchParams& switch_params_of(int s) const {
+    return config_.switch_params_for(graph_.switches[s].name, graph_.switches[s].level);
+  }
   /// No switch: NIC 0 and NIC 1 on one cable (a Link per direction).
   void connect_back_to_back(stats::Registry& stats);
   /// A NIC (endpoint or aggregation node) `e` named `ep` on port `port` of switch `s`.

@@ -10,11 +10,11 @@
 namespace fabricsim::sim {
 
 IdealFct::IdealFct(const TopologyGraph& graph, std::vector<hw::PhyTiming> host_links, const hw::PhyTiming& fabric_link,
-                   const tlm_fabric::SwitchParams& switch_params, std::uint64_t mtu)
+                   std::vector<tlm_fabric::SwitchParams> by_level, std::uint64_t mtu)
     : graph_(graph),
       host_links_(std::move(host_links)),
       fabric_link_(fabric_link),
-      switch_(switch_params),
+      by_level_(std::move(by_level)),
       mtu_(mtu),
       distances_(graph.switches.size()),
       endpoints_(host_links_.size() * host_links_.size() <= kMemoSlots ? host_links_.size() : 0) {}
@@ -54,11 +54,12 @@ double IdealFct::compute_seconds(int src, int dst, std::uint64_t bytes) const {
   for (int i = 1; i < links; ++i)
     if (link(i).data_rate().bps() < slowest->data_rate().bps()) slowest = &link(i);
   double t = static_cast<double>(segments - 1) * slowest->occupancy(mtu_).in_seconds();
-  const double pipeline =
-      (switch_.pipeline.to_allocator() + switch_.pipeline.grant_to_wire()) / switch_.core_clock.in_hertz();
   for (int i = 0; i + 1 < links; ++i) {
+    const auto level = static_cast<std::size_t>(std::min(i, hops - 1 - i));
+    const tlm_fabric::SwitchParams& sw = by_level_[std::min(level, by_level_.size() - 1)];
+    const double pipeline = (sw.pipeline.to_allocator() + sw.pipeline.grant_to_wire()) / sw.core_clock.in_hertz();
     // Cut-through needs the egress no faster than the ingress; otherwise the tail is waited for.
-    const bool cut_through = switch_.forwarding != tlm_fabric::ForwardingMode::store_and_forward &&
+    const bool cut_through = sw.forwarding != tlm_fabric::ForwardingMode::store_and_forward &&
                              link(i + 1).data_rate().bps() <= link(i).data_rate().bps();
     t += (cut_through ? link(i).header_delay(last) : link(i).tail_delay(last)).in_seconds() + pipeline;
   }

@@ -26,9 +26,12 @@ namespace fabricsim::sim {
 /// switch (at most two cycles per switch).
 class IdealFct {
  public:
-  /// `host_links[e]`: endpoint e's cable; `fabric_link`: every switch-switch cable.
+  /// `host_links[e]`: endpoint e's cable; `fabric_link`: every switch-switch cable;
+  /// `by_level[l]`: the switches of tier l (the last entry for the levels above). A
+  /// minimal path climbs from the leaves and descends again, so its hop i is at tier
+  /// min(i, hops - 1 - i); a switch's own overrides (switch.instances) are not seen.
   IdealFct(const TopologyGraph& graph, std::vector<hw::PhyTiming> host_links, const hw::PhyTiming& fabric_link,
-           const tlm_fabric::SwitchParams& switch_params, std::uint64_t mtu);
+           std::vector<tlm_fabric::SwitchParams> by_level, std::uint64_t mtu);
   /// Ideal FCT [s] of `bytes` from endpoint `src` to `dst`.
   double seconds(int src, int dst, std::uint64_t bytes) const;
   /// Switches on a minimal path from `src` to `dst` (0 back to back).
@@ -38,7 +41,7 @@ class IdealFct {
   const TopologyGraph& graph_;
   std::vector<hw::PhyTiming> host_links_;
   hw::PhyTiming fabric_link_;
-  tlm_fabric::SwitchParams switch_;
+  std::vector<tlm_fabric::SwitchParams> by_level_;
   std::uint64_t mtu_;
   mutable std::vector<std::vector<int>> distances_;    // per switch, filled on first use: to every switch, in switch-switch hops
   /// The answers of `seconds` last asked: a fabric completes flows between the same pairs

@@ -38,6 +38,19 @@ void print_warnings(const fabricsim::sim::FabricConfig& config) {
   for (const auto& w : config.warnings) std::cerr << "fabricsim: warning: " << w << "\n";
 }
 
+/// The effective parameters of the switches with their own (switch.tiers, switch.instances).
+void print_switch_overrides(const fabricsim::sim::FabricConfig& config) {
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (const auto& [section, o] : config.switch_overrides.items()) {
+    std::string names;
+    for (const auto& n : o["switches"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+    std::cout << section << " (" << names << "):" << (o["keys"].empty() ? " as the switch section" : "") << "\n";
+    for (const auto& [key, v] : o["keys"].items())
+      std::cout << "  " << key << ": " << text(v["value"]) << " (switch section: "
+                << (v["switch"].is_null() ? "default" : text(v["switch"])) << ")\n";
+  }
+}
+
 /// `fabricsim run --trace*`: the waveform options (switch.rtl_trace*) as given.
 struct TraceFlags {
   std::string dir, format, from, to, max_size;
@@ -343,8 +356,10 @@ int sweep_subcommand(CommandLine& cl, fabricsim::sim::Verbosity verbosity) {
 int run_subcommand(CommandLine& cl) {
   if (cl.params->parsed()) return fabricsim::sim::params_command(cl.params_markdown, cl.params_doc);
   if (cl.validate->parsed()) {
-    print_warnings(fabricsim::sim::load_config(cl.file, cl.overrides));
+    const auto config = fabricsim::sim::load_config(cl.file, cl.overrides);
+    print_warnings(config);
     std::cout << cl.file << ": valid\n";
+    print_switch_overrides(config);
     return 0;
   }
   const auto verbosity = cl.quiet ? fabricsim::sim::Verbosity::quiet

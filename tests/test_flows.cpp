@@ -50,7 +50,7 @@ TEST(FlowCompletion, SameTimeCompletionsAddUpInOneOrder) {
   const auto config = load_config_text(kLeafSpineRadix4, "flows.yaml", {});
   const auto graph = fabricsim::sim::build_graph(config.topology);
   const IdealFct ideal(graph, std::vector<fabricsim::hw::PhyTiming>(graph.endpoints(), fabricsim::hw::PhyTiming(config.link.phy)),
-                       fabricsim::hw::PhyTiming(config.topology.fabric_link.phy), config.switch_params,
+                       fabricsim::hw::PhyTiming(config.topology.fabric_link.phy), {config.switch_params},
                        config.nic.mtu.in_bytes());
   // FCTs whose float sum depends on the order (0.1 + 0.2 + 0.3 us next to 1 ms).
   std::vector<FlowRecord> flows;
@@ -75,7 +75,7 @@ TEST(FlowCompletion, IdealFctMemoNeverMixesAnswersUp) {
   const auto graph = fabricsim::sim::build_graph(config.topology);
   const auto make = [&] {
     return IdealFct(graph, std::vector<fabricsim::hw::PhyTiming>(graph.endpoints(), fabricsim::hw::PhyTiming(config.link.phy)),
-                    fabricsim::hw::PhyTiming(config.topology.fabric_link.phy), config.switch_params,
+                    fabricsim::hw::PhyTiming(config.topology.fabric_link.phy), {config.switch_params},
                     config.nic.mtu.in_bytes());
   };
   struct Query {

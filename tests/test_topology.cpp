@@ -321,6 +321,44 @@ TEST(LeafSpine, ZeroLoadLatencyOverThreeSwitchHopsIsClosedForm) {
   EXPECT_NEAR(r.at("endpoints").at(7).at("network_latency_ns").at("max").get<double>(), expected, 0.002);
 }
 
+TEST(LeafSpine, TierAndSwitchParametersApplyWhereTheyAreSet) {
+  // The closed form above with 100 more allocation cycles at the spine (1 GHz: 100 ns on
+  // the one spine hop of the path); a switch's own keys win over its tier's.
+  double start = 0;
+  for (int hop = 0; hop < 3; ++hop) start = std::ceil(start + 1.24 + 47.8 - 1e-9) + 100 + (hop == 1 ? 100 : 0);
+  const auto latency = [](const json& r) {
+    return r.at("endpoints").at(7).at("network_latency_ns").at("max").get<double>();
+  };
+  const std::string slow_spines = "switch.tiers={spine: {pipeline: {switch_allocation: 110}}}";
+  EXPECT_NEAR(latency(run({slow_spines})), start + 21.4 + 47.8, 0.002);
+  EXPECT_NEAR(latency(run({slow_spines, "switch.instances={spine0: {pipeline: {switch_allocation: 10}}, "
+                                        "spine1: {pipeline: {switch_allocation: 10}}}"})),
+              latency(run({})), 1e-9);
+  const auto c = load_config_text(kLeafSpine, "test.yaml", {slow_spines, "switch.instances={leaf3: {buffer: voq}}"});
+  EXPECT_EQ(c.switch_params_for("spine1", 1).pipeline.switch_allocation, 110);
+  EXPECT_EQ(c.switch_params_for("leaf0", 0).pipeline.switch_allocation, 10);
+  EXPECT_EQ(c.switch_params_for("leaf3", 0).buffer, fabricsim::tlm_fabric::BufferOrganisation::voq);
+  EXPECT_EQ(c.switch_overrides["switch.tiers.spine"]["keys"]["pipeline.switch_allocation"]["value"], "110");
+  EXPECT_EQ(c.switch_overrides["switch.instances.leaf3"]["switches"], json::array({"leaf3"}));
+}
+
+TEST(LeafSpine, TierAndSwitchOverrideErrorsNameTheKey) {
+  const auto error = [](const std::string& o) { return yaml_error_of(kLeafSpine, {o}); };
+  EXPECT_THAT(error("switch.tiers={spine: {vls: 2}}"),
+              HasSubstr("switch.tiers.spine.vls: is fabric-wide: set it in the switch section"));
+  EXPECT_THAT(error("switch.tiers={spin: {buffer: voq}}"), HasSubstr("switch.tiers.spin: unknown key"));
+  EXPECT_THAT(error("switch.tiers={core: {buffer: voq}}"),
+              HasSubstr("switch.tiers.core: the leaf_spine topology has no core switches"));
+  EXPECT_THAT(error("switch.tiers={spine: {bufer: voq}}"), HasSubstr("switch.tiers.spine.bufer: unknown key"));
+  EXPECT_THAT(error("switch.tiers={spine: {input_buffer: 100B}}"),
+              HasSubstr("switch.tiers.spine.input_buffer: must hold one"));
+  EXPECT_THAT(error("switch.tiers={spine: voq}"), HasSubstr("switch.tiers.spine: expected a mapping of switch keys"));
+  EXPECT_THAT(error("switch.instances={spine9: {buffer: voq}}"),
+              HasSubstr("switch.instances.spine9: no switch of that name in the leaf_spine topology"));
+  EXPECT_THAT(yaml_error_of(kLeafSpine, {"topology={kind: single_switch}", "switch.tiers={leaf: {buffer: voq}}"}),
+              HasSubstr("switch.tiers: the single_switch topology has one switch or none"));
+}
+
 // Few large flows between leaves: ECMP hashes some onto the same uplink.
 const std::vector<std::string> kFewLargeFlows = {
     "topology.radix=8", "traffic.pattern=permutation", "traffic.load=1.0", "traffic.message_size=1MiB",

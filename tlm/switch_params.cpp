@@ -126,6 +126,13 @@ hw::ParamBlock switch_block() {
               {"pfc", ParamType::section, "", "", "", "", {}, "", "PFC thresholds (`pfc` links)"},
               {"ecn", ParamType::section, "", "", "", "", {}, "", "ECN (RoCE) / FECN (IB) marking"},
               {"wred", ParamType::section, "", "", "", "", {}, "", "WRED drops (`none` links)"},
+              {"tiers", ParamType::section, "", "", "", "", {}, "keys `leaf`, `spine`, `core`; not `single_switch`",
+               "switch keys overriding the above for the switches of one tier (leaf or edge, spine or aggregation, "
+               "core), e.g. `tiers: {spine: {buffer: shared_memory}}`; fabric-wide keys (`vls`, `sl_to_vl`, `ports`, "
+               "`rtl_trace*`, in-network reduction) stay here ([switch.md](switch.md#per-tier-and-per-switch-parameters))"},
+              {"instances", ParamType::section, "", "", "", "", {}, "keys are switch names (`fabricsim routes`)",
+               "switch keys overriding the above and the switch's tier for one named switch, e.g. "
+               "`instances: {spine0: {forwarding: store_and_forward}}`"},
           }};
 }
 
