@@ -139,7 +139,7 @@ TEST(RtlPacketFifo, TransactorMatchesTheCoreOperationByOperation) {
     std::mt19937 rng(11);
     sc_core::sc_time t = sc_core::SC_ZERO_TIME;
     std::uint64_t id = 0, pops = 0;
-    bool full = false;
+    bool full = false, emptied = false;
     for (int op = 0; op < 3000; ++op) {
       t += sc_core::sc_time(40, sc_core::SC_NS);
       const std::size_t n = 1 + rng() % 40;
@@ -156,6 +156,7 @@ TEST(RtlPacketFifo, TransactorMatchesTheCoreOperationByOperation) {
         ++pops;
       }
       full = full || !core.can_push(1);
+      emptied = emptied || (full && core.empty());
       for (PacketFifoBlock* b : {rtl.get(), lock.get()}) {
         ASSERT_EQ(b->words(), core.words()) << op;
         ASSERT_EQ(b->packets(), core.packets()) << op;
@@ -167,6 +168,7 @@ TEST(RtlPacketFifo, TransactorMatchesTheCoreOperationByOperation) {
       }
     }
     EXPECT_TRUE(full) << "the FIFO never filled";
+    EXPECT_TRUE(emptied) << "the FIFO never drained after filling";
     EXPECT_GT(pops, 500u);
   }
 }
