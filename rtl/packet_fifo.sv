@@ -71,8 +71,18 @@ module packet_fifo #(
     return (ptr == PtrW'(Depth - 1)) ? '0 : ptr + 1'b1;
   endfunction
 
+  // The slot after the write pointer. FABRICSIM_FAULT_FIFO_WRAP injects a fault for the
+  // tests that lockstep must catch (rtl/models/packet_fifo_wrap.cmake): the write pointer
+  // wraps to slot 1, so the second lap reads a stale slot 0.
+  logic [PtrW-1:0] wr_next;
+`ifdef FABRICSIM_FAULT_FIFO_WRAP
+  assign wr_next = (wr_ptr_q == PtrW'(Depth - 1)) ? PtrW'(1) : wr_ptr_q + 1'b1;
+`else
+  assign wr_next = next_ptr(wr_ptr_q);
+`endif
+
   always_comb begin
-    wr_ptr_d  = do_write ? next_ptr(wr_ptr_q) : wr_ptr_q;
+    wr_ptr_d  = do_write ? wr_next : wr_ptr_q;
     rd_ptr_d  = do_read ? next_ptr(rd_ptr_q) : rd_ptr_q;
     words_d   = words_q + CntW'(do_write) - CntW'(do_read);
     packets_d = packets_q + CntW'(do_write && wr_last_i) - CntW'(do_read && rd_last_o);

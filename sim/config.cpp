@@ -20,6 +20,7 @@
 #include "sim/training_config.h"
 #include "tlm/rtl_arbiter.h"
 #include "tlm/rtl_credit_manager.h"
+#include "tlm/rtl_packet_fifo.h"
 #include "tlm/rtl_vl_arbiter.h"
 #include "tlm/switch_params.h"
 
@@ -235,6 +236,16 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
     // One requester per switch port: known here only for a single switch (switch.ports).
     const auto problem = check_rtl_arbiter("round_robin", s.write_arbiter_rtl_variant, m.has("ports") ? s.ports : 0);
     if (!problem.what.empty()) m.fail(rtl_arbiter_key(problem, "write_arbiter", "ports"), problem.what);
+  }
+  s.input_fifo_impl = m.choice(spec["input_fifo_impl"], s.input_fifo_impl, allocator_impl_names());
+  s.input_fifo_rtl_variant = m.string(spec["input_fifo_rtl_variant"], s.input_fifo_rtl_variant);
+  if (s.input_fifo_impl != AllocatorImpl::tlm) {
+    if (s.buffer != BufferOrganisation::input_fifo)
+      m.fail("input_fifo_impl", "the RTL packet FIFO is the input FIFO of switch.buffer input_fifo; switch.buffer is " +
+                                    std::string(to_string(s.buffer)));
+    // The depth depends on the links' flow control: checked once the link is read (build).
+    const auto problem = check_rtl_packet_fifo(s.input_fifo_rtl_variant, 0);
+    if (!problem.what.empty()) m.fail(problem.key, problem.what);
   }
   if (s.allocator_impl != AllocatorImpl::tlm) {
     // The radix is known here only for a single switch (switch.ports); the Switch checks the rest.
@@ -1111,10 +1122,20 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   for (const char* key : {"rtl_trace_format", "rtl_trace_scope", "rtl_trace_from", "rtl_trace_to", "rtl_trace_max_size"})
     if (top.map("switch").present(key) && !c.uses_rtl_blocks())
       top.map("switch").fail(key, "no RTL block to record: every `*_impl` key (switch.allocator_impl, "
-                                  "switch.vl_arbiter_impl, switch.write_arbiter_impl, nic.vl_arbiter_impl, "
-                                  "link.credit_manager_impl) is tlm (set one to rtl or lockstep)");
+                                  "switch.vl_arbiter_impl, switch.write_arbiter_impl, switch.input_fifo_impl, "
+                                  "nic.vl_arbiter_impl, link.credit_manager_impl) is tlm (set one to rtl or lockstep)");
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
+  if (c.switch_params.input_fifo_impl != tlm_fabric::AllocatorImpl::tlm) {
+    const bool credit = c.link.flow_control == tlm_fabric::FlowControl::credit;
+    const std::uint64_t depth = tlm_fabric::Switch::input_fifo_depth(c.switch_params, credit);
+    const auto problem = tlm_fabric::check_rtl_packet_fifo(c.switch_params.input_fifo_rtl_variant, depth);
+    if (!problem.what.empty())
+      top.map("switch").fail("input_buffer", "switch.input_fifo_impl " + std::string(to_string(c.switch_params.input_fifo_impl)) +
+                                                 ": the input FIFOs are " + std::to_string(depth) + " words deep (" +
+                                                 (credit ? "the frames credits for input_buffer admit, in cells of cell_size"
+                                                         : "input_buffer / cell_size") + "): " + problem.what);
+  }
   read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.switch_params.vls,
                 c.link, c.simulation.max_memory);
   if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
@@ -1175,7 +1196,8 @@ bool FabricConfig::uses_rtl_blocks() const {
   auto uses = [](const tlm_fabric::SwitchParams& s) {
     const bool output_queued = s.buffer == tlm_fabric::BufferOrganisation::output_queued;
     return s.allocator_impl != AllocatorImpl::tlm || s.vl_arbiter_impl != AllocatorImpl::tlm ||
-           (output_queued && s.write_arbiter_impl != AllocatorImpl::tlm);
+           (output_queued && s.write_arbiter_impl != AllocatorImpl::tlm) ||
+           (s.buffer == tlm_fabric::BufferOrganisation::input_fifo && s.input_fifo_impl != AllocatorImpl::tlm);
   };
   if (uses(switch_params)) return true;
   for (const auto& [level, s] : tier_switch_params)

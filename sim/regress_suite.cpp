@@ -50,10 +50,10 @@ const std::vector<hw::ParamBlock>& regress_param_blocks() {
          "implementations of the blocks in `blocks`, one point each; `rtl` and `lockstep` points are skipped "
          "in a build without RTL twins ([cosim.md](cosim.md))"},
         {"blocks", ParamType::list, "names", "[allocator]", "", "", {},
-         "`allocator`, `vl_arbiter`, `write_arbiter`, `nic_vl_arbiter`, `credit_manager`; each once; needs "
-         "`rtl` or `lockstep` in `impl`",
+         "`allocator`, `vl_arbiter`, `write_arbiter`, `input_fifo`, `nic_vl_arbiter`, `credit_manager`; each "
+         "once; needs `rtl` or `lockstep` in `impl`",
          "the RTL-capable blocks each point runs as its `impl`: `switch.allocator_impl`, "
-         "`switch.vl_arbiter_impl`, `switch.write_arbiter_impl`, `nic.vl_arbiter_impl`, "
+         "`switch.vl_arbiter_impl`, `switch.write_arbiter_impl`, `switch.input_fifo_impl`, `nic.vl_arbiter_impl`, "
          "`link.credit_manager_impl`"},
         {"metrics", ParamType::list, "paths or mappings", "", "", "", {}, "required, non-empty; each path once",
          "the results.json values checked: a dotted path, or a mapping (below)"}}},
@@ -78,6 +78,7 @@ const std::vector<std::pair<std::string, std::string>>& rtl_block_keys() {
   static const std::vector<std::pair<std::string, std::string>> keys{{"allocator", "switch.allocator_impl"},
                                                                      {"vl_arbiter", "switch.vl_arbiter_impl"},
                                                                      {"write_arbiter", "switch.write_arbiter_impl"},
+                                                                     {"input_fifo", "switch.input_fifo_impl"},
                                                                      {"nic_vl_arbiter", "nic.vl_arbiter_impl"},
                                                                      {"credit_manager", "link.credit_manager_impl"}};
   return keys;

@@ -5,6 +5,8 @@
 // high and low tables) with switch.vl_arbiter_impl tlm, rtl and lockstep (16 VL arbiters).
 // The round-robin arbiters: the runs of tests/test_rtl_arbiter.cpp with the write-port
 // arbiters (output_queued) and the NIC VL arbiters (4 VLs) as tlm, rtl and lockstep.
+// The input FIFOs: the example with switch.buffer input_fifo (16 FIFOs of 4096 words) as
+// tlm, rtl and lockstep, cut-through and store-and-forward.
 // The credit manager: examples/allreduce_leafspine_ib.yaml with link.credit_manager_impl
 // tlm, rtl and lockstep (every switch port and NIC). Each run in a forked child: wall time,
 // core-clock cycles, packets and switch wake-ups per wall second, and the slowdown against
@@ -73,6 +75,13 @@ int sc_main(int argc, char** argv) {
   for (const char* impl : {"tlm", "rtl", "lockstep"})
     measure("nva", impl, {"switch.vls=4", "traffic.sl=[0,1,2,3]", "traffic.message_size=16KiB", "traffic.load=0.95",
                           std::string("nic.vl_arbiter_impl=") + impl});
+  // Every input's FIFO (input_fifo, 1 VL): a bulk write or packet read is a burst of cycles.
+  std::printf("  input FIFOs: ct = cut-through, saf = store-and-forward (input_fifo, 16 x 4096 words)\n");
+  for (const char* fwd : {"cut_through", "store_and_forward"})
+    for (const char* impl : {"tlm", "rtl", "lockstep"})
+      measure(fwd[0] == 'c' ? "ct" : "saf", impl,
+              {"switch.buffer=input_fifo", std::string("switch.forwarding=") + fwd,
+               std::string("switch.input_fifo_impl=") + impl});
   std::printf("credit manager: examples/allreduce_leafspine_ib.yaml\n  %-9s %9s %10s %9s\n", "impl", "wall s",
               "delivered", "vs tlm");
   double cm_tlm_wall = 0;

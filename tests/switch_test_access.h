@@ -23,7 +23,7 @@ struct SwitchTestAccess {
   /// of packets admitted, in bytes; and as the input counts it.
   static std::uint64_t input_fifo_bytes(const Switch& sw, int port) {
     std::uint64_t words = 0;
-    for (int vl = 0; vl < sw.params_.vls; ++vl) words += sw.input_fifo(port, vl).core.words() + sw.input_fifo(port, vl).tail_words;
+    for (int vl = 0; vl < sw.params_.vls; ++vl) words += sw.input_fifo(port, vl).words() + sw.input_fifo(port, vl).tail_words;
     return words * sw.params_.cell_bytes;
   }
   static std::uint64_t input_bytes(const Switch& sw, int port) { return sw.inputs_[port].bytes; }

@@ -82,7 +82,8 @@ TEST(ConfigErrors, UnknownKeySuggestsClosestAndListsAllowed) {
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:3: switch.prots: unknown key"));
   EXPECT_THAT(e, HasSubstr("allowed keys here: allocator, allocator_impl, allocator_iterations, alpha, buffer, cell_size, "
                            "core_clock, credit_return_latency, ecn, egress_scheduler, forwarding, in_network_reduction, "
-                           "input_buffer, instances, output_buffer, pfc, pipeline, ports, reduction_bandwidth, reduction_latency,"));
+                           "input_buffer, input_fifo_impl, input_fifo_rtl_variant, instances, output_buffer, pfc, "
+                           "pipeline, ports, reduction_bandwidth, reduction_latency,"));
   EXPECT_THAT(e, HasSubstr("did you mean 'ports'?"));
 }
 

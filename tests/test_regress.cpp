@@ -342,7 +342,7 @@ TEST(Regress, BadSuitesAreErrorsWithFileLineAndKey) {
       {"impl: [tlm]", "impl: [tlm, tlm]", "suite.yaml:9:17: tests[0].impl[1]: 'tlm' appears twice"},
       {"impl: [tlm]", "impl: [tlm, rtl]\n    blocks: [allocator, vl_arb]",
        "suite.yaml:10:25: tests[0].blocks[1]: unknown block 'vl_arb'; allowed: allocator, vl_arbiter, write_arbiter, "
-       "nic_vl_arbiter, credit_manager"},
+       "input_fifo, nic_vl_arbiter, credit_manager"},
       {"impl: [tlm]", "impl: [rtl]\n    blocks: [allocator, allocator]",
        "tests[0].blocks[1]: 'allocator' appears twice"},
       {"impl: [tlm]", "impl: [tlm]\n    blocks: [credit_manager]",

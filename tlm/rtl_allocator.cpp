@@ -12,6 +12,7 @@
 #include <systemc>
 
 #include "tlm/rtl_block.h"
+#include "tlm/rtl_packet_fifo.h"
 #include "tlm/rtl_vl_arbiter.h"
 #include "tlm/sim_time.h"
 
@@ -361,6 +362,7 @@ std::vector<RtlAllocatorModel> rtl_allocator_models() {
 
 void add_rtl_models(const std::vector<RtlModel>& models) {
   add_rtl_vl_arbiter_models(models);
+  add_rtl_packet_fifo_models(models);
   add_rtl_models_of("allocator", models);
   add_rtl_models_of("arbiter", models);
 }

@@ -47,8 +47,9 @@ struct RtlAllocatorModel {
 /// those test code added.
 std::vector<RtlAllocatorModel> rtl_allocator_models();
 
-/// Adds the allocator (and VL arbiter: add_rtl_vl_arbiter_models) models among `models` (test_only_rtl_models()) to this process's
-/// table, marked test_only. For test code: the fabricsim binary never calls it. Throws
+/// Adds the allocator, arbiter, VL arbiter (add_rtl_vl_arbiter_models) and packet FIFO
+/// (add_rtl_packet_fifo_models) models among `models` (test_only_rtl_models()) to this
+/// process's table, marked test_only. For test code: the fabricsim binary never calls it. Throws
 /// std::logic_error when one (name, ports, iterations) is there already.
 void add_rtl_models(const std::vector<RtlModel>& models);
 

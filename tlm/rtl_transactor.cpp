@@ -228,8 +228,9 @@ bool RtlTransactor::trace_close() {
 
 // ---------------------------------------------------------------------------------------------
 
-RtlReplayWindow::RtlReplayWindow(std::unique_ptr<RtlTransactor> lagging, int inputs) : lagging_(std::move(lagging)) {
-  slots_.assign(kRounds + 1, Round{std::vector<PortWords>(static_cast<std::size_t>(inputs)), 0, false});
+RtlReplayWindow::RtlReplayWindow(std::unique_ptr<RtlTransactor> lagging, int inputs, std::size_t rounds)
+    : lagging_(std::move(lagging)) {
+  slots_.assign(rounds + 1, Round{std::vector<PortWords>(static_cast<std::size_t>(inputs)), 0, false});
 }
 
 void RtlReplayWindow::apply(const Round& r) {
@@ -253,7 +254,8 @@ void RtlReplayWindow::push(const std::vector<PortWords>& in, std::uint64_t t_ps)
 void RtlReplayWindow::commit_newest() { slots_[(head_ + count_ - 1) % slots_.size()].committed = true; }
 
 RtlRun::RtlRun(const RtlModel& model, int inputs, int outputs, std::vector<PortWords> config, hw::Frequency clock,
-               const WaveformOptions& waveform, const std::string& hierarchy, bool keep_window)
+               const WaveformOptions& waveform, const std::string& hierarchy, bool keep_window,
+               std::size_t window_rounds)
     : model_(model), inputs_(inputs), outputs_(outputs), config_(std::move(config)),
       period_ps_(static_cast<std::uint64_t>(std::llround(1e12 / clock.in_hertz()))), hierarchy_(hierarchy),
       trace_dir_(waveform.dir),
@@ -261,7 +263,7 @@ RtlRun::RtlRun(const RtlModel& model, int inputs, int outputs, std::vector<PortW
   const bool trace = waveform.enabled() && waveform.wants(hierarchy, model.info.name);
   rtl_ = make_transactor(trace);
   if (trace) trace_path_ = rtl_->trace_open((make_dir(waveform.dir) / stem_).string(), waveform);
-  if (keep_window) window_ = std::make_unique<RtlReplayWindow>(make_transactor(true), inputs);
+  if (keep_window) window_ = std::make_unique<RtlReplayWindow>(make_transactor(true), inputs, window_rounds);
 }
 
 std::unique_ptr<RtlTransactor> RtlRun::make_transactor(bool traceable) const {

@@ -96,13 +96,15 @@ class RtlTransactor {
   std::uint64_t next_free_ = 0;  // earliest time the next round may be drawn at
 };
 
-/// Lockstep: a second instance of the block that follows kRounds rounds behind, so that
+/// Lockstep: a second instance of the block that follows a window of rounds behind, so that
 /// on a mismatch the rounds leading to it can be replayed into a waveform.
 class RtlReplayWindow {
  public:
-  static constexpr std::size_t kRounds = 32;  ///< rounds shown before the mismatching one
+  static constexpr std::size_t kRounds = 32;  ///< rounds shown before the mismatching one, by default
 
-  RtlReplayWindow(std::unique_ptr<RtlTransactor> lagging, int inputs);
+  /// Keeps `rounds` rounds before the newest (a block whose transactions span many cycles
+  /// wants more than kRounds).
+  RtlReplayWindow(std::unique_ptr<RtlTransactor> lagging, int inputs, std::size_t rounds = kRounds);
 
   /// Records this round's inputs (the newest); the oldest beyond the window is applied.
   void push(const std::vector<PortWords>& in, std::uint64_t t_ps);
@@ -133,8 +135,10 @@ class RtlReplayWindow {
 /// and the round count and time its messages cite.
 class RtlRun {
  public:
+  /// `keep_window`: lockstep's replay window, of `window_rounds` rounds before the newest.
   RtlRun(const RtlModel& model, int inputs, int outputs, std::vector<PortWords> config, hw::Frequency clock,
-         const WaveformOptions& waveform, const std::string& hierarchy, bool keep_window);
+         const WaveformOptions& waveform, const std::string& hierarchy, bool keep_window,
+         std::size_t window_rounds = RtlReplayWindow::kRounds);
 
   /// Starts the next round at `t`: drives `in`, reads the outputs.
   void evaluate(const std::vector<PortWords>& in, const sc_core::sc_time& t);

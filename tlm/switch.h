@@ -155,6 +155,8 @@ struct SwitchParams {
   std::string vl_arbiter_rtl_variant = "vl_arbiter";         ///< RTL model of the VL arbiter twin (kind vl_arbiter)
   AllocatorImpl write_arbiter_impl = AllocatorImpl::tlm;     ///< output_queued write-port arbiters as hw/ core, RTL twin, or both compared (tlm/rtl_arbiter.h)
   std::string write_arbiter_rtl_variant = "rr_arbiter";      ///< RTL top of the write-port arbiters (rtl_arbiter_models())
+  AllocatorImpl input_fifo_impl = AllocatorImpl::tlm;        ///< input_fifo buffers as hw/ cores, RTL twins, or both compared (tlm/rtl_packet_fifo.h)
+  std::string input_fifo_rtl_variant = "packet_fifo";        ///< RTL model of the input FIFOs (kind packet_fifo)
   WaveformOptions waveform;                                  ///< waveforms of the RTL twin (switch.rtl_trace*); dir empty: none (fabricsim run --trace)
   int vls = 1;                                               ///< data VLs / traffic classes, 1..15
   std::vector<int> sl_to_vl;                                 ///< SL/priority (index) -> VL; empty: sl mod vls
@@ -257,8 +259,13 @@ class Switch : public sc_core::sc_module {
   /// is sent.
   void settle_admissions(const sc_core::sc_time& at, bool inclusive);
 
-  /// The RTL blocks of the switch (allocator, VL arbiters, credit managers) by hierarchy
-  /// and model name (switch.rtl_trace_scope).
+  /// Depth in words (buffer cells) of each input FIFO of a switch with `p` (input_fifo):
+  /// the input buffer in whole cells, or on a credit link (`credit_links`) enough for every
+  /// frame the credits admit.
+  static std::uint64_t input_fifo_depth(const SwitchParams& p, bool credit_links);
+
+  /// The RTL blocks of the switch (allocator, VL arbiters, write-port arbiters, input
+  /// FIFOs, credit managers) by hierarchy and model name (switch.rtl_trace_scope).
   std::vector<RtlBlockName> rtl_blocks() const;
   /// Closes the waveforms of the RTL blocks (switch.rtl_trace) that record one and says
   /// what they wrote (results.json "simulator"."waveforms"); the run must be over.
@@ -330,6 +337,10 @@ class Switch : public sc_core::sc_module {
   void make_input_fifos();
   /// Credit links: deep enough for every frame the credits admit, in whole cells.
   void size_input_fifos_for_credits(int port);
+  /// switch.input_fifo_impl rtl | lockstep: the RTL block of every input FIFO, at its final depth.
+  void make_input_fifo_blocks();
+  /// The hierarchy name of the input FIFO of (`in_port`, `vl`): <switch>.port3.vl0.input_fifo.
+  std::string input_fifo_hierarchy(int in_port, int vl) const;
   /// Throws the logic_error for `fault` (with its two figures), naming the switch, port, VL and time.
   [[noreturn]] void input_fifo_fault(int in_port, int vl, const sc_core::sc_time& at, sw::FifoFault fault,
                                      std::uint64_t a, std::uint64_t b) const;

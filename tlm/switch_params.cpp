@@ -92,8 +92,16 @@ hw::ParamBlock switch_block() {
               {"write_arbiter_rtl_variant", ParamType::text, "", "rr_arbiter", "", "", {},
                "the registered RTL arbiters (rtl/models/: `rr_arbiter`)",
                "which RTL block `write_arbiter_impl: rtl` / `lockstep` use"},
+              {"input_fifo_impl", ParamType::name, "", "tlm", "", "", hw::names_of(allocator_impl_names()),
+               "`buffer: input_fifo` only",
+               "each input FIFO (per input and VL) as the `hw/` C++ core, as its Verilated RTL twin, or both compared "
+               "every cycle ([cosim.md](cosim.md#input-fifo)); `rtl` / `lockstep` need `-DFABRICSIM_RTL=ON` and an RTL "
+               "build of the FIFO depth (`input_buffer` / `cell_size`, or the frames the credits admit)"},
+              {"input_fifo_rtl_variant", ParamType::text, "", "packet_fifo", "", "", {},
+               "the registered RTL models of kind `packet_fifo` (rtl/models/: `packet_fifo`)",
+               "which RTL packet FIFO `input_fifo_impl: rtl | lockstep` use"},
               {"rtl_trace", ParamType::text, "", "", "", "", {}, "",
-               "folder for waveforms of the RTL blocks (allocators, arbiters, VL arbiters, credit managers), one file per block "
+               "folder for waveforms of the RTL blocks (allocators, arbiters, VL arbiters, input FIFOs, credit managers), one file per block "
                "([cosim.md](cosim.md#waveforms)); set by `fabricsim run --trace DIR`"},
               {"rtl_trace_format", ParamType::name, "", "fst", "", "", hw::names_of(waveform_format_names()),
                "needs `rtl_trace`", "`fst` (written as the run goes) or `vcd` (converted from the FST when the block closes it)"},

@@ -134,6 +134,9 @@ void Switch::track_credit_stalls(int op, const sc_time& now) {
 std::vector<RtlBlockName> Switch::rtl_blocks() const {
   std::vector<RtlBlockName> blocks;
   if (params_.allocator_impl != AllocatorImpl::tlm) blocks.push_back({std::string(name()) + ".allocator", params_.rtl_variant});
+  if (!input_fifos_.empty() && params_.input_fifo_impl != AllocatorImpl::tlm)
+    for (int p = 0; p < params_.ports; ++p)
+      for (int vl = 0; vl < params_.vls; ++vl) blocks.push_back({input_fifo_hierarchy(p, vl), params_.input_fifo_rtl_variant});
   for (const auto& o : outputs_) {
     if (o.scheduler)
       if (auto b = rtl_block(*o.scheduler)) blocks.push_back(std::move(*b));
@@ -147,6 +150,9 @@ std::vector<RtlBlockName> Switch::rtl_blocks() const {
 std::vector<RtlWaveformRecord> Switch::finish_waveforms() {
   std::vector<RtlWaveformRecord> records;
   if (auto r = finish_waveform(*allocator_)) records.push_back(std::move(*r));
+  for (auto& f : input_fifos_)
+    if (f.block)
+      if (auto r = f.block->finish_waveform()) records.push_back(std::move(*r));
   for (auto& o : outputs_) {
     if (o.scheduler)
       if (auto r = finish_waveform(*o.scheduler)) records.push_back(std::move(*r));

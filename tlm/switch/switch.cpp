@@ -200,6 +200,7 @@ void Switch::attach_ingress(int port, const Link* link) {
 
 void Switch::end_of_elaboration() {
   plan_folding_for_output_buffer();
+  make_input_fifo_blocks();
   for (auto& o : outputs_) o.tx.resolve_receiver();
   // Credits and PAUSE frames go upstream without reading the socket each time.
   for (int p = 0; p < params_.ports; ++p)
