@@ -72,6 +72,7 @@ class RtlCreditManager final : public CreditManagerBlock {
     for (int vl = 0; vl < spec.vls; ++vl) set_element(in_[kCapacity], kCntBits, vl, spec.capacity_blocks);
     const bool trace = spec.waveform.enabled() && spec.waveform.wants(spec.hierarchy, model.info.name);
     rtl_ = make_transactor(trace);
+    rtl_->coverage_scope(spec.hierarchy);
     if (trace) trace_path_ = rtl_->trace_open((make_dir(spec.waveform.dir) / stem()).string(), spec.waveform);
     if (keep_window) window_ = std::make_unique<RtlReplayWindow>(make_transactor(true), kInputs);
   }
