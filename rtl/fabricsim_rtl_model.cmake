@@ -264,7 +264,7 @@ function(fabricsim_rtl_model name)
     set(ENTRY rtl_model_${name}_${tag})
     set(lib fabricsim_rtlm_${name}_${tag})
     add_library(${lib} STATIC)
-    verilate(${lib} TRACE_FST
+    verilate(${lib} TRACE_FST ${FABRICSIM_RTL_COVERAGE_KW}
       PREFIX ${PREFIX}
       TOP_MODULE ${R_TOP}
       SOURCES ${waivers} ${sources}

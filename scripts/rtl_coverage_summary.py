@@ -5,7 +5,9 @@ Per source file: points hit / total for each kind (line = statement blocks, bran
 if/else and case arms, toggle = each signal bit going 0->1 and 1->0, cover = the
 SystemVerilog cover properties); then every cover property with its count, and the
 signals with bits that never toggled (verilator_coverage --annotate shows one count per
-source line, not per bit).
+source line, not per bit). A point of several block instances (a fabric run's file,
+`fabricsim run --rtl-coverage`: the hierarchy field names each instance) counts once,
+with the instances' counts summed; each file's module instances are listed last.
 Usage: rtl_coverage_summary.py coverage.dat [--min N]  (a point counts as hit from N, default 1)
 """
 import argparse
@@ -36,6 +38,20 @@ def points(path):
             yield fields, int(m.group(2))
 
 
+def merged_points(path):
+    """Points of a coverage file with the instances of one point merged: yields (fields
+    without the hierarchy, summed count, hierarchy names)."""
+    merged = {}
+    for fields, count in points(path):
+        hier = fields.pop("h", "")
+        key = tuple(sorted(fields.items()))
+        entry = merged.setdefault(key, [fields, 0, set()])
+        entry[1] += count
+        if hier:
+            entry[2].add(hier)
+    yield from merged.values()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dat")
@@ -46,13 +62,16 @@ def main():
     total = collections.defaultdict(lambda: collections.Counter())
     covers = []
     bits = collections.defaultdict(lambda: [0, 0])  # (file, signal) -> [bits never toggled, bits]
-    for fields, count in points(args.dat):
+    instances = collections.defaultdict(set)  # file -> module instances (hierarchy names)
+    for fields, count, hiers in merged_points(args.dat):
         page = fields.get("page", "")
         kind = next((name for prefix, name in KINDS if page.startswith(prefix)), None)
         if kind is None:
             continue
         src = os.path.basename(fields.get("f", "?"))
         total[src][kind] += 1
+        if kind in ("line", "branch"):  # their hierarchy is the module instance's (a cover point's adds its name)
+            instances[src].update(hiers)
         hit[src][kind] += count >= args.min
         if kind == "cover":
             covers.append((src, int(fields.get("l", 0)), fields.get("o", "?"), count))
@@ -76,6 +95,11 @@ def main():
     for (src, signal), (idle, n) in sorted(bits.items()):
         if idle:
             print(f"  {src:<24} {signal:<40} {idle:>4}/{n}")
+    print("\nmodule instances (hierarchy names in the data):")
+    for src in sorted(instances):
+        names = sorted(instances[src])
+        shown = ", ".join(names[:4]) + (f", ... ({len(names) - 4} more)" if len(names) > 4 else "")
+        print(f"  {src:<24} {len(names):>4}  {shown}")
 
 
 if __name__ == "__main__":

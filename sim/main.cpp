@@ -26,6 +26,7 @@
 #include "sim/regress.h"
 #include "sim/sweep.h"
 #include "sim/training_config.h"
+#include "tlm/rtl_coverage.h"
 
 namespace {
 
@@ -81,8 +82,14 @@ struct TraceFlags {
 // Command-line output options become overrides, so the config echo in
 // results.json shows what was really used.
 int run_command(const std::string& file, const std::vector<std::string>& set, const std::string& out_dir,
-                bool packet_csv, const TraceFlags& trace, fabricsim::sim::Verbosity verbosity) {
+                bool packet_csv, const TraceFlags& trace, const std::string& rtl_coverage,
+                fabricsim::sim::Verbosity verbosity) {
   using namespace fabricsim::sim;
+  if (!rtl_coverage.empty() && !fabricsim::tlm_fabric::rtl_coverage_built()) {
+    std::cerr << "fabricsim: --rtl-coverage: this build's RTL models carry no coverage points; use a build "
+                 "configured with -DFABRICSIM_RTL_COVERAGE=ON (scripts/rtl_coverage.sh makes one)\n";
+    return kExitConfigError;
+  }
   std::vector<Override> overrides;
   for (const auto& o : set) overrides.push_back({o, ""});
   if (!out_dir.empty()) overrides.push_back({"output.directory=" + yaml_quoted(out_dir), ""});
@@ -92,6 +99,19 @@ int run_command(const std::string& file, const std::vector<std::string>& set, co
   if (verbosity != Verbosity::quiet) print_warnings(config);
   if (!trace.dir.empty() && !config.uses_rtl_blocks())
     std::cerr << "fabricsim: --trace: no RTL blocks in use (every `*_impl` key is tlm), no waveforms written\n";
+  if (!rtl_coverage.empty() && !config.uses_rtl_blocks()) {
+    std::cerr << "fabricsim: --rtl-coverage: no RTL blocks in use (every `*_impl` key is tlm): set one to rtl or "
+                 "lockstep\n";
+    return kExitConfigError;
+  }
+  if (!rtl_coverage.empty()) {  // a file that cannot be written fails now, not after the run
+    try {
+      fabricsim::tlm_fabric::write_rtl_coverage(rtl_coverage);
+    } catch (const std::runtime_error& e) {
+      std::cerr << "fabricsim: --rtl-coverage: " << e.what() << "\n";
+      return kExitConfigError;
+    }
+  }
   namespace fs = std::filesystem;
   const fs::path dir(config.output.directory);
   std::error_code ec;
@@ -107,10 +127,13 @@ int run_command(const std::string& file, const std::vector<std::string>& set, co
   nlohmann::json& results = leave_to_process_exit(
       std::make_unique<nlohmann::json>(run_simulation(config, files.logs(), &progress, ModelTeardown::skip)));
   files.finish(results);  // the CSV files, then results.json
+  // The blocks are still alive (left to the exit): their counts are the whole run's.
+  if (!rtl_coverage.empty()) fabricsim::tlm_fabric::write_rtl_coverage(rtl_coverage);
   if (verbosity != Verbosity::quiet) {
     std::cout << summary_table(results);
     std::cout << "results: " << (dir / "results.json").string();
     for (const auto& name : RunFiles::file_names(config)) std::cout << ", " << (dir / name).string();
+    if (!rtl_coverage.empty()) std::cout << ", " << rtl_coverage;
     std::cout << "\n";
   }
   const bool stalled = results.contains("stall"), scoreboard_ok = results["scoreboard"]["ok"].get<bool>();
@@ -148,7 +171,7 @@ namespace {
 
 /// Every subcommand's options, as CLI11 fills them.
 struct CommandLine {
-  std::string file, out_dir;
+  std::string file, out_dir, rtl_coverage;
   TraceFlags trace;
   std::vector<std::string> overrides;
   bool packet_csv = false, quiet = false, verbose = false;
@@ -200,6 +223,10 @@ void add_run_commands(CLI::App& app, CommandLine& cl) {
   run->add_option("--trace-to", cl.trace.to, "end of the recorded window, e.g. 25us (switch.rtl_trace_to)");
   run->add_option("--trace-max-size", cl.trace.max_size,
                   "stop recording a file near this size, e.g. 100MiB (switch.rtl_trace_max_size)");
+  run->add_option("--rtl-coverage", cl.rtl_coverage,
+                  "write the coverage points of the RTL blocks in use, every instance, to this file "
+                  "(verilator_coverage format; a -DFABRICSIM_RTL_COVERAGE=ON build)")
+      ->check(non_empty());
 
   auto* validate = cl.validate = app.add_subcommand("validate", "check a configuration without running it");
   validate->add_option("config", cl.file, "YAML configuration")->required();
@@ -382,7 +409,7 @@ int run_subcommand(CommandLine& cl) {
     std::cout << fabricsim::sim::route_tables(fabricsim::sim::load_config(cl.file, cl.overrides));
     return 0;
   }
-  return run_command(cl.file, cl.overrides, cl.out_dir, cl.packet_csv, cl.trace, verbosity);
+  return run_command(cl.file, cl.overrides, cl.out_dir, cl.packet_csv, cl.trace, cl.rtl_coverage, verbosity);
 }
 
 }  // namespace

@@ -78,6 +78,9 @@ class RtlPins {
   virtual void trace_close() = 0;
   /// Recording stopped at the size limit (warned once on stderr); valid after trace_close().
   virtual bool trace_limit_reached() const = 0;
+  /// Enters the block's coverage points, under its hierarchy name, into the run's RTL
+  /// coverage (tlm/rtl_coverage.h); nothing in a build without coverage.
+  virtual void coverage_scope(const std::string& /*hierarchy*/) {}
 };
 
 /// A factory of one block's pins, reset not yet applied; `traceable` enables its FST.

@@ -262,6 +262,7 @@ RtlRun::RtlRun(const RtlModel& model, int inputs, int outputs, std::vector<PortW
       stem_(hierarchy + "." + model.info.name) {
   const bool trace = waveform.enabled() && waveform.wants(hierarchy, model.info.name);
   rtl_ = make_transactor(trace);
+  rtl_->coverage_scope(hierarchy);
   if (trace) trace_path_ = rtl_->trace_open((make_dir(waveform.dir) / stem_).string(), waveform);
   if (keep_window) window_ = std::make_unique<RtlReplayWindow>(make_transactor(true), inputs, window_rounds);
 }

@@ -76,6 +76,8 @@ class RtlTransactor {
   std::string trace_open(const std::string& stem, const WaveformOptions& options);
   /// Closes the open round and the waveform; returns whether it stopped at its size limit.
   bool trace_close();
+  /// Enters the block's coverage points under `hierarchy` (RtlPins::coverage_scope).
+  void coverage_scope(const std::string& hierarchy) { pins_->coverage_scope(hierarchy); }
 
  private:
   void edge(bool commit);

@@ -1,16 +1,24 @@
 // RtlPins of a Verilated (--cc) class: the part every generated adapter shares (own
-// VerilatedContext, eval, the waveform: a Waveform on the model) and the port <-> 32-bit word copies. Included only by the
-// adapters generated from rtl/kinds/<kind>.cpp.in, inside each model's own library.
+// VerilatedContext, eval, the waveform: a Waveform on the model; in a coverage build its
+// context's points in the run's RTL coverage, tlm/rtl_coverage.h) and the port <-> 32-bit
+// word copies. Included only by the adapters generated from rtl/kinds/<kind>.cpp.in, inside
+// each model's own library.
 #pragma once
 
 #include <cstdint>
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include <verilated.h>
+#if VM_COVERAGE
+#include <verilated_cov.h>
+
+#include "tlm/rtl_coverage.h"
+#endif
 
 #include "tlm/rtl_model.h"
 #include "tlm/rtl_waveform.h"
@@ -64,6 +72,15 @@ class VerilatedRtlPins : public RtlPins {
       std::cerr << "fabricsim: warning: " << e.what() << "\n";
     }
     model_->final();
+#if VM_COVERAGE
+    if (coverage_) {
+      try {
+        rtl_coverage_retire(*coverage_);
+      } catch (const std::exception& e) {
+        std::cerr << "fabricsim: warning: " << e.what() << "\n";
+      }
+    }
+#endif
   }
   void eval() override { model_->eval(); }
   std::string trace_open(const std::string& stem, const WaveformOptions& options) override {
@@ -85,6 +102,14 @@ class VerilatedRtlPins : public RtlPins {
     limit_reached_ = wave->limit_reached();
   }
   bool trace_limit_reached() const override { return wave_ ? wave_->limit_reached() : limit_reached_; }
+#if VM_COVERAGE
+  void coverage_scope(const std::string& hierarchy) override {
+    auto& sources = rtl_coverage_sources();
+    coverage_ = sources.insert(sources.end(), {hierarchy, [this](const std::string& path) {
+                                                 context_.coveragep()->write(path.c_str());
+                                               }, ""});
+  }
+#endif
 
  protected:
   M& m() { return *model_; }
@@ -95,6 +120,9 @@ class VerilatedRtlPins : public RtlPins {
   std::unique_ptr<M> model_;
   std::unique_ptr<Waveform> wave_;  // open waveform, if any
   bool limit_reached_ = false;      // the last closed waveform's
+#if VM_COVERAGE
+  std::optional<std::list<RtlCoverageSource>::iterator> coverage_;  // registered, if the primary instance
+#endif
 };
 
 }  // namespace fabricsim::tlm_fabric
