@@ -492,8 +492,10 @@ TEST(Sweep, SlurmRerunRefusesWhileTheEarlierArrayIsQueued) {
 }
 
 // The report of a load sweep, of a collective sweep and of one DCQCN run (its QPs' rates
-// over time) opens in headless Chromium with every plot decoded, no console error, and a
-// screenshot.
+// over time) opens in headless Chromium at 1280 px with every plot decoded, no console error,
+// nothing wider than the page (wide tables scroll in their own box), and a screenshot. The
+// report's own layout check finds every legend outside its plot area; the load sweep's two
+// seeds per point are drawn as error bars and the references as labelled lines.
 TEST(Report, OpensInHeadlessChromiumWithEveryPlot) {
   if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "/usr/bin/chromium not installed (scripts/setup.sh installs it)";
   const fs::path d = temp_dir();
@@ -513,8 +515,18 @@ TEST(Report, OpensInHeadlessChromiumWithEveryPlot) {
     const fs::path dir = d / name;
     const auto r = run_command("report " + dir.string());
     ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("report: layout check: the legends of")) << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr("layout check failed")));
     const fs::path index = dir / "report" / "index.html";
     const std::string page = read(index);
+    if (name == "load") {
+      EXPECT_THAT(page, HasSubstr("mean of 2 seeds, bars: min-max over the seeds"));
+      EXPECT_THAT(page, HasSubstr("Dotted: the zero-load latency"));
+      EXPECT_THAT(page, HasSubstr("Dashed: the line-rate bound"));
+      // Numbers in the table: right-aligned, four significant digits (the loads 0.xxxx).
+      EXPECT_TRUE(std::regex_search(page, std::regex("<td class=\"num\">0\\.[0-9]{4}</td>")));
+      EXPECT_FALSE(std::regex_search(page, std::regex("<td class=\"num\">-?[0-9]*\\.[0-9]{5,}")));
+    }
     EXPECT_THAT(page, Not(HasSubstr("http://")));  // offline: nothing to fetch
     EXPECT_THAT(page, Not(HasSubstr("https://")));
     int images = 0;
@@ -523,7 +535,7 @@ TEST(Report, OpensInHeadlessChromiumWithEveryPlot) {
       EXPECT_TRUE(fs::exists(dir / "report" / png)) << png;
       EXPECT_THAT(page, HasSubstr("alt=\"" + png + "\"")) << png;
     }
-    const std::string chromium = "/usr/bin/chromium --headless --no-sandbox --disable-gpu --window-size=1200,3000 ";
+    const std::string chromium = "/usr/bin/chromium --headless --no-sandbox --disable-gpu --window-size=1280,2000 ";
     const auto dom = LocalSlurm::shell("timeout 60 " + chromium + "--enable-logging=stderr --v=0 --dump-dom file://" +
                                        index.string());
     ASSERT_EQ(dom.first, 0) << dom.second;
@@ -531,6 +543,8 @@ TEST(Report, OpensInHeadlessChromiumWithEveryPlot) {
     EXPECT_THAT(dom.second, HasSubstr("data-images-total=\"" + std::to_string(images) + "\""));
     EXPECT_THAT(dom.second, HasSubstr("data-images-decoded=\"" + std::to_string(images) + "\""));
     EXPECT_GE(images, static_cast<int>(pngs.size()));
+    // The page's check: how far the page, a table's box or a figure reaches past the window.
+    EXPECT_THAT(dom.second, HasSubstr("data-overflow-px=\"0\""));
     EXPECT_THAT(dom.second, Not(HasSubstr("Uncaught")));
     EXPECT_THAT(dom.second, Not(HasSubstr("CONSOLE")));
     const fs::path shot = dir / "screenshot.png";
