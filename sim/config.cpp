@@ -846,6 +846,7 @@ void read_output(ConfigMap m, OutputParams& o) {
   o.directory = m.string(spec["directory"], o.directory);
   if (o.directory.empty()) m.fail("directory", "must not be empty");
   o.packet_csv = m.boolean(spec["packet_csv"], o.packet_csv);
+  o.latency_breakdown = m.boolean(spec["latency_breakdown"], o.latency_breakdown);
   o.sample_interval = m.time(spec["sample_interval"], o.sample_interval);
   // Below the kernel's time resolution the sampler would re-arm at zero delay forever.
   if (o.sample_interval.in_seconds() > 0 && o.sample_interval < Time::ns(1)) m.fail("sample_interval", "must be 0s (off) or at least 1ns, got " + hw::to_string(o.sample_interval));
@@ -950,12 +951,6 @@ YAML::Node overlay(const YAML::Node& base, const YAML::Node& over) {
   return out;
 }
 
-/// The tier names of switch.tiers, by level.
-const std::vector<std::string>& tier_names() {
-  static const std::vector<std::string> names{"leaf", "spine", "core"};
-  return names;
-}
-
 /// switch.tiers and switch.instances: each read as the whole switch section with its keys
 /// laid over (so every check of read_switch and check_buffers applies to the result).
 void read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigSource>& source, ConfigMap& top,
@@ -1006,7 +1001,7 @@ void read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigS
   std::map<int, YAML::Node> tier_nodes;
   if (sw.present("tiers")) {
     ConfigMap tiers = sw.map("tiers");
-    const auto& names = tier_names();
+    const auto& names = switch_tier_names();
     for (std::size_t level = 0; level < names.size(); ++level) {
       if (!tiers.present(names[level])) continue;
       const bool present = std::any_of(graph.switches.begin(), graph.switches.end(),

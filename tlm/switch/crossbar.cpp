@@ -50,6 +50,7 @@ void Switch::cross_to_output_queues(const sc_time& now) {
     if (ip.crossing.empty()) crossing_.erase(input);
     Entry& e = entries_[i];
     const sc_time write = std::max({e.ready, read_free_[input], o.write_free});
+    if (breakdown_) breakdown_of(*e.packet).ready_admitted = e.ready;
     e.ready = edge;
     o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
     read_free_[input] = o.write_free;
@@ -111,6 +112,7 @@ void Switch::transmit(int q, const sc_time& now) {
 
   sc_time start = std::max(now + grant_to_wire_, o.tx.busy_until());
   if (input_queued()) start = std::max(start, read_free_[e.in]);
+  const sc_time wire_free = start;
   // Cut-through never lets the egress tail overtake the ingress tail. Adaptive
   // mode stores and forwards when the egress is faster or the packet had to wait.
   bool store = params_.forwarding == ForwardingMode::store_and_forward;
@@ -121,6 +123,8 @@ void Switch::transmit(int q, const sc_time& now) {
   } else if (e.tail_at > start + out_frame) {
     start = e.tail_at - out_frame;
   }
+
+  if (breakdown_) account_hop(e, now, wire_free, start);
 
   const sc_time read_out = start + out_frame;  // tail leaves the buffer
   if (input_queued()) read_free_[e.in] = read_out;
