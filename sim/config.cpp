@@ -208,6 +208,28 @@ void read_waveform(ConfigMap& m, const hw::ParamBlock& spec, tlm_fabric::SwitchP
   w.max_bytes = m.size(spec["rtl_trace_max_size"], hw::Size::bytes(w.max_bytes)).in_bytes();
 }
 
+/// switch.port_forwarding: {<port>: <mode>}, the ports whose arrivals another mode forwards.
+/// The radix of the switches it applies to is checked once the topology is known.
+void read_port_forwarding(ConfigMap& m, tlm_fabric::SwitchParams& s) {
+  using tlm_fabric::ForwardingMode;
+  s.port_forwarding.clear();
+  if (!m.present("port_forwarding")) return;
+  ConfigMap ports = m.map("port_forwarding");
+  const std::vector<std::string> modes = hw::names_of(tlm_fabric::forwarding_mode_names());
+  const auto max_ports = static_cast<int>(tlm_fabric::switch_params("switch")["ports"].hi<std::int64_t>());
+  for (const auto& kv : m.node("port_forwarding")) {
+    const std::string key = kv.first.Scalar();
+    int port = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), port);
+    if (ec != std::errc() || end != key.data() + key.size() || port < 0 || port >= max_ports)
+      ports.fail(key, "unknown port '" + key + "': keys are switch port numbers 0.." + std::to_string(max_ports - 1) +
+                          ", e.g. {0: store_and_forward}");
+    const std::string mode = ports.choice(key, std::string(tlm_fabric::to_string(s.forwarding)), modes);
+    s.port_forwarding[port] = *hw::value_of(tlm_fabric::forwarding_mode_names(), mode);
+  }
+  ports.finish();
+}
+
 void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, InNetworkReduction& inr) {
   using namespace tlm_fabric;
   const hw::ParamBlock& spec = switch_params("switch");
@@ -215,6 +237,7 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
   s.core_clock = m.frequency(spec["core_clock"], s.core_clock);
   read_pipeline(m.map("pipeline"), s.pipeline);
   s.forwarding = m.choice(spec["forwarding"], s.forwarding, forwarding_mode_names());
+  read_port_forwarding(m, s);
   s.buffer = m.choice(spec["buffer"], s.buffer, buffer_organisation_names());
   s.input_buffer = m.size(spec["input_buffer"], s.input_buffer);
   s.output_buffer = m.size(spec["output_buffer"], s.output_buffer);
@@ -862,6 +885,40 @@ int max_radix(const TopologyParams& t, int single_switch_ports) {
   return radix;
 }
 
+/// The RTL input FIFOs of `sp` (input_fifo_impl rtl / lockstep) are built deep enough for
+/// its input buffer; errors point into `section`.
+void check_input_fifo_depth(const FabricConfig& c, const tlm_fabric::SwitchParams& sp, ConfigMap section) {
+  if (sp.input_fifo_impl == tlm_fabric::AllocatorImpl::tlm) return;
+  const bool credit = c.link.flow_control == tlm_fabric::FlowControl::credit;
+  const std::uint64_t depth = tlm_fabric::Switch::input_fifo_depth(sp, credit);
+  const auto problem = tlm_fabric::check_rtl_packet_fifo(sp.input_fifo_rtl_variant, depth);
+  if (!problem.what.empty())
+    section.fail("input_buffer", section.path() + ".input_fifo_impl " + std::string(to_string(sp.input_fifo_impl)) +
+                                     ": the input FIFOs are " + std::to_string(depth) + " words deep (" +
+                                     (credit ? "the frames credits for input_buffer admit, in cells of cell_size"
+                                             : "input_buffer / cell_size") + "): " + problem.what);
+}
+
+/// switch.port_forwarding of `sp` names ports every switch of `names` has (all of them
+/// when empty); errors point into `section`.
+void check_port_forwarding(const FabricConfig& c, const tlm_fabric::SwitchParams& sp, ConfigMap section,
+                           const nlohmann::json& names) {
+  if (sp.port_forwarding.empty()) return;
+  const int port = sp.port_forwarding.rbegin()->first;
+  if (c.topology.kind == TopologyKind::single_switch) {
+    if (port >= sp.ports)
+      section.map("port_forwarding").fail(std::to_string(port), "unknown port " + std::to_string(port) +
+                                                                    ": the switch has ports 0.." + std::to_string(sp.ports - 1));
+    return;
+  }
+  for (const auto& s : build_graph(c.topology).switches) {
+    if (!names.empty() && std::find(names.begin(), names.end(), s.name) == names.end()) continue;
+    if (port >= s.radix)
+      section.map("port_forwarding").fail(std::to_string(port), "unknown port " + std::to_string(port) + ": switch " +
+                                                                    s.name + " has ports 0.." + std::to_string(s.radix - 1));
+  }
+}
+
 /// The buffer checks of one set of switch parameters `sp`; errors point into `sw` (the
 /// `switch` section, a tier or a named switch).
 void check_buffers(const FabricConfig& c, const tlm_fabric::SwitchParams& sp, ConfigMap sw, ConfigMap& top,
@@ -956,12 +1013,16 @@ const std::vector<std::string>& tier_names() {
   return names;
 }
 
+/// One override's effective parameters and its section (errors and warnings point there).
+using SwitchOverride = std::pair<tlm_fabric::SwitchParams, ConfigMap>;
+
 /// switch.tiers and switch.instances: each read as the whole switch section with its keys
 /// laid over (so every check of read_switch and check_buffers applies to the result).
-void read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigSource>& source, ConfigMap& top,
-                           FabricConfig& c, std::uint32_t credit_block) {
+std::vector<SwitchOverride> read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigSource>& source,
+                                                  ConfigMap& top, FabricConfig& c, std::uint32_t credit_block) {
+  std::vector<SwitchOverride> out;
   ConfigMap sw = top.map("switch");
-  if (!sw.present("tiers") && !sw.present("instances")) return;
+  if (!sw.present("tiers") && !sw.present("instances")) return out;
   if (c.topology.kind == TopologyKind::single_switch || c.topology.kind == TopologyKind::back_to_back)
     sw.fail(sw.present("tiers") ? "tiers" : "instances",
             "the " + std::string(to_string(c.topology.kind)) + " topology has one switch or none: set its keys in switch");
@@ -991,6 +1052,9 @@ void read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigS
     p.seed = c.switch_params.seed;
     p.credit_block_bytes = c.switch_params.credit_block_bytes;
     check_buffers(c, p, ConfigMap(merged, path, source), top, credit_block);
+    check_port_forwarding(c, p, ConfigMap(merged, path, source), names);
+    check_input_fifo_depth(c, p, ConfigMap(merged, path, source));
+    out.emplace_back(p, ConfigMap(merged, path, source));
     return p;
   };
   // One override map: a mapping of switch keys, none of them fabric-wide.
@@ -1039,29 +1103,13 @@ void read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigS
         instances.fail(kv.first.Scalar(), "no switch of that name in the " + std::string(to_string(c.topology.kind)) +
                                               " topology; its switches: " + some + " ... (fabricsim routes lists them)");
   }
+  return out;
 }
 
-// Flow control the link cannot carry out (an error), or that does nothing or too little
-// for the cables (a warning: the run is legitimate, its lossless class may drop).
-void check_flow_control(FabricConfig& c, ConfigMap& top) {
-  using tlm_fabric::FlowControl;
-  const FlowControl fc = c.link.flow_control;
-  // PFC is an IEEE 802.1Qbb MAC control frame; InfiniBand links are flow-controlled by
-  // credits per VL (IBTA vol. 1 sec. 7.9) and IB framing has no PAUSE frame.
-  if (fc == FlowControl::pfc && c.link.phy.framing == hw::Framing::infiniband)
-    top.map("link").fail("flow_control", "pfc sends Ethernet PAUSE frames (IEEE 802.1Qbb), which infiniband framing does "
-                                         "not have (IB links use credits, IBTA vol. 1 sec. 7.9): use credit, or framing "
-                                         "roce_v2 / ethernet");
-  ConfigMap sw = top.map("switch");
-  if (c.switch_params.wred.enabled && fc != FlowControl::none)
-    c.warnings.push_back(sw.map("wred").warning(
-        "enabled", "WRED drops only on lossy links (link.flow_control: none); on " +
-                       std::string(fc == FlowControl::credit ? "credit" : "pfc") +
-                       " links the switch never drops by WRED, so it has no effect"));
-  if (fc != FlowControl::pfc || c.topology.kind == TopologyKind::back_to_back) return;
-  // Headroom above xoff takes what arrives before the peer stops: the 802.1Qbb delay
-  // budget (hw::pfc_headroom_bytes) on the cable that needs the most, FEC in the cable delay.
-  const std::uint64_t cell = c.switch_params.cell_bytes;
+// The bytes of PFC headroom a port needs for the cable that needs the most (802.1Qbb
+// delay budget, hw::pfc_headroom_bytes, FEC in the cable delay), with frames in cells
+// of `cell`; and that cable.
+std::pair<std::uint64_t, const tlm_fabric::LinkParams*> pfc_headroom_need(const FabricConfig& c, std::uint64_t cell) {
   std::uint64_t need = 0;
   const tlm_fabric::LinkParams* worst = nullptr;
   auto consider = [&](const tlm_fabric::LinkParams& l) {
@@ -1073,13 +1121,48 @@ void check_flow_control(FabricConfig& c, ConfigMap& top) {
   };
   for (const auto& l : c.topology.links) consider(l);
   if (c.topology.kind != TopologyKind::single_switch) consider(c.topology.fabric_link);
-  if (!worst || c.switch_params.pfc.headroom_bytes >= need) return;
+  return {need, worst};
+}
+
+// Flow control that does nothing or too little for the cables, of one set of switch
+// parameters (warnings into `sw`: the run is legitimate, its lossless class may drop).
+void check_switch_flow_control(FabricConfig& c, const tlm_fabric::SwitchParams& sp, ConfigMap sw) {
+  using tlm_fabric::FlowControl;
+  const FlowControl fc = c.link.flow_control;
+  if (sp.wred.enabled && fc != FlowControl::none)
+    c.warnings.push_back(sw.map("wred").warning(
+        "enabled", "WRED drops only on lossy links (link.flow_control: none); on " +
+                       std::string(fc == FlowControl::credit ? "credit" : "pfc") +
+                       " links the switch never drops by WRED, so it has no effect"));
+  if (fc != FlowControl::pfc || c.topology.kind == TopologyKind::back_to_back) return;
+  const auto [need, worst] = pfc_headroom_need(c, sp.cell_bytes);
+  if (!worst || sp.pfc.headroom_bytes >= need) return;
   c.warnings.push_back(sw.map("pfc").warning(
-      "headroom", std::to_string(c.switch_params.pfc.headroom_bytes) + "B is below the " + std::to_string(need) +
+      "headroom", std::to_string(sp.pfc.headroom_bytes) + "B is below the " + std::to_string(need) +
                       "B a port needs for its longest cable (" + hw::to_string(worst->phy.cable_length) + " at " +
                       hw::to_string(hw::PhyTiming(worst->phy).data_rate()) + ": 2 x (propagation + FEC) x rate + "
                       "pfc_response_delay x rate + 2 MTU frames, IEEE 802.1Qbb): the lossless class drops what "
                       "arrives after a PAUSE beyond the headroom"));
+}
+
+// Flow control the link cannot carry out (an error), or that does nothing or too little
+// for the cables, checked on the switch section and on every override that changes what
+// the check reads (an override that does not warns with the switch section only).
+void check_flow_control(FabricConfig& c, ConfigMap& top, const std::vector<SwitchOverride>& overrides) {
+  using tlm_fabric::FlowControl;
+  // PFC is an IEEE 802.1Qbb MAC control frame; InfiniBand links are flow-controlled by
+  // credits per VL (IBTA vol. 1 sec. 7.9) and IB framing has no PAUSE frame.
+  if (c.link.flow_control == FlowControl::pfc && c.link.phy.framing == hw::Framing::infiniband)
+    top.map("link").fail("flow_control", "pfc sends Ethernet PAUSE frames (IEEE 802.1Qbb), which infiniband framing does "
+                                         "not have (IB links use credits, IBTA vol. 1 sec. 7.9): use credit, or framing "
+                                         "roce_v2 / ethernet");
+  const tlm_fabric::SwitchParams& base = c.switch_params;
+  check_switch_flow_control(c, base, top.map("switch"));
+  for (const auto& [sp, section] : overrides) {
+    const bool same = sp.wred.enabled == base.wred.enabled && sp.pfc.headroom_bytes == base.pfc.headroom_bytes &&
+                      sp.cell_bytes == base.cell_bytes;
+    if (!same) check_switch_flow_control(c, sp, section);
+  }
 }
 
 // `chakra:`, exclusive with the other workloads but a generated training job, whose
@@ -1126,24 +1209,16 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
                                   "nic.vl_arbiter_impl, link.credit_manager_impl) is tlm (set one to rtl or lockstep)");
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
-  if (c.switch_params.input_fifo_impl != tlm_fabric::AllocatorImpl::tlm) {
-    const bool credit = c.link.flow_control == tlm_fabric::FlowControl::credit;
-    const std::uint64_t depth = tlm_fabric::Switch::input_fifo_depth(c.switch_params, credit);
-    const auto problem = tlm_fabric::check_rtl_packet_fifo(c.switch_params.input_fifo_rtl_variant, depth);
-    if (!problem.what.empty())
-      top.map("switch").fail("input_buffer", "switch.input_fifo_impl " + std::string(to_string(c.switch_params.input_fifo_impl)) +
-                                                 ": the input FIFOs are " + std::to_string(depth) + " words deep (" +
-                                                 (credit ? "the frames credits for input_buffer admit, in cells of cell_size"
-                                                         : "input_buffer / cell_size") + "): " + problem.what);
-  }
+  check_input_fifo_depth(c, c.switch_params, top.map("switch"));
   read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.switch_params.vls,
                 c.link, c.simulation.max_memory);
   if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
     top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
                                         " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, rail_optimized: radix, three_tier: radix, explicit: cables)");
   check_buffers(c, c.switch_params, top.map("switch"), top, credit_block);
-  read_switch_overrides(root, source, top, c, credit_block);
-  check_flow_control(c, top);
+  check_port_forwarding(c, c.switch_params, top.map("switch"), nlohmann::json::array());
+  const std::vector<SwitchOverride> switch_overrides = read_switch_overrides(root, source, top, c, credit_block);
+  check_flow_control(c, top, switch_overrides);
   read_routing(top.map("routing"), c.routing);
   c.collective_enabled = top.present("collective");
   if (top.present("training") && is_training_job(top.map("training"))) {

@@ -248,7 +248,14 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs = 
 /// A short human-readable table of a results document.
 std::string summary_table(const nlohmann::json& results);
 
-/// The forwarding tables of every switch as text (`fabricsim routes`).
+/// The forwarding tables of every switch as text (`fabricsim routes`), each switch with the
+/// parameters its override sets apart from the switch section.
 std::string route_tables(const FabricConfig& config);
+
+/// results.json "switch_parameters": per switch with an override (switch.tiers,
+/// switch.instances), the section that sets its parameters (`override`) and each key
+/// whose effective value differs from the switch section (`keys`: `value` and `switch`,
+/// the switch section's, null for its default).
+nlohmann::json overridden_switches(const FabricConfig& config);
 
 }  // namespace fabricsim::sim

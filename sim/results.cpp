@@ -410,6 +410,7 @@ nlohmann::json results_header(const FabricConfig& config, const Fabric& fabric, 
                    {"switches", fabric.switches().size()},
                    {"endpoints", fabric.graph().endpoints()},
                    {"aggregation_ports", fabric.nics().size() - static_cast<std::size_t>(fabric.graph().endpoints())}};
+  r["switch_parameters"] = overridden_switches(config);
   return r;
 }
 
@@ -640,14 +641,31 @@ std::string summary_table(const nlohmann::json& r) {
   return out.str();
 }
 
+nlohmann::json overridden_switches(const FabricConfig& config) {
+  // A tier's section first, then a named switch's, which holds its tier's keys too.
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* prefix : {"switch.tiers.", "switch.instances."})
+    for (const auto& [section, o] : config.switch_overrides.items()) {
+      if (section.rfind(prefix, 0) != 0) continue;
+      for (const auto& name : o["switches"]) out[name.get<std::string>()] = {{"override", section}, {"keys", o["keys"]}};
+    }
+  return out;
+}
+
 std::string route_tables(const FabricConfig& config) {
   const TopologyGraph g = build_graph(config.topology);
   const auto routes = minimal_routes(g);
+  const nlohmann::json overridden = overridden_switches(config);
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   std::ostringstream out;
   out << "# topology " << to_string(config.topology.kind) << ": " << g.switches.size() << " switches, "
       << g.endpoints() << " endpoints; routing " << hw::to_string(config.routing.algorithm) << "\n";
   for (std::size_t s = 0; s < g.switches.size(); ++s) {
     out << g.switches[s].name << " (radix " << g.switches[s].radix << ")\n";
+    if (const auto o = overridden.find(g.switches[s].name); o != overridden.end())
+      for (const auto& [key, v] : (*o)["keys"].items())
+        out << "  " << (*o)["override"].get<std::string>() << ": " << key << " = " << text(v["value"]) << " (switch section: "
+            << (v["switch"].is_null() ? "default" : text(v["switch"])) << ")\n";
     for (int e = 0; e < g.endpoints(); ++e) {
       out << "  ep" << e << " ->";
       for (int p : routes.ports(static_cast<int>(s), e)) out << " p" << p;

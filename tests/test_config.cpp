@@ -83,7 +83,7 @@ TEST(ConfigErrors, UnknownKeySuggestsClosestAndListsAllowed) {
   EXPECT_THAT(e, HasSubstr("allowed keys here: allocator, allocator_impl, allocator_iterations, alpha, buffer, cell_size, "
                            "core_clock, credit_return_latency, ecn, egress_scheduler, forwarding, in_network_reduction, "
                            "input_buffer, input_fifo_impl, input_fifo_rtl_variant, instances, output_buffer, pfc, "
-                           "pipeline, ports, reduction_bandwidth, reduction_latency,"));
+                           "pipeline, port_forwarding, ports, reduction_bandwidth, reduction_latency,"));
   EXPECT_THAT(e, HasSubstr("did you mean 'ports'?"));
 }
 
@@ -249,7 +249,22 @@ TEST(ConfigErrors, UnknownForwardingListsAllowed) {
       "switch:\n"
       "  forwarding: wormhole\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:15: switch.forwarding: unknown value 'wormhole'; "
-                           "allowed: cut_through, store_and_forward"));
+                           "allowed: cut_through, store_and_forward, adaptive, fast_to_slow"));
+}
+
+TEST(ConfigErrors, PortForwardingNamesThePortAndTheMode) {
+  EXPECT_THAT(yaml_error_of("switch:\n  port_forwarding: {1: wormhole}\n"),
+              HasSubstr("bad.yaml:2:24: switch.port_forwarding.1: unknown value 'wormhole'; allowed: cut_through, "
+                        "store_and_forward, adaptive, fast_to_slow"));
+  EXPECT_THAT(yaml_error_of("switch:\n  port_forwarding: {p1: cut_through}\n"),
+              HasSubstr("switch.port_forwarding.p1: unknown port 'p1': keys are switch port numbers 0..255"));
+  EXPECT_THAT(yaml_error_of("switch:\n  ports: 4\n  port_forwarding: {4: store_and_forward}\n"),
+              HasSubstr("switch.port_forwarding.4: unknown port 4: the switch has ports 0..3"));
+  EXPECT_THAT(yaml_error_of("switch:\n  port_forwarding: [cut_through]\n"),
+              HasSubstr("switch.port_forwarding: expected a mapping"));
+  const auto c = fabricsim::sim::load_config_text("switch:\n  port_forwarding: {3: fast_to_slow}\n", "ok.yaml");
+  EXPECT_EQ(c.switch_params.forwarding_of(3), fabricsim::tlm_fabric::ForwardingMode::fast_to_slow);
+  EXPECT_EQ(c.switch_params.forwarding_of(2), fabricsim::tlm_fabric::ForwardingMode::cut_through);
 }
 
 TEST(ConfigErrors, UnknownArbiterListsRegistry) {

@@ -368,6 +368,12 @@ std::vector<ReferenceCase> reference_cases() {
        {"simulation.duration=10us", "simulation.warmup=0us", "switch.buffer=output_queued", "traffic.load=1.0",
         "switch.pipeline.parse=0", "switch.pipeline.route_lookup=0", "switch.pipeline.vl_mapping=0",
         "switch.pipeline.buffer_admission=0", "switch.forwarding=store_and_forward"}},
+      // Ports of 100G, 200G and 400G forwarding per port pair (fast_to_slow: a packet's
+      // ready time is known once it is routed) and one port storing and forwarding.
+      {"SingleSwitchMixedSpeedsFastToSlow", "examples/single_switch.yaml",
+       {"simulation.duration=20us", "simulation.warmup=0us", "traffic.load=0.8", "switch.forwarding=fast_to_slow",
+        "switch.port_forwarding={5: store_and_forward}",
+        "topology.links=[{endpoint: 0, lanes: 2}, {endpoint: 1, lanes: 4}, {endpoint: 2, lanes: 2}]"}},
       {"AllreduceLeafspineIbOutputQueued", "examples/allreduce_leafspine_ib.yaml",
        asan ? Overrides{"simulation.duration=400us", "switch.buffer=output_queued"}
             : Overrides{"switch.buffer=output_queued"}},

@@ -54,6 +54,7 @@ enum class ForwardingMode {
   cut_through,        ///< once the header is parsed; egress tail never overtakes the ingress tail
   store_and_forward,  ///< once the whole frame is received and checked
   adaptive,           ///< cut-through when the egress is free and not faster than the ingress, else SAF
+  fast_to_slow,       ///< per port pair: cut-through onto an egress no faster than the ingress, SAF onto a faster one
 };
 
 /// Where packets wait inside the switch.
@@ -138,6 +139,7 @@ struct SwitchParams {
   hw::Frequency core_clock = hw::Frequency::ghz(1.5);        ///< core clock [Hz]
   PipelineStages pipeline;                                   ///< stage latencies [cycles]
   ForwardingMode forwarding = ForwardingMode::cut_through;   ///< forwarding mode
+  std::map<int, ForwardingMode> port_forwarding;             ///< per ingress port: its own mode; the others use `forwarding`
   BufferOrganisation buffer = BufferOrganisation::input_fifo;///< buffer organisation
   hw::Size input_buffer = hw::Size::kib(256);                ///< per input port, all VLs: credit allotment / input queues [B]
   hw::Size output_buffer = hw::Size::kib(256);               ///< per output port (output_queued, lossy) [B]
@@ -174,6 +176,8 @@ struct SwitchParams {
   void validate() const;
   /// VL a packet of service level `sl` travels on.
   int vl_of(int sl) const;
+  /// The forwarding mode of the packets that arrive on `port`.
+  ForwardingMode forwarding_of(int port) const;
 };
 
 std::string_view to_string(ForwardingMode m);
@@ -308,6 +312,9 @@ class Switch : public sc_core::sc_module {
   void admit_arrivals(const sc_core::sc_time& now, const sc_core::sc_time& limit);
   /// When a packet admitted becomes eligible for allocation.
   sc_core::sc_time pipeline_ready(const Entry& e) const;
+  /// Whether routed packet `e` goes onto an egress faster than its ingress (fast_to_slow
+  /// and adaptive store and forward it).
+  bool speeds_up(const Entry& e) const;
   /// Admission of one arrival: whether the switch keeps it.
   bool admit(Entry& e, const sc_core::sc_time& now);
   void drop_corrupted(const Entry& e, const sc_core::sc_time& now);

@@ -12,7 +12,8 @@ using hw::ParamType;
 const hw::EnumNames<ForwardingMode>& forwarding_mode_names() {
   static const hw::EnumNames<ForwardingMode> names{{ForwardingMode::cut_through, "cut_through"},
                                                    {ForwardingMode::store_and_forward, "store_and_forward"},
-                                                   {ForwardingMode::adaptive, "adaptive"}};
+                                                   {ForwardingMode::adaptive, "adaptive"},
+                                                   {ForwardingMode::fast_to_slow, "fast_to_slow"}};
   return names;
 }
 
@@ -46,8 +47,14 @@ hw::ParamBlock switch_block() {
               {"core_clock", ParamType::frequency, "", "1.5GHz", "1MHz", "10GHz", {}, "", "core clock; every switch decision happens on its edges"},
               {"pipeline", ParamType::section, "", "", "", "", {}, "", "stage latencies in core cycles"},
               {"forwarding", ParamType::name, "", "cut_through", "", "", hw::names_of(forwarding_mode_names()), "",
-               "when forwarding may start: header parsed, whole frame received, or cut-through unless the packet had to "
-               "wait or the egress is faster than the ingress"},
+               "when forwarding may start: header parsed (`cut_through`), whole frame received (`store_and_forward`), "
+               "cut-through unless the packet had to wait or the egress is faster than the ingress (`adaptive`), or "
+               "cut-through unless the egress is faster than the ingress (`fast_to_slow`); see "
+               "[switch.md](switch.md#forwarding-modes-per-port)"},
+              {"port_forwarding", ParamType::section, "", "", "", "", {},
+               "keys are port numbers below the radix, values as `forwarding`",
+               "the forwarding mode of the packets arriving on a port, for the ports that differ from `forwarding`, "
+               "e.g. `port_forwarding: {0: store_and_forward, 3: fast_to_slow}`"},
               {"buffer", ParamType::name, "", "input_fifo", "", "", hw::names_of(buffer_organisation_names()), "", "buffer organisation"},
               {"input_buffer", ParamType::size, "", "256KiB", "64B", kMaxBuffer, {}, "",
                "per input port, all VLs: the credit allotment advertised upstream (split equally among VLs); lossy "

@@ -98,6 +98,10 @@ void Switch::serve_output_queues(const sc_time& now) {
   for (int op : chosen_) transmit(queue_index(0, op, outputs_[op].chosen_vl), now);
 }
 
+bool Switch::speeds_up(const Entry& e) const {
+  return outputs_[e.out].tx.link().data_rate() > inputs_[e.in].link->timing().data_rate();
+}
+
 void Switch::transmit(int q, const sc_time& now) {
   const std::uint32_t i = queues_[q].pop_front(entries_);
   const Entry e = entries_[i];
@@ -111,11 +115,13 @@ void Switch::transmit(int q, const sc_time& now) {
 
   sc_time start = std::max(now + grant_to_wire_, o.tx.busy_until());
   if (input_queued()) start = std::max(start, read_free_[e.in]);
-  // Cut-through never lets the egress tail overtake the ingress tail. Adaptive
-  // mode stores and forwards when the egress is faster or the packet had to wait.
-  bool store = params_.forwarding == ForwardingMode::store_and_forward;
-  if (params_.forwarding == ForwardingMode::adaptive)
-    store = o.tx.link().data_rate() > ip.link->timing().data_rate() || now > e.ready;
+  // Cut-through never lets the egress tail overtake the ingress tail. The ingress
+  // port's mode decides: fast_to_slow stores and forwards onto a faster egress,
+  // adaptive also when the packet had to wait.
+  const ForwardingMode mode = ip.forwarding;
+  bool store = mode == ForwardingMode::store_and_forward;
+  if (mode == ForwardingMode::fast_to_slow) store = speeds_up(e);
+  if (mode == ForwardingMode::adaptive) store = speeds_up(e) || now > e.ready;
   if (store) {
     start = std::max(start, e.tail_at);
   } else if (e.tail_at > start + out_frame) {

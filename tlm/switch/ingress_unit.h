@@ -14,6 +14,10 @@
 #include "tlm/link.h"
 #include "tlm/switch/queues.h"
 
+namespace fabricsim::tlm_fabric {
+enum class ForwardingMode;  // tlm/switch.h
+}  // namespace fabricsim::tlm_fabric
+
 namespace fabricsim::tlm_fabric::sw {
 
 /// One input port. Aligned to a cache line, which holds what admission reads of an input
@@ -28,6 +32,7 @@ struct alignas(64) InputPort {
   sc_core::sc_time folded_wake;
   std::uint64_t bytes = 0;
   FlowControl fc = FlowControl::credit;    // link->params().flow_control, kept beside what each packet reads
+  ForwardingMode forwarding{};             // SwitchParams::forwarding_of(port), read per packet
   bool folded_wake_valid = false;
   bool folded_on_count = false;            // folded_wake is an arrival's edge for its count (a release can move it)
   void stale() { folded_wake_valid = false; }

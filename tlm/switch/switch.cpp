@@ -26,6 +26,9 @@ void SwitchParams::validate() const {
   if (cell_bytes == 0) fail("cell_bytes must be positive");
   if (alpha <= 0) fail("alpha must be positive");
   if (speedup < 1 || speedup > ports) fail("speedup must be in 1..ports");
+  for (const auto& [port, mode] : port_forwarding)
+    if (port < 0 || port >= ports)
+      fail("port_forwarding names port " + std::to_string(port) + "; the switch has ports 0.." + std::to_string(ports - 1));
   spec["vls"].check(vls);
   for (int v : sl_to_vl)
     if (v < 0 || v >= vls) fail("sl_to_vl entries must be in 0..vls-1");
@@ -41,6 +44,11 @@ void SwitchParams::validate() const {
 int SwitchParams::vl_of(int sl) const {
   if (sl >= 0 && sl < static_cast<int>(sl_to_vl.size())) return sl_to_vl[sl];
   return sl % vls;
+}
+
+ForwardingMode SwitchParams::forwarding_of(int port) const {
+  const auto it = port_forwarding.find(port);
+  return it != port_forwarding.end() ? it->second : forwarding;
 }
 
 std::string_view to_string(ForwardingMode m) { return hw::name_of(forwarding_mode_names(), m); }
@@ -144,6 +152,7 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     in[p].register_fw(this, &Switch::ingress, p);
     out[p].register_bw(this, &Switch::egress_bw, p);
     auto& ip = inputs_[p];
+    ip.forwarding = params_.forwarding_of(p);
     ip.pfc.assign(v, hw::PfcIngress(params_.pfc));
     ip.credits_held = hw::CreditLedger(v);
     ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
