@@ -385,6 +385,18 @@ TEST(LeafSpine, TierAndSwitchParametersAreListedPerSwitch) {
   EXPECT_EQ(run({}).at("switch_parameters"), json::object());
 }
 
+TEST(LeafSpine, PortForwardingMergesPortByPortInOverrides) {
+  using fabricsim::tlm_fabric::ForwardingMode;
+  const auto c = load_config_text(kLeafSpine, "test.yaml",
+                                  {"switch.port_forwarding={0: store_and_forward}",
+                                   "switch.tiers={spine: {port_forwarding: {1: fast_to_slow}}}"});
+  const auto& spine = c.switch_params_for("spine0", 1);
+  EXPECT_EQ(spine.forwarding_of(0), ForwardingMode::store_and_forward);
+  EXPECT_EQ(spine.forwarding_of(1), ForwardingMode::fast_to_slow);
+  EXPECT_EQ(spine.forwarding_of(2), ForwardingMode::cut_through);
+  EXPECT_EQ(c.switch_params_for("leaf0", 0).forwarding_of(1), ForwardingMode::cut_through);
+}
+
 TEST(LeafSpine, OverridesGetTheFlowControlChecksOfTheSwitchSection) {
   // The 3 m 400G cables need 18100 B of PFC headroom: the switch section's default
   // has it, the spines' 9000 B does not. Only what an override changes warns under its key.
