@@ -368,6 +368,14 @@ std::vector<ReferenceCase> reference_cases() {
        {"simulation.duration=10us", "simulation.warmup=0us", "switch.buffer=output_queued", "traffic.load=1.0",
         "switch.pipeline.parse=0", "switch.pipeline.route_lookup=0", "switch.pipeline.vl_mapping=0",
         "switch.pipeline.buffer_admission=0", "switch.forwarding=store_and_forward"}},
+      // VOQ inputs (cioq): the write ports of an edge matched to the inputs by grant and
+      // accept in rounds; four VLs (a VOQ per output and VL), and PFC pausing and resuming.
+      {"SingleSwitchCioq", "examples/single_switch.yaml",
+       {"simulation.duration=20us", "simulation.warmup=0us", "switch.buffer=cioq", "traffic.load=1.0"}},
+      {"SingleSwitchCioqVlsPfc", "examples/single_switch.yaml",
+       {"simulation.duration=20us", "simulation.warmup=0us", "switch.buffer=cioq", "switch.speedup=2",
+        "switch.vls=4", "traffic.sl=[0,1,2,3]", "traffic.load=0.95", "link.flow_control=pfc",
+        "switch.pfc.xoff=8KiB", "switch.pfc.xon=4KiB", "switch.pfc.headroom=64KiB", "switch.output_buffer=16MiB"}},
       {"AllreduceLeafspineIbOutputQueued", "examples/allreduce_leafspine_ib.yaml",
        asan ? Overrides{"simulation.duration=400us", "switch.buffer=output_queued"}
             : Overrides{"switch.buffer=output_queued"}},
@@ -509,6 +517,7 @@ std::string lane_case_name(const ::testing::TestParamInfo<LaneCase>& param) { re
 INSTANTIATE_TEST_SUITE_P(
     Determinism, LanesMatchOneLane,
     ::testing::Values(LaneCase{"S2", {}}, LaneCase{"OutputQueued", {"switch.buffer=output_queued"}},
+                      LaneCase{"Cioq", {"switch.buffer=cioq", "switch.speedup=2"}},
                       LaneCase{"SharedMemoryAdaptive", {"switch.buffer=shared_memory", "routing.algorithm=adaptive"}},
                       LaneCase{"CreditStalls", {"switch.input_buffer=12KiB", "traffic.load=0.8"}},
                       LaneCase{"OccupancySampler", {"output.sample_interval=1us", "switch.input_buffer=24KiB"}},
