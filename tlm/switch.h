@@ -506,6 +506,9 @@ class Switch : public sc_core::sc_module {
   PortSet accepting_;               // cioq: inputs granted by some write port this round
   std::vector<int> write_grant_;    // per write port granting: the input it granted
   std::vector<int> accepted_;       // per input granted: the write port it accepted
+  std::vector<std::size_t> crossing_request_of_;  // per output: the input's request for it being collected
+  std::vector<sc_core::sc_time> write_edge_;      // per write port: crossing_grant_edge(write_free)
+  PortSet write_edge_known_;                      // the write ports write_edge_ holds (until they write again)
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
   std::vector<sw::InputFifo> input_fifos_;  // input_fifo: per input x VL

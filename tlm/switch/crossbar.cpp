@@ -45,13 +45,15 @@ sc_time Switch::collect_crossing_requests() {
     auto offer = [&](const EntryQueue& waiting, int slot) {
       const Entry& e = entries_[waiting.front()];
       const sw::CrossingRequest r{std::max(e.ready, input_free), p, e.out, slot, e.vl};
-      for (std::size_t k = first; k < requests.size(); ++k) {
+      // This input's request for the output so far (the indices below `first` are other inputs').
+      const std::size_t k = crossing_request_of_[e.out];
+      if (k >= first && k < requests.size() && requests[k].out == e.out) {
         sw::CrossingRequest& other = requests[k];
-        if (other.out != e.out) continue;
         const sc_time& ready = entries_[queues_[other.queue].front()].ready;
         if (e.ready < ready || (e.ready == ready && e.vl < other.vl)) other = r;
         return;
       }
+      crossing_request_of_[e.out] = requests.size();
       requests.push_back(r);
     };
     const InputPort& ip = inputs_[p];
@@ -59,8 +61,14 @@ sc_time Switch::collect_crossing_requests() {
     for (const sw::HeldVoq& h : ip.voqs) offer(queues_[h.queue], h.queue);
   });
   sc_time due = end_of_time_;
-  for (const sw::CrossingRequest& r : requests)
-    due = std::min(due, std::max(r.asks, crossing_grant_edge(outputs_[r.out].write_free)));
+  for (const sw::CrossingRequest& r : requests) {
+    // The first edge the write port can be granted on, kept until it writes again.
+    if (!write_edge_known_.contains(r.out)) {
+      write_edge_[r.out] = crossing_grant_edge(outputs_[r.out].write_free);
+      write_edge_known_.insert(r.out);
+    }
+    due = std::min(due, std::max(r.asks, write_edge_[r.out]));
+  }
   return due;
 }
 
@@ -68,7 +76,7 @@ bool Switch::match_crossings(const sc_time& edge, bool later) {
   // Request: each input asks every write port it has a head for, ready and free by `edge`.
   for (const sw::CrossingRequest& r : crossing_requests_) {
     OutputPort& o = outputs_[r.out];
-    if (r.asks > edge || crossing_grant_edge(o.write_free) > edge) continue;
+    if (r.asks > edge || write_edge_[r.out] > edge) continue;
     if (!granting_.contains(r.out)) {
       o.write_arbiter->clear();
       granting_.insert(r.out);
@@ -126,6 +134,7 @@ void Switch::cross(const sw::CrossingRequest& r, const sc_time& edge) {
   const sc_time write = std::max({e.ready, read_free_[r.in], o.write_free});
   e.ready = edge;
   o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
+  write_edge_known_.erase(r.out);
   read_free_[r.in] = o.write_free;
   link(i);
 }
