@@ -401,8 +401,8 @@ class Switch : public sc_core::sc_module {
   sc_core::sc_time crossing_grant_edge(const sc_core::sc_time& t) const {
     return clock_.edge_at_or_after(t > clock_.period() ? t - clock_.period() : t);
   }
-  /// Fills crossing_requests_ (one per input and output) and returns the first edge one
-  /// of them can be granted on: the edge of the next matching, end of time when none.
+  /// Brings crossing_requests_ (one per input and output) up to date and returns the first
+  /// edge one of them can be granted on: the edge of the next matching, end of time when none.
   sc_core::sc_time collect_crossing_requests();
   /// One request-grant-accept round on `edge` (`later`: not the edge's first round, which
   /// leaves the pointers where they are); crosses what is accepted. Whether a grant
@@ -500,13 +500,14 @@ class Switch : public sc_core::sc_module {
   PortSet pausing_;      // PFC inputs with a priority that pauses its upstream (note_pausing)
   PortSet crossing_;     // output_queued, cioq: inputs with packets waiting for the crossbar
   sc_core::sc_time next_crossing_;  // the edge the next crossbar grant is due on (cross_to_output_queues)
-  // Scratch of one crossbar matching round (match_crossings).
-  std::vector<sw::CrossingRequest> crossing_requests_;
+  // The crossbar's requests and the scratch of one matching round (match_crossings).
+  std::vector<std::vector<sw::CrossingRequest>> crossing_requests_;  // per input, remade when it changes
+  PortSet crossing_changed_;        // inputs whose heads or read port changed since their requests
   PortSet granting_;                // write ports granting this round
   PortSet accepting_;               // cioq: inputs granted by some write port this round
   std::vector<int> write_grant_;    // per write port granting: the input it granted
   std::vector<int> accepted_;       // per input granted: the write port it accepted
-  std::vector<std::size_t> crossing_request_of_;  // per output: the input's request for it being collected
+  std::vector<std::size_t> crossing_request_of_;  // per output: the request for it of the input being remade
   std::vector<sc_core::sc_time> write_edge_;      // per write port: crossing_grant_edge(write_free)
   PortSet write_edge_known_;                      // the write ports write_edge_ holds (until they write again)
   std::unique_ptr<hw::SwitchAllocator> allocator_;

@@ -36,18 +36,18 @@ void Switch::cross_to_output_queues(const sc_time& now) {
 }
 
 sc_time Switch::collect_crossing_requests() {
-  auto& requests = crossing_requests_;
-  requests.clear();
-  crossing_.for_each([&](int p) {
+  // The requests of the inputs whose heads or read port changed since they were made.
+  crossing_changed_.for_each([&](int p) {
+    crossing_changed_.erase(p);
+    auto& requests = crossing_requests_[p];
+    requests.clear();
     const sc_time input_free = crossing_grant_edge(read_free_[p]);
-    const std::size_t first = requests.size();
     // One request per output: the head that is ready first, the lower VL on a tie.
     auto offer = [&](const EntryQueue& waiting, int slot) {
       const Entry& e = entries_[waiting.front()];
       const sw::CrossingRequest r{std::max(e.ready, input_free), p, e.out, slot, e.vl};
-      // This input's request for the output so far (the indices below `first` are other inputs').
-      const std::size_t k = crossing_request_of_[e.out];
-      if (k >= first && k < requests.size() && requests[k].out == e.out) {
+      const std::size_t k = crossing_request_of_[e.out];  // this input's request for the output so far
+      if (k < requests.size() && requests[k].out == e.out) {
         sw::CrossingRequest& other = requests[k];
         const sc_time& ready = entries_[queues_[other.queue].front()].ready;
         if (e.ready < ready || (e.ready == ready && e.vl < other.vl)) other = r;
@@ -61,28 +61,32 @@ sc_time Switch::collect_crossing_requests() {
     for (const sw::HeldVoq& h : ip.voqs) offer(queues_[h.queue], h.queue);
   });
   sc_time due = end_of_time_;
-  for (const sw::CrossingRequest& r : requests) {
-    // The first edge the write port can be granted on, kept until it writes again.
-    if (!write_edge_known_.contains(r.out)) {
-      write_edge_[r.out] = crossing_grant_edge(outputs_[r.out].write_free);
-      write_edge_known_.insert(r.out);
+  crossing_.for_each([&](int p) {
+    for (const sw::CrossingRequest& r : crossing_requests_[p]) {
+      // The first edge the write port can be granted on, kept until it writes again.
+      if (!write_edge_known_.contains(r.out)) {
+        write_edge_[r.out] = crossing_grant_edge(outputs_[r.out].write_free);
+        write_edge_known_.insert(r.out);
+      }
+      due = std::min(due, std::max(r.asks, write_edge_[r.out]));
     }
-    due = std::min(due, std::max(r.asks, write_edge_[r.out]));
-  }
+  });
   return due;
 }
 
 bool Switch::match_crossings(const sc_time& edge, bool later) {
   // Request: each input asks every write port it has a head for, ready and free by `edge`.
-  for (const sw::CrossingRequest& r : crossing_requests_) {
-    OutputPort& o = outputs_[r.out];
-    if (r.asks > edge || write_edge_[r.out] > edge) continue;
-    if (!granting_.contains(r.out)) {
-      o.write_arbiter->clear();
-      granting_.insert(r.out);
+  crossing_.for_each([&](int p) {
+    for (const sw::CrossingRequest& r : crossing_requests_[p]) {
+      OutputPort& o = outputs_[r.out];
+      if (r.asks > edge || write_edge_[r.out] > edge) continue;
+      if (!granting_.contains(r.out)) {
+        o.write_arbiter->clear();
+        granting_.insert(r.out);
+      }
+      o.write_arbiter->add_request({r.in});
     }
-    o.write_arbiter->add_request({r.in});
-  }
+  });
   // Grant: each write port one input, round robin from the one after its last accepted.
   granting_.for_each([&](int op) {
     const int p = outputs_[op].write_arbiter->arbitrate();
@@ -117,8 +121,8 @@ bool Switch::match_crossings(const sc_time& edge, bool later) {
     granting_.erase(op);
     const int p = write_grant_[op];
     if (accepted_[p] != op) return;
-    for (const sw::CrossingRequest& r : crossing_requests_)
-      if (r.in == p && r.out == op) return cross(r, edge);
+    for (const sw::CrossingRequest& r : crossing_requests_[p])
+      if (r.out == op) return cross(r, edge);
   });
   return refused;
 }
@@ -136,6 +140,7 @@ void Switch::cross(const sw::CrossingRequest& r, const sc_time& edge) {
   o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
   write_edge_known_.erase(r.out);
   read_free_[r.in] = o.write_free;
+  crossing_changed_.insert(r.in);
   link(i);
 }
 

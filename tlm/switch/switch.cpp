@@ -130,10 +130,11 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   any_blocked_.assign(n, 0);
   for (PortSet* set :
        {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_, &crossing_, &granting_, &accepting_,
-        &write_edge_known_})
+        &write_edge_known_, &crossing_changed_})
     set->resize(n);
   write_grant_.assign(n, -1);
   accepted_.assign(n, -1);
+  crossing_requests_.assign(n, {});
   crossing_request_of_.assign(n, 0);
   write_edge_.assign(n, end_of_time_);
   requests_per_output_.assign(n, 0);
