@@ -970,13 +970,15 @@ void check_buffers(const FabricConfig& c, const tlm_fabric::SwitchParams& sp, Co
   // Output-queued under PFC: PFC bounds what each input holds, not what one output
   // receives; every input may send its whole PFC allowance to the same output.
   const std::uint64_t oq_need = static_cast<std::uint64_t>(max_radix(c.topology, sp.ports)) * pfc_need;
-  if (c.link.flow_control == tlm_fabric::FlowControl::pfc && sp.buffer == tlm_fabric::BufferOrganisation::output_queued &&
+  if (c.link.flow_control == tlm_fabric::FlowControl::pfc && sp.crosses_to_output_queues() &&
       sp.output_buffer.in_bytes() < oq_need)
-    sw.fail("output_buffer", "under PFC an output_queued output buffer must hold what every input may send "
-                           "to it: radix " + std::to_string(max_radix(c.topology, sp.ports)) + " x " + std::to_string(vls) +
-                           " VL x (xoff + headroom) = " + hw::to_string(hw::Size::bytes(oq_need)) + ", got " +
-                           hw::to_string(sp.output_buffer) + "; else it drops packets PFC admitted (raise output_buffer, "
-                           "lower switch.pfc, or use voq / shared_memory)");
+    sw.fail("output_buffer", "under PFC an " + std::string(tlm_fabric::to_string(sp.buffer)) +
+                                 " output buffer must hold what every input may send to it: radix " +
+                                 std::to_string(max_radix(c.topology, sp.ports)) + " x " + std::to_string(vls) +
+                                 " VL x (xoff + headroom) = " + hw::to_string(hw::Size::bytes(oq_need)) + ", got " +
+                                 hw::to_string(sp.output_buffer) +
+                                 "; else it drops packets PFC admitted (raise output_buffer, lower switch.pfc, or use "
+                                 "voq / shared_memory)");
 }
 
 /// The switch keys one switch may not have on its own: the fabric's VLs and SL mapping,
@@ -1269,9 +1271,8 @@ bool FabricConfig::uses_rtl_blocks() const {
   using tlm_fabric::AllocatorImpl;
   if (link.credit_manager_impl != AllocatorImpl::tlm || nic.vl_arbiter_impl != AllocatorImpl::tlm) return true;
   auto uses = [](const tlm_fabric::SwitchParams& s) {
-    const bool output_queued = s.buffer == tlm_fabric::BufferOrganisation::output_queued;
     return s.allocator_impl != AllocatorImpl::tlm || s.vl_arbiter_impl != AllocatorImpl::tlm ||
-           (output_queued && s.write_arbiter_impl != AllocatorImpl::tlm) ||
+           (s.crosses_to_output_queues() && s.write_arbiter_impl != AllocatorImpl::tlm) ||
            (s.buffer == tlm_fabric::BufferOrganisation::input_fifo && s.input_fifo_impl != AllocatorImpl::tlm);
   };
   if (uses(switch_params)) return true;

@@ -61,7 +61,8 @@ enum class ForwardingMode {
 enum class BufferOrganisation {
   input_fifo,     ///< one FIFO per input and VL: head-of-line blocking
   voq,            ///< virtual output queues per input, output and VL
-  output_queued,  ///< queues per output and VL, written through a crossbar with speedup
+  output_queued,  ///< queues per output and VL, written through a crossbar with speedup (FIFO inputs)
+  cioq,           ///< output_queued with virtual output queues at the inputs (combined input-output queueing)
   shared_memory,  ///< output queues in one shared pool, dynamic thresholds (alpha)
 };
 
@@ -145,7 +146,7 @@ struct SwitchParams {
   hw::Size output_buffer = hw::Size::kib(256);               ///< per output port (output_queued, lossy) [B]
   hw::Size shared_buffer = hw::Size::kib(4096);              ///< shared pool (shared_memory) [B]
   double alpha = 1.0;                                        ///< dynamic-threshold factor (shared_memory)
-  int speedup = 1;                                           ///< output_queued: crossbar writes per output and per input per frame time, 1..ports
+  int speedup = 1;                                           ///< output_queued, cioq: crossbar writes per output and per input per frame time, 1..ports
   std::uint32_t cell_bytes = 64;                             ///< buffer cell: occupancy is counted in whole cells [B]
   std::uint32_t credit_block_bytes = 64;                     ///< credit granularity [B] (IB: 64)
   hw::Time credit_return_latency = hw::Time::ns(10);         ///< buffer freed -> credit packet leaves [s]
@@ -155,7 +156,7 @@ struct SwitchParams {
   std::string rtl_variant = "islip_allocator";               ///< RTL top of the twin (rtl_allocator_models())
   AllocatorImpl vl_arbiter_impl = AllocatorImpl::tlm;        ///< ib_vl_arb as hw/ core, Verilated RTL twin, or both compared (tlm/rtl_vl_arbiter.h)
   std::string vl_arbiter_rtl_variant = "vl_arbiter";         ///< RTL model of the VL arbiter twin (kind vl_arbiter)
-  AllocatorImpl write_arbiter_impl = AllocatorImpl::tlm;     ///< output_queued write-port arbiters as hw/ core, RTL twin, or both compared (tlm/rtl_arbiter.h)
+  AllocatorImpl write_arbiter_impl = AllocatorImpl::tlm;     ///< crossbar arbiters (write ports; cioq: inputs' accept) as hw/ core, RTL twin, or both compared (tlm/rtl_arbiter.h)
   std::string write_arbiter_rtl_variant = "rr_arbiter";      ///< RTL top of the write-port arbiters (rtl_arbiter_models())
   AllocatorImpl input_fifo_impl = AllocatorImpl::tlm;        ///< input_fifo buffers as hw/ cores, RTL twins, or both compared (tlm/rtl_packet_fifo.h)
   std::string input_fifo_rtl_variant = "packet_fifo";        ///< RTL model of the input FIFOs (kind packet_fifo)
@@ -178,6 +179,11 @@ struct SwitchParams {
   int vl_of(int sl) const;
   /// The forwarding mode of the packets that arrive on `port`.
   ForwardingMode forwarding_of(int port) const;
+  /// output_queued or cioq: packets wait at their input until the crossbar writes them
+  /// into their output queue at `speedup`.
+  bool crosses_to_output_queues() const {
+    return buffer == BufferOrganisation::output_queued || buffer == BufferOrganisation::cioq;
+  }
 };
 
 std::string_view to_string(ForwardingMode m);
@@ -394,10 +400,23 @@ class Switch : public sc_core::sc_module {
   void track_credit_stalls(int op, const sc_core::sc_time& now);
 
   // tlm/switch/crossbar.cpp: crossbar writes, switch allocation, transmit
-  /// output_queued: grants the crossbar write ports due by now + to_allocator, in order.
-  /// Every packet not admitted yet asks after that (it is ready at the next edge +
-  /// to_allocator at the earliest), so the requests for those grants are all known.
+  /// output_queued, cioq: grants the crossbar write ports due by now + to_allocator, edge
+  /// by edge. Every packet not admitted yet asks after that (it is ready at the next edge
+  /// + to_allocator at the earliest), so the requests for those grants are all known.
   void cross_to_output_queues(const sc_core::sc_time& now);
+  /// The first edge a write port or input busy until `t` can be granted on, a cycle ahead.
+  sc_core::sc_time crossing_grant_edge(const sc_core::sc_time& t) const {
+    return clock_.edge_at_or_after(t > clock_.period() ? t - clock_.period() : t);
+  }
+  /// Brings crossing_requests_ (one per input and output) up to date and returns the first
+  /// edge one of them can be granted on: the edge of the next matching, end of time when none.
+  sc_core::sc_time collect_crossing_requests();
+  /// One request-grant-accept round on `edge` (`later`: not the edge's first round, which
+  /// leaves the pointers where they are); crosses what is accepted. Whether a grant
+  /// went unaccepted.
+  bool match_crossings(const sc_core::sc_time& edge, bool later);
+  /// Writes the head of `r` into its output queue through the write port granted on `edge`.
+  void cross(const sw::CrossingRequest& r, const sc_core::sc_time& edge);
   /// The edge a crossbar grant due at `edge` is decided on.
   sc_core::sc_time crossing_edge(const sc_core::sc_time& edge) const {
     return clock_.edge_at_or_after(edge > to_allocator_ ? edge - to_allocator_ : sc_core::SC_ZERO_TIME);
@@ -486,8 +505,18 @@ class Switch : public sc_core::sc_module {
   PortSet stalling_;     // outputs with an open credit stall (OutputPort::open_stalls)
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
   PortSet pausing_;      // PFC inputs with a priority that pauses its upstream (note_pausing)
-  PortSet crossing_;     // output_queued: inputs with packets waiting for the crossbar
+  PortSet crossing_;     // output_queued, cioq: inputs with packets waiting for the crossbar
   sc_core::sc_time next_crossing_;  // the edge the next crossbar grant is due on (cross_to_output_queues)
+  // The crossbar's requests and the scratch of one matching round (match_crossings).
+  std::vector<std::vector<sw::CrossingRequest>> crossing_requests_;  // per input, remade when it changes
+  PortSet crossing_changed_;        // inputs whose heads or read port changed since their requests
+  PortSet granting_;                // write ports granting this round
+  PortSet accepting_;               // cioq: inputs granted by some write port this round
+  std::vector<int> write_grant_;    // per write port granting: the input it granted
+  std::vector<int> accepted_;       // per input granted: the write port it accepted
+  std::vector<std::size_t> crossing_request_of_;  // per output: the request for it of the input being remade
+  std::vector<sc_core::sc_time> write_edge_;      // per write port: crossing_grant_edge(write_free)
+  PortSet write_edge_known_;                      // the write ports write_edge_ holds (until they write again)
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
   std::vector<sw::InputFifo> input_fifos_;  // input_fifo: per input x VL

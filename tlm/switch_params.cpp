@@ -21,6 +21,7 @@ const hw::EnumNames<BufferOrganisation>& buffer_organisation_names() {
   static const hw::EnumNames<BufferOrganisation> names{{BufferOrganisation::input_fifo, "input_fifo"},
                                                        {BufferOrganisation::voq, "voq"},
                                                        {BufferOrganisation::output_queued, "output_queued"},
+                                                       {BufferOrganisation::cioq, "cioq"},
                                                        {BufferOrganisation::shared_memory, "shared_memory"}};
   return names;
 }
@@ -60,16 +61,17 @@ hw::ParamBlock switch_block() {
                "per input port, all VLs: the credit allotment advertised upstream (split equally among VLs); lossy "
                "capacity of `input_fifo` / `voq`"},
               {"output_buffer", ParamType::size, "", "256KiB", "64B", kMaxBuffer, {}, "",
-               "per output port, all VLs: capacity of `output_queued` (not used by other modes); on credit links the "
-               "credits bound it, under PFC it must hold radix x VLs x (xoff + headroom)"},
+               "per output port, all VLs: capacity of `output_queued` and `cioq` (not used by other modes); on credit "
+               "links the credits bound it, under PFC it must hold radix x VLs x (xoff + headroom)"},
               {"shared_buffer", ParamType::size, "", "4MiB", "64B", kMaxBuffer, {}, "", "the shared pool of `shared_memory`"},
               {"alpha", ParamType::number, "", "1.0", "0.0078125", "128", {}, "",
                "`shared_memory`, lossy: dynamic threshold, a queue may grow while its bytes < alpha x free pool"},
               {"speedup", ParamType::integer, "", "1", "1", "256", {}, "",
-               "`output_queued`: the crossbar writes into an output queue, and reads from an input, at speedup x the "
-               "ingress rate; a packet whose output's write port is taken waits at its input (at 1: head-of-line "
-               "blocking, as `input_fifo`; see [switch.md](switch.md#buffer-organisations-switchbuffer)); a value above "
-               "a switch's radix acts as the radix. `shared_memory` takes every input at once"},
+               "`output_queued`, `cioq`: the crossbar writes into an output queue, and reads from an input, at speedup x "
+               "the ingress rate; a packet whose output's write port is taken waits at its input (`output_queued` at "
+               "1: head-of-line blocking, as `input_fifo`; `cioq` sends another output's packet meanwhile; see "
+               "[switch.md](switch.md#buffer-organisations-switchbuffer)); a value above a switch's radix acts as the "
+               "radix. `shared_memory` takes every input at once"},
               {"cell_size", ParamType::size, "", "64B", "1B", "16KiB", {}, "",
                "buffer cell: occupancy (PFC, lossy capacity, shared pool, ECN/WRED depth) is counted in whole cells"},
               {"credit_return_latency", ParamType::time, "", "10ns", "0s", "100us", {}, "",
@@ -93,9 +95,9 @@ hw::ParamBlock switch_block() {
                "the registered RTL models of kind `vl_arbiter` (rtl/models/: `vl_arbiter`)",
                "which RTL VL arbiter `vl_arbiter_impl: rtl | lockstep` use"},
               {"write_arbiter_impl", ParamType::name, "", "tlm", "", "", hw::names_of(allocator_impl_names()), "",
-               "`output_queued`: each output's write-port arbiter (round robin) as the `hw/` C++ core, as its "
-               "Verilated RTL twin, or both compared every round ([cosim.md](cosim.md#arbiters)); `rtl` / `lockstep` "
-               "need `-DFABRICSIM_RTL=ON` and an RTL build with radix requesters"},
+               "`output_queued`, `cioq`: each output's write-port arbiter (round robin; `cioq`: and each input's "
+               "accept arbiter) as the `hw/` C++ core, as its Verilated RTL twin, or both compared every round "
+               "([cosim.md](cosim.md#arbiters)); `rtl` / `lockstep` need `-DFABRICSIM_RTL=ON` and an RTL build with radix requesters"},
               {"write_arbiter_rtl_variant", ParamType::text, "", "rr_arbiter", "", "", {},
                "the registered RTL arbiters (rtl/models/: `rr_arbiter`)",
                "which RTL block `write_arbiter_impl: rtl` / `lockstep` use"},

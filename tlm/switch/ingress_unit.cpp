@@ -163,7 +163,8 @@ bool Switch::buffer_has_room(const Entry& e) {
       fits = input_fifo_cores() ? input_fifo_has_room(e) : ip.bytes + e.charged <= params_.input_buffer.in_bytes();
       break;
     case BufferOrganisation::voq: fits = ip.bytes + e.charged <= params_.input_buffer.in_bytes(); break;
-    case BufferOrganisation::output_queued: fits = o.bytes + e.charged <= params_.output_buffer.in_bytes(); break;
+    case BufferOrganisation::output_queued:
+    case BufferOrganisation::cioq: fits = o.bytes + e.charged <= params_.output_buffer.in_bytes(); break;
     case BufferOrganisation::shared_memory:
       // Dynamic thresholds bound each queue in lossy mode (Choudhury-Hahne).
       fits = ip.fc != FlowControl::none || shared_->admit(o.vl_bytes[e.vl], e.charged, params_.alpha);

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <systemc>
 
+#include "hw/arbiter.h"
 #include "hw/credit.h"
 #include "hw/flow_control.h"
 #include "tlm/fabric_socket.h"
@@ -46,7 +48,8 @@ struct alignas(64) InputPort {
   // the link's rate), set with the link.
   sc_core::sc_time pause_refresh;
   EntryQueue crossing;                     // output_queued: admitted, not yet through the crossbar
-  std::vector<HeldVoq> voqs;               // voq: the queues holding this input's packets
+  std::vector<HeldVoq> voqs;               // voq, cioq: the queues holding this input's packets
+  std::unique_ptr<hw::Arbiter> accept_arbiter;  // cioq: among the write ports granting it (round robin)
 };
 
 /// An arrival due for admission on this wake, in the order edge-by-edge admission takes.

@@ -136,7 +136,15 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   has_head_.assign(n, 0);
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
   any_blocked_.assign(n, 0);
-  for (PortSet* set : {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_, &crossing_}) set->resize(n);
+  for (PortSet* set :
+       {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_, &crossing_, &granting_, &accepting_,
+        &write_edge_known_, &crossing_changed_})
+    set->resize(n);
+  write_grant_.assign(n, -1);
+  accepted_.assign(n, -1);
+  crossing_requests_.assign(n, {});
+  crossing_request_of_.assign(n, 0);
+  write_edge_.assign(n, end_of_time_);
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
@@ -158,11 +166,15 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
     auto& o = outputs_[p];
     o.scheduler = make_egress_scheduler(params_, std::string(this->name()) + ".port" + std::to_string(p) + ".vl_arbiter");
-    if (params_.buffer == BufferOrganisation::output_queued)
-      o.write_arbiter = make_arbiter_block({std::string(this->name()) + ".port" + std::to_string(p) + ".write_arbiter",
-                                            "round_robin", n, params_.write_arbiter_impl,
-                                            params_.write_arbiter_rtl_variant, "switch.write_arbiter_impl",
-                                            params_.core_clock, params_.waveform});
+    // The crossbar's round-robin arbiters: each write port's among the inputs, and with
+    // VOQs each input's among the write ports that grant it (iSLIP's accept).
+    auto crossbar_arbiter = [&](const char* what) {
+      return make_arbiter_block({std::string(this->name()) + ".port" + std::to_string(p) + "." + what, "round_robin", n,
+                                 params_.write_arbiter_impl, params_.write_arbiter_rtl_variant,
+                                 "switch.write_arbiter_impl", params_.core_clock, params_.waveform});
+    };
+    if (params_.crosses_to_output_queues()) o.write_arbiter = crossbar_arbiter("write_arbiter");
+    if (params_.buffer == BufferOrganisation::cioq) ip.accept_arbiter = crossbar_arbiter("accept_arbiter");
     o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
     o.stall_s.assign(v, 0.0);
   }
