@@ -59,7 +59,7 @@ const hw::ParamBlock& output_params() {
        {"sample_interval", ParamType::time, "", "1us", "0s", "10s", {}, "0s or at least 1ns",
         "period of the samples in `results.json` `timeseries` (the bytes all switch ports hold; per endpoint, the lowest and mean congestion-control rate of its QPs), `occupancy.csv` (the bytes each switch port holds, a row per port holding any) and `qp_rates.csv` (the rate of each QP with requests posted, when the NIC has congestion control); `0s`: off, and neither CSV file"},
        {"trace", ParamType::list, "trace kinds", "", "", "", {}, "`perfetto`, `vcd`: a name or a list",
-        "the fabric trace: `perfetto` writes `trace.perfetto.json` (Chrome JSON trace events, opened by ui.perfetto.dev: packet hops as slices, buffer occupancy, credits and PAUSE as counters), `vcd` writes `fabric.vcd` (the counters as VCD signals for GTKWave); `fabricsim run --trace perfetto` sets it ([results.md](results.md#traces))"},
+        "the fabric trace: `perfetto` writes `trace.perfetto.json` (Chrome JSON trace events, opened by ui.perfetto.dev: packet hops and a collective's steps per rank as slices, buffer occupancy, credits and PAUSE as counters), `vcd` writes `fabric.vcd` (the counters as VCD signals for GTKWave); `fabricsim run --trace perfetto` sets it ([results.md](results.md#traces))"},
        {"trace_scope", ParamType::list, "globs", "", "", "", {}, "needs `trace`; a glob or a list",
         "only the switches, switch ports and NICs whose hierarchy name a glob matches (`fabric.sw0`, `fabric.leaf*.port[0-3]`, `fabric.ep1`); empty: all"},
        {"trace_endpoint", ParamType::list, "endpoints", "", "", "", {}, "needs `trace`; an endpoint or a list",

@@ -263,6 +263,37 @@ TEST(FabricTrace, SameBytesOnOneLaneAndTwo) {
     EXPECT_TRUE(read_file(one.out / f) == read_file(two.out / f)) << f << " differs between 1 and 2 lanes";
 }
 
+// A ring AllReduce on lanes: a slice per transfer on its source endpoint's row, from its
+// post to its landing, each rank with as many; the same bytes on one lane and on two.
+TEST(FabricTrace, CollectiveStepsPerRank) {
+  const auto dir = fabricsim::testing::test_temp_dir("trace");
+  const std::string config = std::string(FABRICSIM_SOURCE_DIR) + "/examples/allreduce_leafspine_ib.yaml";
+  std::string bytes[2];
+  for (int threads : {1, 2}) {
+    const fs::path out = dir / ("t" + std::to_string(threads));
+    const auto c = fabricsim::testing::run_command("run -q " + config + " --out " + out.string() +
+                                                   " --set 'collective.sizes=[64KiB]' --set simulation.threads=" +
+                                                   std::to_string(threads) + " --trace perfetto");
+    ASSERT_EQ(c.exit_code, 0) << c.output;
+    bytes[threads - 1] = read_file(out / "trace.perfetto.json");
+  }
+  EXPECT_TRUE(bytes[0] == bytes[1]) << "the trace differs between 1 and 2 lanes";
+  const nlohmann::json doc = nlohmann::json::parse(bytes[0]);
+  std::map<int, int> steps_of_rank;
+  double last_end = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X" || e["cat"] != "collective") continue;
+    ++steps_of_rank[e["args"]["src_rank"].get<int>()];
+    EXPECT_GT(e["dur"].get<double>(), 0.0) << e.dump();
+    last_end = std::max(last_end, e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  const auto results = read_json(dir / "t1" / "results.json");
+  const int ranks = static_cast<int>(results["collective"]["ranks"].size());  // the endpoint of each rank
+  ASSERT_EQ(static_cast<int>(steps_of_rank.size()), ranks);
+  for (const auto& [rank, steps] : steps_of_rank) EXPECT_EQ(steps, steps_of_rank.begin()->second) << "rank " << rank;
+  EXPECT_GT(last_end, 0.0);
+}
+
 TEST(FabricTrace, CommandLineErrors) {
   const auto dir = fabricsim::testing::test_temp_dir("trace");
   const fs::path config = fabricsim::testing::write_text(dir / "trace.yaml", kConfig);

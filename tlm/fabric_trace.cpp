@@ -137,6 +137,36 @@ int FabricTrace::add_nic(const std::string& name, int endpoint, int vls) {
   return static_cast<int>(tracks_.size()) - 1;
 }
 
+int FabricTrace::add_endpoint_steps(int endpoint) {
+  Track t = make_track("collective.ep" + std::to_string(endpoint), "collective", "ep" + std::to_string(endpoint), 0);
+  t.on = endpoint_wanted_.empty() ||
+         (endpoint < static_cast<int>(endpoint_wanted_.size()) && endpoint_wanted_[static_cast<std::size_t>(endpoint)]);
+  tracks_.push_back(std::move(t));
+  return static_cast<int>(tracks_.size()) - 1;
+}
+
+void FabricTrace::step_posted(int track, std::uint64_t wr, const Step& step, const sc_core::sc_time& at) {
+  if (!tracks_[static_cast<std::size_t>(track)].on) return;
+  Event e{};
+  e.ts = to_ps(at);
+  e.value = step.bytes;
+  e.packet = wr;
+  e.track = track;
+  e.src = step.src_rank;
+  e.dst = step.dst_rank;
+  e.payload = static_cast<std::uint32_t>(step.transfer);
+  e.kind = Kind::step_posted;
+  add(e);
+}
+
+void FabricTrace::step_landed(std::uint64_t wr, const sc_core::sc_time& at) {
+  Event e{};
+  e.ts = to_ps(at);
+  e.packet = wr;
+  e.kind = Kind::step_landed;
+  add(e);
+}
+
 bool FabricTrace::on(int track) const { return tracks_[static_cast<std::size_t>(track)].on; }
 
 void FabricTrace::initial_credits(int track, int vl, std::uint64_t blocks) {
@@ -375,6 +405,24 @@ std::vector<TraceFileRecord> FabricTrace::write(const std::string& dir, const sc
     events.insert(events.end(), lane->events.begin(), lane->events.end());
     std::vector<Event>().swap(lane->events);
   }
+  // Collective steps: a transfer's post and landing (in two lanes) make one slice on its
+  // source's track, in the order of its work-request id.
+  std::map<std::uint64_t, std::uint64_t> landed;
+  for (const Event& e : events)
+    if (e.kind == Kind::step_landed) landed.emplace(e.packet, e.ts);
+  for (Event& e : events) {
+    if (e.kind != Kind::step_posted) continue;
+    const auto it = landed.find(e.packet);
+    const std::uint64_t landed_at = it == landed.end() ? end_ps : it->second;
+    e.kind = Kind::step;
+    e.seq = static_cast<std::uint32_t>(e.packet);
+    e.packet = e.payload;  // the transfer's index
+    e.payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.value, std::numeric_limits<std::uint32_t>::max()));
+    e.value = landed_at;
+    if (landed_at < options_.from_ps || e.ts > options_.to_ps) e.kind = Kind::step_landed;  // outside the window: dropped
+  }
+  events.erase(std::remove_if(events.begin(), events.end(), [](const Event& e) { return e.kind == Kind::step_landed; }),
+               events.end());
   // A track's events come from one lane, each kind of event (a counter's increases, its
   // decreases, a kind of slice) from one block in its order: the same order with any
   // lanes. At one instant a counter's increases come first, as the switch admits before
@@ -466,8 +514,8 @@ std::vector<TraceFileRecord> FabricTrace::write(const std::string& dir, const sc
         continue;
       }
       const Track& t = tracks_[k];
-      static constexpr const char* kRowName[] = {"", "queue", "wire", "rx"};
-      static constexpr const char* kCategory[] = {"", "switch", "link", "delivered"};
+      static constexpr const char* kRowName[] = {"", "queue", "wire", "rx", "steps"};
+      static constexpr const char* kCategory[] = {"", "switch", "link", "delivered", "collective"};
       const auto kind = static_cast<int>(e.kind);
       const int before = next_tid;
       const int tid = rows[{e.track, kind}].take(e.ts, e.value, next_tid, row_names, t.label + " " + kRowName[kind]);
@@ -478,10 +526,17 @@ std::vector<TraceFileRecord> FabricTrace::write(const std::string& dir, const sc
       append_us(s, e.value - e.ts);
       s += ",\"cat\":\"";
       s += kCategory[kind];
-      s += "\",\"name\":\"" + std::string(op_name(e.op)) + " " + std::to_string(e.src) + "->" + std::to_string(e.dst) +
-           "\",\"args\":{\"packet\":" + std::to_string(e.packet) + ",\"src\":" + std::to_string(e.src) +
-           ",\"dst\":" + std::to_string(e.dst) + ",\"payload_bytes\":" + std::to_string(e.payload) +
-           ",\"vl\":" + std::to_string(e.vl) + "}},\n";
+      if (e.kind == Kind::step) {
+        s += "\",\"name\":\"step " + std::to_string(e.packet) + " rank " + std::to_string(e.src) + "->" +
+             std::to_string(e.dst) + "\",\"args\":{\"transfer\":" + std::to_string(e.packet) +
+             ",\"src_rank\":" + std::to_string(e.src) + ",\"dst_rank\":" + std::to_string(e.dst) +
+             ",\"bytes\":" + std::to_string(e.payload) + "}},\n";
+      } else {
+        s += "\",\"name\":\"" + std::string(op_name(e.op)) + " " + std::to_string(e.src) + "->" +
+             std::to_string(e.dst) + "\",\"args\":{\"packet\":" + std::to_string(e.packet) +
+             ",\"src\":" + std::to_string(e.src) + ",\"dst\":" + std::to_string(e.dst) +
+             ",\"payload_bytes\":" + std::to_string(e.payload) + ",\"vl\":" + std::to_string(e.vl) + "}},\n";
+      }
       put(s);
     }
     rec.limit_reached = out.full();

@@ -1,5 +1,6 @@
 // The fabric's trace (`output.trace`, `fabricsim run --trace perfetto|vcd`): packet hops as
-// slices, buffer occupancy, credits and PAUSE state as counters, written as a Chrome JSON trace (Perfetto UI) and a VCD (GTKWave). Blocks hold a
+// slices, buffer occupancy, credits and PAUSE state as counters, a collective's transfers
+// as steps per endpoint, written as a Chrome JSON trace (Perfetto UI) and a VCD (GTKWave). Blocks hold a
 // FabricTrace pointer, null when tracing is off, and call it where their state changes.
 // Events are kept per wake-queue lane as fixed-size records and written at the end of the
 // run sorted by (time, track, order on the track): the same bytes with any number of lanes.
@@ -60,6 +61,8 @@ class FabricTrace {
   int add_port(const std::string& device, const std::string& port_name, int vls);
   /// A NIC `name` (fabric.ep0), endpoint `endpoint`, with `vls` VLs.
   int add_nic(const std::string& name, int endpoint, int vls);
+  /// The collective steps of endpoint `endpoint` (a process `collective`, a row per endpoint).
+  int add_endpoint_steps(int endpoint);
   /// Whether `track` is recorded (in scope).
   bool on(int track) const;
   /// The credits a transmitter starts with on `vl` (the counter's first value).
@@ -100,18 +103,29 @@ class FabricTrace {
   /// NIC `track` delivered `p` (its tail in at `at`): the last hop, from its header in.
   void delivered(int track, const Packet& p, const sc_core::sc_time& at);
 
+  /// A transfer of a collective: its index in the graph, its ranks and bytes.
+  struct Step {
+    std::uint64_t transfer;
+    int src_rank, dst_rank;
+    std::uint64_t bytes;
+  };
+  /// Steps track `track` (its source endpoint) posted transfer `wr` at `at`.
+  void step_posted(int track, std::uint64_t wr, const Step& step, const sc_core::sc_time& at);
+  /// Transfer `wr` landed, visible at `at` (the destination's lane): its step ends.
+  void step_landed(std::uint64_t wr, const sc_core::sc_time& at);
+
   /// Writes the files into `dir` (the run is over: `end` its time) and says what they hold.
   std::vector<TraceFileRecord> write(const std::string& dir, const sc_core::sc_time& end);
   /// The file names of `options` (trace.perfetto.json, fabric.vcd).
   static std::vector<std::string> file_names(const TraceOptions& options);
 
   enum Signal : std::uint8_t { kIngress, kEgress, kCredits, kPause };
-  enum class Kind : std::uint8_t { counter, switch_hop, link_hop, delivered };
+  enum class Kind : std::uint8_t { counter, switch_hop, link_hop, delivered, step, step_posted, step_landed };
   /// One recorded event: 56 bytes.
   struct Event {
     std::uint64_t ts;     ///< [ps]
     std::uint64_t value;  ///< counter: its change (PAUSE: its value); slice: its end [ps]
-    std::uint64_t packet; ///< slice: the packet's number
+    std::uint64_t packet; ///< slice: the packet's number; step: the transfer's index; posted, landed: its wr
     std::int32_t track;
     std::int32_t src, dst;
     std::uint32_t payload;
