@@ -603,6 +603,7 @@ void Fabric::set_trace(const tlm_fabric::TraceOptions& options) {
   for (auto& sw : switches_) sw->set_trace(trace_.get());
   for (auto& nic : nics_) nic->set_trace(trace_.get());
   if (collective_) collective_->set_trace(trace_.get());
+  if (chakra_) chakra_->set_trace(trace_.get());
 }
 
 std::vector<tlm_fabric::TraceFileRecord> Fabric::finish_trace(const std::string& dir) {

@@ -294,6 +294,19 @@ TEST(FabricTrace, CollectiveStepsPerRank) {
   EXPECT_GT(last_end, 0.0);
 }
 
+// A Chakra trace's sends and collectives run on the same engine: their transfers are steps too.
+TEST(FabricTrace, ChakraTransfersAreSteps) {
+  const auto dir = fabricsim::testing::test_temp_dir("trace");
+  const auto c = fabricsim::testing::run_command("run -q " + std::string(FABRICSIM_SOURCE_DIR) +
+                                                 "/examples/chakra_tiny.yaml --out " + (dir / "out").string() +
+                                                 " --trace perfetto");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  std::size_t steps = 0;
+  const nlohmann::json doc = read_json(dir / "out" / "trace.perfetto.json");
+  for (const auto& e : doc.at("traceEvents")) steps += e.at("ph") == "X" && e.at("cat") == "collective";
+  EXPECT_GT(steps, 0U);
+}
+
 TEST(FabricTrace, CommandLineErrors) {
   const auto dir = fabricsim::testing::test_temp_dir("trace");
   const fs::path config = fabricsim::testing::write_text(dir / "trace.yaml", kConfig);
