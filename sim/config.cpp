@@ -171,7 +171,37 @@ std::string rtl_arbiter_key(const tlm_fabric::RtlArbiterProblem& p, const std::s
 
 std::uint64_t to_ps(hw::Time t) { return static_cast<std::uint64_t>(std::llround(t.in_ps())); }
 
-/// switch.rtl_trace (the folder, `fabricsim run --trace DIR`) and the keys shaping what it
+/// A key holding one scalar or a list of them (`what` names the scalar in the error).
+std::vector<std::string> scalar_list(ConfigMap& m, const char* key, const char* what) {
+  std::vector<std::string> out;
+  if (!m.present(key)) return out;
+  const YAML::Node node = m.node(key);
+  auto add = [&](const YAML::Node& n) {
+    if (!n.IsScalar() || n.Scalar().empty()) m.fail(key, std::string("expected ") + what + ", or a list of them");
+    out.push_back(n.Scalar());
+  };
+  if (node.IsSequence()) {
+    for (const auto& n : node) add(n);
+  } else {
+    add(node);
+  }
+  return out;
+}
+
+/// `<prefix>from` and `<prefix>to` of `section`: the window of a `what` (waveform, trace) in ps.
+void read_window(ConfigMap& m, const hw::ParamBlock& spec, const std::string& section, const std::string& prefix,
+                 const char* what, std::uint64_t& from_ps, std::uint64_t& to_ps_out) {
+  const hw::Time from = m.time(spec[prefix + "from"], hw::Time::seconds(0));
+  from_ps = to_ps(from);
+  if (!m.present(prefix + "to")) return;
+  const hw::Time to = m.time(spec[prefix + "to"], hw::Time::seconds(0));
+  if (to < from)
+    m.fail(prefix + "to", std::string("the ") + what + " window ends (" + hw::to_string(to) + ") before it starts (" +
+                              section + "." + prefix + "from " + hw::to_string(from) + ")");
+  to_ps_out = to_ps(to);
+}
+
+/// switch.rtl_trace (the folder, `fabricsim run --trace rtl`: OUT/waveforms) and the keys shaping what it
 /// records; those need the folder, and an RTL block to record (checked in build()).
 void read_waveform(ConfigMap& m, const hw::ParamBlock& spec, tlm_fabric::SwitchParams& s) {
   using namespace tlm_fabric;
@@ -179,32 +209,12 @@ void read_waveform(ConfigMap& m, const hw::ParamBlock& spec, tlm_fabric::SwitchP
   w.dir = m.string(spec["rtl_trace"], w.dir);
   for (const char* key : {"rtl_trace_format", "rtl_trace_scope", "rtl_trace_from", "rtl_trace_to", "rtl_trace_max_size"}) {
     if (!m.present(key)) continue;
-    if (w.dir.empty()) m.fail(key, "needs the waveform folder switch.rtl_trace (fabricsim run --trace DIR)");
+    if (w.dir.empty()) m.fail(key, "needs the waveform folder switch.rtl_trace (fabricsim run --trace rtl)");
     if (rtl_allocator_models().empty()) m.fail(key, "this build has no RTL twins; rebuild with -DFABRICSIM_RTL=ON");
   }
   w.format = m.choice(spec["rtl_trace_format"], w.format, waveform_format_names());
-  if (m.present("rtl_trace_scope")) {
-    const YAML::Node node = m.node("rtl_trace_scope");
-    auto add = [&](const YAML::Node& n) {
-      if (!n.IsScalar() || n.Scalar().empty())
-        m.fail("rtl_trace_scope", "expected a glob or model name, or a list of them");
-      w.scopes.push_back(n.Scalar());
-    };
-    if (node.IsSequence()) {
-      for (const auto& n : node) add(n);
-    } else {
-      add(node);
-    }
-  }
-  const hw::Time from = m.time(spec["rtl_trace_from"], hw::Time::seconds(0));
-  w.from_ps = to_ps(from);
-  if (m.present("rtl_trace_to")) {
-    const hw::Time to = m.time(spec["rtl_trace_to"], hw::Time::seconds(0));
-    if (to < from)
-      m.fail("rtl_trace_to", "the waveform window ends (" + hw::to_string(to) + ") before it starts (switch.rtl_trace_from " +
-                                 hw::to_string(from) + ")");
-    w.to_ps = to_ps(to);
-  }
+  w.scopes = scalar_list(m, "rtl_trace_scope", "a glob or model name");
+  read_window(m, spec, "switch", "rtl_trace_", "waveform", w.from_ps, w.to_ps);
   w.max_bytes = m.size(spec["rtl_trace_max_size"], hw::Size::bytes(w.max_bytes)).in_bytes();
 }
 
@@ -864,7 +874,35 @@ void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoin
   m.finish();
 }
 
-void read_output(ConfigMap m, OutputParams& o) {
+/// output.trace (the kinds) and the keys shaping the fabric trace; those need a kind.
+void read_trace(ConfigMap& m, const hw::ParamBlock& spec, tlm_fabric::TraceOptions& t, int endpoints) {
+  for (const auto& kind : scalar_list(m, "trace", "a trace kind (perfetto, vcd)")) {
+    if (kind == "perfetto") t.perfetto = true;
+    else if (kind == "vcd") t.vcd = true;
+    else m.fail("trace", "unknown trace kind '" + kind + "'; allowed: perfetto, vcd (RTL waveforms: switch.rtl_trace, "
+                         "fabricsim run --trace rtl)");
+  }
+  for (const char* key : {"trace_scope", "trace_endpoint", "trace_flow", "trace_from", "trace_to", "trace_max_size"})
+    if (m.present(key) && !t.enabled()) m.fail(key, "needs the fabric trace output.trace (fabricsim run --trace perfetto|vcd)");
+  t.scopes = scalar_list(m, "trace_scope", "a glob");
+  auto endpoint = [&](const char* key, const std::string& text) {
+    char* end = nullptr;
+    const long e = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || e < 0 || e >= endpoints)
+      m.fail(key, "'" + text + "' is not an endpoint (0.." + std::to_string(endpoints - 1) + ")");
+    return static_cast<int>(e);
+  };
+  for (const auto& e : scalar_list(m, "trace_endpoint", "an endpoint")) t.endpoints.push_back(endpoint("trace_endpoint", e));
+  for (const auto& f : scalar_list(m, "trace_flow", "a SRC:DST pair")) {
+    const auto colon = f.find(':');
+    if (colon == std::string::npos) m.fail("trace_flow", "'" + f + "' is not a SRC:DST pair of endpoints, e.g. 0:3");
+    t.flows.emplace_back(endpoint("trace_flow", f.substr(0, colon)), endpoint("trace_flow", f.substr(colon + 1)));
+  }
+  read_window(m, spec, "output", "trace_", "trace", t.from_ps, t.to_ps);
+  t.max_bytes = m.size(spec["trace_max_size"], hw::Size::bytes(t.max_bytes)).in_bytes();
+}
+
+void read_output(ConfigMap m, OutputParams& o, int endpoints) {
   const hw::ParamBlock& spec = output_params();
   o.directory = m.string(spec["directory"], o.directory);
   if (o.directory.empty()) m.fail("directory", "must not be empty");
@@ -872,6 +910,7 @@ void read_output(ConfigMap m, OutputParams& o) {
   o.sample_interval = m.time(spec["sample_interval"], o.sample_interval);
   // Below the kernel's time resolution the sampler would re-arm at zero delay forever.
   if (o.sample_interval.in_seconds() > 0 && o.sample_interval < Time::ns(1)) m.fail("sample_interval", "must be 0s (off) or at least 1ns, got " + hw::to_string(o.sample_interval));
+  read_trace(m, spec, o.trace, endpoints);
   m.finish();
 }
 
@@ -1247,7 +1286,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   }
   read_server(top, c);
   read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoint_count(), c.simulation);
-  read_output(top.map("output"), c.output);
+  read_output(top.map("output"), c.output, c.topology.endpoint_count());
   top.finish();
   c.echo = to_json(root);
   return c;

@@ -57,7 +57,21 @@ const hw::ParamBlock& output_params() {
        {"packet_csv", ParamType::boolean, "", "false", "", "", {}, "",
         "also write `packets.csv`, one row per delivered packet, raw and RDMA, in the order of delivery time, then destination endpoint, then that endpoint's order of delivery (columns `packet,src,dst,op,qp,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns,sl,vl`, `packet` the packet's number, (source endpoint << 40) + its count at the source, as `message`; `vl` the VL of the last hop; `op` is `raw`, `write`, `send`, `read_request`, `read_response`, `ack`, `nak` or `cnp`; times in ns to 12 significant digits); `--packet-csv` sets it (`run` only). `qps.csv` (a row per RDMA QP) is written in any case ([results.md](results.md))"},
        {"sample_interval", ParamType::time, "", "1us", "0s", "10s", {}, "0s or at least 1ns",
-        "period of the samples in `results.json` `timeseries` (the bytes all switch ports hold; per endpoint, the lowest and mean congestion-control rate of its QPs), `occupancy.csv` (the bytes each switch port holds, a row per port holding any) and `qp_rates.csv` (the rate of each QP with requests posted, when the NIC has congestion control); `0s`: off, and neither CSV file"}}};
+        "period of the samples in `results.json` `timeseries` (the bytes all switch ports hold; per endpoint, the lowest and mean congestion-control rate of its QPs), `occupancy.csv` (the bytes each switch port holds, a row per port holding any) and `qp_rates.csv` (the rate of each QP with requests posted, when the NIC has congestion control); `0s`: off, and neither CSV file"},
+       {"trace", ParamType::list, "trace kinds", "", "", "", {}, "`perfetto`, `vcd`: a name or a list",
+        "the fabric trace: `perfetto` writes `trace.perfetto.json` (Chrome JSON trace events, opened by ui.perfetto.dev: packet hops and a collective's steps per rank as slices, buffer occupancy, credits and PAUSE as counters), `vcd` writes `fabric.vcd` (the counters as VCD signals for GTKWave); `fabricsim run --trace perfetto` sets it ([results.md](results.md#traces))"},
+       {"trace_scope", ParamType::list, "globs", "", "", "", {}, "needs `trace`; a glob or a list",
+        "only the switches, switch ports and NICs whose hierarchy name a glob matches (`fabric.sw0`, `fabric.leaf*.port[0-3]`, `fabric.ep1`); empty: all"},
+       {"trace_endpoint", ParamType::list, "endpoints", "", "", "", {}, "needs `trace`; an endpoint or a list",
+        "only the packets from or to these endpoints, their NICs, and the counters of the switch ports their packets cross; empty: all"},
+       {"trace_flow", ParamType::list, "SRC:DST pairs", "", "", "", {}, "needs `trace`; a pair or a list",
+        "only the packets from endpoint SRC to endpoint DST (`0:3`), and the counters of the ports and NICs they cross; empty: all"},
+       {"trace_from", ParamType::time, "", "0s", "0s", "10s", {}, "needs `trace`",
+        "start of the traced window: the counters start with their values at this time"},
+       {"trace_to", ParamType::time, "", "`simulation.duration`", "0s", "10s", {}, "needs `trace`; not before `trace_from`",
+        "end of the traced window (inclusive)"},
+       {"trace_max_size", ParamType::size, "", "0B", "0B", "1TiB", {}, "needs `trace`; 0B: no limit",
+        "per trace file: writing stops before the file passes this size (`results.json` `trace` says so)"}}};
   return block;
 }
 

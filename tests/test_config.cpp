@@ -912,7 +912,7 @@ TEST(ConfigErrors, ATopologyOverTheMemoryLimitIsRefusedWithTheEstimate) {
 }
 
 // ---------------------------------------------------------------------------
-// RTL waveform options (switch.rtl_trace*, `fabricsim run --trace*`): which blocks a scope
+// RTL waveform options (switch.rtl_trace*, `fabricsim run --trace rtl --trace-*`): which blocks a scope
 // selects, and the refusals that hold in every build (test_rtl_waveform has the rest).
 namespace {
 
@@ -937,28 +937,28 @@ TEST(WaveformOptions, ScopesAreGlobsOnTheHierarchyNameOrModelNames) {
 
 TEST(ConfigErrors, WaveformOptionsNeedTheFolderAndAnRtlBlock) {
   EXPECT_THAT(file_error_of(kQuickstart, {"switch.rtl_trace_from=1us"}),
-              HasSubstr("switch.rtl_trace_from: needs the waveform folder switch.rtl_trace (fabricsim run --trace DIR)"));
+              HasSubstr("switch.rtl_trace_from: needs the waveform folder switch.rtl_trace (fabricsim run --trace rtl)"));
   const std::string no_rtl = file_error_of(kQuickstart, {"switch.rtl_trace=/tmp/w", "switch.rtl_trace_format=vcd"});
   if (fabricsim::tlm_fabric::rtl_allocator_models().empty()) {
     EXPECT_THAT(no_rtl, HasSubstr("switch.rtl_trace_format: this build has no RTL twins; rebuild with -DFABRICSIM_RTL=ON"));
   } else {
     EXPECT_THAT(no_rtl, HasSubstr("switch.rtl_trace_format: no RTL block to record: every `*_impl` key"));
   }
-  // The folder alone stays accepted with the C++ allocator (`run --trace` says nothing is written).
+  // The folder alone stays accepted with the C++ allocator (`run --trace rtl` says nothing is written).
   EXPECT_EQ(file_error_of(kQuickstart, {"switch.rtl_trace=/tmp/w"}), "<no error>");
 }
 
 TEST(ConfigCli, TraceFlagsAreRefusedWithoutAnRtlBlockNamingTheFlag) {
   const std::string out = ::testing::TempDir() + "fabricsim_ConfigCli_trace_flags";
   std::filesystem::remove_all(out);
-  const auto r = run_command("run " + kQuickstart + " --quiet --out " + out + " --trace " + out + "/w --trace-to 2us");
+  const auto r = run_command("run " + kQuickstart + " --quiet --out " + out + " --trace rtl --trace-to 2us");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("fabricsim: error: --trace-to 2us: switch.rtl_trace_to: "));
   EXPECT_THAT(r.output, ::testing::AnyOf(HasSubstr("no RTL block to record"), HasSubstr("no RTL twins")));
   const auto no_dir = run_command("run " + kQuickstart + " --quiet --out " + out + " --trace-scope 'fabric.*'");
   EXPECT_EQ(no_dir.exit_code, 2) << no_dir.output;
   EXPECT_THAT(no_dir.output,
-              HasSubstr("--trace-scope fabric.*: switch.rtl_trace_scope: needs the waveform folder switch.rtl_trace"));
+              HasSubstr("--trace-scope fabric.*: output.trace_scope: needs the fabric trace output.trace"));
   EXPECT_FALSE(std::filesystem::exists(out + "/results.json"));
   std::filesystem::remove_all(out);
 }

@@ -22,6 +22,7 @@
 #include "sim/stats.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
+#include "tlm/fabric_trace.h"
 #include "tlm/fifo.h"
 #include "tlm/packet_log.h"
 #include "tlm/packet_pool.h"
@@ -84,6 +85,9 @@ class Nic : public sc_core::sc_module {
   void set_flow_handler(const std::function<void(const FlowRecord&)>& h);
   /// One row per delivered packet into `log` (nullptr: off).
   void set_packet_log(PacketLog* log) { packet_log_ = log; }
+  /// Records the NIC's transmitter (credits, PAUSE, hops on its cable) and the packets it
+  /// delivers in `trace` (output.trace), on a track named as the NIC.
+  void set_trace(FabricTrace* trace);
 
   int id() const { return id_; }
   const NicParams& params() const { return params_; }
@@ -148,6 +152,8 @@ class Nic : public sc_core::sc_module {
   std::uint64_t tx_wire_extra_ = 0;               // each packet reads instead of in the link (thousands of links)
   PacketSource packets_;                          // the pool, ids of this endpoint's (before rdma_, which sends from it)
   PacketLog* packet_log_ = nullptr;
+  FabricTrace* trace_ = nullptr;  // null: not traced
+  int trace_track_ = -1;
   int id_;
   std::uint32_t credit_block_bytes_;              // params_.credit_block_bytes
   FlowControl ingress_fc_ = FlowControl::credit;  // ingress_link_'s flow control

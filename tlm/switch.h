@@ -274,6 +274,10 @@ class Switch : public sc_core::sc_module {
   /// frame the credits admit.
   static std::uint64_t input_fifo_depth(const SwitchParams& p, bool credit_links);
 
+  /// Records the switch's ports (ingress and egress bytes, credits, PAUSE, packet hops)
+  /// in `trace` (output.trace), each port's track named <switch>.port<k>.
+  void set_trace(FabricTrace* trace);
+
   /// The RTL blocks of the switch (allocator, VL arbiters, write-port arbiters, input
   /// FIFOs, credit managers) by hierarchy and model name (switch.rtl_trace_scope).
   std::vector<RtlBlockName> rtl_blocks() const;
@@ -295,7 +299,7 @@ class Switch : public sc_core::sc_module {
   using Candidate = sw::Candidate;
   using DueArrival = sw::DueArrival;
   // A port's counters in port_counters_: kPortCounters of its own, then kVlCounters per VL.
-  enum PortCounter : int { kConflicts, kHighWater, kCrcDrops, kPortCounters };
+  enum PortCounter : int { kConflicts, kHighWater, kCrcDrops, kEgressHighWater, kPortCounters };
   enum VlCounter : int { kDrops, kPauseSent, kPauseReceived, kMarks, kVlCounters };
   stats::Counter& port_counter(int port, PortCounter c) {
     return port_counters_[static_cast<std::size_t>(port * counters_per_port_ + c)];
@@ -339,6 +343,11 @@ class Switch : public sc_core::sc_module {
   void note_pausing(int in_port);
   void return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_core::sc_time& delay);
   void count_drop(FlowControl fc, bool headroom_exceeded);
+  /// The trace: admitted `e`'s bytes join its input's and its output's counts at `at`.
+  void trace_admitted(const Entry& e, const sc_core::sc_time& at) {
+    trace_->ingress(trace_track_ + e.in, at, e.charged);
+    trace_->egress(trace_track_ + e.out, at, e.charged);
+  }
 
   // tlm/switch/input_fifo.cpp: the input FIFO cores (input_fifo)
   /// Whether the input FIFO cores run: input_fifo, unless a fault overfills the buffer.
@@ -548,6 +557,8 @@ class Switch : public sc_core::sc_module {
   std::uint64_t received_ = 0, dropped_ = 0;
   DropCounts drops_;
   AccountingFault fault_ = AccountingFault::none;
+  FabricTrace* trace_ = nullptr;  // null: not traced (set_trace)
+  int trace_track_ = 0;           // port k's track: trace_track_ + k
   static inline bool every_edge_for_test_ = false;
 };
 

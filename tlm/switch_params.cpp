@@ -111,7 +111,7 @@ hw::ParamBlock switch_block() {
                "which RTL packet FIFO `input_fifo_impl: rtl | lockstep` use"},
               {"rtl_trace", ParamType::text, "", "", "", "", {}, "",
                "folder for waveforms of the RTL blocks (allocators, arbiters, VL arbiters, input FIFOs, credit managers), one file per block "
-               "([cosim.md](cosim.md#waveforms)); set by `fabricsim run --trace DIR`"},
+               "([cosim.md](cosim.md#waveforms)); `fabricsim run --trace rtl` sets it to the results folder's `waveforms/`"},
               {"rtl_trace_format", ParamType::name, "", "fst", "", "", hw::names_of(waveform_format_names()),
                "needs `rtl_trace`", "`fst` (written as the run goes) or `vcd` (converted from the FST when the block closes it)"},
               {"rtl_trace_scope", ParamType::list, "globs or model names", "", "", "", {}, "needs `rtl_trace`; a name or a list",

@@ -224,6 +224,7 @@ void Switch::transmit(int q, const sc_time& now) {
   if (o.scheduler) o.scheduler->update_state(e.vl, e.frame_bytes);
   p.vl = static_cast<std::uint8_t>(e.vl);
   ++p.hops;
+  if (trace_) trace_->forwarded(trace_track_ + e.in, trace_track_ + e.out, p, {e.header_at, start, read_out, now}, e.charged);
   o.tx.send(p, start - now);
   refresh_due(e.out);
   o.egress_packets.add();

@@ -102,6 +102,7 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
     if (admitted) {
       if (input_fifo_cores()) input_fifo_admit(entries_[i], plan_.fold_admission ? d.edge : now);
       enqueue(i);
+      if (trace_) trace_admitted(entries_[i], plan_.fold_admission ? d.edge : now);
     } else {
       entries_.remove(i);
       --in_switch_;

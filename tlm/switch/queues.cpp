@@ -45,7 +45,10 @@ void Switch::enqueue(std::uint32_t i) {
   auto& o = outputs_[e.out];
   o.vl_bytes[e.vl] += e.charged;
   o.bytes += e.charged;
-  o.high_water = std::max(o.high_water, o.bytes);
+  if (o.bytes > o.high_water) {
+    port_counter(e.out, kEgressHighWater).add(o.bytes - o.high_water);
+    o.high_water = o.bytes;
+  }
   egress_queued_[e.out] = o.bytes;
   if (!params_.crosses_to_output_queues()) {
     link(i);

@@ -83,6 +83,7 @@ std::shared_ptr<const stats::CounterLayout> counter_layout(int ports, int vls) {
     add(port + "arbitration_conflicts", "requests for this output that lost allocation", "requests");
     add(port + "ingress_high_water", "largest bytes accounted to this input", "B");                  
     add(port + "crc_drops", "packets dropped at ingress after a link bit error", "packets");          
+    add(port + "egress_high_water", "largest bytes queued for this output", "B");
     for (int vl = 0; vl < vls; ++vl) {
       const std::string pv = port + "vl" + std::to_string(vl) + ".";
       add(pv + "drops", "packets dropped at ingress admission", "packets");
@@ -226,6 +227,20 @@ void Switch::end_of_elaboration() {
   // Credits and PAUSE frames go upstream without reading the socket each time.
   for (int p = 0; p < params_.ports; ++p)
     if (inputs_[p].link) inputs_[p].upstream = FabricCall::to_other_end(in[p].operator->());
+}
+
+void Switch::set_trace(FabricTrace* trace) {
+  const std::string device = name();
+  bool any = false;
+  for (int p = 0; p < params_.ports; ++p) {
+    const int track = trace->add_port(device, device + ".port" + std::to_string(p), params_.vls);
+    if (p == 0) trace_track_ = track;
+    any = any || trace->on(track);
+  }
+  if (!any) return;  // out of scope: the switch records nothing
+  trace_ = trace;
+  for (int p = 0; p < params_.ports; ++p)
+    if (outputs_[p].tx.attached() && trace->on(trace_track_ + p)) outputs_[p].tx.set_trace(trace, trace_track_ + p);
 }
 
 std::uint64_t Switch::packets_buffered() const { return in_switch_; }
