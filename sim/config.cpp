@@ -171,7 +171,37 @@ std::string rtl_arbiter_key(const tlm_fabric::RtlArbiterProblem& p, const std::s
 
 std::uint64_t to_ps(hw::Time t) { return static_cast<std::uint64_t>(std::llround(t.in_ps())); }
 
-/// switch.rtl_trace (the folder, `fabricsim run --trace DIR`) and the keys shaping what it
+/// A key holding one scalar or a list of them (`what` names the scalar in the error).
+std::vector<std::string> scalar_list(ConfigMap& m, const char* key, const char* what) {
+  std::vector<std::string> out;
+  if (!m.present(key)) return out;
+  const YAML::Node node = m.node(key);
+  auto add = [&](const YAML::Node& n) {
+    if (!n.IsScalar() || n.Scalar().empty()) m.fail(key, std::string("expected ") + what + ", or a list of them");
+    out.push_back(n.Scalar());
+  };
+  if (node.IsSequence()) {
+    for (const auto& n : node) add(n);
+  } else {
+    add(node);
+  }
+  return out;
+}
+
+/// `<prefix>from` and `<prefix>to` of `section`: the window of a `what` (waveform, trace) in ps.
+void read_window(ConfigMap& m, const hw::ParamBlock& spec, const std::string& section, const std::string& prefix,
+                 const char* what, std::uint64_t& from_ps, std::uint64_t& to_ps_out) {
+  const hw::Time from = m.time(spec[prefix + "from"], hw::Time::seconds(0));
+  from_ps = to_ps(from);
+  if (!m.present(prefix + "to")) return;
+  const hw::Time to = m.time(spec[prefix + "to"], hw::Time::seconds(0));
+  if (to < from)
+    m.fail(prefix + "to", std::string("the ") + what + " window ends (" + hw::to_string(to) + ") before it starts (" +
+                              section + "." + prefix + "from " + hw::to_string(from) + ")");
+  to_ps_out = to_ps(to);
+}
+
+/// switch.rtl_trace (the folder, `fabricsim run --trace rtl`: OUT/waveforms) and the keys shaping what it
 /// records; those need the folder, and an RTL block to record (checked in build()).
 void read_waveform(ConfigMap& m, const hw::ParamBlock& spec, tlm_fabric::SwitchParams& s) {
   using namespace tlm_fabric;
@@ -179,33 +209,35 @@ void read_waveform(ConfigMap& m, const hw::ParamBlock& spec, tlm_fabric::SwitchP
   w.dir = m.string(spec["rtl_trace"], w.dir);
   for (const char* key : {"rtl_trace_format", "rtl_trace_scope", "rtl_trace_from", "rtl_trace_to", "rtl_trace_max_size"}) {
     if (!m.present(key)) continue;
-    if (w.dir.empty()) m.fail(key, "needs the waveform folder switch.rtl_trace (fabricsim run --trace DIR)");
+    if (w.dir.empty()) m.fail(key, "needs the waveform folder switch.rtl_trace (fabricsim run --trace rtl)");
     if (rtl_allocator_models().empty()) m.fail(key, "this build has no RTL twins; rebuild with -DFABRICSIM_RTL=ON");
   }
   w.format = m.choice(spec["rtl_trace_format"], w.format, waveform_format_names());
-  if (m.present("rtl_trace_scope")) {
-    const YAML::Node node = m.node("rtl_trace_scope");
-    auto add = [&](const YAML::Node& n) {
-      if (!n.IsScalar() || n.Scalar().empty())
-        m.fail("rtl_trace_scope", "expected a glob or model name, or a list of them");
-      w.scopes.push_back(n.Scalar());
-    };
-    if (node.IsSequence()) {
-      for (const auto& n : node) add(n);
-    } else {
-      add(node);
-    }
-  }
-  const hw::Time from = m.time(spec["rtl_trace_from"], hw::Time::seconds(0));
-  w.from_ps = to_ps(from);
-  if (m.present("rtl_trace_to")) {
-    const hw::Time to = m.time(spec["rtl_trace_to"], hw::Time::seconds(0));
-    if (to < from)
-      m.fail("rtl_trace_to", "the waveform window ends (" + hw::to_string(to) + ") before it starts (switch.rtl_trace_from " +
-                                 hw::to_string(from) + ")");
-    w.to_ps = to_ps(to);
-  }
+  w.scopes = scalar_list(m, "rtl_trace_scope", "a glob or model name");
+  read_window(m, spec, "switch", "rtl_trace_", "waveform", w.from_ps, w.to_ps);
   w.max_bytes = m.size(spec["rtl_trace_max_size"], hw::Size::bytes(w.max_bytes)).in_bytes();
+}
+
+/// switch.port_forwarding: {<port>: <mode>}, the ports whose arrivals another mode forwards.
+/// The radix of the switches it applies to is checked once the topology is known.
+void read_port_forwarding(ConfigMap& m, tlm_fabric::SwitchParams& s) {
+  using tlm_fabric::ForwardingMode;
+  s.port_forwarding.clear();
+  if (!m.present("port_forwarding")) return;
+  ConfigMap ports = m.map("port_forwarding");
+  const std::vector<std::string> modes = hw::names_of(tlm_fabric::forwarding_mode_names());
+  const auto max_ports = static_cast<int>(tlm_fabric::switch_params("switch")["ports"].hi<std::int64_t>());
+  for (const auto& kv : m.node("port_forwarding")) {
+    const std::string key = kv.first.Scalar();
+    int port = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), port);
+    if (ec != std::errc() || end != key.data() + key.size() || port < 0 || port >= max_ports)
+      ports.fail(key, "unknown port '" + key + "': keys are switch port numbers 0.." + std::to_string(max_ports - 1) +
+                          ", e.g. {0: store_and_forward}");
+    const std::string mode = ports.choice(key, std::string(tlm_fabric::to_string(s.forwarding)), modes);
+    s.port_forwarding[port] = *hw::value_of(tlm_fabric::forwarding_mode_names(), mode);
+  }
+  ports.finish();
 }
 
 void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, InNetworkReduction& inr) {
@@ -215,6 +247,7 @@ void read_switch(ConfigMap m, tlm_fabric::SwitchParams& s, hw::Framing framing, 
   s.core_clock = m.frequency(spec["core_clock"], s.core_clock);
   read_pipeline(m.map("pipeline"), s.pipeline);
   s.forwarding = m.choice(spec["forwarding"], s.forwarding, forwarding_mode_names());
+  read_port_forwarding(m, s);
   s.buffer = m.choice(spec["buffer"], s.buffer, buffer_organisation_names());
   s.input_buffer = m.size(spec["input_buffer"], s.input_buffer);
   s.output_buffer = m.size(spec["output_buffer"], s.output_buffer);
@@ -841,7 +874,35 @@ void read_traffic(ConfigMap m, TrafficParams& t, ConfigMap topology, int endpoin
   m.finish();
 }
 
-void read_output(ConfigMap m, OutputParams& o) {
+/// output.trace (the kinds) and the keys shaping the fabric trace; those need a kind.
+void read_trace(ConfigMap& m, const hw::ParamBlock& spec, tlm_fabric::TraceOptions& t, int endpoints) {
+  for (const auto& kind : scalar_list(m, "trace", "a trace kind (perfetto, vcd)")) {
+    if (kind == "perfetto") t.perfetto = true;
+    else if (kind == "vcd") t.vcd = true;
+    else m.fail("trace", "unknown trace kind '" + kind + "'; allowed: perfetto, vcd (RTL waveforms: switch.rtl_trace, "
+                         "fabricsim run --trace rtl)");
+  }
+  for (const char* key : {"trace_scope", "trace_endpoint", "trace_flow", "trace_from", "trace_to", "trace_max_size"})
+    if (m.present(key) && !t.enabled()) m.fail(key, "needs the fabric trace output.trace (fabricsim run --trace perfetto|vcd)");
+  t.scopes = scalar_list(m, "trace_scope", "a glob");
+  auto endpoint = [&](const char* key, const std::string& text) {
+    char* end = nullptr;
+    const long e = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || e < 0 || e >= endpoints)
+      m.fail(key, "'" + text + "' is not an endpoint (0.." + std::to_string(endpoints - 1) + ")");
+    return static_cast<int>(e);
+  };
+  for (const auto& e : scalar_list(m, "trace_endpoint", "an endpoint")) t.endpoints.push_back(endpoint("trace_endpoint", e));
+  for (const auto& f : scalar_list(m, "trace_flow", "a SRC:DST pair")) {
+    const auto colon = f.find(':');
+    if (colon == std::string::npos) m.fail("trace_flow", "'" + f + "' is not a SRC:DST pair of endpoints, e.g. 0:3");
+    t.flows.emplace_back(endpoint("trace_flow", f.substr(0, colon)), endpoint("trace_flow", f.substr(colon + 1)));
+  }
+  read_window(m, spec, "output", "trace_", "trace", t.from_ps, t.to_ps);
+  t.max_bytes = m.size(spec["trace_max_size"], hw::Size::bytes(t.max_bytes)).in_bytes();
+}
+
+void read_output(ConfigMap m, OutputParams& o, int endpoints) {
   const hw::ParamBlock& spec = output_params();
   o.directory = m.string(spec["directory"], o.directory);
   if (o.directory.empty()) m.fail("directory", "must not be empty");
@@ -850,6 +911,7 @@ void read_output(ConfigMap m, OutputParams& o) {
   o.sample_interval = m.time(spec["sample_interval"], o.sample_interval);
   // Below the kernel's time resolution the sampler would re-arm at zero delay forever.
   if (o.sample_interval.in_seconds() > 0 && o.sample_interval < Time::ns(1)) m.fail("sample_interval", "must be 0s (off) or at least 1ns, got " + hw::to_string(o.sample_interval));
+  read_trace(m, spec, o.trace, endpoints);
   m.finish();
 }
 
@@ -861,6 +923,40 @@ int max_radix(const TopologyParams& t, int single_switch_ports) {
   int radix = 2;
   for (const auto& s : build_graph(t).switches) radix = std::max(radix, s.radix);
   return radix;
+}
+
+/// The RTL input FIFOs of `sp` (input_fifo_impl rtl / lockstep) are built deep enough for
+/// its input buffer; errors point into `section`.
+void check_input_fifo_depth(const FabricConfig& c, const tlm_fabric::SwitchParams& sp, ConfigMap section) {
+  if (sp.input_fifo_impl == tlm_fabric::AllocatorImpl::tlm) return;
+  const bool credit = c.link.flow_control == tlm_fabric::FlowControl::credit;
+  const std::uint64_t depth = tlm_fabric::Switch::input_fifo_depth(sp, credit);
+  const auto problem = tlm_fabric::check_rtl_packet_fifo(sp.input_fifo_rtl_variant, depth);
+  if (!problem.what.empty())
+    section.fail("input_buffer", section.path() + ".input_fifo_impl " + std::string(to_string(sp.input_fifo_impl)) +
+                                     ": the input FIFOs are " + std::to_string(depth) + " words deep (" +
+                                     (credit ? "the frames credits for input_buffer admit, in cells of cell_size"
+                                             : "input_buffer / cell_size") + "): " + problem.what);
+}
+
+/// switch.port_forwarding of `sp` names ports every switch of `names` has (all of them
+/// when empty); errors point into `section`.
+void check_port_forwarding(const FabricConfig& c, const tlm_fabric::SwitchParams& sp, ConfigMap section,
+                           const nlohmann::json& names) {
+  if (sp.port_forwarding.empty()) return;
+  const int port = sp.port_forwarding.rbegin()->first;
+  if (c.topology.kind == TopologyKind::single_switch) {
+    if (port >= sp.ports)
+      section.map("port_forwarding").fail(std::to_string(port), "unknown port " + std::to_string(port) +
+                                                                    ": the switch has ports 0.." + std::to_string(sp.ports - 1));
+    return;
+  }
+  for (const auto& s : build_graph(c.topology).switches) {
+    if (!names.empty() && std::find(names.begin(), names.end(), s.name) == names.end()) continue;
+    if (port >= s.radix)
+      section.map("port_forwarding").fail(std::to_string(port), "unknown port " + std::to_string(port) + ": switch " +
+                                                                    s.name + " has ports 0.." + std::to_string(s.radix - 1));
+  }
 }
 
 /// The buffer checks of one set of switch parameters `sp`; errors point into `sw` (the
@@ -914,13 +1010,15 @@ void check_buffers(const FabricConfig& c, const tlm_fabric::SwitchParams& sp, Co
   // Output-queued under PFC: PFC bounds what each input holds, not what one output
   // receives; every input may send its whole PFC allowance to the same output.
   const std::uint64_t oq_need = static_cast<std::uint64_t>(max_radix(c.topology, sp.ports)) * pfc_need;
-  if (c.link.flow_control == tlm_fabric::FlowControl::pfc && sp.buffer == tlm_fabric::BufferOrganisation::output_queued &&
+  if (c.link.flow_control == tlm_fabric::FlowControl::pfc && sp.crosses_to_output_queues() &&
       sp.output_buffer.in_bytes() < oq_need)
-    sw.fail("output_buffer", "under PFC an output_queued output buffer must hold what every input may send "
-                           "to it: radix " + std::to_string(max_radix(c.topology, sp.ports)) + " x " + std::to_string(vls) +
-                           " VL x (xoff + headroom) = " + hw::to_string(hw::Size::bytes(oq_need)) + ", got " +
-                           hw::to_string(sp.output_buffer) + "; else it drops packets PFC admitted (raise output_buffer, "
-                           "lower switch.pfc, or use voq / shared_memory)");
+    sw.fail("output_buffer", "under PFC an " + std::string(tlm_fabric::to_string(sp.buffer)) +
+                                 " output buffer must hold what every input may send to it: radix " +
+                                 std::to_string(max_radix(c.topology, sp.ports)) + " x " + std::to_string(vls) +
+                                 " VL x (xoff + headroom) = " + hw::to_string(hw::Size::bytes(oq_need)) + ", got " +
+                                 hw::to_string(sp.output_buffer) +
+                                 "; else it drops packets PFC admitted (raise output_buffer, lower switch.pfc, or use "
+                                 "voq / shared_memory)");
 }
 
 /// The switch keys one switch may not have on its own: the fabric's VLs and SL mapping,
@@ -951,12 +1049,16 @@ YAML::Node overlay(const YAML::Node& base, const YAML::Node& over) {
   return out;
 }
 
+/// One override's effective parameters and its section (errors and warnings point there).
+using SwitchOverride = std::pair<tlm_fabric::SwitchParams, ConfigMap>;
+
 /// switch.tiers and switch.instances: each read as the whole switch section with its keys
 /// laid over (so every check of read_switch and check_buffers applies to the result).
-void read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigSource>& source, ConfigMap& top,
-                           FabricConfig& c, std::uint32_t credit_block) {
+std::vector<SwitchOverride> read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigSource>& source,
+                                                  ConfigMap& top, FabricConfig& c, std::uint32_t credit_block) {
+  std::vector<SwitchOverride> out;
   ConfigMap sw = top.map("switch");
-  if (!sw.present("tiers") && !sw.present("instances")) return;
+  if (!sw.present("tiers") && !sw.present("instances")) return out;
   if (c.topology.kind == TopologyKind::single_switch || c.topology.kind == TopologyKind::back_to_back)
     sw.fail(sw.present("tiers") ? "tiers" : "instances",
             "the " + std::string(to_string(c.topology.kind)) + " topology has one switch or none: set its keys in switch");
@@ -986,6 +1088,9 @@ void read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigS
     p.seed = c.switch_params.seed;
     p.credit_block_bytes = c.switch_params.credit_block_bytes;
     check_buffers(c, p, ConfigMap(merged, path, source), top, credit_block);
+    check_port_forwarding(c, p, ConfigMap(merged, path, source), names);
+    check_input_fifo_depth(c, p, ConfigMap(merged, path, source));
+    out.emplace_back(p, ConfigMap(merged, path, source));
     return p;
   };
   // One override map: a mapping of switch keys, none of them fabric-wide.
@@ -1034,29 +1139,13 @@ void read_switch_overrides(const YAML::Node& root, const std::shared_ptr<ConfigS
         instances.fail(kv.first.Scalar(), "no switch of that name in the " + std::string(to_string(c.topology.kind)) +
                                               " topology; its switches: " + some + " ... (fabricsim routes lists them)");
   }
+  return out;
 }
 
-// Flow control the link cannot carry out (an error), or that does nothing or too little
-// for the cables (a warning: the run is legitimate, its lossless class may drop).
-void check_flow_control(FabricConfig& c, ConfigMap& top) {
-  using tlm_fabric::FlowControl;
-  const FlowControl fc = c.link.flow_control;
-  // PFC is an IEEE 802.1Qbb MAC control frame; InfiniBand links are flow-controlled by
-  // credits per VL (IBTA vol. 1 sec. 7.9) and IB framing has no PAUSE frame.
-  if (fc == FlowControl::pfc && c.link.phy.framing == hw::Framing::infiniband)
-    top.map("link").fail("flow_control", "pfc sends Ethernet PAUSE frames (IEEE 802.1Qbb), which infiniband framing does "
-                                         "not have (IB links use credits, IBTA vol. 1 sec. 7.9): use credit, or framing "
-                                         "roce_v2 / ethernet");
-  ConfigMap sw = top.map("switch");
-  if (c.switch_params.wred.enabled && fc != FlowControl::none)
-    c.warnings.push_back(sw.map("wred").warning(
-        "enabled", "WRED drops only on lossy links (link.flow_control: none); on " +
-                       std::string(fc == FlowControl::credit ? "credit" : "pfc") +
-                       " links the switch never drops by WRED, so it has no effect"));
-  if (fc != FlowControl::pfc || c.topology.kind == TopologyKind::back_to_back) return;
-  // Headroom above xoff takes what arrives before the peer stops: the 802.1Qbb delay
-  // budget (hw::pfc_headroom_bytes) on the cable that needs the most, FEC in the cable delay.
-  const std::uint64_t cell = c.switch_params.cell_bytes;
+// The bytes of PFC headroom a port needs for the cable that needs the most (802.1Qbb
+// delay budget, hw::pfc_headroom_bytes, FEC in the cable delay), with frames in cells
+// of `cell`; and that cable.
+std::pair<std::uint64_t, const tlm_fabric::LinkParams*> pfc_headroom_need(const FabricConfig& c, std::uint64_t cell) {
   std::uint64_t need = 0;
   const tlm_fabric::LinkParams* worst = nullptr;
   auto consider = [&](const tlm_fabric::LinkParams& l) {
@@ -1068,13 +1157,48 @@ void check_flow_control(FabricConfig& c, ConfigMap& top) {
   };
   for (const auto& l : c.topology.links) consider(l);
   if (c.topology.kind != TopologyKind::single_switch) consider(c.topology.fabric_link);
-  if (!worst || c.switch_params.pfc.headroom_bytes >= need) return;
+  return {need, worst};
+}
+
+// Flow control that does nothing or too little for the cables, of one set of switch
+// parameters (warnings into `sw`: the run is legitimate, its lossless class may drop).
+void check_switch_flow_control(FabricConfig& c, const tlm_fabric::SwitchParams& sp, ConfigMap sw) {
+  using tlm_fabric::FlowControl;
+  const FlowControl fc = c.link.flow_control;
+  if (sp.wred.enabled && fc != FlowControl::none)
+    c.warnings.push_back(sw.map("wred").warning(
+        "enabled", "WRED drops only on lossy links (link.flow_control: none); on " +
+                       std::string(fc == FlowControl::credit ? "credit" : "pfc") +
+                       " links the switch never drops by WRED, so it has no effect"));
+  if (fc != FlowControl::pfc || c.topology.kind == TopologyKind::back_to_back) return;
+  const auto [need, worst] = pfc_headroom_need(c, sp.cell_bytes);
+  if (!worst || sp.pfc.headroom_bytes >= need) return;
   c.warnings.push_back(sw.map("pfc").warning(
-      "headroom", std::to_string(c.switch_params.pfc.headroom_bytes) + "B is below the " + std::to_string(need) +
+      "headroom", std::to_string(sp.pfc.headroom_bytes) + "B is below the " + std::to_string(need) +
                       "B a port needs for its longest cable (" + hw::to_string(worst->phy.cable_length) + " at " +
                       hw::to_string(hw::PhyTiming(worst->phy).data_rate()) + ": 2 x (propagation + FEC) x rate + "
                       "pfc_response_delay x rate + 2 MTU frames, IEEE 802.1Qbb): the lossless class drops what "
                       "arrives after a PAUSE beyond the headroom"));
+}
+
+// Flow control the link cannot carry out (an error), or that does nothing or too little
+// for the cables, checked on the switch section and on every override that changes what
+// the check reads (an override that does not warns with the switch section only).
+void check_flow_control(FabricConfig& c, ConfigMap& top, const std::vector<SwitchOverride>& overrides) {
+  using tlm_fabric::FlowControl;
+  // PFC is an IEEE 802.1Qbb MAC control frame; InfiniBand links are flow-controlled by
+  // credits per VL (IBTA vol. 1 sec. 7.9) and IB framing has no PAUSE frame.
+  if (c.link.flow_control == FlowControl::pfc && c.link.phy.framing == hw::Framing::infiniband)
+    top.map("link").fail("flow_control", "pfc sends Ethernet PAUSE frames (IEEE 802.1Qbb), which infiniband framing does "
+                                         "not have (IB links use credits, IBTA vol. 1 sec. 7.9): use credit, or framing "
+                                         "roce_v2 / ethernet");
+  const tlm_fabric::SwitchParams& base = c.switch_params;
+  check_switch_flow_control(c, base, top.map("switch"));
+  for (const auto& [sp, section] : overrides) {
+    const bool same = sp.wred.enabled == base.wred.enabled && sp.pfc.headroom_bytes == base.pfc.headroom_bytes &&
+                      sp.cell_bytes == base.cell_bytes;
+    if (!same) check_switch_flow_control(c, sp, section);
+  }
 }
 
 // `chakra:`, exclusive with the other workloads but a generated training job, whose
@@ -1121,24 +1245,16 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
                                   "nic.vl_arbiter_impl, link.credit_manager_impl) is tlm (set one to rtl or lockstep)");
   c.switch_params.credit_block_bytes = credit_block;
   c.nic.credit_block_bytes = credit_block;
-  if (c.switch_params.input_fifo_impl != tlm_fabric::AllocatorImpl::tlm) {
-    const bool credit = c.link.flow_control == tlm_fabric::FlowControl::credit;
-    const std::uint64_t depth = tlm_fabric::Switch::input_fifo_depth(c.switch_params, credit);
-    const auto problem = tlm_fabric::check_rtl_packet_fifo(c.switch_params.input_fifo_rtl_variant, depth);
-    if (!problem.what.empty())
-      top.map("switch").fail("input_buffer", "switch.input_fifo_impl " + std::string(to_string(c.switch_params.input_fifo_impl)) +
-                                                 ": the input FIFOs are " + std::to_string(depth) + " words deep (" +
-                                                 (credit ? "the frames credits for input_buffer admit, in cells of cell_size"
-                                                         : "input_buffer / cell_size") + "): " + problem.what);
-  }
+  check_input_fifo_depth(c, c.switch_params, top.map("switch"));
   read_topology(top.map("topology"), c.topology, top.map("switch"), c.switch_params.ports, c.switch_params.vls,
                 c.link, c.simulation.max_memory);
   if (c.topology.kind != TopologyKind::single_switch && top.map("switch").has("ports"))
     top.map("switch").fail("ports", "is set by the topology for kind " + std::string(to_string(c.topology.kind)) +
                                         " (leaf_spine: radix, fat_tree: k, kary_ntree: k, n, rail_optimized: radix, three_tier: radix, explicit: cables)");
   check_buffers(c, c.switch_params, top.map("switch"), top, credit_block);
-  read_switch_overrides(root, source, top, c, credit_block);
-  check_flow_control(c, top);
+  check_port_forwarding(c, c.switch_params, top.map("switch"), nlohmann::json::array());
+  const std::vector<SwitchOverride> switch_overrides = read_switch_overrides(root, source, top, c, credit_block);
+  check_flow_control(c, top, switch_overrides);
   read_routing(top.map("routing"), c.routing);
   c.collective_enabled = top.present("collective");
   if (top.present("training") && is_training_job(top.map("training"))) {
@@ -1165,7 +1281,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   }
   read_server(top, c);
   read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoint_count(), c.simulation);
-  read_output(top.map("output"), c.output);
+  read_output(top.map("output"), c.output, c.topology.endpoint_count());
   top.finish();
   c.echo = to_json(root);
   return c;
@@ -1189,9 +1305,8 @@ bool FabricConfig::uses_rtl_blocks() const {
   using tlm_fabric::AllocatorImpl;
   if (link.credit_manager_impl != AllocatorImpl::tlm || nic.vl_arbiter_impl != AllocatorImpl::tlm) return true;
   auto uses = [](const tlm_fabric::SwitchParams& s) {
-    const bool output_queued = s.buffer == tlm_fabric::BufferOrganisation::output_queued;
     return s.allocator_impl != AllocatorImpl::tlm || s.vl_arbiter_impl != AllocatorImpl::tlm ||
-           (output_queued && s.write_arbiter_impl != AllocatorImpl::tlm) ||
+           (s.crosses_to_output_queues() && s.write_arbiter_impl != AllocatorImpl::tlm) ||
            (s.buffer == tlm_fabric::BufferOrganisation::input_fifo && s.input_fifo_impl != AllocatorImpl::tlm);
   };
   if (uses(switch_params)) return true;

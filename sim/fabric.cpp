@@ -606,6 +606,19 @@ void Fabric::finish_packet_log() {
   if (packet_log_) packet_log_->finish();
 }
 
+void Fabric::set_trace(const tlm_fabric::TraceOptions& options) {
+  trace_ = std::make_unique<tlm_fabric::FabricTrace>(options, lanes_);
+  for (auto& sw : switches_) sw->set_trace(trace_.get());
+  for (auto& nic : nics_) nic->set_trace(trace_.get());
+  if (collective_) collective_->set_trace(trace_.get());
+  if (chakra_) chakra_->set_trace(trace_.get());
+}
+
+std::vector<tlm_fabric::TraceFileRecord> Fabric::finish_trace(const std::string& dir) {
+  if (!trace_) return {};
+  return trace_->write(dir, sc_core::sc_time_stamp());
+}
+
 namespace {
 
 // A random derangement: every source sends to one other endpoint, each receives once.

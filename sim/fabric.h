@@ -82,6 +82,10 @@ class Fabric : public sc_core::sc_module {
   void set_packet_log(std::ostream& log);
   /// Writes the packet log's last rows (after the run).
   void finish_packet_log();
+  /// The fabric trace (output.trace: trace.perfetto.json, fabric.vcd), from now on.
+  void set_trace(const tlm_fabric::TraceOptions& options);
+  /// Writes the trace files into `dir` (after the run) and says what they hold.
+  std::vector<tlm_fabric::TraceFileRecord> finish_trace(const std::string& dir);
   /// qp_rates.csv into `log` (its header first): at every sample, the CC rate of each QP with requests.
   void set_qp_rate_log(std::ostream& log);
   /// occupancy.csv into `log` (its header first): at every sample, the bytes each switch
@@ -161,6 +165,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::vector<tlm_fabric::FlowRecord>> lane_flows_;  // per lane: flow records of this window
   std::vector<tlm_fabric::FlowRecord> merged_flows_, merging_flows_;  // merge_lane_flows' buffers
   std::unique_ptr<tlm_fabric::PacketLog> packet_log_;
+  std::unique_ptr<tlm_fabric::FabricTrace> trace_;
   std::unique_ptr<testbench::Perftest> perftest_;
   std::unique_ptr<testbench::CollectiveRunner> collective_;
   std::shared_ptr<const chakra::Trace> chakra_trace_;
@@ -250,7 +255,14 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs = 
 /// A short human-readable table of a results document.
 std::string summary_table(const nlohmann::json& results);
 
-/// The forwarding tables of every switch as text (`fabricsim routes`).
+/// The forwarding tables of every switch as text (`fabricsim routes`), each switch with the
+/// parameters its override sets apart from the switch section.
 std::string route_tables(const FabricConfig& config);
+
+/// results.json "switch_parameters": per switch with an override (switch.tiers,
+/// switch.instances), the section that sets its parameters (`override`) and each key
+/// whose effective value differs from the switch section (`keys`: `value` and `switch`,
+/// the switch section's, null for its default).
+nlohmann::json overridden_switches(const FabricConfig& config);
 
 }  // namespace fabricsim::sim

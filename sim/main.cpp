@@ -2,6 +2,7 @@
 // (`fabricsim SUBCOMMAND --help`; README.md has examples). Exit codes: 0 success,
 // 1 simulation error, 2 configuration or usage error, 3 scoreboard (invariant) failure,
 // 4 stalled fabric (deadlock) found by the watchdog.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -52,30 +53,83 @@ void print_switch_overrides(const fabricsim::sim::FabricConfig& config) {
   }
 }
 
-/// `fabricsim run --trace*`: the waveform options (switch.rtl_trace*) as given.
+/// `fabricsim run --trace KIND... --trace-*`: the trace kinds and the options shaping them.
+/// `perfetto` and `vcd` are the fabric trace (output.trace*), `rtl` the RTL blocks'
+/// waveforms (switch.rtl_trace*, into OUT/waveforms/); the window, scope and size limit
+/// shape every kind given.
 struct TraceFlags {
-  std::string dir, format, from, to, max_size;
-  std::vector<std::string> scopes;
+  std::vector<std::string> kinds;
+  std::string format, from, to, max_size;
+  std::vector<std::string> scopes, endpoints, flows;
 
-  /// The flags as overrides of their keys; an error names the flag.
-  void add_overrides(std::vector<fabricsim::sim::Override>& out) const {
-    using fabricsim::sim::yaml_quoted;
-    auto add = [&out](const char* key, const std::string& value, const std::string& flag) {
-      out.push_back({std::string("switch.") + key + "=" + value, flag});
-    };
-    if (!dir.empty()) add("rtl_trace", yaml_quoted(dir), "--trace " + dir);
-    if (!format.empty()) add("rtl_trace_format", yaml_quoted(format), "--trace-format " + format);
-    if (!scopes.empty()) {
-      std::string list, flags;
-      for (const auto& p : scopes) {
-        list += (list.empty() ? "" : ", ") + yaml_quoted(p);
-        flags += (flags.empty() ? "--trace-scope " : " --trace-scope ") + p;
+  /// The kinds as given (comma lists split), checked; throws ConfigError naming the flag.
+  void split_kinds(bool& fabric, bool& rtl) const {
+    fabric = rtl = false;
+    for (const auto& given : kinds) {
+      std::stringstream list(given);
+      for (std::string kind; std::getline(list, kind, ',');) {
+        if (kind == "perfetto" || kind == "vcd") fabric = true;
+        else if (kind == "rtl") rtl = true;
+        else
+          throw fabricsim::sim::ConfigError("--trace " + given, "",
+                                            "unknown trace kind '" + kind +
+                                                "'; allowed: perfetto, vcd, rtl (RTL waveforms go into the results "
+                                                "folder's waveforms/)");
       }
-      add("rtl_trace_scope", "[" + list + "]", flags);
     }
-    if (!from.empty()) add("rtl_trace_from", yaml_quoted(from), "--trace-from " + from);
-    if (!to.empty()) add("rtl_trace_to", yaml_quoted(to), "--trace-to " + to);
-    if (!max_size.empty()) add("rtl_trace_max_size", yaml_quoted(max_size), "--trace-max-size " + max_size);
+  }
+  /// The flags as overrides of their keys; an error names the flag. `out_dir`: the results
+  /// folder (RTL waveforms go into its waveforms/).
+  void add_overrides(std::vector<fabricsim::sim::Override>& out, const std::string& out_dir) const {
+    using fabricsim::sim::yaml_quoted;
+    bool fabric = false, rtl = false;
+    split_kinds(fabric, rtl);
+    auto list = [](const std::vector<std::string>& items) {
+      std::string text;
+      for (const auto& p : items) text += (text.empty() ? "" : ", ") + yaml_quoted(p);
+      return "[" + text + "]";
+    };
+    auto flags = [](const char* flag, const std::vector<std::string>& items) {
+      std::string text;
+      for (const auto& p : items) text += (text.empty() ? "" : " ") + std::string(flag) + " " + p;
+      return text;
+    };
+    std::vector<std::string> fabric_kinds;
+    for (const auto& given : kinds) {
+      std::stringstream items(given);
+      for (std::string kind; std::getline(items, kind, ',');)
+        if (kind != "rtl" && std::find(fabric_kinds.begin(), fabric_kinds.end(), kind) == fabric_kinds.end())
+          fabric_kinds.push_back(kind);
+    }
+    if (fabric) out.push_back({"output.trace=" + list(fabric_kinds), flags("--trace", kinds)});
+    if (rtl) {
+      out.push_back({"switch.rtl_trace=" + yaml_quoted((std::filesystem::path(out_dir) / "waveforms").string()),
+                     "--trace rtl"});
+      if (!format.empty()) out.push_back({"switch.rtl_trace_format=" + yaml_quoted(format), "--trace-format " + format});
+    } else if (!format.empty()) {
+      throw fabricsim::sim::ConfigError("--trace-format " + format, "", "the RTL waveforms' format needs --trace rtl");
+    }
+    // The shaping options: of every kind given; with none, of output.trace (the configuration's).
+    const bool to_fabric = fabric || !rtl;
+    auto shape = [&](const char* key, const std::string& value, const std::string& flag) {
+      if (to_fabric) out.push_back({std::string("output.trace_") + key + "=" + value, flag});
+      if (rtl) out.push_back({std::string("switch.rtl_trace_") + key + "=" + value, flag});
+    };
+    if (!scopes.empty()) shape("scope", list(scopes), flags("--trace-scope", scopes));
+    if (!from.empty()) shape("from", yaml_quoted(from), "--trace-from " + from);
+    if (!to.empty()) shape("to", yaml_quoted(to), "--trace-to " + to);
+    if (!max_size.empty()) shape("max_size", yaml_quoted(max_size), "--trace-max-size " + max_size);
+    if ((!endpoints.empty() || !flows.empty()) && rtl && !fabric)
+      throw fabricsim::sim::ConfigError("--trace-endpoint, --trace-flow", "",
+                                        "filter the fabric trace (--trace perfetto|vcd), not the RTL waveforms");
+    if (!endpoints.empty())
+      out.push_back({"output.trace_endpoint=" + list(endpoints), flags("--trace-endpoint", endpoints)});
+    if (!flows.empty()) out.push_back({"output.trace_flow=" + list(flows), flags("--trace-flow", flows)});
+  }
+  bool rtl() const {
+    bool fabric = false, rtl = false;
+    split_kinds(fabric, rtl);
+    return rtl;
   }
 };
 
@@ -100,11 +154,14 @@ int run_command(const std::string& file, const std::vector<std::string>& set, co
   if (!out_dir.empty()) overrides.push_back({"output.directory=" + yaml_quoted(out_dir), ""});
   if (output.packet_csv) overrides.push_back({"output.packet_csv=true", ""});
   if (output.latency_breakdown) overrides.push_back({"output.latency_breakdown=true", ""});
-  trace.add_overrides(overrides);
+  // --trace rtl writes into the results folder: --out's, else the configuration's.
+  const std::string results_dir =
+      !out_dir.empty() || !trace.rtl() ? out_dir : load_config_with_origins(file, overrides).output.directory;
+  trace.add_overrides(overrides, results_dir);
   const FabricConfig config = load_config_with_origins(file, overrides);
   if (verbosity != Verbosity::quiet) print_warnings(config);
-  if (!trace.dir.empty() && !config.uses_rtl_blocks())
-    std::cerr << "fabricsim: --trace: no RTL blocks in use (every `*_impl` key is tlm), no waveforms written\n";
+  if (trace.rtl() && !config.uses_rtl_blocks())
+    std::cerr << "fabricsim: --trace rtl: no RTL blocks in use (every `*_impl` key is tlm), no waveforms written\n";
   if (!rtl_coverage.empty() && !config.uses_rtl_blocks()) {
     std::cerr << "fabricsim: --rtl-coverage: no RTL blocks in use (every `*_impl` key is tlm): set one to rtl or "
                  "lockstep\n";
@@ -219,19 +276,24 @@ void add_run_commands(CLI::App& app, CommandLine& cl) {
   run->add_flag("--packet-csv", cl.output.packet_csv, "also write packets.csv, one row per delivered packet");
   run->add_flag("--latency-breakdown", cl.output.latency_breakdown,
                 "split each packet's latency into its parts, hop by hop (output.latency_breakdown)");
-  run->add_option("--trace", cl.trace.dir,
-                  "write waveforms (GTKWave) of the RTL blocks in use (any `*_impl` rtl | lockstep) "
-                  "into this folder (switch.rtl_trace)")
+  run->add_option("--trace", cl.trace.kinds,
+                  "write traces into the results folder (repeatable, or a comma list): perfetto "
+                  "(trace.perfetto.json, ui.perfetto.dev), vcd (fabric.vcd, GTKWave), rtl (waveforms of the RTL "
+                  "blocks in use into waveforms/)")
       ->check(non_empty());
-  // The shaping options need --trace (or switch.rtl_trace); the configuration checks them.
-  run->add_option("--trace-format", cl.trace.format, "fst (default) or vcd (switch.rtl_trace_format)");
+  // The shaping options apply to every kind given; the configuration checks them.
+  run->add_option("--trace-format", cl.trace.format, "RTL waveforms: fst (default) or vcd (switch.rtl_trace_format)");
   run->add_option("--trace-scope", cl.trace.scopes,
-                  "record only these blocks: a glob on the hierarchy name (fabric.sw0.*) or an RTL model name "
-                  "(repeatable; switch.rtl_trace_scope)");
-  run->add_option("--trace-from", cl.trace.from, "start of the recorded window, e.g. 20us (switch.rtl_trace_from)");
-  run->add_option("--trace-to", cl.trace.to, "end of the recorded window, e.g. 25us (switch.rtl_trace_to)");
+                  "record only these: a glob on hierarchy names (fabric.sw0, fabric.sw0.port3, fabric.ep1, "
+                  "fabric.sw0.*), or an RTL model name (repeatable; output.trace_scope, switch.rtl_trace_scope)");
+  run->add_option("--trace-endpoint", cl.trace.endpoints,
+                  "fabric trace: only packets from or to this endpoint, and its NIC (repeatable; output.trace_endpoint)");
+  run->add_option("--trace-flow", cl.trace.flows,
+                  "fabric trace: only packets from SRC to DST, as SRC:DST (repeatable; output.trace_flow)");
+  run->add_option("--trace-from", cl.trace.from, "start of the traced window, e.g. 20us (output.trace_from, switch.rtl_trace_from)");
+  run->add_option("--trace-to", cl.trace.to, "end of the traced window, e.g. 25us (output.trace_to, switch.rtl_trace_to)");
   run->add_option("--trace-max-size", cl.trace.max_size,
-                  "stop recording a file near this size, e.g. 100MiB (switch.rtl_trace_max_size)");
+                  "stop writing a file near this size, e.g. 100MiB (output.trace_max_size, switch.rtl_trace_max_size)");
   run->add_option("--rtl-coverage", cl.rtl_coverage,
                   "write the coverage points of the RTL blocks in use, every instance, to this file "
                   "(verilator_coverage format; a -DFABRICSIM_RTL_COVERAGE=ON build)")

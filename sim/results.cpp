@@ -266,6 +266,10 @@ RunFiles::RunFiles(const std::filesystem::path& dir, const FabricConfig& config)
   const std::vector<std::string> names = file_names(config);
   for (const char* name : {"packets.csv", "qps.csv", "qp_rates.csv", "occupancy.csv"})
     if (std::find(names.begin(), names.end(), name) == names.end()) std::filesystem::remove(dir / name);
+  // An earlier run's trace files: this run writes its own after the run.
+  tlm_fabric::TraceOptions every_trace;
+  every_trace.perfetto = every_trace.vcd = true;
+  for (const auto& name : tlm_fabric::FabricTrace::file_names(every_trace)) std::filesystem::remove(dir / name);
   for (const auto& name : names) {
     files_.push_back(std::make_unique<OutputFile>(dir / name));
   }
@@ -441,6 +445,7 @@ nlohmann::json results_header(const FabricConfig& config, const Fabric& fabric, 
                    {"switches", fabric.switches().size()},
                    {"endpoints", fabric.graph().endpoints()},
                    {"aggregation_ports", fabric.nics().size() - static_cast<std::size_t>(fabric.graph().endpoints())}};
+  r["switch_parameters"] = overridden_switches(config);
   return r;
 }
 
@@ -489,6 +494,15 @@ void warn_unmatched_scopes(const FabricConfig& config, Fabric& fabric) {
               << "; nothing is recorded for it\n";
 }
 
+/// Writes the fabric trace's files (output.trace) and lists them; null when it is off.
+nlohmann::json finish_trace(const FabricConfig& config, Fabric& fabric) {
+  if (!config.output.trace.enabled()) return nullptr;
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& rec : fabric.finish_trace(config.output.directory))
+    files.push_back({{"kind", rec.kind}, {"file", rec.file}, {"events", rec.events}, {"limit_reached", rec.limit_reached}});
+  return files;
+}
+
 /// Closes the RTL blocks' waveforms (a VCD is converted now) and lists them; null when
 /// switch.rtl_trace is off, so results without waveforms keep their shape.
 nlohmann::json finish_waveforms(const FabricConfig& config, Fabric& fabric) {
@@ -521,6 +535,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   if (logs.packets) fabric.set_packet_log(*logs.packets);
   if (logs.qp_rates) fabric.set_qp_rate_log(*logs.qp_rates);
   if (logs.occupancy) fabric.set_occupancy_log(*logs.occupancy);
+  if (config.output.trace.enabled()) fabric.set_trace(config.output.trace);
   // The model is built: back it with huge pages before the first packet moves.
   const std::size_t huge_page_bytes = use_huge_pages();
   const auto wall_start = std::chrono::steady_clock::now();
@@ -534,6 +549,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   for (const auto& sw : fabric.switches()) sw->settle_admissions(sc_core::sc_time_stamp(), stopped);
 
   nlohmann::json waveforms = finish_waveforms(config, fabric);
+  const nlohmann::json trace = finish_trace(config, fabric);
   const double end_s = sc_core::sc_time_stamp().to_seconds();
   const double window_s = end_s - config.simulation.warmup.in_seconds();
   nlohmann::json r = results_header(config, fabric, end_s);
@@ -579,6 +595,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   r["scoreboard"] = scoreboard(fabric, r["packets"], r["endpoints"], config);
   if (!fabric.stall_report().is_null()) r["stall"] = fabric.stall_report();
   r["timeseries"] = fabric.timeseries();
+  if (!trace.is_null()) r["trace"] = trace;
   if (const auto* co = fabric.collective()) add_collective_results(r, fabric, *co, config);
   if (const auto* pt = fabric.perftest()) r["perftest"] = perftest_results(config, *pt);
   if (const auto* ch = fabric.chakra()) {
@@ -672,14 +689,31 @@ std::string summary_table(const nlohmann::json& r) {
   return out.str();
 }
 
+nlohmann::json overridden_switches(const FabricConfig& config) {
+  // A tier's section first, then a named switch's, which holds its tier's keys too.
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* prefix : {"switch.tiers.", "switch.instances."})
+    for (const auto& [section, o] : config.switch_overrides.items()) {
+      if (section.rfind(prefix, 0) != 0) continue;
+      for (const auto& name : o["switches"]) out[name.get<std::string>()] = {{"override", section}, {"keys", o["keys"]}};
+    }
+  return out;
+}
+
 std::string route_tables(const FabricConfig& config) {
   const TopologyGraph g = build_graph(config.topology);
   const auto routes = minimal_routes(g);
+  const nlohmann::json overridden = overridden_switches(config);
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   std::ostringstream out;
   out << "# topology " << to_string(config.topology.kind) << ": " << g.switches.size() << " switches, "
       << g.endpoints() << " endpoints; routing " << hw::to_string(config.routing.algorithm) << "\n";
   for (std::size_t s = 0; s < g.switches.size(); ++s) {
     out << g.switches[s].name << " (radix " << g.switches[s].radix << ")\n";
+    if (const auto o = overridden.find(g.switches[s].name); o != overridden.end())
+      for (const auto& [key, v] : (*o)["keys"].items())
+        out << "  " << (*o)["override"].get<std::string>() << ": " << key << " = " << text(v["value"]) << " (switch section: "
+            << (v["switch"].is_null() ? "default" : text(v["switch"])) << ")\n";
     for (int e = 0; e < g.endpoints(); ++e) {
       out << "  ep" << e << " ->";
       for (int p : routes.ports(static_cast<int>(s), e)) out << " p" << p;

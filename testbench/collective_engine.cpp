@@ -175,6 +175,7 @@ void CollectiveEngine::post_ready(Lane& lane) {
     const int a = run->endpoints[static_cast<std::size_t>(t.src)];
     const int b = run->endpoints[static_cast<std::size_t>(t.dst)];
     auto* nic = nics_[static_cast<std::size_t>(a)];
+    if (trace_) trace_->step_posted(trace_track_[static_cast<std::size_t>(a)], wr, {wr - run->id, t.src, t.dst, t.bytes}, now);
     if (run->raw) {
       // The switches' own protocol: a raw message tagged with the transfer's number.
       nic->post({b, static_cast<std::uint32_t>(wr), t.bytes, params_.sl});
@@ -192,6 +193,11 @@ void CollectiveEngine::post_ready(Lane& lane) {
   }
   lane.kicked.clear();
   if (!lane.eligible.empty()) lane.wake.notify_at(lane.eligible.top().first);
+}
+
+void CollectiveEngine::set_trace(tlm_fabric::FabricTrace* trace) {
+  trace_ = trace;
+  for (std::size_t e = 0; e < nics_.size(); ++e) trace_track_.push_back(trace->add_endpoint_steps(static_cast<int>(e)));
 }
 
 void CollectiveEngine::on_completion(int endpoint, const tlm_fabric::Completion& c) {
@@ -238,6 +244,7 @@ void CollectiveEngine::land(Run& run, std::size_t i, const sc_time& visible) {
   LaneCount& count = run.lanes[static_cast<std::size_t>(here)];
   run.landed[i] = 1;
   ++count.landed;
+  if (trace_) trace_->step_landed(run.id + i, visible);
   count.last_visible =
       std::max(count.last_visible, visible + reduction_time(run.schedule.reduce_at_landing(i), params_.reduce_bandwidth_bps));
   for (int j : run.schedule.dependents(i)) {

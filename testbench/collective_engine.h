@@ -78,6 +78,9 @@ class CollectiveEngine {
   /// NICs: the longest lookahead lanes may run the engine with.
   sc_core::sc_time least_completion_delay() const;
   int lanes() const { return static_cast<int>(lanes_.size()); }
+  /// Records each transfer posted on a NIC, from its post to its landing, as a step of its
+  /// source endpoint in `trace` (output.trace).
+  void set_trace(tlm_fabric::FabricTrace* trace);
 
  private:
   // Per graph and lane: the transfers landing at the lane's participants, those landed,
@@ -150,6 +153,8 @@ class CollectiveEngine {
   std::vector<int> endpoints_;
   EngineParams params_;
   Hooks hooks_;
+  tlm_fabric::FabricTrace* trace_ = nullptr;  // null: not traced
+  std::vector<int> trace_track_;              // per endpoint
   std::vector<std::vector<QpEntry>> qps_;      // per source endpoint
   std::vector<std::unique_ptr<Run>> runs_;     // under way, ascending id
   std::size_t raw_runs_ = 0;

@@ -366,6 +366,8 @@ sc_time CollectiveRunner::least_completion_delay() const { return engine_->least
 
 void CollectiveRunner::on_flow(const tlm_fabric::FlowRecord& f) { engine_->on_flow(f); }
 
+void CollectiveRunner::set_trace(tlm_fabric::FabricTrace* trace) { engine_->set_trace(trace); }
+
 void CollectiveRunner::start_iteration(const sc_time& now) {
   const int n = static_cast<int>(params_.ranks.size());
   iteration_start_ = now;

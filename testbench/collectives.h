@@ -243,6 +243,8 @@ class CollectiveRunner : public sc_core::sc_module {
   /// The least time from a landing's completion to the host seeing it, over the ranks'
   /// NICs: the longest lookahead lanes may run this collective with.
   sc_core::sc_time least_completion_delay() const;
+  /// Records the collective's transfers as steps per endpoint in `trace` (output.trace).
+  void set_trace(tlm_fabric::FabricTrace* trace);
 
  private:
   struct SizeResult {

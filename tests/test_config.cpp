@@ -83,7 +83,7 @@ TEST(ConfigErrors, UnknownKeySuggestsClosestAndListsAllowed) {
   EXPECT_THAT(e, HasSubstr("allowed keys here: allocator, allocator_impl, allocator_iterations, alpha, buffer, cell_size, "
                            "core_clock, credit_return_latency, ecn, egress_scheduler, forwarding, in_network_reduction, "
                            "input_buffer, input_fifo_impl, input_fifo_rtl_variant, instances, output_buffer, pfc, "
-                           "pipeline, ports, reduction_bandwidth, reduction_latency,"));
+                           "pipeline, port_forwarding, ports, reduction_bandwidth, reduction_latency,"));
   EXPECT_THAT(e, HasSubstr("did you mean 'ports'?"));
 }
 
@@ -249,7 +249,22 @@ TEST(ConfigErrors, UnknownForwardingListsAllowed) {
       "switch:\n"
       "  forwarding: wormhole\n");
   EXPECT_THAT(e, HasSubstr("bad.yaml:2:15: switch.forwarding: unknown value 'wormhole'; "
-                           "allowed: cut_through, store_and_forward"));
+                           "allowed: cut_through, store_and_forward, adaptive, fast_to_slow"));
+}
+
+TEST(ConfigErrors, PortForwardingNamesThePortAndTheMode) {
+  EXPECT_THAT(yaml_error_of("switch:\n  port_forwarding: {1: wormhole}\n"),
+              HasSubstr("bad.yaml:2:24: switch.port_forwarding.1: unknown value 'wormhole'; allowed: cut_through, "
+                        "store_and_forward, adaptive, fast_to_slow"));
+  EXPECT_THAT(yaml_error_of("switch:\n  port_forwarding: {p1: cut_through}\n"),
+              HasSubstr("switch.port_forwarding.p1: unknown port 'p1': keys are switch port numbers 0..255"));
+  EXPECT_THAT(yaml_error_of("switch:\n  ports: 4\n  port_forwarding: {4: store_and_forward}\n"),
+              HasSubstr("switch.port_forwarding.4: unknown port 4: the switch has ports 0..3"));
+  EXPECT_THAT(yaml_error_of("switch:\n  port_forwarding: [cut_through]\n"),
+              HasSubstr("switch.port_forwarding: expected a mapping"));
+  const auto c = fabricsim::sim::load_config_text("switch:\n  port_forwarding: {3: fast_to_slow}\n", "ok.yaml");
+  EXPECT_EQ(c.switch_params.forwarding_of(3), fabricsim::tlm_fabric::ForwardingMode::fast_to_slow);
+  EXPECT_EQ(c.switch_params.forwarding_of(2), fabricsim::tlm_fabric::ForwardingMode::cut_through);
 }
 
 TEST(ConfigErrors, UnknownArbiterListsRegistry) {
@@ -897,7 +912,7 @@ TEST(ConfigErrors, ATopologyOverTheMemoryLimitIsRefusedWithTheEstimate) {
 }
 
 // ---------------------------------------------------------------------------
-// RTL waveform options (switch.rtl_trace*, `fabricsim run --trace*`): which blocks a scope
+// RTL waveform options (switch.rtl_trace*, `fabricsim run --trace rtl --trace-*`): which blocks a scope
 // selects, and the refusals that hold in every build (test_rtl_waveform has the rest).
 namespace {
 
@@ -922,28 +937,28 @@ TEST(WaveformOptions, ScopesAreGlobsOnTheHierarchyNameOrModelNames) {
 
 TEST(ConfigErrors, WaveformOptionsNeedTheFolderAndAnRtlBlock) {
   EXPECT_THAT(file_error_of(kQuickstart, {"switch.rtl_trace_from=1us"}),
-              HasSubstr("switch.rtl_trace_from: needs the waveform folder switch.rtl_trace (fabricsim run --trace DIR)"));
+              HasSubstr("switch.rtl_trace_from: needs the waveform folder switch.rtl_trace (fabricsim run --trace rtl)"));
   const std::string no_rtl = file_error_of(kQuickstart, {"switch.rtl_trace=/tmp/w", "switch.rtl_trace_format=vcd"});
   if (fabricsim::tlm_fabric::rtl_allocator_models().empty()) {
     EXPECT_THAT(no_rtl, HasSubstr("switch.rtl_trace_format: this build has no RTL twins; rebuild with -DFABRICSIM_RTL=ON"));
   } else {
     EXPECT_THAT(no_rtl, HasSubstr("switch.rtl_trace_format: no RTL block to record: every `*_impl` key"));
   }
-  // The folder alone stays accepted with the C++ allocator (`run --trace` says nothing is written).
+  // The folder alone stays accepted with the C++ allocator (`run --trace rtl` says nothing is written).
   EXPECT_EQ(file_error_of(kQuickstart, {"switch.rtl_trace=/tmp/w"}), "<no error>");
 }
 
 TEST(ConfigCli, TraceFlagsAreRefusedWithoutAnRtlBlockNamingTheFlag) {
   const std::string out = ::testing::TempDir() + "fabricsim_ConfigCli_trace_flags";
   std::filesystem::remove_all(out);
-  const auto r = run_command("run " + kQuickstart + " --quiet --out " + out + " --trace " + out + "/w --trace-to 2us");
+  const auto r = run_command("run " + kQuickstart + " --quiet --out " + out + " --trace rtl --trace-to 2us");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("fabricsim: error: --trace-to 2us: switch.rtl_trace_to: "));
   EXPECT_THAT(r.output, ::testing::AnyOf(HasSubstr("no RTL block to record"), HasSubstr("no RTL twins")));
   const auto no_dir = run_command("run " + kQuickstart + " --quiet --out " + out + " --trace-scope 'fabric.*'");
   EXPECT_EQ(no_dir.exit_code, 2) << no_dir.output;
   EXPECT_THAT(no_dir.output,
-              HasSubstr("--trace-scope fabric.*: switch.rtl_trace_scope: needs the waveform folder switch.rtl_trace"));
+              HasSubstr("--trace-scope fabric.*: output.trace_scope: needs the fabric trace output.trace"));
   EXPECT_FALSE(std::filesystem::exists(out + "/results.json"));
   std::filesystem::remove_all(out);
 }

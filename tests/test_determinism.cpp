@@ -295,6 +295,7 @@ TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
       {"bench/s2_kary_ntree.yaml", {"routing.algorithm=spray", "switch.buffer=output_queued", "switch.speedup=2",
                                     "switch.output_buffer=4MiB"}},
       {"examples/single_switch.yaml", with(ecn, {"switch.buffer=output_queued", "switch.speedup=2"})},
+      {"examples/single_switch.yaml", with(ecn, {"switch.buffer=cioq", "traffic.load=0.95"})},
       {"examples/single_switch.yaml",
        with(ecn, {"link.flow_control=pfc", "switch.buffer=voq", "switch.pfc.xoff=24KiB", "switch.pfc.xon=12KiB",
                   "switch.pfc.headroom=64KiB", "traffic.load=0.9"})},
@@ -302,6 +303,7 @@ TEST(Determinism, FoldedAdmissionMatchesEdgeByEdgeAdmission) {
       // releases change: not folded), and WRED's.
       {"bench/s2_kary_ntree.yaml", with(lossy, {"switch.buffer=voq", "switch.input_buffer=8KiB"})},
       {"examples/single_switch.yaml", with(lossy, {"switch.buffer=output_queued", "switch.output_buffer=16KiB"})},
+      {"examples/single_switch.yaml", with(lossy, {"switch.buffer=cioq", "switch.output_buffer=16KiB"})},
       {"examples/single_switch.yaml", with(lossy, {"switch.buffer=shared_memory", "switch.shared_buffer=64KiB"})},
   };
   const std::vector<const char*> durations =
@@ -368,6 +370,25 @@ std::vector<ReferenceCase> reference_cases() {
        {"simulation.duration=10us", "simulation.warmup=0us", "switch.buffer=output_queued", "traffic.load=1.0",
         "switch.pipeline.parse=0", "switch.pipeline.route_lookup=0", "switch.pipeline.vl_mapping=0",
         "switch.pipeline.buffer_admission=0", "switch.forwarding=store_and_forward"}},
+      // Ports of 100G, 200G and 400G forwarding per port pair (fast_to_slow: a packet's
+      // ready time is known once it is routed) and one port storing and forwarding.
+      {"SingleSwitchMixedSpeedsFastToSlow", "examples/single_switch.yaml",
+       {"simulation.duration=20us", "simulation.warmup=0us", "traffic.load=0.8", "switch.forwarding=fast_to_slow",
+        "switch.port_forwarding={5: store_and_forward}",
+        "topology.links=[{endpoint: 0, lanes: 2}, {endpoint: 1, lanes: 4}, {endpoint: 2, lanes: 2}]"}},
+      // VOQ inputs (cioq): the write ports of an edge matched to the inputs by grant and
+      // accept in rounds, also decided on the edge they are asked for (no ingress
+      // pipeline); four VLs (a VOQ per output and VL), and PFC pausing and resuming.
+      {"SingleSwitchCioq", "examples/single_switch.yaml",
+       {"simulation.duration=20us", "simulation.warmup=0us", "switch.buffer=cioq", "traffic.load=1.0"}},
+      {"SingleSwitchCioqNoPipeline", "examples/single_switch.yaml",
+       {"simulation.duration=10us", "simulation.warmup=0us", "switch.buffer=cioq", "traffic.load=1.0",
+        "switch.pipeline.parse=0", "switch.pipeline.route_lookup=0", "switch.pipeline.vl_mapping=0",
+        "switch.pipeline.buffer_admission=0", "switch.forwarding=store_and_forward"}},
+      {"SingleSwitchCioqVlsPfc", "examples/single_switch.yaml",
+       {"simulation.duration=20us", "simulation.warmup=0us", "switch.buffer=cioq", "switch.speedup=2",
+        "switch.vls=4", "traffic.sl=[0,1,2,3]", "traffic.load=0.95", "link.flow_control=pfc",
+        "switch.pfc.xoff=8KiB", "switch.pfc.xon=4KiB", "switch.pfc.headroom=64KiB", "switch.output_buffer=16MiB"}},
       {"AllreduceLeafspineIbOutputQueued", "examples/allreduce_leafspine_ib.yaml",
        asan ? Overrides{"simulation.duration=400us", "switch.buffer=output_queued"}
             : Overrides{"switch.buffer=output_queued"}},
@@ -509,6 +530,7 @@ std::string lane_case_name(const ::testing::TestParamInfo<LaneCase>& param) { re
 INSTANTIATE_TEST_SUITE_P(
     Determinism, LanesMatchOneLane,
     ::testing::Values(LaneCase{"S2", {}}, LaneCase{"OutputQueued", {"switch.buffer=output_queued"}},
+                      LaneCase{"Cioq", {"switch.buffer=cioq", "switch.speedup=2"}},
                       LaneCase{"SharedMemoryAdaptive", {"switch.buffer=shared_memory", "routing.algorithm=adaptive"}},
                       LaneCase{"CreditStalls", {"switch.input_buffer=12KiB", "traffic.load=0.8"}},
                       LaneCase{"OccupancySampler", {"output.sample_interval=1us", "switch.input_buffer=24KiB"}},

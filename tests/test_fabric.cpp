@@ -2,6 +2,7 @@
 // checked against closed forms.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -156,6 +157,58 @@ TEST(SpeedMismatch, CutThroughOntoASlowerEgressStartsAtTheHeader) {
                       "topology.links=[{endpoint: 0, lanes: 8, lane_rate: 106.25Gb/s}]",
                       "switch.forwarding=adaptive"});
   EXPECT_NEAR(endpoint(r, 1).at("network_latency_ns").at("max").get<double>(), 112.2, 0.002);
+}
+
+// A 4-port switch with one 100G port (endpoint 0: 2 x 53.125G lanes) and 400G ports: one
+// 1000 B packet 100G -> 400G (endpoint 0 to 1) and one 400G -> 100G (1 to 0), at once on
+// disjoint ports. The zero-load closed form of docs/switch.md "Timing", in ps:
+//   E(d_in) + (to_allocator + grant_to_wire) x T + tail_out, with d_in the ingress header
+//   delay (cut-through) or tail delay (store-and-forward); each delay is its bytes at the
+//   link's rate + P + F: header 62 B, tail 1070 B;
+//   P + F = 15 + 5440 b / lane rate sum + 20 ns: 47.8 ns at 400G, 86.2 ns at 100G.
+const std::vector<std::string> kMixedSpeeds = {
+    "topology.links=[{endpoint: 0, lanes: 2}]",
+    "traffic.flows=[{src: 0, dst: 1, messages: 1, message_size: 1000B}, {src: 1, dst: 0, messages: 1, message_size: 1000B}]"};
+
+struct PortSpeed {
+  std::int64_t gbps;   // data rate
+  std::int64_t pf_ps;  // propagation + FEC
+};
+constexpr PortSpeed k100G{100, 86'200}, k400G{400, 47'800};
+
+std::int64_t zero_load_ps(PortSpeed in, PortSpeed out, bool store_and_forward) {
+  const auto at_rate = [](std::int64_t bytes, std::int64_t gbps) { return bytes * 8 * 1000 / gbps; };  // exact here
+  const std::int64_t d_in = at_rate(store_and_forward ? 1070 : 62, in.gbps) + in.pf_ps;
+  const std::int64_t edge = (d_in + 999) / 1000 * 1000;  // 1 GHz core
+  return edge + static_cast<std::int64_t>(kPipeline) * 1000 + at_rate(1070, out.gbps) + out.pf_ps;
+}
+
+std::int64_t latency_ps(const json& r, int dst) {
+  return std::llround(endpoint(r, dst).at("network_latency_ns").at("max").get<double>() * 1000);
+}
+
+TEST(SpeedMismatch, FastToSlowCutsThroughDownAndStoresAndForwardsUp) {
+  // 100G -> 400G stores and forwards (tail at the switch 171.8 ns -> 172 + 100 + 69.2 =
+  // 341.2 ns); 400G -> 100G cuts through (header 49.04 -> 50 + 100 + 171.8 = 321.8 ns).
+  for (const auto& mode : {std::vector<std::string>{"switch.forwarding=fast_to_slow"},
+                           {"switch.forwarding=cut_through", "switch.port_forwarding={0: fast_to_slow, 1: fast_to_slow}"}}) {
+    const json r = run(with(kMixedSpeeds, mode));
+    EXPECT_EQ(latency_ps(r, 1), zero_load_ps(k100G, k400G, true)) << mode.back();
+    EXPECT_EQ(latency_ps(r, 0), zero_load_ps(k400G, k100G, false)) << mode.back();
+    EXPECT_EQ(latency_ps(r, 1), 341'200);
+    EXPECT_EQ(latency_ps(r, 0), 321'800);
+  }
+}
+
+TEST(SpeedMismatch, EachIngressPortForwardsInItsOwnMode) {
+  // Port 1 (400G) stores and forwards: tail 69.2 -> 70 + 100 + 171.8 = 341.8 ns. Port 0
+  // (100G) cuts through onto the faster port: the header edge 92 + 100 is after the bound
+  // ingress tail - egress frame (171.8 - 21.4), so 192 + 69.2 = 261.2 ns.
+  const json r = run(with(kMixedSpeeds, {"switch.forwarding=cut_through", "switch.port_forwarding={1: store_and_forward}"}));
+  EXPECT_EQ(latency_ps(r, 0), zero_load_ps(k400G, k100G, true));
+  EXPECT_EQ(latency_ps(r, 1), zero_load_ps(k100G, k400G, false));
+  EXPECT_EQ(latency_ps(r, 0), 341'800);
+  EXPECT_EQ(latency_ps(r, 1), 261'200);
 }
 
 // Payload goodput of a saturated 400G RoCEv2 link with 4 KiB packets.

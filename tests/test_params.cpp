@@ -422,7 +422,7 @@ TEST(ParamTables, EnumNamesDriveParsingAndToString) {
                 fabricsim::sim::load_config_text("switch: {forwarding: cut_throug}", "f.yaml");
               }),
               HasSubstr("f.yaml:1:22: switch.forwarding: unknown value 'cut_throug'; allowed: cut_through, "
-                        "store_and_forward, adaptive (did you mean 'cut_through'?)"));
+                        "store_and_forward, adaptive, fast_to_slow (did you mean 'cut_through'?)"));
 }
 
 }  // namespace

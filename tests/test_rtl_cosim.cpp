@@ -4,7 +4,7 @@
 // and catches the broken variant (rtl/models/islip_allocator_broken.cmake, an injected fault, added to this
 // process's allocator table here and absent from the fabricsim binary), naming switch,
 // cycle, requests and both grant sets, with the waveform before it; the transactor
-// alone against the hw core; configuration errors; `run --trace` writes FST.
+// alone against the hw core; configuration errors; `run --trace rtl` writes FST.
 // Every fabric run is a forked child (SystemC elaborates once per process).
 #include <algorithm>
 #include <cstdint>
@@ -444,10 +444,10 @@ TEST(RtlCosim, TraceOptionWritesAnFstPerSwitch) {
   const auto r = fabricsim::testing::run_command(
       "run " + kExample + " --set switch.buffer=voq --set switch.allocator=islip --set switch.allocator_impl=rtl "
       "--set simulation.duration=5us --set simulation.warmup=1us --out " + (dir / "out").string() +
-      " --trace " + (dir / "waves").string());
+      " --trace rtl");
   // 0, or 3 if a scoreboard invariant fails: that verdict is other tests' business, not --trace's.
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.output;
-  const FstHeader h = read_fst_header(dir / "waves" / "fabric.sw0.allocator.islip_allocator.fst");
+  const FstHeader h = read_fst_header(dir / "out" / "waveforms" / "fabric.sw0.allocator.islip_allocator.fst");
   ASSERT_TRUE(h.ok) << r.output;
   EXPECT_EQ(h.timescale, -12);
   EXPECT_GT(h.vars, 10u);
@@ -456,10 +456,10 @@ TEST(RtlCosim, TraceOptionWritesAnFstPerSwitch) {
   // With the C++ allocator there is nothing to trace, and the user is told so.
   const auto tlm = fabricsim::testing::run_command(
       "run " + kExample + " --set simulation.duration=2us --set simulation.warmup=0us --out " +
-      (dir / "out2").string() + " --trace " + (dir / "none").string());
+      (dir / "out2").string() + " --trace rtl");
   EXPECT_TRUE(tlm.exit_code == 0 || tlm.exit_code == 3) << tlm.output;
   EXPECT_THAT(tlm.output, HasSubstr("no RTL blocks in use"));
-  EXPECT_FALSE(fs::exists(dir / "none" / "fabric.sw0.allocator.islip_allocator.fst"));
+  EXPECT_FALSE(fs::exists(dir / "out2" / "waveforms" / "fabric.sw0.allocator.islip_allocator.fst"));
 }
 
 }  // namespace

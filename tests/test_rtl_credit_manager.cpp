@@ -92,11 +92,11 @@ TEST(RtlCreditManager, BrokenRtlIsNotInTheFabricsimBinary) {
 TEST(RtlCreditManager, TraceWritesAnFstPerTransmitter) {
   const fs::path dir = fs::temp_directory_path() / "fabricsim_test_rtl_credit_manager_trace";
   fs::remove_all(dir);
-  const auto r = fabricsim::testing::run_command("run -q " + kB2b + " --set link.credit_manager_impl=rtl --trace " +
-                                                 (dir / "waves").string() + " --out " + (dir / "out").string());
+  const auto r = fabricsim::testing::run_command("run -q " + kB2b + " --set link.credit_manager_impl=rtl --trace rtl --out " +
+                                                 (dir / "out").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* nic : {"ep0", "ep1"}) {
-    const fs::path f = dir / "waves" / (std::string("fabric.") + nic + ".port0.credit_manager.credit_manager.fst");
+    const fs::path f = dir / "out" / "waveforms" / (std::string("fabric.") + nic + ".port0.credit_manager.credit_manager.fst");
     ASSERT_TRUE(fs::exists(f)) << f;
     EXPECT_GT(fs::file_size(f), 1000u) << f;
   }

@@ -18,6 +18,7 @@
 #include "hw/packet_fifo.h"
 #include "sim/child_run.h"
 #include "sim/config.h"
+#include "tests/fabrics.h"
 #include "tests/same_results.h"
 #include "tlm/rtl_model.h"
 #include "tlm/rtl_packet_fifo.h"
@@ -197,6 +198,15 @@ TEST(RtlPacketFifo, ConfigErrorsNameTheKeyAndListTheBuilds) {
     EXPECT_THAT(e.what(), HasSubstr("no RTL build of packet_fifo 2048 words deep (Verilator fixes parameters at build "
                                     "time); this build has: 1024, 4096 words. Add the depth to SIZES in "
                                     "rtl/models/packet_fifo.cmake"));
+  }
+  // An override's input FIFOs get the same check, naming its key.
+  try {
+    fabricsim::sim::load_config_text(fabricsim::testing::kLeafSpineRadix4, "ls.yaml",
+                                     {"switch.tiers={spine: {input_fifo_impl: lockstep, input_buffer: 128KiB}}"});
+    ADD_FAILURE() << "unbuilt depth accepted in a tier";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("switch.tiers.spine.input_buffer: switch.tiers.spine.input_fifo_impl lockstep: the "
+                                    "input FIFOs are 2048 words deep"));
   }
 }
 

@@ -346,8 +346,7 @@ TEST(RtlWaveformConfig, BadValuesNameTheirKey) {
 TEST(RtlWaveformConfig, FlagErrorsNameTheFlag) {
   const fs::path dir = scratch("flags");
   const std::string run = "run " + kExample + " --quiet --set switch.buffer=voq --set switch.allocator=islip "
-                          "--set switch.allocator_impl=rtl --out " + (dir / "out").string() + " --trace " +
-                          (dir / "w").string();
+                          "--set switch.allocator_impl=rtl --out " + (dir / "out").string() + " --trace rtl";
   const auto typo = fabricsim::testing::run_command(run + " --trace-from 1uss");
   EXPECT_EQ(typo.exit_code, 2) << typo.output;
   EXPECT_THAT(typo.output, HasSubstr("fabricsim: error: --trace-from 1uss: switch.rtl_trace_from: "));
@@ -366,7 +365,7 @@ TEST(RtlWaveformConfig, FlagErrorsNameTheFlag) {
 
 std::string rtl_run(const fs::path& dir) {
   return "run " + kExample + " --quiet --set switch.buffer=voq --set switch.allocator=islip "
-         "--set switch.allocator_impl=rtl --out " + (dir / "out").string() + " --trace " + (dir / "w").string();
+         "--set switch.allocator_impl=rtl --out " + (dir / "out").string() + " --trace rtl";
 }
 
 nlohmann::json results(const fs::path& dir) {
@@ -388,8 +387,8 @@ TEST(RtlWaveformRun, WindowedScopedVcdOfOneBlock) {
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.output;  // 3: a scoreboard verdict, not --trace's business
   EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
   const std::string file = "fabric.sw0.allocator.islip_allocator.vcd";
-  EXPECT_EQ(files_in(dir / "w"), std::vector<std::string>{file}) << "one VCD, its FST deleted";
-  const Vcd v = read_vcd(dir / "w" / file);
+  EXPECT_EQ(files_in(dir / "out" / "waveforms"), std::vector<std::string>{file}) << "one VCD, its FST deleted";
+  const Vcd v = read_vcd(dir / "out" / "waveforms" / file);
   ASSERT_TRUE(v.id_of.count("req_i") && v.id_of.count("gnt_o") && v.id_of.count("clk_i"));
   ASSERT_GT(v.times.size(), 10U);
   EXPECT_EQ(v.times.front(), 1000000U) << "the file starts at --trace-from with every value";
@@ -414,7 +413,7 @@ TEST(RtlWaveformRun, WindowedScopedVcdOfOneBlock) {
   const nlohmann::json w = results(dir)["simulator"]["waveforms"];
   ASSERT_EQ(w.size(), 1U) << w.dump();
   EXPECT_EQ(w[0]["block"], "fabric.sw0.allocator");
-  EXPECT_EQ(w[0]["file"], (dir / "w" / file).string());
+  EXPECT_EQ(w[0]["file"], (dir / "out" / "waveforms" / file).string());
   EXPECT_EQ(w[0]["limit_reached"], false);
 }
 
@@ -424,13 +423,13 @@ TEST(RtlWaveformRun, ScopeMatchingNoBlockWarnsAndRecordsNothing) {
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.output;
   EXPECT_THAT(r.output, HasSubstr("warning: switch.rtl_trace_scope 'fabric.leaf*' matches no RTL block of the fabric "
                                   "(e.g. fabric.sw0.allocator, model islip_allocator)"));
-  EXPECT_TRUE(!fs::exists(dir / "w") || fs::is_empty(dir / "w"));
+  EXPECT_TRUE(!fs::exists(dir / "out" / "waveforms") || fs::is_empty(dir / "out" / "waveforms"));
   EXPECT_EQ(results(dir)["simulator"]["waveforms"], nlohmann::json::array());
   // A model name is a scope too: no warning, one file.
   const fs::path dir2 = scratch("run_scope_model");
   const auto m = fabricsim::testing::run_command(rtl_run(dir2) + " --trace-scope islip_allocator --trace-to 1us");
   EXPECT_EQ(m.output.find("warning"), std::string::npos) << m.output;
-  EXPECT_EQ(files_in(dir2 / "w"), std::vector<std::string>{"fabric.sw0.allocator.islip_allocator.fst"});
+  EXPECT_EQ(files_in(dir2 / "out" / "waveforms"), std::vector<std::string>{"fabric.sw0.allocator.islip_allocator.fst"});
 }
 
 TEST(RtlWaveformRun, SizeLimitLandsInTheResultsAndWarnsOnce) {
@@ -442,7 +441,7 @@ TEST(RtlWaveformRun, SizeLimitLandsInTheResultsAndWarnsOnce) {
   const nlohmann::json w = results(dir)["simulator"]["waveforms"];
   ASSERT_EQ(w.size(), 1U) << w.dump();
   EXPECT_EQ(w[0]["limit_reached"], true);
-  EXPECT_LE(fs::file_size(dir / "w" / "fabric.sw0.allocator.islip_allocator.fst"), 16384U + 4096U);
+  EXPECT_LE(fs::file_size(dir / "out" / "waveforms" / "fabric.sw0.allocator.islip_allocator.fst"), 16384U + 4096U);
 }
 
 TEST(RtlWaveformRun, ArbitersAndCreditManagersAreScopedByModelOrHierarchy) {
@@ -451,21 +450,21 @@ TEST(RtlWaveformRun, ArbitersAndCreditManagersAreScopedByModelOrHierarchy) {
   const std::string run = "run " + kExample + " --quiet --set switch.buffer=output_queued "
                           "--set switch.write_arbiter_impl=rtl --set link.credit_manager_impl=rtl --trace-to 500ns";
   const fs::path dir = scratch("run_kinds");
-  const auto r = fabricsim::testing::run_command(run + " --out " + (dir / "out").string() + " --trace " +
-                                                 (dir / "w").string() + " --trace-scope rr_arbiter");
+  const auto r = fabricsim::testing::run_command(run + " --out " + (dir / "out").string() +
+                                                 " --trace rtl --trace-scope rr_arbiter");
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.output;
-  const std::vector<std::string> files = files_in(dir / "w");
+  const std::vector<std::string> files = files_in(dir / "out" / "waveforms");
   ASSERT_EQ(files.size(), 16U) << "one write arbiter per port";
   for (const auto& f : files) EXPECT_THAT(f, ::testing::MatchesRegex("fabric\\.sw0\\.port[0-9]+\\.write_arbiter\\.rr_arbiter\\.fst"));
   const nlohmann::json w = results(dir)["simulator"]["waveforms"];
   ASSERT_EQ(w.size(), 16U) << w.dump();
   // A hierarchy glob picks one NIC's transmitter.
   const fs::path dir2 = scratch("run_kinds_nic");
-  const auto n = fabricsim::testing::run_command(run + " --out " + (dir2 / "out").string() + " --trace " +
-                                                 (dir2 / "w").string() + " --trace-scope 'fabric.ep3.*'");
+  const auto n = fabricsim::testing::run_command(run + " --out " + (dir2 / "out").string() +
+                                                 " --trace rtl --trace-scope 'fabric.ep3.*'");
   ASSERT_TRUE(n.exit_code == 0 || n.exit_code == 3) << n.output;
   EXPECT_EQ(n.output.find("warning"), std::string::npos) << n.output;
-  EXPECT_EQ(files_in(dir2 / "w"), std::vector<std::string>{"fabric.ep3.port0.credit_manager.credit_manager.fst"});
+  EXPECT_EQ(files_in(dir2 / "out" / "waveforms"), std::vector<std::string>{"fabric.ep3.port0.credit_manager.credit_manager.fst"});
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ namespace {
 
 using fabricsim::sim::load_config;
 using fabricsim::testing::expect_near;
+using fabricsim::testing::expect_relative;
 using fabricsim::testing::expect_within;
 using fabricsim::testing::run_checked;
 using fabricsim::testing::with;
@@ -167,13 +168,43 @@ TEST(BufferOrganisation, OutputQueuedNeedsCrossbarSpeedup) {
   EXPECT_GT(s2, 0.96);
 }
 
+TEST(BufferOrganisation, CioqWithSpeedupTwoMatchesOutputQueueing) {
+  // Chuang, Goel, McKeown, Prabhakar, "Matching output queueing with a combined
+  // input/output-queued switch", IEEE JSAC 17(6) 1999: with VOQ inputs and speedup 2 a
+  // CIOQ switch can behave exactly as an output-queued one. Exact emulation needs a
+  // stable-marriage matching; the switch matches by iSLIP's rounds, so this checks the
+  // practical consequence under uniform Bernoulli traffic: the throughput of output
+  // queueing (speedup = radix) within 0.01, and at load 0.9 its mean latency within 2%.
+  const double oq = accepted(run(with(kSaturated, {"switch.buffer=output_queued", "switch.speedup=16"})));
+  const double cioq2 = accepted(run(with(kSaturated, {"switch.buffer=cioq", "switch.speedup=2"})));
+  expect_near({"Switch", "CIOQ (VOQ inputs) 16 x 16, crossbar speedup 2, uniform Bernoulli, saturation throughput",
+               "Chuang, Goel, McKeown, Prabhakar, IEEE JSAC 17(6) 1999: speedup 2 matches output queueing"},
+              cioq2, oq, 0.01, "of line rate");
+  const std::vector<std::string> loaded = {"traffic.load=0.9", "simulation.duration=60us"};
+  auto mean_latency = [](const json& r) { return r.at("latency").at("network_latency_ns").at("mean").get<double>(); };
+  const double oq_ns = mean_latency(run(with(loaded, {"switch.buffer=output_queued", "switch.speedup=16"})));
+  const double cioq2_ns = mean_latency(run(with(loaded, {"switch.buffer=cioq", "switch.speedup=2"})));
+  expect_relative({"Switch", "CIOQ (VOQ inputs) 16 x 16, crossbar speedup 2, uniform Bernoulli load 0.9, mean latency",
+                   "Chuang, Goel, McKeown, Prabhakar, IEEE JSAC 17(6) 1999: speedup 2 matches output queueing"},
+                  cioq2_ns, oq_ns, 0.02, "ns");
+  // At speedup 1 a blocked head no longer holds up its input's packets for other outputs
+  // (McKeown, IEEE/ACM ToN 1999): above head-of-line blocking's 2 - sqrt(2) = 0.586
+  // (Karol et al. 1987) and above FIFO inputs at the same speedup.
+  const double cioq1 = accepted(run(with(kSaturated, {"switch.buffer=cioq", "switch.speedup=1"})));
+  const double fifo1 = accepted(run(with(kSaturated, {"switch.buffer=output_queued", "switch.speedup=1"})));
+  expect_within({"Switch", "CIOQ (VOQ inputs) 16 x 16, crossbar speedup 1, uniform Bernoulli, saturation throughput",
+                 "Karol, Hluchyj, Morgan, IEEE Trans. Commun. 1987: head-of-line blocking limits FIFO inputs to 0.586"},
+                cioq1, 0.586, 0.05, 0.414, "of line rate", "at least 0.05 above the HOL limit");
+  EXPECT_GT(cioq1, fifo1 + 0.05) << "VOQ inputs no better than FIFO inputs at speedup 1";
+}
+
 TEST(BufferOrganisation, SharedMemoryReachesFullThroughput) {
   const json r = run(with(kSaturated, {"switch.buffer=shared_memory"}));
   EXPECT_GT(accepted(r), 0.96);
 }
 
 TEST(BufferOrganisation, LowLoadIsAcceptedByEveryOrganisation) {
-  for (const char* b : {"input_fifo", "voq", "output_queued", "shared_memory"}) {
+  for (const char* b : {"input_fifo", "voq", "output_queued", "cioq", "shared_memory"}) {
     const json r = run({"traffic.load=0.3", std::string("switch.buffer=") + b});
     EXPECT_NEAR(accepted(r), 0.3, 0.02) << b;
   }

@@ -27,6 +27,7 @@ using fabricsim::sim::TopologyKind;
 using fabricsim::sim::TopologyParams;
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(Topology, LeafSpineFromRadixAndOversubscription) {
   TopologyParams t;
@@ -353,10 +354,62 @@ TEST(LeafSpine, TierAndSwitchOverrideErrorsNameTheKey) {
   EXPECT_THAT(error("switch.tiers={spine: {input_buffer: 100B}}"),
               HasSubstr("switch.tiers.spine.input_buffer: must hold one"));
   EXPECT_THAT(error("switch.tiers={spine: voq}"), HasSubstr("switch.tiers.spine: expected a mapping of switch keys"));
+  EXPECT_THAT(error("switch.instances={leaf0: {port_forwarding: {4: cut_through}}}"),
+              HasSubstr("switch.instances.leaf0.port_forwarding.4: unknown port 4: switch leaf0 has ports 0..3"));
   EXPECT_THAT(error("switch.instances={spine9: {buffer: voq}}"),
               HasSubstr("switch.instances.spine9: no switch of that name in the leaf_spine topology"));
   EXPECT_THAT(yaml_error_of(kLeafSpine, {"topology={kind: single_switch}", "switch.tiers={leaf: {buffer: voq}}"}),
               HasSubstr("switch.tiers: the single_switch topology has one switch or none"));
+}
+
+TEST(LeafSpine, TierAndSwitchParametersAreListedPerSwitch) {
+  const std::vector<std::string> overrides = {"switch.tiers={spine: {pipeline: {switch_allocation: 110}}}",
+                                              "switch.instances={leaf3: {buffer: voq}, spine1: {alpha: 2}}"};
+  const auto c = load_config_text(kLeafSpine, "test.yaml", overrides);
+  const json sw = fabricsim::sim::overridden_switches(c);
+  EXPECT_EQ(sw.size(), 3u);  // spine0 (its tier), spine1 (its own, over its tier), leaf3
+  EXPECT_EQ(sw["spine0"]["override"], "switch.tiers.spine");
+  EXPECT_EQ(sw["spine0"]["keys"], json::parse(R"({"pipeline.switch_allocation": {"value": "110", "switch": "10"}})"));
+  EXPECT_EQ(sw["spine1"]["override"], "switch.instances.spine1");
+  EXPECT_EQ(sw["spine1"]["keys"]["pipeline.switch_allocation"]["value"], "110");
+  EXPECT_EQ(sw["spine1"]["keys"]["alpha"], json::parse(R"({"value": "2", "switch": null})"));
+  EXPECT_EQ(sw["leaf3"]["keys"], json::parse(R"({"buffer": {"value": "voq", "switch": null}})"));
+  // fabricsim routes: under each overridden switch, its keys that differ; none under the others.
+  const std::string tables = fabricsim::sim::route_tables(c);
+  EXPECT_THAT(tables, HasSubstr("spine1 (radix 4)\n  switch.instances.spine1: alpha = 2 (switch section: default)\n"
+                                "  switch.instances.spine1: pipeline.switch_allocation = 110 (switch section: 10)\n  ep0 ->"));
+  EXPECT_THAT(tables, HasSubstr("leaf3 (radix 4)\n  switch.instances.leaf3: buffer = voq (switch section: default)\n  ep0 ->"));
+  EXPECT_THAT(tables, HasSubstr("leaf0 (radix 4)\n  ep0 ->"));
+  // results.json lists the same.
+  EXPECT_EQ(run(overrides).at("switch_parameters"), sw);
+  EXPECT_EQ(run({}).at("switch_parameters"), json::object());
+}
+
+TEST(LeafSpine, PortForwardingMergesPortByPortInOverrides) {
+  using fabricsim::tlm_fabric::ForwardingMode;
+  const auto c = load_config_text(kLeafSpine, "test.yaml",
+                                  {"switch.port_forwarding={0: store_and_forward}",
+                                   "switch.tiers={spine: {port_forwarding: {1: fast_to_slow}}}"});
+  const auto& spine = c.switch_params_for("spine0", 1);
+  EXPECT_EQ(spine.forwarding_of(0), ForwardingMode::store_and_forward);
+  EXPECT_EQ(spine.forwarding_of(1), ForwardingMode::fast_to_slow);
+  EXPECT_EQ(spine.forwarding_of(2), ForwardingMode::cut_through);
+  EXPECT_EQ(c.switch_params_for("leaf0", 0).forwarding_of(1), ForwardingMode::cut_through);
+}
+
+TEST(LeafSpine, OverridesGetTheFlowControlChecksOfTheSwitchSection) {
+  // The 3 m 400G cables need 18100 B of PFC headroom: the switch section's default
+  // has it, the spines' 9000 B does not. Only what an override changes warns under its key.
+  const std::vector<std::string> pfc = {"link.flow_control=pfc"};
+  auto warnings = [&](const std::vector<std::string>& more) {
+    return json(load_config_text(kLeafSpine, "test.yaml", with(pfc, more)).warnings).dump();
+  };
+  EXPECT_EQ(warnings({"switch.instances={leaf0: {buffer: voq}}"}), "[]");
+  const std::string short_spines = warnings({"switch.tiers={spine: {pfc: {headroom: 9000B}}}"});
+  EXPECT_THAT(short_spines, HasSubstr("switch.tiers.spine.pfc.headroom: 9000B is below the "));
+  EXPECT_THAT(short_spines, Not(HasSubstr("switch.pfc.headroom")));
+  EXPECT_THAT(warnings({"switch.instances={spine0: {wred: {enabled: true}}}"}),
+              HasSubstr("switch.instances.spine0.wred.enabled: WRED drops only on lossy links"));
 }
 
 // Few large flows between leaves: ECMP hashes some onto the same uplink.

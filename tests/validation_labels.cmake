@@ -34,6 +34,7 @@ set(fabricsim_validation_tests
   BufferOrganisation.VoqWithIslipRecoversThroughput
   BufferOrganisation.OutputQueuedReachesFullThroughput
   BufferOrganisation.OutputQueuedNeedsCrossbarSpeedup
+  BufferOrganisation.CioqWithSpeedupTwoMatchesOutputQueueing
   BufferOrganisation.SharedMemoryReachesFullThroughput
   VlArbitration.IbWeightsSetTheShares
   VlArbitration.EthernetDwrrWeightsSetTheShares

@@ -366,6 +366,7 @@ void Nic::record(Packet& p, const sc_time& now) {
     rx_window_wire_bytes_.add(p.frame_bytes + rx_wire_extra_);
   }
   if (p.created >= measure_from_) network_latency_.add(seconds(now - p.injected) * 1e9);
+  if (trace_) trace_->delivered(trace_track_, p, now);
 }
 
 void Nic::keep_latency_breakdown() {
@@ -410,6 +411,14 @@ void Nic::deliver(Packet& p) {
 
 void Nic::log_packet(const Packet& p, const sc_time& now) {
   if (packet_log_) packet_log_->add(p, now);
+}
+
+void Nic::set_trace(FabricTrace* trace) {
+  const int track = trace->add_nic(name(), id_, port_.attached() ? port_.vls() : 1);
+  if (!trace->on(track)) return;
+  trace_ = trace;
+  trace_track_ = track;
+  if (port_.attached()) port_.set_trace(trace, track);
 }
 
 void Nic::set_flow_handler(const std::function<void(const FlowRecord&)>& h) {

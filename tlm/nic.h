@@ -22,6 +22,7 @@
 #include "sim/stats.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
+#include "tlm/fabric_trace.h"
 #include "tlm/fifo.h"
 #include "tlm/latency_breakdown.h"
 #include "tlm/packet_log.h"
@@ -91,6 +92,9 @@ class Nic : public sc_core::sc_module {
   void keep_latency_breakdown();
   /// The parts of the packets received after warm-up, summed.
   const LatencySums& latency_sums() const { return latency_sums_; }
+  /// Records the NIC's transmitter (credits, PAUSE, hops on its cable) and the packets it
+  /// delivers in `trace` (output.trace), on a track named as the NIC.
+  void set_trace(FabricTrace* trace);
 
   int id() const { return id_; }
   const NicParams& params() const { return params_; }
@@ -157,6 +161,8 @@ class Nic : public sc_core::sc_module {
   PacketSource packets_;                          // the pool, ids of this endpoint's (before rdma_, which sends from it)
   PacketLog* packet_log_ = nullptr;
   bool breakdown_ = false;                        // keep_latency_breakdown
+  FabricTrace* trace_ = nullptr;  // null: not traced
+  int trace_track_ = -1;
   int id_;
   std::uint32_t credit_block_bytes_;              // params_.credit_block_bytes
   FlowControl ingress_fc_ = FlowControl::credit;  // ingress_link_'s flow control

@@ -55,13 +55,15 @@ enum class ForwardingMode {
   cut_through,        ///< once the header is parsed; egress tail never overtakes the ingress tail
   store_and_forward,  ///< once the whole frame is received and checked
   adaptive,           ///< cut-through when the egress is free and not faster than the ingress, else SAF
+  fast_to_slow,       ///< per port pair: cut-through onto an egress no faster than the ingress, SAF onto a faster one
 };
 
 /// Where packets wait inside the switch.
 enum class BufferOrganisation {
   input_fifo,     ///< one FIFO per input and VL: head-of-line blocking
   voq,            ///< virtual output queues per input, output and VL
-  output_queued,  ///< queues per output and VL, written through a crossbar with speedup
+  output_queued,  ///< queues per output and VL, written through a crossbar with speedup (FIFO inputs)
+  cioq,           ///< output_queued with virtual output queues at the inputs (combined input-output queueing)
   shared_memory,  ///< output queues in one shared pool, dynamic thresholds (alpha)
 };
 
@@ -139,12 +141,13 @@ struct SwitchParams {
   hw::Frequency core_clock = hw::Frequency::ghz(1.5);        ///< core clock [Hz]
   PipelineStages pipeline;                                   ///< stage latencies [cycles]
   ForwardingMode forwarding = ForwardingMode::cut_through;   ///< forwarding mode
+  std::map<int, ForwardingMode> port_forwarding;             ///< per ingress port: its own mode; the others use `forwarding`
   BufferOrganisation buffer = BufferOrganisation::input_fifo;///< buffer organisation
   hw::Size input_buffer = hw::Size::kib(256);                ///< per input port, all VLs: credit allotment / input queues [B]
   hw::Size output_buffer = hw::Size::kib(256);               ///< per output port (output_queued, lossy) [B]
   hw::Size shared_buffer = hw::Size::kib(4096);              ///< shared pool (shared_memory) [B]
   double alpha = 1.0;                                        ///< dynamic-threshold factor (shared_memory)
-  int speedup = 1;                                           ///< output_queued: crossbar writes per output and per input per frame time, 1..ports
+  int speedup = 1;                                           ///< output_queued, cioq: crossbar writes per output and per input per frame time, 1..ports
   std::uint32_t cell_bytes = 64;                             ///< buffer cell: occupancy is counted in whole cells [B]
   std::uint32_t credit_block_bytes = 64;                     ///< credit granularity [B] (IB: 64)
   hw::Time credit_return_latency = hw::Time::ns(10);         ///< buffer freed -> credit packet leaves [s]
@@ -154,7 +157,7 @@ struct SwitchParams {
   std::string rtl_variant = "islip_allocator";               ///< RTL top of the twin (rtl_allocator_models())
   AllocatorImpl vl_arbiter_impl = AllocatorImpl::tlm;        ///< ib_vl_arb as hw/ core, Verilated RTL twin, or both compared (tlm/rtl_vl_arbiter.h)
   std::string vl_arbiter_rtl_variant = "vl_arbiter";         ///< RTL model of the VL arbiter twin (kind vl_arbiter)
-  AllocatorImpl write_arbiter_impl = AllocatorImpl::tlm;     ///< output_queued write-port arbiters as hw/ core, RTL twin, or both compared (tlm/rtl_arbiter.h)
+  AllocatorImpl write_arbiter_impl = AllocatorImpl::tlm;     ///< crossbar arbiters (write ports; cioq: inputs' accept) as hw/ core, RTL twin, or both compared (tlm/rtl_arbiter.h)
   std::string write_arbiter_rtl_variant = "rr_arbiter";      ///< RTL top of the write-port arbiters (rtl_arbiter_models())
   AllocatorImpl input_fifo_impl = AllocatorImpl::tlm;        ///< input_fifo buffers as hw/ cores, RTL twins, or both compared (tlm/rtl_packet_fifo.h)
   std::string input_fifo_rtl_variant = "packet_fifo";        ///< RTL model of the input FIFOs (kind packet_fifo)
@@ -175,6 +178,13 @@ struct SwitchParams {
   void validate() const;
   /// VL a packet of service level `sl` travels on.
   int vl_of(int sl) const;
+  /// The forwarding mode of the packets that arrive on `port`.
+  ForwardingMode forwarding_of(int port) const;
+  /// output_queued or cioq: packets wait at their input until the crossbar writes them
+  /// into their output queue at `speedup`.
+  bool crosses_to_output_queues() const {
+    return buffer == BufferOrganisation::output_queued || buffer == BufferOrganisation::cioq;
+  }
 };
 
 std::string_view to_string(ForwardingMode m);
@@ -272,6 +282,10 @@ class Switch : public sc_core::sc_module {
   /// frame the credits admit.
   static std::uint64_t input_fifo_depth(const SwitchParams& p, bool credit_links);
 
+  /// Records the switch's ports (ingress and egress bytes, credits, PAUSE, packet hops)
+  /// in `trace` (output.trace), each port's track named <switch>.port<k>.
+  void set_trace(FabricTrace* trace);
+
   /// The RTL blocks of the switch (allocator, VL arbiters, write-port arbiters, input
   /// FIFOs, credit managers) by hierarchy and model name (switch.rtl_trace_scope).
   std::vector<RtlBlockName> rtl_blocks() const;
@@ -293,7 +307,7 @@ class Switch : public sc_core::sc_module {
   using Candidate = sw::Candidate;
   using DueArrival = sw::DueArrival;
   // A port's counters in port_counters_: kPortCounters of its own, then kVlCounters per VL.
-  enum PortCounter : int { kConflicts, kHighWater, kCrcDrops, kPortCounters };
+  enum PortCounter : int { kConflicts, kHighWater, kCrcDrops, kEgressHighWater, kPortCounters };
   enum VlCounter : int { kDrops, kPauseSent, kPauseReceived, kMarks, kVlCounters };
   stats::Counter& port_counter(int port, PortCounter c) {
     return port_counters_[static_cast<std::size_t>(port * counters_per_port_ + c)];
@@ -316,6 +330,11 @@ class Switch : public sc_core::sc_module {
   void admit_arrivals(const sc_core::sc_time& now, const sc_core::sc_time& limit);
   /// When a packet admitted becomes eligible for allocation.
   sc_core::sc_time pipeline_ready(const Entry& e) const;
+  /// Whether the ingress pipeline of `e` starts from its tail (its port's forwarding mode).
+  bool ready_from_tail(const Entry& e) const;
+  /// Whether routed packet `e` goes onto an egress faster than its ingress (fast_to_slow
+  /// and adaptive store and forward it).
+  bool speeds_up(const Entry& e) const;
   /// Admission of one arrival: whether the switch keeps it.
   bool admit(Entry& e, const sc_core::sc_time& now);
   void drop_corrupted(const Entry& e, const sc_core::sc_time& now);
@@ -334,6 +353,11 @@ class Switch : public sc_core::sc_module {
   void note_pausing(int in_port);
   void return_credit(int in_port, int vl, std::uint32_t frame_bytes, const sc_core::sc_time& delay);
   void count_drop(FlowControl fc, bool headroom_exceeded);
+  /// The trace: admitted `e`'s bytes join its input's and its output's counts at `at`.
+  void trace_admitted(const Entry& e, const sc_core::sc_time& at) {
+    trace_->ingress(trace_track_ + e.in, at, e.charged);
+    trace_->egress(trace_track_ + e.out, at, e.charged);
+  }
 
   // tlm/switch/input_fifo.cpp: the input FIFO cores (input_fifo)
   /// Whether the input FIFO cores run: input_fifo, unless a fault overfills the buffer.
@@ -405,10 +429,23 @@ class Switch : public sc_core::sc_module {
                    const sc_core::sc_time& start);
 
   // tlm/switch/crossbar.cpp: crossbar writes, switch allocation, transmit
-  /// output_queued: grants the crossbar write ports due by now + to_allocator, in order.
-  /// Every packet not admitted yet asks after that (it is ready at the next edge +
-  /// to_allocator at the earliest), so the requests for those grants are all known.
+  /// output_queued, cioq: grants the crossbar write ports due by now + to_allocator, edge
+  /// by edge. Every packet not admitted yet asks after that (it is ready at the next edge
+  /// + to_allocator at the earliest), so the requests for those grants are all known.
   void cross_to_output_queues(const sc_core::sc_time& now);
+  /// The first edge a write port or input busy until `t` can be granted on, a cycle ahead.
+  sc_core::sc_time crossing_grant_edge(const sc_core::sc_time& t) const {
+    return clock_.edge_at_or_after(t > clock_.period() ? t - clock_.period() : t);
+  }
+  /// Brings crossing_requests_ (one per input and output) up to date and returns the first
+  /// edge one of them can be granted on: the edge of the next matching, end of time when none.
+  sc_core::sc_time collect_crossing_requests();
+  /// One request-grant-accept round on `edge` (`later`: not the edge's first round, which
+  /// leaves the pointers where they are); crosses what is accepted. Whether a grant
+  /// went unaccepted.
+  bool match_crossings(const sc_core::sc_time& edge, bool later);
+  /// Writes the head of `r` into its output queue through the write port granted on `edge`.
+  void cross(const sw::CrossingRequest& r, const sc_core::sc_time& edge);
   /// The edge a crossbar grant due at `edge` is decided on.
   sc_core::sc_time crossing_edge(const sc_core::sc_time& edge) const {
     return clock_.edge_at_or_after(edge > to_allocator_ ? edge - to_allocator_ : sc_core::SC_ZERO_TIME);
@@ -504,8 +541,18 @@ class Switch : public sc_core::sc_module {
   std::vector<std::uint32_t> blocked_open_;
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
   PortSet pausing_;      // PFC inputs with a priority that pauses its upstream (note_pausing)
-  PortSet crossing_;     // output_queued: inputs with packets waiting for the crossbar
+  PortSet crossing_;     // output_queued, cioq: inputs with packets waiting for the crossbar
   sc_core::sc_time next_crossing_;  // the edge the next crossbar grant is due on (cross_to_output_queues)
+  // The crossbar's requests and the scratch of one matching round (match_crossings).
+  std::vector<std::vector<sw::CrossingRequest>> crossing_requests_;  // per input, remade when it changes
+  PortSet crossing_changed_;        // inputs whose heads or read port changed since their requests
+  PortSet granting_;                // write ports granting this round
+  PortSet accepting_;               // cioq: inputs granted by some write port this round
+  std::vector<int> write_grant_;    // per write port granting: the input it granted
+  std::vector<int> accepted_;       // per input granted: the write port it accepted
+  std::vector<std::size_t> crossing_request_of_;  // per output: the request for it of the input being remade
+  std::vector<sc_core::sc_time> write_edge_;      // per write port: crossing_grant_edge(write_free)
+  PortSet write_edge_known_;                      // the write ports write_edge_ holds (until they write again)
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
   std::vector<sw::InputFifo> input_fifos_;  // input_fifo: per input x VL
@@ -537,6 +584,8 @@ class Switch : public sc_core::sc_module {
   std::uint64_t received_ = 0, dropped_ = 0;
   DropCounts drops_;
   AccountingFault fault_ = AccountingFault::none;
+  FabricTrace* trace_ = nullptr;  // null: not traced (set_trace)
+  int trace_track_ = 0;           // port k's track: trace_track_ + k
   static inline bool every_edge_for_test_ = false;
 };
 

@@ -12,7 +12,8 @@ using hw::ParamType;
 const hw::EnumNames<ForwardingMode>& forwarding_mode_names() {
   static const hw::EnumNames<ForwardingMode> names{{ForwardingMode::cut_through, "cut_through"},
                                                    {ForwardingMode::store_and_forward, "store_and_forward"},
-                                                   {ForwardingMode::adaptive, "adaptive"}};
+                                                   {ForwardingMode::adaptive, "adaptive"},
+                                                   {ForwardingMode::fast_to_slow, "fast_to_slow"}};
   return names;
 }
 
@@ -20,6 +21,7 @@ const hw::EnumNames<BufferOrganisation>& buffer_organisation_names() {
   static const hw::EnumNames<BufferOrganisation> names{{BufferOrganisation::input_fifo, "input_fifo"},
                                                        {BufferOrganisation::voq, "voq"},
                                                        {BufferOrganisation::output_queued, "output_queued"},
+                                                       {BufferOrganisation::cioq, "cioq"},
                                                        {BufferOrganisation::shared_memory, "shared_memory"}};
   return names;
 }
@@ -46,23 +48,30 @@ hw::ParamBlock switch_block() {
               {"core_clock", ParamType::frequency, "", "1.5GHz", "1MHz", "10GHz", {}, "", "core clock; every switch decision happens on its edges"},
               {"pipeline", ParamType::section, "", "", "", "", {}, "", "stage latencies in core cycles"},
               {"forwarding", ParamType::name, "", "cut_through", "", "", hw::names_of(forwarding_mode_names()), "",
-               "when forwarding may start: header parsed, whole frame received, or cut-through unless the packet had to "
-               "wait or the egress is faster than the ingress"},
+               "when forwarding may start: header parsed (`cut_through`), whole frame received (`store_and_forward`), "
+               "cut-through unless the packet had to wait or the egress is faster than the ingress (`adaptive`), or "
+               "cut-through unless the egress is faster than the ingress (`fast_to_slow`); see "
+               "[switch.md](switch.md#forwarding-modes-per-port)"},
+              {"port_forwarding", ParamType::section, "", "", "", "", {},
+               "keys are port numbers below the radix, values as `forwarding`",
+               "the forwarding mode of the packets arriving on a port, for the ports that differ from `forwarding`, "
+               "e.g. `port_forwarding: {0: store_and_forward, 3: fast_to_slow}`"},
               {"buffer", ParamType::name, "", "input_fifo", "", "", hw::names_of(buffer_organisation_names()), "", "buffer organisation"},
               {"input_buffer", ParamType::size, "", "256KiB", "64B", kMaxBuffer, {}, "",
                "per input port, all VLs: the credit allotment advertised upstream (split equally among VLs); lossy "
                "capacity of `input_fifo` / `voq`"},
               {"output_buffer", ParamType::size, "", "256KiB", "64B", kMaxBuffer, {}, "",
-               "per output port, all VLs: capacity of `output_queued` (not used by other modes); on credit links the "
-               "credits bound it, under PFC it must hold radix x VLs x (xoff + headroom)"},
+               "per output port, all VLs: capacity of `output_queued` and `cioq` (not used by other modes); on credit "
+               "links the credits bound it, under PFC it must hold radix x VLs x (xoff + headroom)"},
               {"shared_buffer", ParamType::size, "", "4MiB", "64B", kMaxBuffer, {}, "", "the shared pool of `shared_memory`"},
               {"alpha", ParamType::number, "", "1.0", "0.0078125", "128", {}, "",
                "`shared_memory`, lossy: dynamic threshold, a queue may grow while its bytes < alpha x free pool"},
               {"speedup", ParamType::integer, "", "1", "1", "256", {}, "",
-               "`output_queued`: the crossbar writes into an output queue, and reads from an input, at speedup x the "
-               "ingress rate; a packet whose output's write port is taken waits at its input (at 1: head-of-line "
-               "blocking, as `input_fifo`; see [switch.md](switch.md#buffer-organisations-switchbuffer)); a value above "
-               "a switch's radix acts as the radix. `shared_memory` takes every input at once"},
+               "`output_queued`, `cioq`: the crossbar writes into an output queue, and reads from an input, at speedup x "
+               "the ingress rate; a packet whose output's write port is taken waits at its input (`output_queued` at "
+               "1: head-of-line blocking, as `input_fifo`; `cioq` sends another output's packet meanwhile; see "
+               "[switch.md](switch.md#buffer-organisations-switchbuffer)); a value above a switch's radix acts as the "
+               "radix. `shared_memory` takes every input at once"},
               {"cell_size", ParamType::size, "", "64B", "1B", "16KiB", {}, "",
                "buffer cell: occupancy (PFC, lossy capacity, shared pool, ECN/WRED depth) is counted in whole cells"},
               {"credit_return_latency", ParamType::time, "", "10ns", "0s", "100us", {}, "",
@@ -86,9 +95,9 @@ hw::ParamBlock switch_block() {
                "the registered RTL models of kind `vl_arbiter` (rtl/models/: `vl_arbiter`)",
                "which RTL VL arbiter `vl_arbiter_impl: rtl | lockstep` use"},
               {"write_arbiter_impl", ParamType::name, "", "tlm", "", "", hw::names_of(allocator_impl_names()), "",
-               "`output_queued`: each output's write-port arbiter (round robin) as the `hw/` C++ core, as its "
-               "Verilated RTL twin, or both compared every round ([cosim.md](cosim.md#arbiters)); `rtl` / `lockstep` "
-               "need `-DFABRICSIM_RTL=ON` and an RTL build with radix requesters"},
+               "`output_queued`, `cioq`: each output's write-port arbiter (round robin; `cioq`: and each input's "
+               "accept arbiter) as the `hw/` C++ core, as its Verilated RTL twin, or both compared every round "
+               "([cosim.md](cosim.md#arbiters)); `rtl` / `lockstep` need `-DFABRICSIM_RTL=ON` and an RTL build with radix requesters"},
               {"write_arbiter_rtl_variant", ParamType::text, "", "rr_arbiter", "", "", {},
                "the registered RTL arbiters (rtl/models/: `rr_arbiter`)",
                "which RTL block `write_arbiter_impl: rtl` / `lockstep` use"},
@@ -102,7 +111,7 @@ hw::ParamBlock switch_block() {
                "which RTL packet FIFO `input_fifo_impl: rtl | lockstep` use"},
               {"rtl_trace", ParamType::text, "", "", "", "", {}, "",
                "folder for waveforms of the RTL blocks (allocators, arbiters, VL arbiters, input FIFOs, credit managers), one file per block "
-               "([cosim.md](cosim.md#waveforms)); set by `fabricsim run --trace DIR`"},
+               "([cosim.md](cosim.md#waveforms)); `fabricsim run --trace rtl` sets it to the results folder's `waveforms/`"},
               {"rtl_trace_format", ParamType::name, "", "fst", "", "", hw::names_of(waveform_format_names()),
                "needs `rtl_trace`", "`fst` (written as the run goes) or `vcd` (converted from the FST when the block closes it)"},
               {"rtl_trace_scope", ParamType::list, "globs or model names", "", "", "", {}, "needs `rtl_trace`; a name or a list",

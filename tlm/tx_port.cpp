@@ -36,6 +36,14 @@ void TxPort::attach(InitiatorSocket* socket, const Link* link, int vls, std::uin
                                credit_block_bytes, buffer_per_vl_bytes / credit_block_bytes, lp.waveform});
 }
 
+void TxPort::set_trace(FabricTrace* trace, int track) {
+  trace_ = trace;
+  trace_track_ = track;
+  if (fc_ == FlowControl::credit)
+    for (int vl = 0; vl < vls_; ++vl) trace->initial_credits(track, vl, credits_[vl].available());
+  if (fc_ == FlowControl::pfc) trace->pfc(track);
+}
+
 void TxPort::send(Packet& p, const sc_time& start_delay) {
   if (fc_ == FlowControl::credit) {
     const std::uint64_t bytes = link_->frame(p.payload_bytes).bytes;
@@ -47,6 +55,15 @@ void TxPort::send(Packet& p, const sc_time& start_delay) {
   receiver_(p, phase, delay);
   // The link answers END_REQ with the time the wire is free again.
   busy_until_ = sim_now() + delay;
+  // The link has set the packet's times on this hop.
+  if (trace_) trace_sent(p, start_delay);
+}
+
+void TxPort::trace_sent(const Packet& p, const sc_time& start_delay) {
+  const sc_time now = sim_now();
+  if (fc_ == FlowControl::credit)
+    trace_->credits(trace_track_, p.vl, now, -static_cast<std::int64_t>(credits_[p.vl].blocks_for(link_->frame(p.payload_bytes).bytes)));
+  trace_->link_hop(trace_track_, p, now + start_delay, p.tail_at);
 }
 
 void TxPort::credit_returned(const sc_time& at, int vl, std::uint64_t blocks) {
@@ -55,12 +72,14 @@ void TxPort::credit_returned(const sc_time& at, int vl, std::uint64_t blocks) {
   // The queue's front is the earlier of the old front and this return (without reading
   // the front's line: a switch output's queue spans several).
   if (at < next_credit_at_) next_credit_at_ = at;
+  if (trace_) trace_->credits(trace_track_, vl, at, static_cast<std::int64_t>(blocks));
 }
 
 void TxPort::pause_received(const sc_time& at, int vl, std::uint16_t quanta) {
   const sc_time until = at + from_seconds(quanta * quantum_s_);
   vl_[vl].incoming.push_back({at, until});
   paused_ever_ = true;
+  if (trace_) trace_->pause(trace_track_, vl, at, until);
 }
 
 void TxPort::close_window(VlState& s, const sc_time& t) {

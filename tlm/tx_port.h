@@ -18,6 +18,7 @@
 #include "hw/credit.h"
 #include "hw/phy.h"
 #include "tlm/fabric_protocol.h"
+#include "tlm/fabric_trace.h"
 #include "tlm/fifo.h"
 #include "tlm/link.h"
 #include "tlm/rtl_credit_manager.h"
@@ -75,6 +76,8 @@ class TxPort {
     }
     return true;
   }
+  /// Records this transmitter's credits, PAUSE state and cable hops on `track` of `trace`.
+  void set_trace(FabricTrace* trace, int track);
   /// Sends `p` (on p.vl) with its first bit at now + start_delay; takes credits, marks busy.
   void send(Packet& p, const sc_core::sc_time& start_delay);
 
@@ -121,6 +124,7 @@ class TxPort {
   };
   void close_window(VlState& s, const sc_core::sc_time& t);
   void apply(const sc_core::sc_time& now);  // update() with something possibly due
+  void trace_sent(const Packet& p, const sc_core::sc_time& start_delay);
 
   // What a switch's per-wake walks read of an output first (OutputPort keeps them in
   // its first cache line): the wire, attachment (the link), flow control, the next
@@ -150,6 +154,8 @@ class TxPort {
   const hw::PhyTiming* timing_ = nullptr;
   double quantum_s_ = 0;  // 512 bit times at the link's data rate
   std::vector<VlState> vl_;  // per VL (PFC)
+  FabricTrace* trace_ = nullptr;  // null: not traced
+  int trace_track_ = -1;
 };
 
 }  // namespace fabricsim::tlm_fabric

@@ -83,6 +83,8 @@ class Executor : public sc_core::sc_module {
   std::string table() const;
   /// The longest lookahead lanes may run the trace with (CollectiveEngine).
   sc_core::sc_time least_completion_delay() const { return engine_->least_completion_delay(); }
+  /// Records the trace's transfers (sends, collectives) as steps per endpoint in `trace` (output.trace).
+  void set_trace(tlm_fabric::FabricTrace* trace) { engine_->set_trace(trace); }
 
  private:
   struct Interval {

@@ -1,6 +1,7 @@
-// Switch: the crossbar. Output queueing: the write ports into the output queues at
-// speedup. Input queueing: the switch allocator's grants. Then transmit, with the
-// forwarding mode's timing, credit return and the buffer release when the tail leaves.
+// Switch: the crossbar. Output queueing (output_queued, cioq): the write ports into the
+// output queues at speedup, matched to the inputs edge by edge. Input queueing: the
+// switch allocator's grants. Then transmit, with the forwarding mode's timing, credit
+// return and the buffer release when the tail leaves.
 #include <algorithm>
 #include <vector>
 
@@ -11,51 +12,137 @@ namespace fabricsim::tlm_fabric {
 
 using sc_core::sc_time;
 
-// Output queueing with speedup S < N (combined input-output queueing, Chuang, Goel,
-// McKeown, Prabhakar, IEEE JSAC 1999): each output's write port takes one packet at a
-// time at S x the ingress rate, granted round robin (docs/switch.md, "Timing").
+// Combined input-output queueing (output_queued, cioq; Chuang, Goel, McKeown, Prabhakar,
+// IEEE JSAC 1999): the crossbar writes admitted packets into their output queues, each
+// output's write port and each input one packet at a time at S x the ingress rate. Ports
+// are granted a cycle ahead, edge by edge; the grants of one edge match inputs to write
+// ports by request, grant and accept with round-robin pointers, as iSLIP (McKeown,
+// IEEE/ACM ToN 1999), in rounds until no free input asks a free port (docs/switch.md,
+// "Timing"). FIFO inputs ask one port each, so every grant is accepted.
 void Switch::cross_to_output_queues(const sc_time& now) {
   const sc_time horizon = now + to_allocator_;
-  // The first edge a port busy until `t` can be granted on, a cycle ahead.
-  auto ahead = [&](const sc_time& t) { return clock_.edge_at_or_after(t > clock_.period() ? t - clock_.period() : t); };
-  auto head = [&](int p) -> Entry& { return entries_[inputs_[p].crossing.front()]; };
-  // The first edge input p's next packet can cross on: it is ready and its input free.
-  auto asks = [&](int p) { return std::max(head(p).ready, ahead(read_free_[p])); };
+  sc_time edge = end_of_time_;
+  bool refused = false;  // a grant on `edge` went unaccepted: the rounds after it are iSLIP's later iterations
   for (;;) {
-    // The next write port to grant: the first edge one of its requests is in by and the
-    // port frees by (lower output first).
-    int port = -1;
-    sc_time edge = end_of_time_;
-    crossing_.for_each([&](int p) {
-      const int o = head(p).out;
-      const sc_time t = std::max(asks(p), ahead(outputs_[o].write_free));
-      if (t < edge || (t == edge && o < port)) {
-        edge = t;
-        port = o;
-      }
-    });
-    next_crossing_ = edge;
-    if (port < 0 || edge > horizon) return;
-    // Round robin among the inputs asking by then, from the one after the last granted.
-    OutputPort& o = outputs_[port];
-    hw::Arbiter& arbiter = *o.write_arbiter;
-    arbiter.clear();
-    crossing_.for_each([&](int p) {
-      if (head(p).out == port && asks(p) <= edge) arbiter.add_request({p});
-    });
-    const int input = arbiter.arbitrate();
-    arbiter.update_state(input);
-    InputPort& ip = inputs_[input];
-    const std::uint32_t i = ip.crossing.pop_front(entries_);
-    if (ip.crossing.empty()) crossing_.erase(input);
-    Entry& e = entries_[i];
-    const sc_time write = std::max({e.ready, read_free_[input], o.write_free});
-    if (breakdown_) breakdown_of(*e.packet).ready_admitted = e.ready;
-    e.ready = edge;
-    o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
-    read_free_[input] = o.write_free;
-    link(i);
+    const sc_time due = collect_crossing_requests();
+    next_crossing_ = due;
+    if (due > horizon) return;
+    if (due != edge) {
+      edge = due;
+      refused = false;
+    }
+    refused = match_crossings(edge, refused) || refused;
   }
+}
+
+sc_time Switch::collect_crossing_requests() {
+  // The requests of the inputs whose heads or read port changed since they were made.
+  crossing_changed_.for_each([&](int p) {
+    crossing_changed_.erase(p);
+    auto& requests = crossing_requests_[p];
+    requests.clear();
+    const sc_time input_free = crossing_grant_edge(read_free_[p]);
+    // One request per output: the head that is ready first, the lower VL on a tie.
+    auto offer = [&](const EntryQueue& waiting, int slot) {
+      const Entry& e = entries_[waiting.front()];
+      const sw::CrossingRequest r{std::max(e.ready, input_free), p, e.out, slot, e.vl};
+      const std::size_t k = crossing_request_of_[e.out];  // this input's request for the output so far
+      if (k < requests.size() && requests[k].out == e.out) {
+        sw::CrossingRequest& other = requests[k];
+        const sc_time& ready = entries_[queues_[other.queue].front()].ready;
+        if (e.ready < ready || (e.ready == ready && e.vl < other.vl)) other = r;
+        return;
+      }
+      crossing_request_of_[e.out] = requests.size();
+      requests.push_back(r);
+    };
+    const InputPort& ip = inputs_[p];
+    if (!ip.crossing.empty()) offer(ip.crossing, -1);
+    for (const sw::HeldVoq& h : ip.voqs) offer(queues_[h.queue], h.queue);
+  });
+  sc_time due = end_of_time_;
+  crossing_.for_each([&](int p) {
+    for (const sw::CrossingRequest& r : crossing_requests_[p]) {
+      // The first edge the write port can be granted on, kept until it writes again.
+      if (!write_edge_known_.contains(r.out)) {
+        write_edge_[r.out] = crossing_grant_edge(outputs_[r.out].write_free);
+        write_edge_known_.insert(r.out);
+      }
+      due = std::min(due, std::max(r.asks, write_edge_[r.out]));
+    }
+  });
+  return due;
+}
+
+bool Switch::match_crossings(const sc_time& edge, bool later) {
+  // Request: each input asks every write port it has a head for, ready and free by `edge`.
+  crossing_.for_each([&](int p) {
+    for (const sw::CrossingRequest& r : crossing_requests_[p]) {
+      OutputPort& o = outputs_[r.out];
+      if (r.asks > edge || write_edge_[r.out] > edge) continue;
+      if (!granting_.contains(r.out)) {
+        o.write_arbiter->clear();
+        granting_.insert(r.out);
+      }
+      o.write_arbiter->add_request({r.in});
+    }
+  });
+  // Grant: each write port one input, round robin from the one after its last accepted.
+  granting_.for_each([&](int op) {
+    const int p = outputs_[op].write_arbiter->arbitrate();
+    write_grant_[op] = p;
+    hw::Arbiter* accept = inputs_[p].accept_arbiter.get();
+    if (!accept) {
+      accepted_[p] = op;
+      return;
+    }
+    if (!accepting_.contains(p)) {
+      accept->clear();
+      accepting_.insert(p);
+    }
+    accept->add_request({op});
+  });
+  // Accept: each input granted takes one write port, round robin likewise.
+  accepting_.for_each([&](int p) { accepted_[p] = inputs_[p].accept_arbiter->arbitrate(); });
+  // The pointers move past an accepted grant, in an edge's first round only (iSLIP).
+  bool refused = false;
+  granting_.for_each([&](int op) {
+    const int p = write_grant_[op];
+    const bool accepted = accepted_[p] == op;
+    refused = refused || !accepted;
+    outputs_[op].write_arbiter->update_state(accepted && !later ? p : hw::kNoGrant);
+  });
+  accepting_.for_each([&](int p) {
+    inputs_[p].accept_arbiter->update_state(later ? hw::kNoGrant : accepted_[p]);
+    accepting_.erase(p);
+  });
+  // Cross: the accepted grants, lower write port first.
+  granting_.for_each([&](int op) {
+    granting_.erase(op);
+    const int p = write_grant_[op];
+    if (accepted_[p] != op) return;
+    for (const sw::CrossingRequest& r : crossing_requests_[p])
+      if (r.out == op) return cross(r, edge);
+  });
+  return refused;
+}
+
+void Switch::cross(const sw::CrossingRequest& r, const sc_time& edge) {
+  InputPort& ip = inputs_[r.in];
+  OutputPort& o = outputs_[r.out];
+  EntryQueue& waiting = r.queue < 0 ? ip.crossing : queues_[r.queue];
+  const std::uint32_t i = waiting.pop_front(entries_);
+  if (waiting.empty() && r.queue >= 0) release_voq(r.queue, r.in);
+  if (ip.crossing.empty() && ip.voqs.empty()) crossing_.erase(r.in);
+  Entry& e = entries_[i];
+  const sc_time write = std::max({e.ready, read_free_[r.in], o.write_free});
+  if (breakdown_) breakdown_of(*e.packet).ready_admitted = e.ready;
+  e.ready = edge;
+  o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
+  write_edge_known_.erase(r.out);
+  read_free_[r.in] = o.write_free;
+  crossing_changed_.insert(r.in);
+  link(i);
 }
 
 void Switch::allocate_input_queues(const sc_time& now) {
@@ -99,6 +186,10 @@ void Switch::serve_output_queues(const sc_time& now) {
   for (int op : chosen_) transmit(queue_index(0, op, outputs_[op].chosen_vl), now);
 }
 
+bool Switch::speeds_up(const Entry& e) const {
+  return outputs_[e.out].tx.link().data_rate() > inputs_[e.in].link->timing().data_rate();
+}
+
 void Switch::transmit(int q, const sc_time& now) {
   const std::uint32_t i = queues_[q].pop_front(entries_);
   const Entry e = entries_[i];
@@ -113,11 +204,13 @@ void Switch::transmit(int q, const sc_time& now) {
   sc_time start = std::max(now + grant_to_wire_, o.tx.busy_until());
   if (input_queued()) start = std::max(start, read_free_[e.in]);
   const sc_time wire_free = start;
-  // Cut-through never lets the egress tail overtake the ingress tail. Adaptive
-  // mode stores and forwards when the egress is faster or the packet had to wait.
-  bool store = params_.forwarding == ForwardingMode::store_and_forward;
-  if (params_.forwarding == ForwardingMode::adaptive)
-    store = o.tx.link().data_rate() > ip.link->timing().data_rate() || now > e.ready;
+  // Cut-through never lets the egress tail overtake the ingress tail. The ingress
+  // port's mode decides: fast_to_slow stores and forwards onto a faster egress,
+  // adaptive also when the packet had to wait.
+  const ForwardingMode mode = ip.forwarding;
+  bool store = mode == ForwardingMode::store_and_forward;
+  if (mode == ForwardingMode::fast_to_slow) store = speeds_up(e);
+  if (mode == ForwardingMode::adaptive) store = speeds_up(e) || now > e.ready;
   if (store) {
     start = std::max(start, e.tail_at);
   } else if (e.tail_at > start + out_frame) {
@@ -135,6 +228,7 @@ void Switch::transmit(int q, const sc_time& now) {
   if (o.scheduler) o.scheduler->update_state(e.vl, e.frame_bytes);
   p.vl = static_cast<std::uint8_t>(e.vl);
   ++p.hops;
+  if (trace_) trace_->forwarded(trace_track_ + e.in, trace_track_ + e.out, p, {e.header_at, start, read_out, now}, e.charged);
   o.tx.send(p, start - now);
   refresh_due(e.out);
   o.egress_packets.add();

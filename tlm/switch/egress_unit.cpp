@@ -145,6 +145,9 @@ std::vector<RtlBlockName> Switch::rtl_blocks() const {
       if (auto b = rtl_block(*o.write_arbiter)) blocks.push_back(std::move(*b));
     if (auto b = o.tx.rtl_block()) blocks.push_back(std::move(*b));
   }
+  for (const auto& ip : inputs_)
+    if (ip.accept_arbiter)
+      if (auto b = rtl_block(*ip.accept_arbiter)) blocks.push_back(std::move(*b));
   return blocks;
 }
 
@@ -161,6 +164,9 @@ std::vector<RtlWaveformRecord> Switch::finish_waveforms() {
       if (auto r = finish_waveform(*o.write_arbiter)) records.push_back(std::move(*r));
     if (auto r = o.tx.finish_waveform()) records.push_back(std::move(*r));
   }
+  for (auto& ip : inputs_)
+    if (ip.accept_arbiter)
+      if (auto r = finish_waveform(*ip.accept_arbiter)) records.push_back(std::move(*r));
   return records;
 }
 

@@ -34,8 +34,8 @@ struct alignas(64) OutputPort {
   std::uint64_t high_water = 0;
   stats::Counter egress_packets, egress_bytes;  // port<p>.egress_packets, .egress_payload_bytes
   std::array<std::uint64_t, hw::kMaxDataVls> vl_bytes{};
-  sc_core::sc_time write_free;             // output write port (output_queued)
-  std::unique_ptr<hw::Arbiter> write_arbiter;  // output_queued: the inputs asking for the write port (round robin)
+  sc_core::sc_time write_free;             // output write port (output_queued, cioq)
+  std::unique_ptr<hw::Arbiter> write_arbiter;  // output_queued, cioq: the inputs asking for the write port (round robin)
   std::vector<sc_core::sc_time> stall_since;  // per VL with an open stall: since when
   std::vector<double> stall_s;
 };

@@ -55,12 +55,12 @@ void Switch::account_hop(const Entry& e, const sc_time& now, const sc_time& wire
   b.arrived(e.header_at);  // the incoming link's header serialisation
   PacketBreakdown hop;     // this switch's parts, from the header in to the first bit out
   // Store-and-forward is ready from the tail's edge: the tail's wait is serialisation.
-  const sc_time& buffered = params_.forwarding == ForwardingMode::store_and_forward ? e.tail_at : e.header_at;
-  const bool crossed = params_.buffer == BufferOrganisation::output_queued;
+  const sc_time& buffered = ready_from_tail(e) ? e.tail_at : e.header_at;
+  const bool crossed = params_.crosses_to_output_queues();
   const sc_time& ready = crossed ? b.ready_admitted : e.ready;
   hop.add(LatencyPart::serialisation, e.header_at, buffered);
   hop.add(LatencyPart::pipeline, buffered, ready);
-  hop.add(LatencyPart::arbitration, ready, e.ready);  // output_queued: the crossbar write port
+  hop.add(LatencyPart::arbitration, ready, e.ready);  // output_queued, cioq: the crossbar write port
   const sc_time head = std::max(e.ready, b.head_since);
   hop.add(LatencyPart::queueing, e.ready, head);
   // Of its time at the head, what its (output, VL) spent held by flow control alone.

@@ -102,6 +102,7 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
     if (admitted) {
       if (input_fifo_cores()) input_fifo_admit(entries_[i], plan_.fold_admission ? d.edge : now);
       enqueue(i);
+      if (trace_) trace_admitted(entries_[i], plan_.fold_admission ? d.edge : now);
     } else {
       entries_.remove(i);
       --in_switch_;
@@ -110,10 +111,15 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
   }
 }
 
+bool Switch::ready_from_tail(const Entry& e) const {
+  // An arrival not yet routed under fast_to_slow takes the header: the earliest it can be.
+  const ForwardingMode mode = inputs_[e.in].forwarding;
+  return mode == ForwardingMode::store_and_forward || (mode == ForwardingMode::fast_to_slow && e.out >= 0 && speeds_up(e));
+}
+
 sc_time Switch::pipeline_ready(const Entry& e) const {
   // Ingress pipeline: from the first edge after the header (CT) or tail (SAF).
-  const bool saf = params_.forwarding == ForwardingMode::store_and_forward;
-  return (saf ? clock_.edge_at_or_after(e.tail_at) : e.header_edge) + to_allocator_;
+  return (ready_from_tail(e) ? clock_.edge_at_or_after(e.tail_at) : e.header_edge) + to_allocator_;
 }
 
 bool Switch::admit(Entry& e, const sc_time& now) {
@@ -160,7 +166,8 @@ bool Switch::buffer_has_room(const Entry& e) {
       fits = input_fifo_cores() ? input_fifo_has_room(e) : ip.bytes + e.charged <= params_.input_buffer.in_bytes();
       break;
     case BufferOrganisation::voq: fits = ip.bytes + e.charged <= params_.input_buffer.in_bytes(); break;
-    case BufferOrganisation::output_queued: fits = o.bytes + e.charged <= params_.output_buffer.in_bytes(); break;
+    case BufferOrganisation::output_queued:
+    case BufferOrganisation::cioq: fits = o.bytes + e.charged <= params_.output_buffer.in_bytes(); break;
     case BufferOrganisation::shared_memory:
       // Dynamic thresholds bound each queue in lossy mode (Choudhury-Hahne).
       fits = ip.fc != FlowControl::none || shared_->admit(o.vl_bytes[e.vl], e.charged, params_.alpha);

@@ -4,15 +4,21 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <systemc>
 
+#include "hw/arbiter.h"
 #include "hw/credit.h"
 #include "hw/flow_control.h"
 #include "tlm/fabric_socket.h"
 #include "tlm/link.h"
 #include "tlm/switch/queues.h"
+
+namespace fabricsim::tlm_fabric {
+enum class ForwardingMode;  // tlm/switch.h
+}  // namespace fabricsim::tlm_fabric
 
 namespace fabricsim::tlm_fabric::sw {
 
@@ -28,6 +34,7 @@ struct alignas(64) InputPort {
   sc_core::sc_time folded_wake;
   std::uint64_t bytes = 0;
   FlowControl fc = FlowControl::credit;    // link->params().flow_control, kept beside what each packet reads
+  ForwardingMode forwarding{};             // SwitchParams::forwarding_of(port), read per packet
   bool folded_wake_valid = false;
   bool folded_on_count = false;            // folded_wake is an arrival's edge for its count (a release can move it)
   void stale() { folded_wake_valid = false; }
@@ -41,7 +48,8 @@ struct alignas(64) InputPort {
   // the link's rate), set with the link.
   sc_core::sc_time pause_refresh;
   EntryQueue crossing;                     // output_queued: admitted, not yet through the crossbar
-  std::vector<HeldVoq> voqs;               // voq: the queues holding this input's packets
+  std::vector<HeldVoq> voqs;               // voq, cioq: the queues holding this input's packets
+  std::unique_ptr<hw::Arbiter> accept_arbiter;  // cioq: among the write ports granting it (round robin)
 };
 
 /// An arrival due for admission on this wake, in the order edge-by-edge admission takes.

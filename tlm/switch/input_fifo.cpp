@@ -29,12 +29,16 @@ std::uint64_t Switch::input_fifo_depth(const SwitchParams& p, bool credit_links)
 void Switch::make_input_fifos() {
   input_fifo_cells_ = params_.input_buffer.in_bytes() / params_.cell_bytes;
   input_fifo_bytes_ = input_fifo_cells_ * params_.cell_bytes;
-  const hw::FifoMode mode = params_.forwarding == ForwardingMode::store_and_forward ? hw::FifoMode::kStoreAndForward
-                                                                                    : hw::FifoMode::kCutThrough;
-  const hw::PacketFifoParams p{input_fifo_depth(params_, false), mode};
+  // Each input's cores read as its forwarding mode does: store-and-forward only where
+  // every packet waits for its tail.
   input_fifos_.clear();
   input_fifos_.reserve(static_cast<std::size_t>(params_.ports) * params_.vls);
-  for (int k = 0; k < params_.ports * params_.vls; ++k) input_fifos_.emplace_back(p);
+  const std::uint64_t depth = input_fifo_depth(params_, false);
+  for (int port = 0; port < params_.ports; ++port) {
+    const bool saf = params_.forwarding_of(port) == ForwardingMode::store_and_forward;
+    const hw::PacketFifoParams p{depth, saf ? hw::FifoMode::kStoreAndForward : hw::FifoMode::kCutThrough};
+    for (int vl = 0; vl < params_.vls; ++vl) input_fifos_.emplace_back(p);
+  }
 }
 
 void Switch::size_input_fifos_for_credits(int port) {

@@ -45,16 +45,22 @@ void Switch::enqueue(std::uint32_t i) {
   auto& o = outputs_[e.out];
   o.vl_bytes[e.vl] += e.charged;
   o.bytes += e.charged;
-  o.high_water = std::max(o.high_water, o.bytes);
+  if (o.bytes > o.high_water) {
+    port_counter(e.out, kEgressHighWater).add(o.bytes - o.high_water);
+    o.high_water = o.bytes;
+  }
   egress_queued_[e.out] = o.bytes;
-  if (params_.buffer != BufferOrganisation::output_queued) {
+  if (!params_.crosses_to_output_queues()) {
     link(i);
     return;
   }
-  // Charged to its output queue now; it crosses into it in cross_to_output_queues.
-  InputPort& ip = inputs_[e.in];
-  ip.crossing.push_back(entries_, i);
+  // Charged to its output queue now; it crosses into it in cross_to_output_queues, from
+  // its input's one crossing FIFO or (cioq) its VOQ, in arrival order either way.
+  EntryQueue& waiting =
+      params_.buffer == BufferOrganisation::cioq ? queues_[voq_slot(e.in, e.out, e.vl)] : inputs_[e.in].crossing;
+  waiting.push_back(entries_, i);
   crossing_.insert(e.in);
+  crossing_changed_.insert(e.in);
 }
 
 void Switch::link(std::uint32_t i) {
@@ -130,7 +136,7 @@ std::vector<BufferBound> Switch::buffer_bounds() const {
     // it); PFC and lossy admission bound the buffer the organisation writes to.
     if (credit || !ip.link) continue;
     if (input_queued()) b.push_back({buffer(p, "input buffer"), ip.high_water, params_.input_buffer.in_bytes()});
-    if (params_.buffer == BufferOrganisation::output_queued)
+    if (params_.crosses_to_output_queues())
       b.push_back({buffer(p, "output queue"), outputs_[p].high_water, params_.output_buffer.in_bytes()});
   }
   return b;

@@ -37,8 +37,8 @@ struct Queue : EntryQueue {
   std::uint64_t seq = 0;
 };
 
-/// VOQ: one (output, VL) queue an input holds packets in, and the queue slot it has
-/// while it does.
+/// VOQ (voq, cioq): one (output, VL) queue an input holds packets in, and the queue slot
+/// it has while it does.
 struct HeldVoq {
   std::int16_t out;
   std::uint8_t vl;
@@ -53,6 +53,15 @@ struct Head {
   int in, vl;                   // input, VL on the output
   std::uint32_t credit_blocks;  // what flow control on the output counts (TxPort::can_send_blocks)
   std::uint32_t frame_bytes;    // as buffered: what the egress scheduler counts
+};
+
+/// cioq, output_queued: an input's request for a crossbar write port: the head that
+/// crosses first among its queues for that output, and from when it asks.
+struct CrossingRequest {
+  sc_core::sc_time asks;  // the head is ready and its input free (a cycle ahead)
+  int in, out;
+  int queue;              // cioq: its VOQ's slot; -1: the input's crossing FIFO
+  std::uint8_t vl;
 };
 
 /// A packet's buffer space freed once its tail has left the buffer.

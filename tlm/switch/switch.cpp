@@ -26,6 +26,9 @@ void SwitchParams::validate() const {
   if (cell_bytes == 0) fail("cell_bytes must be positive");
   if (alpha <= 0) fail("alpha must be positive");
   if (speedup < 1 || speedup > ports) fail("speedup must be in 1..ports");
+  for (const auto& [port, mode] : port_forwarding)
+    if (port < 0 || port >= ports)
+      fail("port_forwarding names port " + std::to_string(port) + "; the switch has ports 0.." + std::to_string(ports - 1));
   spec["vls"].check(vls);
   for (int v : sl_to_vl)
     if (v < 0 || v >= vls) fail("sl_to_vl entries must be in 0..vls-1");
@@ -41,6 +44,11 @@ void SwitchParams::validate() const {
 int SwitchParams::vl_of(int sl) const {
   if (sl >= 0 && sl < static_cast<int>(sl_to_vl.size())) return sl_to_vl[sl];
   return sl % vls;
+}
+
+ForwardingMode SwitchParams::forwarding_of(int port) const {
+  const auto it = port_forwarding.find(port);
+  return it != port_forwarding.end() ? it->second : forwarding;
 }
 
 std::string_view to_string(ForwardingMode m) { return hw::name_of(forwarding_mode_names(), m); }
@@ -75,6 +83,7 @@ std::shared_ptr<const stats::CounterLayout> counter_layout(int ports, int vls) {
     add(port + "arbitration_conflicts", "requests for this output that lost allocation", "requests");
     add(port + "ingress_high_water", "largest bytes accounted to this input", "B");                  
     add(port + "crc_drops", "packets dropped at ingress after a link bit error", "packets");          
+    add(port + "egress_high_water", "largest bytes queued for this output", "B");
     for (int vl = 0; vl < vls; ++vl) {
       const std::string pv = port + "vl" + std::to_string(vl) + ".";
       add(pv + "drops", "packets dropped at ingress admission", "packets");
@@ -128,7 +137,15 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   has_head_.assign(n, 0);
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
   any_blocked_.assign(n, 0);
-  for (PortSet* set : {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_, &crossing_}) set->resize(n);
+  for (PortSet* set :
+       {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_, &crossing_, &granting_, &accepting_,
+        &write_edge_known_, &crossing_changed_})
+    set->resize(n);
+  write_grant_.assign(n, -1);
+  accepted_.assign(n, -1);
+  crossing_requests_.assign(n, {});
+  crossing_request_of_.assign(n, 0);
+  write_edge_.assign(n, end_of_time_);
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
@@ -144,16 +161,21 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
     in[p].register_fw(this, &Switch::ingress, p);
     out[p].register_bw(this, &Switch::egress_bw, p);
     auto& ip = inputs_[p];
+    ip.forwarding = params_.forwarding_of(p);
     ip.pfc.assign(v, hw::PfcIngress(params_.pfc));
     ip.credits_held = hw::CreditLedger(v);
     ip.pause_sent_at.assign(v, sc_core::SC_ZERO_TIME);
     auto& o = outputs_[p];
     o.scheduler = make_egress_scheduler(params_, std::string(this->name()) + ".port" + std::to_string(p) + ".vl_arbiter");
-    if (params_.buffer == BufferOrganisation::output_queued)
-      o.write_arbiter = make_arbiter_block({std::string(this->name()) + ".port" + std::to_string(p) + ".write_arbiter",
-                                            "round_robin", n, params_.write_arbiter_impl,
-                                            params_.write_arbiter_rtl_variant, "switch.write_arbiter_impl",
-                                            params_.core_clock, params_.waveform});
+    // The crossbar's round-robin arbiters: each write port's among the inputs, and with
+    // VOQs each input's among the write ports that grant it (iSLIP's accept).
+    auto crossbar_arbiter = [&](const char* what) {
+      return make_arbiter_block({std::string(this->name()) + ".port" + std::to_string(p) + "." + what, "round_robin", n,
+                                 params_.write_arbiter_impl, params_.write_arbiter_rtl_variant,
+                                 "switch.write_arbiter_impl", params_.core_clock, params_.waveform});
+    };
+    if (params_.crosses_to_output_queues()) o.write_arbiter = crossbar_arbiter("write_arbiter");
+    if (params_.buffer == BufferOrganisation::cioq) ip.accept_arbiter = crossbar_arbiter("accept_arbiter");
     o.stall_since.assign(v, sc_core::SC_ZERO_TIME);
     o.stall_s.assign(v, 0.0);
   }
@@ -205,6 +227,20 @@ void Switch::end_of_elaboration() {
   // Credits and PAUSE frames go upstream without reading the socket each time.
   for (int p = 0; p < params_.ports; ++p)
     if (inputs_[p].link) inputs_[p].upstream = FabricCall::to_other_end(in[p].operator->());
+}
+
+void Switch::set_trace(FabricTrace* trace) {
+  const std::string device = name();
+  bool any = false;
+  for (int p = 0; p < params_.ports; ++p) {
+    const int track = trace->add_port(device, device + ".port" + std::to_string(p), params_.vls);
+    if (p == 0) trace_track_ = track;
+    any = any || trace->on(track);
+  }
+  if (!any) return;  // out of scope: the switch records nothing
+  trace_ = trace;
+  for (int p = 0; p < params_.ports; ++p)
+    if (outputs_[p].tx.attached() && trace->on(trace_track_ + p)) outputs_[p].tx.set_trace(trace, trace_track_ + p);
 }
 
 std::uint64_t Switch::packets_buffered() const { return in_switch_; }
