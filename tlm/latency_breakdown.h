@@ -35,6 +35,11 @@ inline constexpr std::array<const char*, kLatencyParts> kLatencyPartNames{
 /// Ticks per part.
 using LatencyParts = std::array<std::int64_t, kLatencyParts>;
 
+/// Adds the interval [from, to] to `part`.
+inline void add_part(LatencyParts& parts, LatencyPart part, const sc_core::sc_time& from, const sc_core::sc_time& to) {
+  parts[static_cast<std::size_t>(part)] += static_cast<std::int64_t>(to.value()) - static_cast<std::int64_t>(from.value());
+}
+
 /// A packet's parts so far and where its current hop stands.
 struct alignas(64) PacketBreakdown {
   LatencyParts ticks{};
@@ -44,13 +49,10 @@ struct alignas(64) PacketBreakdown {
   sc_core::sc_time blocked_before; ///< its (output, VL)'s flow-control-blocked time when it did
   sc_core::sc_time ready_admitted; ///< output_queued: ready for the crossbar, before the write port's grant
 
-  void add(LatencyPart part, const sc_core::sc_time& from, const sc_core::sc_time& to) {
-    ticks[static_cast<std::size_t>(part)] += static_cast<std::int64_t>(to.value()) - static_cast<std::int64_t>(from.value());
-  }
   /// The first bit leaves a transmitter onto `link` at `at`.
   void sent(const hw::PhyTiming& link, const sc_core::sc_time& at);
   /// The header (switch) or tail (destination) is in at `at`: the rest of the hop is serialisation.
-  void arrived(const sc_core::sc_time& at) { add(LatencyPart::serialisation, first_bit_in, at); }
+  void arrived(const sc_core::sc_time& at) { add_part(ticks, LatencyPart::serialisation, first_bit_in, at); }
   std::int64_t total() const;
 };
 

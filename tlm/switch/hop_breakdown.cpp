@@ -53,26 +53,26 @@ void Switch::note_head(const Entry& e, const sc_time& now) {
 void Switch::account_hop(const Entry& e, const sc_time& now, const sc_time& wire_free, const sc_time& start) {
   PacketBreakdown& b = breakdown_of(*e.packet);
   b.arrived(e.header_at);  // the incoming link's header serialisation
-  PacketBreakdown hop;     // this switch's parts, from the header in to the first bit out
+  LatencyParts hop{};      // this switch's parts, from the header in to the first bit out
   // Store-and-forward is ready from the tail's edge: the tail's wait is serialisation.
   const sc_time& buffered = ready_from_tail(e) ? e.tail_at : e.header_at;
   const bool crossed = params_.crosses_to_output_queues();
   const sc_time& ready = crossed ? b.ready_admitted : e.ready;
-  hop.add(LatencyPart::serialisation, e.header_at, buffered);
-  hop.add(LatencyPart::pipeline, buffered, ready);
-  hop.add(LatencyPart::arbitration, ready, e.ready);  // output_queued, cioq: the crossbar write port
+  add_part(hop, LatencyPart::serialisation, e.header_at, buffered);
+  add_part(hop, LatencyPart::pipeline, buffered, ready);
+  add_part(hop, LatencyPart::arbitration, ready, e.ready);  // output_queued, cioq: the crossbar write port
   const sc_time head = std::max(e.ready, b.head_since);
-  hop.add(LatencyPart::queueing, e.ready, head);
+  add_part(hop, LatencyPart::queueing, e.ready, head);
   // Of its time at the head, what its (output, VL) spent held by flow control alone.
   const sc_time held = now - head;
   const sc_time blocked = std::min(held, blocked_time(e.out, e.vl, now) - b.blocked_before);
-  hop.add(LatencyPart::flow_control, sc_core::SC_ZERO_TIME, blocked);
-  hop.add(LatencyPart::arbitration, blocked, held);
-  hop.add(LatencyPart::pipeline, now, now + grant_to_wire_);
-  hop.add(LatencyPart::arbitration, now + grant_to_wire_, wire_free);  // wire or read port still busy
-  hop.add(LatencyPart::serialisation, wire_free, start);                // the forwarding mode waits for the tail
-  for (int k = 0; k < kLatencyParts; ++k) b.ticks[k] += hop.ticks[k];
-  if (e.packet->created >= breakdown_from_) latency_sums_[static_cast<std::size_t>(e.out)].add(hop.ticks);
+  add_part(hop, LatencyPart::flow_control, sc_core::SC_ZERO_TIME, blocked);
+  add_part(hop, LatencyPart::arbitration, blocked, held);
+  add_part(hop, LatencyPart::pipeline, now, now + grant_to_wire_);
+  add_part(hop, LatencyPart::arbitration, now + grant_to_wire_, wire_free);  // wire or read port still busy
+  add_part(hop, LatencyPart::serialisation, wire_free, start);                // the forwarding mode waits for the tail
+  for (int k = 0; k < kLatencyParts; ++k) b.ticks[k] += hop[k];
+  if (e.packet->created >= breakdown_from_) latency_sums_[static_cast<std::size_t>(e.out)].add(hop);
   b.sent(outputs_[e.out].tx.link(), start);
 }
 
