@@ -907,6 +907,7 @@ void read_output(ConfigMap m, OutputParams& o, int endpoints) {
   o.directory = m.string(spec["directory"], o.directory);
   if (o.directory.empty()) m.fail("directory", "must not be empty");
   o.packet_csv = m.boolean(spec["packet_csv"], o.packet_csv);
+  o.latency_breakdown = m.boolean(spec["latency_breakdown"], o.latency_breakdown);
   o.sample_interval = m.time(spec["sample_interval"], o.sample_interval);
   // Below the kernel's time resolution the sampler would re-arm at zero delay forever.
   if (o.sample_interval.in_seconds() > 0 && o.sample_interval < Time::ns(1)) m.fail("sample_interval", "must be 0s (off) or at least 1ns, got " + hw::to_string(o.sample_interval));
@@ -1048,12 +1049,6 @@ YAML::Node overlay(const YAML::Node& base, const YAML::Node& over) {
   return out;
 }
 
-/// The tier names of switch.tiers, by level.
-const std::vector<std::string>& tier_names() {
-  static const std::vector<std::string> names{"leaf", "spine", "core"};
-  return names;
-}
-
 /// One override's effective parameters and its section (errors and warnings point there).
 using SwitchOverride = std::pair<tlm_fabric::SwitchParams, ConfigMap>;
 
@@ -1111,7 +1106,7 @@ std::vector<SwitchOverride> read_switch_overrides(const YAML::Node& root, const 
   std::map<int, YAML::Node> tier_nodes;
   if (sw.present("tiers")) {
     ConfigMap tiers = sw.map("tiers");
-    const auto& names = tier_names();
+    const auto& names = switch_tier_names();
     for (std::size_t level = 0; level < names.size(); ++level) {
       if (!tiers.present(names[level])) continue;
       const bool present = std::any_of(graph.switches.begin(), graph.switches.end(),

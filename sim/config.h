@@ -95,6 +95,7 @@ struct TrafficParams {
 struct OutputParams {
   std::string directory = "results";           ///< results folder (created)
   bool packet_csv = false;                      ///< write packets.csv, one row per delivered packet
+  bool latency_breakdown = false;               ///< per-hop latency parts: results.json, packets.csv columns
   hw::Time sample_interval = hw::Time::us(1);   ///< buffer occupancy sampling period; 0s: off
   tlm_fabric::TraceOptions trace;               ///< the fabric trace (output.trace*); off by default
 };

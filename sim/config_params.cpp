@@ -56,6 +56,13 @@ const hw::ParamBlock& output_params() {
         "results folder (created); `--out DIR` replaces it (`--out \"\"` is refused)"},
        {"packet_csv", ParamType::boolean, "", "false", "", "", {}, "",
         "also write `packets.csv`, one row per delivered packet, raw and RDMA, in the order of delivery time, then destination endpoint, then that endpoint's order of delivery (columns `packet,src,dst,op,qp,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns,sl,vl`, `packet` the packet's number, (source endpoint << 40) + its count at the source, as `message`; `vl` the VL of the last hop; `op` is `raw`, `write`, `send`, `read_request`, `read_response`, `ack`, `nak` or `cnp`; times in ns to 12 significant digits); `--packet-csv` sets it (`run` only). `qps.csv` (a row per RDMA QP) is written in any case ([results.md](results.md))"},
+       {"latency_breakdown", ParamType::boolean, "", "false", "", "", {}, "",
+        "split each packet's network latency (first bit out of the source NIC -> tail in at the destination) into "
+        "`pipeline`, `queueing`, `arbitration`, `flow_control`, `serialisation`, `propagation` and `fec`, hop by hop; "
+        "the parts add up to the latency exactly (each delivery checks it). `results.json` `latency_breakdown`: the mean "
+        "parts of the packets delivered after warm-up, and of the hops each switch, tier and output port forwarded; "
+        "with `packet_csv`, each row ends with the packet's parts in ps (`pipeline_ps`, ...); `--latency-breakdown` "
+        "sets it (`run` only). Off, it costs nothing ([results.md](results.md#latency-breakdown))"},
        {"sample_interval", ParamType::time, "", "1us", "0s", "10s", {}, "0s or at least 1ns",
         "period of the samples in `results.json` `timeseries` (the bytes all switch ports hold; per endpoint, the lowest and mean congestion-control rate of its QPs), `occupancy.csv` (the bytes each switch port holds, a row per port holding any) and `qp_rates.csv` (the rate of each QP with requests posted, when the NIC has congestion control); `0s`: off, and neither CSV file"},
        {"trace", ParamType::list, "trace kinds", "", "", "", {}, "`perfetto`, `vcd`: a name or a list",

@@ -84,6 +84,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   const testbench::AggregationTree aggregation = attach_aggregation_ports(tree, ranks, routed, stats);
   connect_switch_cables();
   terminate_open_ports();
+  if (config_.output.latency_breakdown) keep_latency_breakdowns();
   collect_flows();
   set_routes(routed);
   build_traffic();
@@ -588,8 +589,15 @@ void Fabric::merge_lane_flows() {
   for (const auto& f : merged_flows_) flows_->add(f);
 }
 
+void Fabric::keep_latency_breakdowns() {
+  pool_.keep_breakdowns();
+  const sc_time from = to_sc(config_.simulation.warmup);
+  for (auto& sw : switches_) sw->keep_latency_breakdown(from);
+  for (auto& nic : nics_) nic->keep_latency_breakdown();
+}
+
 void Fabric::set_packet_log(std::ostream& log) {
-  packet_log_ = std::make_unique<tlm_fabric::PacketLog>(log, lanes_);
+  packet_log_ = std::make_unique<tlm_fabric::PacketLog>(log, lanes_, config_.output.latency_breakdown);
   if (lanes_ > 1) tlm_fabric::WakeQueue::instance().at_window_end([this] { packet_log_->window_ended(); });
   for (auto& nic : nics_) nic->set_packet_log(packet_log_.get());
 }

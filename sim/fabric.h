@@ -76,6 +76,8 @@ class Fabric : public sc_core::sc_module {
   const chakra::Trace* chakra_trace() const { return chakra_trace_.get(); }
   /// Endpoint of each collective rank (placement applied).
   std::vector<int> place_ranks() const;
+  /// output.latency_breakdown: every packet carries its latency parts (tlm/latency_breakdown.h).
+  void keep_latency_breakdowns();
   /// packets.csv into `log` (its header first; tlm/packet_log.h), from now on.
   void set_packet_log(std::ostream& log);
   /// Writes the packet log's last rows (after the run).

@@ -133,10 +133,15 @@ struct TraceFlags {
   }
 };
 
+/// `run`'s flags for what else it writes.
+struct OutputFlags {
+  bool packet_csv = false, latency_breakdown = false;
+};
+
 // Command-line output options become overrides, so the config echo in
 // results.json shows what was really used.
 int run_command(const std::string& file, const std::vector<std::string>& set, const std::string& out_dir,
-                bool packet_csv, const TraceFlags& trace, const std::string& rtl_coverage,
+                const OutputFlags& output, const TraceFlags& trace, const std::string& rtl_coverage,
                 fabricsim::sim::Verbosity verbosity) {
   using namespace fabricsim::sim;
   if (!rtl_coverage.empty() && !fabricsim::tlm_fabric::rtl_coverage_built()) {
@@ -147,7 +152,8 @@ int run_command(const std::string& file, const std::vector<std::string>& set, co
   std::vector<Override> overrides;
   for (const auto& o : set) overrides.push_back({o, ""});
   if (!out_dir.empty()) overrides.push_back({"output.directory=" + yaml_quoted(out_dir), ""});
-  if (packet_csv) overrides.push_back({"output.packet_csv=true", ""});
+  if (output.packet_csv) overrides.push_back({"output.packet_csv=true", ""});
+  if (output.latency_breakdown) overrides.push_back({"output.latency_breakdown=true", ""});
   // --trace rtl writes into the results folder: --out's, else the configuration's.
   const std::string results_dir =
       !out_dir.empty() || !trace.rtl() ? out_dir : load_config_with_origins(file, overrides).output.directory;
@@ -231,7 +237,8 @@ struct CommandLine {
   std::string file, out_dir, rtl_coverage;
   TraceFlags trace;
   std::vector<std::string> overrides;
-  bool packet_csv = false, quiet = false, verbose = false;
+  OutputFlags output;
+  bool quiet = false, verbose = false;
   std::string loads = "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0";
   fabricsim::sim::SweepOptions sw;
   std::string task_plan;
@@ -266,7 +273,9 @@ void add_run_commands(CLI::App& app, CommandLine& cl) {
   run->add_option("config", cl.file, "YAML configuration")->required();
   run->add_option("--set", cl.overrides, "override a key: path.to.key=value (repeatable)");
   run->add_option("--out", cl.out_dir, "results folder (overrides output.directory)")->check(non_empty());
-  run->add_flag("--packet-csv", cl.packet_csv, "also write packets.csv, one row per delivered packet");
+  run->add_flag("--packet-csv", cl.output.packet_csv, "also write packets.csv, one row per delivered packet");
+  run->add_flag("--latency-breakdown", cl.output.latency_breakdown,
+                "split each packet's latency into its parts, hop by hop (output.latency_breakdown)");
   run->add_option("--trace", cl.trace.kinds,
                   "write traces into the results folder (repeatable, or a comma list): perfetto "
                   "(trace.perfetto.json, ui.perfetto.dev), vcd (fabric.vcd, GTKWave), rtl (waveforms of the RTL "
@@ -471,7 +480,7 @@ int run_subcommand(CommandLine& cl) {
     std::cout << fabricsim::sim::route_tables(fabricsim::sim::load_config(cl.file, cl.overrides));
     return 0;
   }
-  return run_command(cl.file, cl.overrides, cl.out_dir, cl.packet_csv, cl.trace, cl.rtl_coverage, verbosity);
+  return run_command(cl.file, cl.overrides, cl.out_dir, cl.output, cl.trace, cl.rtl_coverage, verbosity);
 }
 
 }  // namespace

@@ -381,6 +381,37 @@ nlohmann::json latency_results(const Fabric& fabric, const stats::Registry& regi
   return {{"network_latency_ns", network.summary()}, {"packet_latency_ns", packet.summary()}};
 }
 
+// output.latency_breakdown: the parts of the latency of the packets delivered after
+// warm-up, and of the hops each switch, tier and output port forwarded.
+nlohmann::json latency_breakdown_results(const Fabric& fabric) {
+  tlm_fabric::LatencySums delivered;
+  for (const auto& nic : fabric.nics()) delivered += nic->latency_sums();
+  std::map<std::string, tlm_fabric::LatencySums> tiers;
+  nlohmann::json switches = nlohmann::json::object();
+  const auto& tier_names = switch_tier_names();
+  for (std::size_t s = 0; s < fabric.switches().size(); ++s) {
+    const int level = fabric.graph().switches[s].level;
+    const std::string tier =
+        level < static_cast<int>(tier_names.size()) ? tier_names[static_cast<std::size_t>(level)] : "level" + std::to_string(level);
+    tlm_fabric::LatencySums own;
+    nlohmann::json ports = nlohmann::json::object();
+    const auto& per_port = fabric.switches()[s]->latency_sums();
+    for (std::size_t p = 0; p < per_port.size(); ++p) {
+      if (per_port[p].packets == 0) continue;
+      own += per_port[p];
+      ports[std::to_string(p)] = per_port[p].to_json(false);
+    }
+    tiers[tier] += own;
+    nlohmann::json sw = own.to_json(false);
+    sw["tier"] = tier;
+    sw["ports"] = std::move(ports);
+    switches[fabric.switches()[s]->name()] = std::move(sw);
+  }
+  nlohmann::json by_tier = nlohmann::json::object();
+  for (const auto& [tier, sums] : tiers) by_tier[tier] = sums.to_json(false);
+  return {{"delivered", delivered.to_json(true)}, {"tiers", by_tier}, {"switches", switches}};
+}
+
 /// Packet and load totals over the endpoints.
 struct EndpointTotals {
   std::uint64_t injected = 0, delivered = 0, dropped = 0;
@@ -551,6 +582,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
                      {"offered_load", config.traffic.pattern == TrafficPattern::none ? nlohmann::json(nullptr)
                                                                                       : nlohmann::json(config.traffic.load)}};
   r["latency"] = latency_results(fabric, registry);
+  if (config.output.latency_breakdown) r["latency_breakdown"] = latency_breakdown_results(fabric);
   // The large sections move into the results (no second copy at the peak, which is here).
   r["endpoints"] = std::move(endpoints);
   r["ports"] = std::move(ports);

@@ -602,4 +602,9 @@ void check_routes(const TopologyGraph& g, const RouteTables& routes) {
   }
 }
 
+const std::vector<std::string>& switch_tier_names() {
+  static const std::vector<std::string> names{"leaf", "spine", "core"};
+  return names;
+}
+
 }  // namespace fabricsim::sim

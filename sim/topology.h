@@ -98,6 +98,9 @@ struct ExplicitParams {
   std::vector<std::pair<std::string, std::string>> cables;  ///< e.g. {"ep0", "sw0"}, {"sw0", "sw1"}
 };
 
+/// The names of the first switch levels as tiers (switch.tiers, results): leaf, spine, core.
+const std::vector<std::string>& switch_tier_names();
+
 /// k-ary n-tree: n levels of k^(n-1) switches of radix 2k, k^n endpoints.
 struct KaryNtreeParams {
   int k = 4;  ///< down ports (and up ports) per switch, 2..64

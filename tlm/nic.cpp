@@ -242,6 +242,11 @@ void Nic::on_tx() {
   if (p) {
     p->vl = static_cast<std::uint8_t>(vl_of(p->sl));
     if (ecn_capable_) p->ecn = Ecn::ect0;
+    if (breakdown_) {
+      PacketBreakdown& b = breakdown_of(*p);
+      b = PacketBreakdown{};
+      b.sent(port_.link(), now);
+    }
     port_.send(*p, sc_core::SC_ZERO_TIME);
     tx_packets_.add();
     tx_bytes_.add(p->payload_bytes);
@@ -349,10 +354,11 @@ bool Nic::receive_due(const sc_time& now) {
   return transport;
 }
 
-void Nic::record(const Packet& p, const sc_time& now) {
+void Nic::record(Packet& p, const sc_time& now) {
   if (p.dst != id_)
     throw std::logic_error(std::string(name()) + ": received packet " + std::to_string(p.id) +
                            " addressed to endpoint " + std::to_string(p.dst));
+  if (breakdown_) account_delivery(p, now);
   rx_packets_.add();
   rx_bytes_.add(p.payload_bytes);
   if (now >= measure_from_) {
@@ -361,6 +367,21 @@ void Nic::record(const Packet& p, const sc_time& now) {
   }
   if (p.created >= measure_from_) network_latency_.add(seconds(now - p.injected) * 1e9);
   if (trace_) trace_->delivered(trace_track_, p, now);
+}
+
+void Nic::keep_latency_breakdown() {
+  if (!packets_.keeps_breakdowns()) throw std::logic_error(std::string(name()) + ": the packet pool keeps no breakdowns");
+  breakdown_ = true;
+}
+
+void Nic::account_delivery(Packet& p, const sc_time& now) {
+  PacketBreakdown& b = breakdown_of(p);
+  b.arrived(now);  // the last link's frame serialisation
+  const auto latency = static_cast<std::int64_t>(now.value()) - static_cast<std::int64_t>(p.injected.value());
+  if (b.total() != latency)
+    throw std::logic_error(std::string(name()) + ": packet " + std::to_string(p.id) + "'s latency parts add up to " +
+                           std::to_string(b.total()) + " ticks, its latency is " + std::to_string(latency));
+  if (p.created >= measure_from_) latency_sums_.add(b.ticks);
 }
 
 void Nic::deliver(Packet& p) {

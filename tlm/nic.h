@@ -24,6 +24,7 @@
 #include "tlm/fabric_socket.h"
 #include "tlm/fabric_trace.h"
 #include "tlm/fifo.h"
+#include "tlm/latency_breakdown.h"
 #include "tlm/packet_log.h"
 #include "tlm/packet_pool.h"
 #include "tlm/psn_table.h"
@@ -85,6 +86,12 @@ class Nic : public sc_core::sc_module {
   void set_flow_handler(const std::function<void(const FlowRecord&)>& h);
   /// One row per delivered packet into `log` (nullptr: off).
   void set_packet_log(PacketLog* log) { packet_log_ = log; }
+  /// Per-hop latency breakdown (`output.latency_breakdown`; the pool keeps breakdowns):
+  /// each packet sent starts its parts, each received ends them (they must add up to its
+  /// latency) and, created after warm-up, sums them.
+  void keep_latency_breakdown();
+  /// The parts of the packets received after warm-up, summed.
+  const LatencySums& latency_sums() const { return latency_sums_; }
   /// Records the NIC's transmitter (credits, PAUSE, hops on its cable) and the packets it
   /// delivers in `trace` (output.trace), on a track named as the NIC.
   void set_trace(FabricTrace* trace);
@@ -125,7 +132,8 @@ class Nic : public sc_core::sc_module {
   void on_rx();
   bool receive_due(const sc_core::sc_time& now);
   void deliver(Packet& p);
-  void record(const Packet& p, const sc_core::sc_time& now);
+  void record(Packet& p, const sc_core::sc_time& now);
+  void account_delivery(Packet& p, const sc_core::sc_time& now);
   void log_packet(const Packet& p, const sc_core::sc_time& now);  ///< one packets.csv row
   void return_credit(const Packet& p);
   std::uint64_t credit_blocks(const Packet& p) const;
@@ -152,6 +160,7 @@ class Nic : public sc_core::sc_module {
   std::uint64_t tx_wire_extra_ = 0;               // each packet reads instead of in the link (thousands of links)
   PacketSource packets_;                          // the pool, ids of this endpoint's (before rdma_, which sends from it)
   PacketLog* packet_log_ = nullptr;
+  bool breakdown_ = false;                        // keep_latency_breakdown
   FabricTrace* trace_ = nullptr;  // null: not traced
   int trace_track_ = -1;
   int id_;
@@ -175,6 +184,7 @@ class Nic : public sc_core::sc_module {
   stats::Counter rx_window_bytes_;
   stats::Counter rx_window_wire_bytes_;
   stats::Distribution& network_latency_;
+  LatencySums latency_sums_;                      // keep_latency_breakdown
   hw::CreditLedger credits_held_;                 // credit ingress: blocks lent to the upstream
   TxPort port_;
   std::vector<Fifo<Pending>> send_queues_;       // per VL

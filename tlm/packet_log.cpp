@@ -9,13 +9,16 @@
 
 namespace fabricsim::tlm_fabric {
 
-PacketLog::PacketLog(std::ostream& out, int lanes) : out_(out) {
+PacketLog::PacketLog(std::ostream& out, int lanes, bool breakdown) : out_(out), breakdown_(breakdown) {
   for (int k = 0; k < std::max(lanes, 1); ++k) lanes_.push_back(std::make_unique<Lane>());
-  out_ << header();
+  out_ << header(breakdown);
 }
 
-const char* PacketLog::header() {
-  return "packet,src,dst,op,qp,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns,sl,vl\n";
+std::string PacketLog::header(bool breakdown) {
+  std::string h = "packet,src,dst,op,qp,flow,message,psn,payload_bytes,hops,created_ns,injected_ns,delivered_ns,network_latency_ns,sl,vl";
+  if (breakdown)
+    for (const char* part : kLatencyPartNames) h.append(",").append(part).append("_ps");
+  return h + "\n";
 }
 
 void PacketLog::add(const Packet& p, const sc_core::sc_time& now) {
@@ -29,6 +32,12 @@ void PacketLog::add(const Packet& p, const sc_core::sc_time& now) {
   row.add(p.psn).add(p.payload_bytes).add(static_cast<unsigned>(p.hops));
   row.add(p.created.to_seconds() * 1e9, 12).add(p.injected.to_seconds() * 1e9, 12).add(now.to_seconds() * 1e9, 12);
   row.add((now - p.injected).to_seconds() * 1e9, 12).add(static_cast<int>(p.sl)).add(static_cast<int>(p.vl));
+  if (breakdown_) {
+    // Whole kernel ticks, picoseconds at the kernel's default resolution: the parts add
+    // up to the latency exactly.
+    static const auto fs_per_tick = static_cast<std::int64_t>(detail::resolution_fs());
+    for (const std::int64_t t : breakdown_of(p).ticks) row.add(t * fs_per_tick / 1000);
+  }
   const auto begin = static_cast<std::uint32_t>(lane.text.size());
   lane.text.append(row.line());
   lane.rows.push_back({now, p.dst, begin, static_cast<std::uint32_t>(lane.text.size())});

@@ -13,15 +13,17 @@
 #include <systemc>
 
 #include "tlm/fabric_protocol.h"
+#include "tlm/latency_breakdown.h"
 
 namespace fabricsim::tlm_fabric {
 
 class PacketLog {
  public:
-  /// Writes the header line to `out`; `lanes`: the wake queue's lanes (NICs log from their lane's thread).
-  explicit PacketLog(std::ostream& out, int lanes = 1);
+  /// Writes the header line to `out`; `lanes`: the wake queue's lanes (NICs log from their lane's thread);
+  /// `breakdown`: each row ends with the packet's latency parts (the pool keeps breakdowns).
+  explicit PacketLog(std::ostream& out, int lanes = 1, bool breakdown = false);
   /// The CSV header (with its newline).
-  static const char* header();
+  static std::string header(bool breakdown = false);
   /// The row of packet `p`, delivered at `now`, on this thread's lane.
   void add(const Packet& p, const sc_core::sc_time& now);
   /// Between windows: writes every row kept (all of them are of packets delivered before the window's end).
@@ -44,6 +46,7 @@ class PacketLog {
   /// Writes the rows of packets delivered before `t`, in (time, destination, delivery) order.
   void write_before(const sc_core::sc_time& t);
   std::ostream& out_;
+  bool breakdown_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   struct Ref {  // a row to write: which lane, which row
     sc_core::sc_time at;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tlm/fabric_protocol.h"
+#include "tlm/latency_breakdown.h"
 #include "tlm/sim_time.h"
 
 namespace fabricsim::tlm_fabric {
@@ -17,12 +18,17 @@ class PacketPool {
   /// One free list per wake-queue lane (WakeQueue::set_lanes), each used by its lane's
   /// thread only: a packet goes back to the list of the lane that releases it.
   void set_lanes(int lanes) { shards_.resize(static_cast<std::size_t>(lanes)); }
+  /// Before the first packet: each slot keeps a PacketBreakdown beside its packet
+  /// (breakdown_of), the senders clearing it at injection.
+  void keep_breakdowns() { breakdowns_ = true; }
+  bool keeps_breakdowns() const { return breakdowns_; }
   /// A cleared packet (id 0: PacketSource numbers them).
   Packet* acquire() {
     Shard& s = shards_[static_cast<std::size_t>(detail::lane)];
     Packet* p;
     if (s.free.empty()) {
-      s.slots.push_back(std::make_unique<Packet>());
+      s.slots.push_back(breakdowns_ ? Slot(&(new PacketWithBreakdown)->packet, &delete_with_breakdown)
+                                    : Slot(new Packet, &delete_packet));
       p = s.slots.back().get();
     } else {
       p = s.free.back();
@@ -55,11 +61,15 @@ class PacketPool {
   }
 
  private:
+  static void delete_packet(Packet* p) { delete p; }
+  static void delete_with_breakdown(Packet* p) { delete &reinterpret_cast<PacketWithBreakdown&>(*p); }
+  using Slot = std::unique_ptr<Packet, void (*)(Packet*)>;
   struct alignas(64) Shard {
-    std::vector<std::unique_ptr<Packet>> slots;
+    std::vector<Slot> slots;
     std::vector<Packet*> free;
   };
   std::vector<Shard> shards_;
+  bool breakdowns_ = false;
 };
 
 /// Where an endpoint's packets come from: the pool, and ids of the endpoint's own,
@@ -77,6 +87,7 @@ class PacketSource {
   }
   /// Returns a delivered (or dropped) packet to the pool.
   void release(Packet* p) { pool_.release(p); }
+  bool keeps_breakdowns() const { return pool_.keeps_breakdowns(); }
 
  private:
   PacketPool& pool_;

@@ -32,6 +32,7 @@
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
 #include "tlm/fifo.h"
+#include "tlm/latency_breakdown.h"
 #include "tlm/linked_queue.h"
 #include "tlm/link.h"
 #include "tlm/packet_pool.h"
@@ -269,6 +270,13 @@ class Switch : public sc_core::sc_module {
   /// is sent.
   void settle_admissions(const sc_core::sc_time& at, bool inclusive);
 
+  /// Per-hop latency breakdown (`output.latency_breakdown`; the pool keeps breakdowns):
+  /// each packet forwarded gets this hop's parts, and those created from `from` on are
+  /// summed per output port.
+  void keep_latency_breakdown(const sc_core::sc_time& from);
+  /// The parts of this switch's hops summed per output port (empty when off).
+  const std::vector<LatencySums>& latency_sums() const { return latency_sums_; }
+
   /// Depth in words (buffer cells) of each input FIFO of a switch with `p` (input_fifo):
   /// the input buffer in whole cells, or on a credit link (`credit_links`) enough for every
   /// frame the credits admit.
@@ -322,6 +330,8 @@ class Switch : public sc_core::sc_module {
   void admit_arrivals(const sc_core::sc_time& now, const sc_core::sc_time& limit);
   /// When a packet admitted becomes eligible for allocation.
   sc_core::sc_time pipeline_ready(const Entry& e) const;
+  /// Whether the ingress pipeline of `e` starts from its tail (its port's forwarding mode).
+  bool ready_from_tail(const Entry& e) const;
   /// Whether routed packet `e` goes onto an egress faster than its ingress (fast_to_slow
   /// and adaptive store and forward it).
   bool speeds_up(const Entry& e) const;
@@ -407,6 +417,16 @@ class Switch : public sc_core::sc_module {
   /// Per free output, the egress scheduler's VL among the heads that may leave.
   void choose_vls(const sc_core::sc_time& now);
   void track_credit_stalls(int op, const sc_core::sc_time& now);
+  /// Latency breakdown: the VLs of output `op` whose heads flow control holds, from this walk on.
+  void track_blocked_vls(int op, const sc_core::sc_time& now);
+  /// Latency breakdown: time (`op`, `vl`) has had heads that only flow control held, up to `now`.
+  sc_core::sc_time blocked_time(int op, int vl, const sc_core::sc_time& now) const;
+  /// Latency breakdown: `e` became the head of its queue at `now`.
+  void note_head(const Entry& e, const sc_core::sc_time& now);
+  /// Latency breakdown: the parts of `e`'s hop, granted at `now`, its wire free at
+  /// `wire_free`, its first bit out at `start`.
+  void account_hop(const Entry& e, const sc_core::sc_time& now, const sc_core::sc_time& wire_free,
+                   const sc_core::sc_time& start);
 
   // tlm/switch/crossbar.cpp: crossbar writes, switch allocation, transmit
   /// output_queued, cioq: grants the crossbar write ports due by now + to_allocator, edge
@@ -512,6 +532,13 @@ class Switch : public sc_core::sc_module {
   PortSet out_heads_;    // outputs with a non-empty ready list (out_queues_)
   PortSet arriving_;     // inputs with arrivals not yet admitted
   PortSet stalling_;     // outputs with an open credit stall (OutputPort::open_stalls)
+  // Latency breakdown (keep_latency_breakdown): per output port, per (output, VL) the
+  // time heads waited for flow control alone, the VLs waiting now (bit per VL) and since when.
+  bool breakdown_ = false;
+  sc_core::sc_time breakdown_from_;
+  std::vector<LatencySums> latency_sums_;
+  std::vector<sc_core::sc_time> blocked_total_, blocked_since_;
+  std::vector<std::uint32_t> blocked_open_;
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
   PortSet pausing_;      // PFC inputs with a priority that pauses its upstream (note_pausing)
   PortSet crossing_;     // output_queued, cioq: inputs with packets waiting for the crossbar

@@ -136,6 +136,7 @@ void Switch::cross(const sw::CrossingRequest& r, const sc_time& edge) {
   if (ip.crossing.empty() && ip.voqs.empty()) crossing_.erase(r.in);
   Entry& e = entries_[i];
   const sc_time write = std::max({e.ready, read_free_[r.in], o.write_free});
+  if (breakdown_) breakdown_of(*e.packet).ready_admitted = e.ready;
   e.ready = edge;
   o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
   write_edge_known_.erase(r.out);
@@ -202,6 +203,7 @@ void Switch::transmit(int q, const sc_time& now) {
 
   sc_time start = std::max(now + grant_to_wire_, o.tx.busy_until());
   if (input_queued()) start = std::max(start, read_free_[e.in]);
+  const sc_time wire_free = start;
   // Cut-through never lets the egress tail overtake the ingress tail. The ingress
   // port's mode decides: fast_to_slow stores and forwards onto a faster egress,
   // adaptive also when the packet had to wait.
@@ -214,6 +216,8 @@ void Switch::transmit(int q, const sc_time& now) {
   } else if (e.tail_at > start + out_frame) {
     start = e.tail_at - out_frame;
   }
+
+  if (breakdown_) account_hop(e, now, wire_free, start);
 
   const sc_time read_out = start + out_frame;  // tail leaves the buffer
   if (input_queued()) read_free_[e.in] = read_out;

@@ -109,6 +109,7 @@ void Switch::choose_vls(const sc_time& now) {
     o.chosen_vl = !o.tx.attached() || !has_head_[op] ? -1 : o.scheduler ? o.scheduler->select(heads) : 0;
     if (o.chosen_vl >= 0) chosen_.push_back(op);
     if (any_blocked_[op] || o.open_stalls != 0) track_credit_stalls(op, now);
+    if (breakdown_) track_blocked_vls(op, now);
   });
 }
 

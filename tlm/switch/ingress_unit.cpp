@@ -111,13 +111,15 @@ void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
   }
 }
 
-sc_time Switch::pipeline_ready(const Entry& e) const {
-  // Ingress pipeline: from the first edge after the header (CT) or tail (SAF). An arrival
-  // not yet routed under fast_to_slow takes the header: the earliest it can be.
+bool Switch::ready_from_tail(const Entry& e) const {
+  // An arrival not yet routed under fast_to_slow takes the header: the earliest it can be.
   const ForwardingMode mode = inputs_[e.in].forwarding;
-  const bool saf = mode == ForwardingMode::store_and_forward ||
-                   (mode == ForwardingMode::fast_to_slow && e.out >= 0 && speeds_up(e));
-  return (saf ? clock_.edge_at_or_after(e.tail_at) : e.header_edge) + to_allocator_;
+  return mode == ForwardingMode::store_and_forward || (mode == ForwardingMode::fast_to_slow && e.out >= 0 && speeds_up(e));
+}
+
+sc_time Switch::pipeline_ready(const Entry& e) const {
+  // Ingress pipeline: from the first edge after the header (CT) or tail (SAF).
+  return (ready_from_tail(e) ? clock_.edge_at_or_after(e.tail_at) : e.header_edge) + to_allocator_;
 }
 
 bool Switch::admit(Entry& e, const sc_time& now) {

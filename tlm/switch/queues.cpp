@@ -93,6 +93,7 @@ void Switch::head_changed(int q, int prev_out) {
     if (params_.buffer == BufferOrganisation::voq) release_voq(q, in_port);
   } else {
     const Entry& e = entries_[queue.front()];
+    if (breakdown_) note_head(e, sim_now());
     const auto blocks = static_cast<std::uint32_t>(outputs_[e.out].tx.credit_blocks(e.packet->payload_bytes));
     const Head head{e.ready, q, e.in, e.vl, blocks, e.frame_bytes};
     if (prev_out < 0) {
