@@ -144,6 +144,28 @@ def bench(name, what, config, sets, fabricsim, out_dir):
     )
     if "collective" in r:
         record["collective_finished"] = r["collective"]["finished"]
+        record["collective_time_us"] = [size["time_us"] for size in r["collective"]["sizes"]]
+    if "fast_forward" in r:
+        record["fast_forward"] = {k: r["fast_forward"][k] for k in ("applied", "reason", "transfers_skipped", "bytes_skipped")}
+    return record
+
+
+def with_fast_forward(off, on):
+    """One record of a scenario run without and with simulation.fast_forward: each side's
+    wall time, events and packet-hops, their ratios (off / on) and the relative error of
+    the collective times."""
+    if off["status"] != "ok" or on["status"] != "ok":
+        return off if off["status"] != "ok" else on
+    keys = ("wall_time_s", "simulation_wall_time_s", "events", "packet_hops", "delivered_packets", "simulated_time_ns")
+    record = {k: v for k, v in off.items() if k not in keys}
+    record.update(off={k: off[k] for k in keys if k in off}, on={k: on[k] for k in keys if k in on})
+    record["on"]["collective_time_us"] = on.get("collective_time_us")
+    record["fast_forward"] = on.get("fast_forward")
+    record["events_ratio"] = round(off["events"] / max(1, on["events"]), 2)
+    record["packet_hops_ratio"] = round(off["packet_hops"] / max(1, on["packet_hops"]), 2)
+    record["wall_time_ratio"] = round(off["wall_time_s"] / max(1e-9, on["wall_time_s"]), 2)
+    if off.get("collective_time_us") and on.get("collective_time_us") and off.get("collective_finished"):
+        record["collective_time_error"] = max(abs(b - a) / a for a, b in zip(off["collective_time_us"], on["collective_time_us"]))
     return record
 
 
@@ -212,6 +234,9 @@ def main():
     add_run_arguments(ap)
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per scenario; the record is the fastest, with the median and every wall time (default 1)")
+    ap.add_argument("--fast-forward", action="store_true",
+                    help="run each scenario without and with simulation.fast_forward and print both, their events "
+                         "and wall-time ratios and the collective times' relative error")
     ap.add_argument("--floor", default=None,
                     help="bench/hop_floor binary, the reference S2 and S4 are set against "
                          "(default: bench/hop_floor beside the fabricsim binary, if built)")
@@ -226,6 +251,13 @@ def main():
         skipped = skipped_without_rtl(name, what, args.fabricsim, config, sets)
         if skipped:
             print(json.dumps(skipped), flush=True)
+            continue
+        if args.fast_forward:
+            off = bench(name, what, config, sets, args.fabricsim, out_dir)
+            on = bench(name, what, config, sets + ["simulation.fast_forward=true"], args.fabricsim, out_dir)
+            record = with_fast_forward(off, on)
+            failed = failed or record["status"] != "ok"
+            print(json.dumps(record), flush=True)
             continue
         records, floors = [], []
         for _ in range(args.repeat):

@@ -61,6 +61,10 @@ void read_simulation(ConfigMap m, SimulationParams& s) {
     m.fail("threads", "the kernel engine (simulation.engine: kernel) runs on one thread; set simulation.threads to 1, got " +
                           std::to_string(s.threads));
   s.max_memory = m.size(spec["max_memory"], Size::bytes(s.max_memory)).in_bytes();
+  s.fast_forward.on = m.boolean(spec["fast_forward"], s.fast_forward.on);
+  s.fast_forward.window = static_cast<int>(m.integer(spec["fast_forward_window"], s.fast_forward.window));
+  s.fast_forward.tolerance = m.number(spec["fast_forward_tolerance"], s.fast_forward.tolerance);
+  s.fast_forward_asked = s.fast_forward.on;
   if (!(s.warmup < s.duration)) m.fail("warmup", "must be shorter than simulation.duration (" + hw::to_string(s.duration) + ")");
   m.finish();
 }
@@ -1215,6 +1219,24 @@ void read_chakra_section(ConfigMap& top, FabricConfig& c, const std::string& fil
   c.traffic.pattern = TrafficPattern::none;
 }
 
+// Fast-forward skips the packets of collective transfers: it needs transfers to skip, and
+// the fabric to carry nothing else that would have met their packets or drawn losses.
+void check_fast_forward(FabricConfig& c, ConfigMap m) {
+  SimulationParams& s = c.simulation;
+  if (!s.fast_forward.on) return;
+  if (!c.collective_enabled && !c.chakra_enabled)
+    s.fast_forward_off = "no collective, training or Chakra transfers to fast-forward";
+  else if (c.traffic.pattern != TrafficPattern::none)
+    s.fast_forward_off = "traffic: shares the fabric; its packets would meet the skipped transfers' packets";
+  else if (c.link.drop_rate > 0 || c.link.ber > 0)
+    s.fast_forward_off = "link.drop_rate / link.ber lose frames: retransmissions keep transfer times from settling";
+  else if (c.collective_enabled && c.collective.algorithm == testbench::CollectiveAlgorithm::sharp)
+    s.fast_forward_off = "collective.algorithm sharp sends raw messages to the switches' aggregation nodes";
+  if (s.fast_forward_off.empty()) return;
+  s.fast_forward.on = false;
+  c.warnings.push_back(m.warning("fast_forward", "has no effect: " + s.fast_forward_off));
+}
+
 FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   YAML::Node root = doc.root;
   const std::shared_ptr<ConfigSource> source = doc.source;
@@ -1282,6 +1304,7 @@ FabricConfig build(ConfigDocument doc, const std::vector<Override>& overrides) {
   read_server(top, c);
   read_traffic(top.map("traffic"), c.traffic, top.map("topology"), c.topology.endpoint_count(), c.simulation);
   read_output(top.map("output"), c.output, c.topology.endpoint_count());
+  check_fast_forward(c, top.map("simulation"));
   top.finish();
   c.echo = to_json(root);
   return c;

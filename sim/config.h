@@ -35,6 +35,9 @@ struct SimulationParams {
   int threads = 1;                              ///< lanes of the wake queue run in parallel (the same results with any number)
   tlm_fabric::Engine engine = tlm_fabric::Engine::wheel;  ///< how block wake-ups run: wake-queue wheels or one sc_event each
   std::uint64_t max_memory = 0;                 ///< refuse a topology estimated to need more [B]; 0: the machine's available memory
+  testbench::FastForwardParams fast_forward;    ///< on only where it applies (check_fast_forward)
+  bool fast_forward_asked = false;              ///< simulation.fast_forward was on in the configuration
+  std::string fast_forward_off;                 ///< asked but off: why
 };
 
 

@@ -270,6 +270,7 @@ void Fabric::build_collective(const testbench::AggregationTree& aggregation, con
   testbench::CollectiveParams cp = config_.collective;
   cp.ranks = place_ranks();
   cp.tree = aggregation;  // sharp only
+  cp.fast_forward = config_.simulation.fast_forward;
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
   collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, endpoint_lanes(routed));
@@ -281,6 +282,7 @@ void Fabric::build_collective(const testbench::AggregationTree& aggregation, con
 void Fabric::build_chakra() {
   chakra::ExecutorParams p = config_.chakra.params;
   p.ranks = place_ranks();
+  p.fast_forward = config_.simulation.fast_forward;
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
   chakra_trace_ = run_trace(config_);

@@ -355,6 +355,28 @@ void add_collective_results(nlohmann::json& r, const Fabric& fabric, const testb
     r["collective"]["error"] = "the collective did not finish within simulation.duration; raise it or lower sizes";
 }
 
+// results.json "fast_forward": what it skipped, or why it skipped nothing.
+nlohmann::json fast_forward_results(const Fabric& fabric, const FabricConfig& config) {
+  const SimulationParams& s = config.simulation;
+  testbench::FastForwardReport skipped;
+  if (const auto* co = fabric.collective()) skipped = co->fast_forward_report();
+  if (const auto* ch = fabric.chakra()) skipped = ch->fast_forward_report();
+  std::string why = s.fast_forward_off;
+  if (why.empty() && skipped.transfers == 0)
+    why = "no graph alone on the fabric had every transfer stream steady within simulation.fast_forward_tolerance "
+          "over simulation.fast_forward_window transfers";
+  return {{"applied", skipped.transfers > 0},
+          {"reason", why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why)},
+          {"window", s.fast_forward.window},
+          {"tolerance", s.fast_forward.tolerance},
+          {"transfers_skipped", skipped.transfers},
+          {"bytes_skipped", skipped.bytes},
+          {"engaged", skipped.engaged},
+          {"resumed", skipped.resumed},
+          {"with_skipped_transfers", {"collective", "chakra", "training", "flows"}},
+          {"packets_simulated_only", {"packets", "throughput", "latency", "stats", "ports", "tiers", "timeseries"}}};
+}
+
 // Activations (how often a switch or NIC process woke) measure the simulator's
 // effort, not the modelled hardware: they go to "simulator", so a change that
 // wakes less keeps every model figure identical. Returns their total.
@@ -602,6 +624,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
     r["chakra"] = chakra_results(*ch);
     if (config.training_job) r["chakra"]["job"] = training_job_summary(*config.training_job, *fabric.chakra_trace());
   }
+  if (config.simulation.fast_forward_asked) r["fast_forward"] = fast_forward_results(fabric, config);
   // Read last, with the rest of the results built: what the run took but the writing.
   const std::optional<std::uint64_t> peak_memory = peak_resident_bytes();
   r["simulator"] = {{"wall_time_s", wall},

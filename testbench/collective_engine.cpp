@@ -32,6 +32,8 @@ CollectiveEngine::CollectiveEngine(std::vector<tlm_fabric::Nic*> nics, std::vect
         [this, e](const tlm_fabric::Completion& c) { on_completion(e, c); });
   // The lanes' last landings are in once their window has ended.
   if (lanes > 1) queue.at_window_end([this] { window_ended(); });
+  if (params_.fast_forward.on)
+    check_ = std::make_unique<tlm_fabric::WakeEvent>([this] { check_fast_forward(); }, /*reads_every_lane=*/true);
 }
 
 sc_time CollectiveEngine::least_completion_delay() const {
@@ -127,6 +129,10 @@ CollectiveEngine::GraphId CollectiveEngine::start(Schedule schedule, std::vector
   run.lanes.resize(lanes_.size());
   for (LaneCount& c : run.lanes) c.last_visible = now;
   if (!raw) make_qps(run);
+  if (params_.fast_forward.on) {
+    resume_packets(now);
+    if (!raw) start_sampling(run, now);
+  }
   runs_.push_back(std::move(owned));
   if (raw) ++raw_runs_;
   for (std::size_t i = 0; i < m; ++i) {
@@ -162,6 +168,7 @@ void CollectiveEngine::post_ready(Lane& lane) {
   // graph order (the NIC's DMA timeline serves posts in that order); then wake for the
   // earliest one still waiting.
   const sc_time now = tlm_fabric::sim_now();
+  if (!lane.virtual_landings.empty()) land_virtual(lane, now);
   lane.batch.clear();
   while (!lane.eligible.empty() && lane.eligible.top().first <= now) {
     lane.batch.push_back(lane.eligible.top().second);
@@ -180,6 +187,10 @@ void CollectiveEngine::post_ready(Lane& lane) {
       // The switches' own protocol: a raw message tagged with the transfer's number.
       nic->post({b, static_cast<std::uint32_t>(wr), t.bytes, params_.sl});
     } else {
+      if (run->fast) {
+        if (run->virtual_at(now) && post_virtual(lane, *run, wr - run->id, now)) continue;
+        lane.posts.emplace_back(wr, now);
+      }
       nic->rdma().post(qp_for(a, b, t.channel).qp, {tlm_fabric::RdmaOpcode::write, t.bytes, wr}, now);
       if (!lane.to_kick[static_cast<std::size_t>(a)]) lane.kicked.push_back(a);
       lane.to_kick[static_cast<std::size_t>(a)] = true;
@@ -193,6 +204,7 @@ void CollectiveEngine::post_ready(Lane& lane) {
   }
   lane.kicked.clear();
   if (!lane.eligible.empty()) lane.wake.notify_at(lane.eligible.top().first);
+  if (!lane.virtual_landings.empty()) lane.wake.notify_at(lane.virtual_landings.top().end);
 }
 
 void CollectiveEngine::set_trace(tlm_fabric::FabricTrace* trace) {
@@ -211,6 +223,9 @@ void CollectiveEngine::on_completion(int endpoint, const tlm_fabric::Completion&
   const int a = run->endpoints[static_cast<std::size_t>(t.src)];
   if (run->endpoints[static_cast<std::size_t>(t.dst)] != endpoint || qp_for(a, endpoint, t.channel).responder != c.qp)
     return;
+  if (run->fast)
+    lane_of_endpoint(endpoint).landings.push_back(
+        {c.wr_id, {ticks(c.posted), ticks(tlm_fabric::sim_now()), ticks(c.visible)}});
   land(*run, i, c.visible);
 }
 

@@ -10,6 +10,8 @@
 #include <functional>
 #include <memory>
 #include <queue>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -26,6 +28,7 @@ struct EngineParams {
   sc_core::sc_time aggregation_latency;   ///< per aggregation node and chunk (in-network reduction)
   double aggregation_bandwidth_bps = 0;   ///< reduction throughput of an aggregation node [b/s]; 0: no limit
   int sl = 0;                             ///< service level of every QP and raw message
+  FastForwardParams fast_forward;         ///< off by default
 };
 
 /// Lanes: each participant's transfers wait and post in its NIC's wake-queue lane, a
@@ -81,6 +84,8 @@ class CollectiveEngine {
   /// Records each transfer posted on a NIC, from its post to its landing, as a step of its
   /// source endpoint in `trace` (output.trace).
   void set_trace(tlm_fabric::FabricTrace* trace);
+  /// The transfers fast-forward landed without packets so far (not inside a window).
+  FastForwardReport fast_forward_report() const;
 
  private:
   // Per graph and lane: the transfers landing at the lane's participants, those landed,
@@ -88,6 +93,28 @@ class CollectiveEngine {
   struct alignas(64) LaneCount {
     std::size_t expected = 0, landed = 0;
     sc_core::sc_time last_visible;
+  };
+  // A stream's last transfers' times from post (ps): to its first segment, to its last
+  // byte in at the destination NIC, to the landing the host sees.
+  struct StreamSample {
+    std::int64_t start = 0, end = 0, visible = 0;
+  };
+  static std::int64_t ticks(const sc_core::sc_time& t) { return static_cast<std::int64_t>(t.value()); }
+  struct Stream {
+    int dst = -1;
+    std::uint64_t bytes = 0, reduce_bytes = 0;
+    std::vector<StreamSample> last;  // ring of params_.fast_forward.window samples
+    std::size_t seen = 0;            // samples since (dst, bytes) last changed
+    StreamSample mean() const;
+    bool carries(const Schedule::Step& t) const { return dst == t.dst && bytes == t.bytes && reduce_bytes == t.reduce_bytes; }
+    bool steady(std::size_t window, double tolerance) const;
+  };
+  // A landing without packets, due at its last byte's time at the destination NIC.
+  struct VirtualLanding {
+    sc_core::sc_time end;
+    std::uint64_t wr;
+    sc_core::sc_time start, visible;
+    bool operator>(const VirtualLanding& o) const { return std::tie(end, wr) > std::tie(o.end, o.wr); }
   };
   struct Run {
     GraphId id = 0;
@@ -100,6 +127,13 @@ class CollectiveEngine {
     // (a ring's graph is a formula: this is all a ring AllReduce keeps per transfer).
     std::vector<std::uint8_t> landed;
     std::vector<LaneCount> lanes;
+    // Fast-forward: transfers posted in (virtual_after, virtual_until] land without packets.
+    bool fast = false;  // the graph may fast-forward (params_.fast_forward.on, RDMA transfers)
+    sc_core::sc_time virtual_after = sc_core::sc_max_time(), virtual_until = sc_core::sc_max_time();
+    int channels = 1;
+    std::vector<Stream> streams;  // per (source participant, channel)
+    bool virtual_at(const sc_core::sc_time& now) const { return virtual_after < now && now <= virtual_until; }
+    bool fast_forwarding() const { return virtual_after != sc_core::sc_max_time() && virtual_until == sc_core::sc_max_time(); }
   };
   // A transfer ready at `first`, by its work-request id: ascending ids are start order,
   // then graph order.
@@ -117,8 +151,31 @@ class CollectiveEngine {
     std::vector<bool> to_kick;          // per endpoint: in kicked
     InputJoin waiting;
     std::vector<ReadyEntry> bypassed;   // released in a window: to bypassed_ at its end
+    // Fast-forward: landings without packets at this lane's participants; the posts and
+    // landings of packet transfers, taken in by check_fast_forward between windows.
+    std::priority_queue<VirtualLanding, std::vector<VirtualLanding>, std::greater<>> virtual_landings;
+    std::vector<std::pair<std::uint64_t, sc_core::sc_time>> posts;  // (wr, post time)
+    std::vector<std::pair<std::uint64_t, StreamSample>> landings;    // (wr, absolute times in kernel ticks)
+    std::vector<std::pair<std::uint64_t, sc_core::sc_time>> changes; // (wr, post time): off its stream in fast-forward
+    FastForwardReport skipped;
   };
   void post_ready(Lane& lane);
+  // Fast-forward (engine_fast_forward.cpp).
+  /// Transfer i of `run`, posted now from `lane`, lands without packets after its stream's
+  /// steady time; false when its stream has none (a new destination or size).
+  bool post_virtual(Lane& lane, Run& run, std::size_t i, const sc_core::sc_time& now);
+  /// Lands the virtual transfers of `lane` due by `now`.
+  void land_virtual(Lane& lane, const sc_core::sc_time& now);
+  void add_virtual(Lane& lane, const VirtualLanding& v);
+  /// Between windows, every check interval while a graph samples: takes in the lanes'
+  /// samples and sends a graph whose streams are all steady to fast-forward.
+  void check_fast_forward();
+  /// Graphs in fast-forward go back to packets from `now` and sample anew: all of them
+  /// (a graph starts), or `run`.
+  void resume_packets(const sc_core::sc_time& now);
+  void resume_packets(Run& run, const sc_core::sc_time& now);
+  void start_sampling(Run& run, const sc_core::sc_time& now);
+  tlm_fabric::WakeEvent& fast_forward_check();
   void on_completion(int endpoint, const tlm_fabric::Completion& c);
   void land(Run& run, std::size_t i, const sc_core::sc_time& visible);
   /// Transfer j's inputs: one more landed, visible at `visible` (in j's source lane).
@@ -161,6 +218,11 @@ class CollectiveEngine {
   std::uint64_t next_id_ = 0;
   ReadyQueue bypassed_;                        // bypassed transfers, between windows
   std::vector<std::unique_ptr<Lane>> lanes_;
+  // Fast-forward: post times of packet transfers not landed yet (between windows only).
+  std::unordered_map<std::uint64_t, sc_core::sc_time> pending_posts_;
+  std::vector<std::pair<std::uint64_t, StreamSample>> taken_;  // check_fast_forward's scratch
+  std::unique_ptr<tlm_fabric::WakeEvent> check_;                  // made when a graph first samples
+  FastForwardReport report_;                                      // engaged, paused
 };
 
 }  // namespace fabricsim::testbench

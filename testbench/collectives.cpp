@@ -355,7 +355,7 @@ CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm
   CollectiveEngine::Hooks hooks;
   hooks.done = [this](CollectiveEngine::GraphId, const sc_time& end) { ended(end); };
   const EngineParams ep{params_.step_latency, params_.reduce_bandwidth_bps, params_.aggregation_latency,
-                        params_.aggregation_bandwidth_bps, params_.sl};
+                        params_.aggregation_bandwidth_bps, params_.sl, params_.fast_forward};
   engine_ = std::make_unique<CollectiveEngine>(std::move(nics), std::move(endpoint_lane), params_.ranks, ep, std::move(hooks));
   wake_.notify_at(tlm_fabric::sim_now());
 }
@@ -363,6 +363,8 @@ CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm
 CollectiveRunner::~CollectiveRunner() = default;
 
 sc_time CollectiveRunner::least_completion_delay() const { return engine_->least_completion_delay(); }
+
+FastForwardReport CollectiveRunner::fast_forward_report() const { return engine_->fast_forward_report(); }
 
 void CollectiveRunner::on_flow(const tlm_fabric::FlowRecord& f) { engine_->on_flow(f); }
 

@@ -64,6 +64,24 @@ struct AggregationTree {
   std::vector<int> endpoints;   ///< per aggregation port i: its endpoint id in the fabric
 };
 
+/// Steady-state fast-forward of transfer streams (`simulation.fast_forward`): once every
+/// stream of a graph (a source rank's transfers on one channel, to one destination, of one
+/// size) has taken the same time from post to landing within `tolerance` over its last
+/// `window` transfers, the graph's further transfers on those streams land after that
+/// time without their packets (docs/performance.md, "Fast-forward").
+struct FastForwardParams {
+  bool on = false;
+  int window = 4;            ///< transfers per stream the steady state is judged over
+  double tolerance = 0.01;   ///< (longest - shortest) / mean post-to-landing time allowed
+};
+
+/// What fast-forward skipped: transfers landed without packets.
+struct FastForwardReport {
+  std::uint64_t transfers = 0, bytes = 0;
+  std::uint64_t engaged = 0;  ///< times a graph went to fast-forward
+  std::uint64_t resumed = 0;  ///< times one went back to packets: another graph started, or a stream changed
+};
+
 struct CollectiveParams {
   CollectiveOp op = CollectiveOp::allreduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
@@ -80,6 +98,7 @@ struct CollectiveParams {
   sc_core::sc_time aggregation_latency;               ///< sharp: per aggregation node and chunk, inputs in -> result out
   double aggregation_bandwidth_bps = 0;               ///< sharp: reduction throughput of an aggregation node [b/s]; 0: no limit
   TrainingParams training;                            ///< when enabled: a training step instead of a size sweep
+  FastForwardParams fast_forward;                     ///< simulation.fast_forward (not for sharp's raw messages)
 };
 
 /// nccl-tests bus-bandwidth factor: AllReduce 2(n-1)/n, ReduceScatter/AllGather/AlltoAll (n-1)/n.
@@ -243,6 +262,8 @@ class CollectiveRunner : public sc_core::sc_module {
   /// The least time from a landing's completion to the host seeing it, over the ranks'
   /// NICs: the longest lookahead lanes may run this collective with.
   sc_core::sc_time least_completion_delay() const;
+  /// The transfers fast-forward landed without packets.
+  FastForwardReport fast_forward_report() const;
   /// Records the collective's transfers as steps per endpoint in `trace` (output.trace).
   void set_trace(tlm_fabric::FabricTrace* trace);
 

@@ -84,6 +84,10 @@ class Nic : public sc_core::sc_module {
   void post(const Message& m);
   /// Called for every message (raw, RDMA WRITE or SEND) fully delivered here (flow completion time).
   void set_flow_handler(const std::function<void(const FlowRecord&)>& h);
+  /// A message delivered here without its packets (fast-forward), as the flow handler sees one.
+  void record_flow(const FlowRecord& f) const {
+    if (on_flow_) on_flow_(f);
+  }
   /// One row per delivered packet into `log` (nullptr: off).
   void set_packet_log(PacketLog* log) { packet_log_ = log; }
   /// Per-hop latency breakdown (`output.latency_breakdown`; the pool keeps breakdowns):

@@ -56,6 +56,7 @@ struct ExecutorParams {
   training::Gpu gpu = training::gpu_preset("h100-sxm").value;
   training::Precision precision = training::Precision::bf16;
   ScaleUp scale_up;
+  testbench::FastForwardParams fast_forward;  ///< simulation.fast_forward
 };
 
 /// The collective a trace's collective type runs as, and the bytes per rank its transfer
@@ -83,6 +84,8 @@ class Executor : public sc_core::sc_module {
   std::string table() const;
   /// The longest lookahead lanes may run the trace with (CollectiveEngine).
   sc_core::sc_time least_completion_delay() const { return engine_->least_completion_delay(); }
+  /// The transfers fast-forward landed without packets.
+  testbench::FastForwardReport fast_forward_report() const { return engine_->fast_forward_report(); }
   /// Records the trace's transfers (sends, collectives) as steps per endpoint in `trace` (output.trace).
   void set_trace(tlm_fabric::FabricTrace* trace) { engine_->set_trace(trace); }
 

@@ -1,0 +1,149 @@
+// Steady-state fast-forward (`simulation.fast_forward`, testbench/engine_fast_forward.cpp):
+// the collective times and flow completion times it gives are within 1% of the full
+// packet-level run's (the bound docs/performance.md states), it skips most transfers of a
+// bulk ring AllReduce, the conservation checks hold, its results are the same on any
+// number of lanes, and where it cannot apply it changes nothing and says why.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/command.h"
+#include "tests/same_results.h"
+#include "tests/temp_files.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json run(const std::string& args, const fs::path& out) {
+  const auto c = fabricsim::testing::run_command("run -q " + args + " --out " + out.string());
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  nlohmann::json r;
+  if (c.exit_code == 0) std::ifstream(out / "results.json") >> r;
+  return r;
+}
+
+std::string example(const std::string& name) { return (fs::path(FABRICSIM_SOURCE_DIR) / "examples" / name).string(); }
+
+double relative(double a, double b) { return std::abs(a - b) / b; }
+
+struct Both {
+  nlohmann::json full, fast;  // packet level, fast-forward
+};
+
+// allreduce_leafspine_ib.yaml with `sets`, without and with fast-forward.
+Both run_both(const std::string& sets) {
+  const fs::path dir = fabricsim::testing::test_temp_dir("ff");
+  const std::string base = example("allreduce_leafspine_ib.yaml") + " " + sets;
+  Both b{run(base, dir / "full"), run(base + " --set simulation.fast_forward=true", dir / "fast")};
+  EXPECT_FALSE(b.full.is_null());
+  EXPECT_FALSE(b.fast.is_null());
+  return b;
+}
+
+// A ring AllReduce of `size` per rank on the example's leaf-spine (radix 8 unless given):
+// full packet level against fast-forward.
+void expect_within_one_percent(const std::string& sets, const std::string& tag) {
+  const auto [full, fast] = run_both(sets);
+  if (full.is_null() || fast.is_null()) return;
+  SCOPED_TRACE(tag);
+  EXPECT_TRUE(fast["fast_forward"]["applied"].get<bool>()) << fast["fast_forward"].dump();
+  EXPECT_TRUE(fast["collective"]["finished"].get<bool>());
+  EXPECT_TRUE(fast["scoreboard"]["ok"].get<bool>()) << fast["scoreboard"].dump();
+  const auto& sizes_full = full["collective"]["sizes"];
+  const auto& sizes_fast = fast["collective"]["sizes"];
+  ASSERT_EQ(sizes_full.size(), sizes_fast.size());
+  for (std::size_t k = 0; k < sizes_full.size(); ++k)
+    EXPECT_LT(relative(sizes_fast[k]["time_us"].get<double>(), sizes_full[k]["time_us"].get<double>()), 0.01)
+        << sizes_fast[k]["time_us"] << " us against " << sizes_full[k]["time_us"] << " us";
+  // Every transfer is a flow, skipped or not; its percentiles within 1% as well.
+  EXPECT_EQ(fast["flows"]["count"], full["flows"]["count"]);
+  for (const char* p : {"p50", "p99", "mean"})
+    EXPECT_LT(relative(fast["flows"]["fct_us"][p].get<double>(), full["flows"]["fct_us"][p].get<double>()), 0.01)
+        << p << ": " << fast["flows"]["fct_us"][p] << " us against " << full["flows"]["fct_us"][p] << " us";
+  // Most of a bulk ring's transfers skip their packets.
+  const double skipped = fast["fast_forward"]["transfers_skipped"].get<double>();
+  EXPECT_GT(skipped, 0.5 * full["flows"]["count"].get<double>());
+  EXPECT_LT(fast["simulator"]["packet_hops"].get<double>(), 0.5 * full["simulator"]["packet_hops"].get<double>());
+}
+
+TEST(FastForward, RingAllReduceOn32RanksWithinOnePercent) {
+  expect_within_one_percent("--set collective.sizes=[16MiB]", "32 ranks, 16 MiB");
+}
+
+TEST(FastForward, RingAllReduceOn16RanksWithinOnePercent) {
+  expect_within_one_percent("--set collective.sizes=[16MiB] --set collective.ranks=16", "16 ranks, 16 MiB");
+}
+
+// Two rings on one NIC hold one steady state through the reduce-scatter, then fall in and
+// out of step after the change to the allgather in the packet-level run itself: fast-
+// forward skips the first and runs the second packet by packet, the collective time
+// within 1%.
+TEST(FastForward, TwoChannelsLeaveTheSteadyStateAtTheAllGather) {
+  const auto [full, fast] =
+      run_both("--set collective.sizes=[16MiB] --set collective.ranks=16 --set collective.channels=2");
+  if (full.is_null() || fast.is_null()) return;
+  EXPECT_GT(fast["fast_forward"]["transfers_skipped"].get<int>(), 0);
+  EXPECT_GE(fast["fast_forward"]["resumed"].get<int>(), 1);
+  EXPECT_LT(relative(fast["collective"]["sizes"][0]["time_us"].get<double>(),
+                     full["collective"]["sizes"][0]["time_us"].get<double>()),
+            0.01);
+}
+
+TEST(FastForward, RingAllReduceOn128RanksWithinOnePercent) {
+  expect_within_one_percent("--set topology.radix=16 --set collective.sizes=[8MiB]", "128 ranks, 8 MiB");
+}
+
+TEST(FastForward, SameResultsOnAnyNumberOfLanes) {
+  const fs::path dir = fabricsim::testing::test_temp_dir("ff");
+  const std::string base = example("allreduce_leafspine_ib.yaml") +
+                           " --set collective.sizes=[1MiB,4MiB] --set simulation.fast_forward=true";
+  const nlohmann::json one = run(base + " --set simulation.threads=1", dir / "one");
+  const nlohmann::json three = run(base + " --set simulation.threads=3", dir / "three");
+  ASSERT_FALSE(one.is_null());
+  EXPECT_GT(three["simulator"]["lanes"].get<int>(), 1);
+  EXPECT_TRUE(one["fast_forward"]["applied"].get<bool>());
+  fabricsim::testing::expect_same_results(one, three, {"simulation.threads", "output.directory"});
+}
+
+// Halving-doubling changes peer and size every step: no stream repeats, nothing skips,
+// and the results are those of the packet-level run.
+TEST(FastForward, NoSteadyStateChangesNothingAndSaysSo) {
+  auto [full, fast] = run_both("--set collective.sizes=[1MiB] --set collective.algorithm=halving_doubling");
+  if (full.is_null() || fast.is_null()) return;
+  EXPECT_FALSE(fast["fast_forward"]["applied"].get<bool>());
+  EXPECT_NE(fast["fast_forward"]["reason"].get<std::string>().find("steady"), std::string::npos);
+  fast.erase("fast_forward");
+  fabricsim::testing::expect_same_results(full, fast, {"simulation.fast_forward", "output.directory"});
+}
+
+// Lossy links and background traffic turn it off with a warning naming the key.
+TEST(FastForward, LossyLinksTurnItOffWithAWarning) {
+  const fs::path dir = fabricsim::testing::test_temp_dir("ff");
+  const auto c = fabricsim::testing::run_command(
+      "run -q " + example("allreduce_leafspine_ib.yaml") +
+      " --set collective.sizes=[64KiB] --set link.drop_rate=1e-4 --set simulation.fast_forward=true --out " +
+      (dir / "lossy").string());
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  nlohmann::json r;
+  std::ifstream(dir / "lossy" / "results.json") >> r;
+  EXPECT_FALSE(r["fast_forward"]["applied"].get<bool>());
+  EXPECT_NE(r["fast_forward"]["reason"].get<std::string>().find("drop_rate"), std::string::npos);
+  EXPECT_NE(r["warnings"].dump().find("fast_forward"), std::string::npos) << r["warnings"].dump();
+}
+
+TEST(FastForward, SyntheticTrafficTurnsItOff) {
+  const fs::path dir = fabricsim::testing::test_temp_dir("ff");
+  const nlohmann::json r =
+      run(example("single_switch.yaml") + " --set simulation.fast_forward=true --set simulation.duration=20us", dir / "r");
+  ASSERT_FALSE(r.is_null());
+  EXPECT_FALSE(r["fast_forward"]["applied"].get<bool>());
+  EXPECT_EQ(r["fast_forward"]["transfers_skipped"], 0);
+  EXPECT_NE(r["warnings"].dump().find("fast_forward"), std::string::npos);
+}
+
+}  // namespace
