@@ -363,7 +363,7 @@ nlohmann::json fast_forward_results(const Fabric& fabric, const FabricConfig& co
   if (const auto* ch = fabric.chakra()) skipped = ch->fast_forward_report();
   std::string why = s.fast_forward_off;
   if (why.empty() && skipped.transfers == 0)
-    why = "no graph alone on the fabric had every transfer stream steady within simulation.fast_forward_tolerance "
+    why = "the graphs under way never had every transfer stream steady within simulation.fast_forward_tolerance "
           "over simulation.fast_forward_window transfers";
   return {{"applied", skipped.transfers > 0},
           {"reason", why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why)},

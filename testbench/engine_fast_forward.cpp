@@ -2,9 +2,9 @@
 // (docs/performance.md, "Fast-forward"). A bulk collective repeats one pattern: a ring
 // rank sends chunk after chunk of one size to one neighbour, and once the fabric has
 // settled each takes the same time from post to landing. The engine samples those times
-// per stream and, when every stream of the only graph under way is steady, lands the
-// graph's further transfers after their stream's mean times without putting their
-// packets on the fabric, until another graph starts.
+// per stream and, when every stream of every graph under way is steady, lands the
+// graphs' further transfers after their stream's mean times without putting their
+// packets on the fabric, until another graph starts or a stream changes pattern.
 #include <algorithm>
 
 #include "testbench/collective_engine.h"
@@ -163,23 +163,26 @@ void CollectiveEngine::check_fast_forward() {
     }
     s.last[s.seen++ % window] = {at.start - posted, at.end - posted, at.visible - posted};
   }
-  // A graph alone on the fabric whose every stream is steady goes to fast-forward.
+  // The graphs under way go to fast-forward together, once every stream of each is
+  // steady: the fabric then carries nothing else (identical groups of ranks reducing
+  // side by side settle together).
+  const auto steady = [&](const Run& run) {
+    return run.fast &&
+           (run.fast_forwarding() ||
+            (std::any_of(run.streams.begin(), run.streams.end(), [](const Stream& s) { return s.dst >= 0; }) &&
+             std::all_of(run.streams.begin(), run.streams.end(), [&](const Stream& s) {
+               return s.dst < 0 || s.steady(window, params_.fast_forward.tolerance);
+             })));
+  };
+  const bool all_steady = std::all_of(runs_.begin(), runs_.end(), [&](const auto& r) { return steady(*r); });
   bool fast = false;  // (a graph in fast-forward is checked for a change of pattern)
   for (auto& owned : runs_) {
     Run& run = *owned;
     fast = fast || run.fast;
-    if (!run.fast || run.fast_forwarding()) continue;
-    const bool steady =
-        runs_.size() == 1 &&
-        std::any_of(run.streams.begin(), run.streams.end(), [](const Stream& s) { return s.dst >= 0; }) &&
-        std::all_of(run.streams.begin(), run.streams.end(), [&](const Stream& s) {
-          return s.dst < 0 || s.steady(window, params_.fast_forward.tolerance);
-        });
-    if (steady) {
-      run.virtual_after = now;
-      run.virtual_until = sc_core::sc_max_time();
-      ++report_.engaged;
-    }
+    if (!all_steady || run.fast_forwarding()) continue;
+    run.virtual_after = now;
+    run.virtual_until = sc_core::sc_max_time();
+    ++report_.engaged;
   }
   if (fast) check_->notify_at(now + kCheckInterval);
 }
