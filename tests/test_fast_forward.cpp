@@ -35,10 +35,11 @@ struct Both {
   nlohmann::json full, fast;  // packet level, fast-forward
 };
 
-// allreduce_leafspine_ib.yaml with `sets`, without and with fast-forward.
-Both run_both(const std::string& sets) {
+// The example (allreduce_leafspine_ib.yaml unless named) with `sets`, without and with
+// fast-forward.
+Both run_both(const std::string& sets, const std::string& name = "allreduce_leafspine_ib.yaml") {
   const fs::path dir = fabricsim::testing::test_temp_dir("ff");
-  const std::string base = example("allreduce_leafspine_ib.yaml") + " " + sets;
+  const std::string base = example(name) + " " + sets;
   Both b{run(base, dir / "full"), run(base + " --set simulation.fast_forward=true", dir / "fast")};
   EXPECT_FALSE(b.full.is_null());
   EXPECT_FALSE(b.fast.is_null());
@@ -96,6 +97,21 @@ TEST(FastForward, TwoChannelsLeaveTheSteadyStateAtTheAllGather) {
 
 TEST(FastForward, RingAllReduceOn128RanksWithinOnePercent) {
   expect_within_one_percent("--set topology.radix=16 --set collective.sizes=[8MiB]", "128 ranks, 8 MiB");
+}
+
+// A generated training iteration (examples/training/gpt_small.yaml on a k=8 fat tree, 128
+// GPUs: tp 4 in the servers, pp 2, dp 16): the data-parallel groups' ring AllReduces settle
+// side by side; the iteration time and its communication within 1%.
+TEST(FastForward, GeneratedTrainingIterationWithinOnePercent) {
+  const auto [full, fast] = run_both("--set topology.k=8", "training/gpt_small.yaml");
+  if (full.is_null() || fast.is_null()) return;
+  EXPECT_TRUE(fast["fast_forward"]["applied"].get<bool>()) << fast["fast_forward"].dump();
+  EXPECT_TRUE(fast["chakra"]["finished"].get<bool>());
+  EXPECT_TRUE(fast["scoreboard"]["ok"].get<bool>());
+  for (const char* key : {"iteration_time_us", "exposed_communication_mean_us"})
+    EXPECT_LT(relative(fast["chakra"][key].get<double>(), full["chakra"][key].get<double>()), 0.01) << key;
+  EXPECT_EQ(fast["flows"]["count"], full["flows"]["count"]);
+  EXPECT_LT(relative(fast["flows"]["fct_us"]["p99"].get<double>(), full["flows"]["fct_us"]["p99"].get<double>()), 0.01);
 }
 
 TEST(FastForward, SameResultsOnAnyNumberOfLanes) {
