@@ -43,6 +43,7 @@ set(fabricsim_validation_tests
   Collectives.BusBandwidthDefinitionsAndBounds
   Collectives.NcclBusFactorsReduceScatterAlltoall
   RingAllReduce.SmallMessagesAreLatencyBound
+  RingReduceScatter.ReducesAfterEachOfItsReceives
   SharpAllReduce.LargeMessagesApproachTheLinkRate
   # NIC (tests/test_nic.cpp; PFC headroom in tests/test_switch.cpp): perftest closed forms,
   # link/PCIe bounds, DCQCN convergence, lossless incast
