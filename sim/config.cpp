@@ -901,6 +901,8 @@ void read_trace(ConfigMap& m, const hw::ParamBlock& spec, tlm_fabric::TraceOptio
     const auto colon = f.find(':');
     if (colon == std::string::npos) m.fail("trace_flow", "'" + f + "' is not a SRC:DST pair of endpoints, e.g. 0:3");
     t.flows.emplace_back(endpoint("trace_flow", f.substr(0, colon)), endpoint("trace_flow", f.substr(colon + 1)));
+    if (t.flows.back().first == t.flows.back().second)
+      m.fail("trace_flow", "'" + f + "': a flow must go to another endpoint");
   }
   read_window(m, spec, "output", "trace_", "trace", t.from_ps, t.to_ps);
   t.max_bytes = m.size(spec["trace_max_size"], hw::Size::bytes(t.max_bytes)).in_bytes();

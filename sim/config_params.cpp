@@ -74,17 +74,17 @@ const hw::ParamBlock& output_params() {
        {"trace", ParamType::list, "trace kinds", "", "", "", {}, "`perfetto`, `vcd`: a name or a list",
         "the fabric trace: `perfetto` writes `trace.perfetto.json` (Chrome JSON trace events, opened by ui.perfetto.dev: packet hops and a collective's steps per rank as slices, buffer occupancy, credits and PAUSE as counters), `vcd` writes `fabric.vcd` (the counters as VCD signals for GTKWave); `fabricsim run --trace perfetto` sets it ([results.md](results.md#traces))"},
        {"trace_scope", ParamType::list, "globs", "", "", "", {}, "needs `trace`; a glob or a list",
-        "only the switches, switch ports and NICs whose hierarchy name a glob matches (`fabric.sw0`, `fabric.leaf*.port[0-3]`, `fabric.ep1`); empty: all"},
+        "only the switches, switch ports and NICs whose hierarchy name a glob matches (`fabric.sw0`, `fabric.leaf*.port[0-3]`, `fabric.ep1`); a glob that matches none gets a warning; empty: all"},
        {"trace_endpoint", ParamType::list, "endpoints", "", "", "", {}, "needs `trace`; an endpoint or a list",
-        "only the packets from or to these endpoints, their NICs, and the counters of the switch ports their packets cross; empty: all"},
+        "only the packets from or to these endpoints, their NICs, and the counters of the switch ports their packets cross, from the first one's crossing; kept packets none: a warning; empty: all"},
        {"trace_flow", ParamType::list, "SRC:DST pairs", "", "", "", {}, "needs `trace`; a pair or a list",
-        "only the packets from endpoint SRC to endpoint DST (`0:3`), and the counters of the ports and NICs they cross; empty: all"},
+        "only the packets from endpoint SRC to endpoint DST (`0:3`, SRC not DST), and the counters of the ports and NICs they cross, from the first one's crossing; kept packets none: a warning; empty: all"},
        {"trace_from", ParamType::time, "", "0s", "0s", "10s", {}, "needs `trace`",
         "start of the traced window: the counters start with their values at this time"},
        {"trace_to", ParamType::time, "", "`simulation.duration`", "0s", "10s", {}, "needs `trace`; not before `trace_from`",
         "end of the traced window (inclusive)"},
        {"trace_max_size", ParamType::size, "", "0B", "0B", "1TiB", {}, "needs `trace`; 0B: no limit",
-        "per trace file: writing stops before the file passes this size (`results.json` `trace` says so)"}}};
+        "per trace file: writing stops before the bytes written pass this size (`results.json` `trace` says so)"}}};
   return block;
 }
 

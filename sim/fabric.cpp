@@ -608,17 +608,24 @@ void Fabric::finish_packet_log() {
   if (packet_log_) packet_log_->finish();
 }
 
-void Fabric::set_trace(const tlm_fabric::TraceOptions& options) {
+void Fabric::set_trace(const tlm_fabric::TraceOptions& options, const std::string& dir) {
   trace_ = std::make_unique<tlm_fabric::FabricTrace>(options, lanes_);
-  for (auto& sw : switches_) sw->set_trace(trace_.get());
+  for (auto& sw : switches_) {
+    sw->set_trace(trace_.get());
+    const tlm_fabric::Switch* s = sw.get();
+    trace_->lags([s] { return s->first_unadmitted_header(); });
+  }
   for (auto& nic : nics_) nic->set_trace(trace_.get());
   if (collective_) collective_->set_trace(trace_.get());
   if (chakra_) chakra_->set_trace(trace_.get());
+  trace_->open(dir);
+  // The events go out where packets.csv's rows do: after each window, and in step with the kernel.
+  if (lanes_ > 1) tlm_fabric::WakeQueue::instance().at_window_end([this] { trace_->window_ended(); });
 }
 
-std::vector<tlm_fabric::TraceFileRecord> Fabric::finish_trace(const std::string& dir) {
+std::vector<tlm_fabric::TraceFileRecord> Fabric::finish_trace() {
   if (!trace_) return {};
-  return trace_->write(dir, sc_core::sc_time_stamp());
+  return trace_->finish(sc_core::sc_time_stamp());
 }
 
 namespace {

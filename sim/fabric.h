@@ -82,10 +82,12 @@ class Fabric : public sc_core::sc_module {
   void set_packet_log(std::ostream& log);
   /// Writes the packet log's last rows (after the run).
   void finish_packet_log();
-  /// The fabric trace (output.trace: trace.perfetto.json, fabric.vcd), from now on.
-  void set_trace(const tlm_fabric::TraceOptions& options);
-  /// Writes the trace files into `dir` (after the run) and says what they hold.
-  std::vector<tlm_fabric::TraceFileRecord> finish_trace(const std::string& dir);
+  /// The fabric trace (output.trace: trace.perfetto.json, fabric.vcd into `dir`), from now on.
+  void set_trace(const tlm_fabric::TraceOptions& options, const std::string& dir);
+  /// Writes the rest of the trace files (after the run) and says what they hold.
+  std::vector<tlm_fabric::TraceFileRecord> finish_trace();
+  /// The fabric trace, or null.
+  const tlm_fabric::FabricTrace* trace() const { return trace_.get(); }
   /// qp_rates.csv into `log` (its header first): at every sample, the CC rate of each QP with requests.
   void set_qp_rate_log(std::ostream& log);
   /// occupancy.csv into `log` (its header first): at every sample, the bytes each switch

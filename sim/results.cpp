@@ -516,11 +516,38 @@ void warn_unmatched_scopes(const FabricConfig& config, Fabric& fabric) {
               << "; nothing is recorded for it\n";
 }
 
+/// The fabric trace's scopes that match nothing in the fabric: a warning each (the trace
+/// leaves them out; with no other scope it holds nothing).
+void warn_unmatched_trace_scopes(const Fabric& fabric) {
+  const tlm_fabric::FabricTrace* trace = fabric.trace();
+  if (trace == nullptr) return;
+  std::string examples;
+  for (const auto& name : trace->scope_examples()) examples += (examples.empty() ? "" : ", ") + name;
+  for (const auto& s : trace->unmatched_scopes())
+    std::cerr << "fabricsim: warning: output.trace_scope '" << s
+              << "' matches no switch, switch port or NIC of the fabric (e.g. " << examples
+              << "); nothing is recorded for it\n";
+}
+
+/// After the run: endpoint and flow filters that kept no packet in scope leave a trace
+/// without packets, a warning naming them.
+void warn_empty_trace_filters(const FabricConfig& config, const Fabric& fabric) {
+  const tlm_fabric::FabricTrace* trace = fabric.trace();
+  if (trace == nullptr || trace->kept_packets()) return;
+  const tlm_fabric::TraceOptions& t = config.output.trace;
+  std::string keys;
+  auto add = [&keys](const std::string& text) { keys += (keys.empty() ? "" : ", ") + text; };
+  for (int e : t.endpoints) add("output.trace_endpoint " + std::to_string(e));
+  for (const auto& [src, dst] : t.flows) add("output.trace_flow " + std::to_string(src) + ":" + std::to_string(dst));
+  std::cerr << "fabricsim: warning: " << keys << ": no packet of theirs crossed a switch port or NIC "
+            << (t.scopes.empty() ? std::string("in the run") : "in output.trace_scope") << "; the trace holds no packet\n";
+}
+
 /// Writes the fabric trace's files (output.trace) and lists them; null when it is off.
 nlohmann::json finish_trace(const FabricConfig& config, Fabric& fabric) {
   if (!config.output.trace.enabled()) return nullptr;
   nlohmann::json files = nlohmann::json::array();
-  for (const auto& rec : fabric.finish_trace(config.output.directory))
+  for (const auto& rec : fabric.finish_trace())
     files.push_back({{"kind", rec.kind}, {"file", rec.file}, {"events", rec.events}, {"limit_reached", rec.limit_reached}});
   return files;
 }
@@ -557,7 +584,10 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   if (logs.packets) fabric.set_packet_log(*logs.packets);
   if (logs.qp_rates) fabric.set_qp_rate_log(*logs.qp_rates);
   if (logs.occupancy) fabric.set_occupancy_log(*logs.occupancy);
-  if (config.output.trace.enabled()) fabric.set_trace(config.output.trace);
+  if (config.output.trace.enabled()) {
+    fabric.set_trace(config.output.trace, config.output.directory);
+    warn_unmatched_trace_scopes(fabric);
+  }
   // The model is built: back it with huge pages before the first packet moves.
   const std::size_t huge_page_bytes = use_huge_pages();
   const auto wall_start = std::chrono::steady_clock::now();
@@ -572,6 +602,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
 
   nlohmann::json waveforms = finish_waveforms(config, fabric);
   const nlohmann::json trace = finish_trace(config, fabric);
+  warn_empty_trace_filters(config, fabric);
   const double end_s = sc_core::sc_time_stamp().to_seconds();
   const double window_s = end_s - config.simulation.warmup.in_seconds();
   nlohmann::json r = results_header(config, fabric, end_s);
@@ -643,6 +674,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
                     {"parallel_windows", tlm_fabric::WakeQueue::instance().windows()},
                     {"build", FABRICSIM_BUILD_FLAVOUR}};
   if (!waveforms.is_null()) r["simulator"]["waveforms"] = std::move(waveforms);
+  if (const auto* t = fabric.trace()) r["simulator"]["trace_events_held_max"] = t->held_high_water();
   // RTL waveforms (switch.rtl_trace) are finished above; a traced model is still taken
   // apart, so a block that failed to close its file reports it from its destructor.
   if (teardown == ModelTeardown::skip && config.switch_params.waveform.dir.empty())

@@ -3,7 +3,8 @@
 // delivery slice per packet delivered and egress counters whose maxima are the ports'
 // egress high-water marks; credits never go negative and end where they started; the VCD
 // has the same maxima; the window and the filters shrink the files, the size limit stops
-// them; the same bytes on one lane and on two; the CLI's errors.
+// them; the same bytes on one lane and on two; a longer run holds no more events at once;
+// filters that match nothing warn; the CLI's errors.
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -263,6 +264,54 @@ TEST(FabricTrace, SameBytesOnOneLaneAndTwo) {
     EXPECT_TRUE(read_file(one.out / f) == read_file(two.out / f)) << f << " differs between 1 and 2 lanes";
 }
 
+// The events go out to the files as the time passes: a run of ten times the packets holds
+// no more events at once (simulator.trace_events_held_max), on one lane and on two.
+TEST(FabricTrace, LongerRunHoldsNoMoreEvents) {
+  const auto dir = fabricsim::testing::test_temp_dir("trace");
+  for (const std::string threads : {"1", "2"}) {
+    const std::string args = "--trace perfetto,vcd --set simulation.threads=" + threads;
+    const TracedRun brief = run(dir, "brief" + threads, args);
+    const TracedRun longer = run(dir, "longer" + threads, args + " --set traffic.messages=400 --set simulation.duration=1ms");
+    ASSERT_EQ(longer.results["packets"]["in_flight"].get<std::uint64_t>(), 0U) << "the fabric drains";
+    const auto events = [](const TracedRun& r) { return r.results["trace"][0]["events"].get<std::uint64_t>(); };
+    const auto held = [](const TracedRun& r) { return r.results["simulator"]["trace_events_held_max"].get<std::uint64_t>(); };
+    EXPECT_GT(events(longer), 5 * events(brief)) << threads;
+    EXPECT_LT(held(longer), events(longer) / 20) << threads;
+    EXPECT_LE(held(longer), 2 * held(brief)) << threads;
+  }
+}
+
+// A scope that names nothing in the fabric, and packet filters that keep no packet in
+// scope, make nothing of the trace: a warning names them.
+TEST(FabricTrace, FiltersThatMatchNothingWarn) {
+  const auto dir = fabricsim::testing::test_temp_dir("trace");
+  const fs::path config = fabricsim::testing::write_text(dir / "trace.yaml", kConfig);
+  const std::string base = "run -q " + config.string() + " --out " + (dir / "out").string();
+  // Endpoints 1 and 0 hang off leaf0: their packets never reach leaf3, nor endpoint 3
+  // (a packet is kept when both filters keep it). Empty: no warning.
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {" --trace vcd --trace-scope 'fabric.spine*' --trace-scope 'fabric.nosuch*'",
+       "warning: output.trace_scope 'fabric.nosuch*' matches no switch, switch port or NIC of the fabric (e.g. "
+       "fabric.leaf0, fabric.leaf0.port0, fabric.ep0)"},
+      {" --trace perfetto --trace-flow 1:0 --trace-scope 'fabric.leaf3*'",
+       "warning: output.trace_flow 1:0: no packet of theirs crossed a switch port or NIC in output.trace_scope; the "
+       "trace holds no packet"},
+      {" --trace perfetto --trace-flow 1:0 --trace-endpoint 3",
+       "warning: output.trace_endpoint 3, output.trace_flow 1:0: no packet of theirs crossed a switch port or NIC in "
+       "the run"},
+      {" --trace perfetto --trace-flow 1:0", ""}};
+  for (const auto& [args, warning] : cases) {
+    const auto r = fabricsim::testing::run_command(base + args);
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output;
+    if (warning.empty()) {
+      EXPECT_THAT(r.output, ::testing::Not(HasSubstr("warning"))) << args;
+      continue;
+    }
+    EXPECT_THAT(r.output, HasSubstr(warning)) << args;
+    EXPECT_THAT(r.output, ::testing::Not(HasSubstr("'fabric.spine*'"))) << "a scope that matches is not named";
+  }
+}
+
 // A ring AllReduce on lanes: a slice per transfer on its source endpoint's row, from its
 // post to its landing, each rank with as many; the same bytes on one lane and on two.
 TEST(FabricTrace, CollectiveStepsPerRank) {
@@ -316,6 +365,7 @@ TEST(FabricTrace, CommandLineErrors) {
       {" --trace-from 1us", "--trace-from 1us: output.trace_from: needs the fabric trace output.trace"},
       {" --trace perfetto --trace-endpoint 9", "output.trace_endpoint: '9' is not an endpoint (0..7)"},
       {" --trace vcd --trace-flow 3", "'3' is not a SRC:DST pair"},
+      {" --trace vcd --trace-flow 2:2", "output.trace_flow: '2:2': a flow must go to another endpoint"},
       {" --trace vcd --trace-from 2us --trace-to 1us", "the trace window ends (1us) before it starts (output.trace_from 2us)"},
       {" --trace perfetto --trace-format vcd", "--trace-format vcd: the RTL waveforms' format needs --trace rtl"}};
   for (const auto& [args, error] : cases) {

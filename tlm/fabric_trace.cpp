@@ -1,4 +1,5 @@
-// The fabric trace: recording per lane, then the Chrome JSON trace and the VCD (fabric_trace.h).
+// The fabric trace: recording per lane, written as the time passes into the Chrome JSON
+// trace and the VCD (fabric_trace.h).
 #include "tlm/fabric_trace.h"
 
 #include <fnmatch.h>
@@ -14,6 +15,7 @@
 #include <tuple>
 
 #include "tlm/sim_time.h"
+#include "tlm/wake_queue.h"
 
 namespace fabricsim::tlm_fabric {
 
@@ -44,6 +46,15 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+/// The time an event is written in order of: a counter's change, a slice's end (a
+/// collective step's post or landing: its own time until they make a slice).
+std::uint64_t order_ps(const FabricTrace::Event& e) {
+  using Kind = FabricTrace::Kind;
+  return e.kind == Kind::switch_hop || e.kind == Kind::link_hop || e.kind == Kind::delivered || e.kind == Kind::step
+             ? e.value
+             : e.ts;
+}
+
 const char* op_name(std::uint8_t op) {
   static constexpr const char* kOps[] = {"raw", "write", "send", "read_request", "read_response", "ack", "nak", "cnp"};
   return op < 8 ? kOps[op] : "?";
@@ -64,7 +75,8 @@ struct FabricTrace::Track {
   std::string device;  // the process it belongs to in the Chrome trace
   std::string label;   // its rows' prefix there
   bool on = true;      // in scope
-  bool crossed = false;  // a packet the endpoint and flow filters keep crossed it
+  // The first time a packet the endpoint and flow filters keep crossed it (the hop's end) [ps].
+  std::uint64_t crossed_at = std::numeric_limits<std::uint64_t>::max();
   bool occupancy = false, credits = false, pause = false;  // the counters it has
   int vls = 0;
   // Per signal (kIngress, kEgress, kCredits + VL, kPause + VL): the value at the window's
@@ -169,6 +181,39 @@ void FabricTrace::step_landed(std::uint64_t wr, const sc_core::sc_time& at) {
 
 bool FabricTrace::on(int track) const { return tracks_[static_cast<std::size_t>(track)].on; }
 
+std::vector<std::string> FabricTrace::unmatched_scopes() const {
+  std::vector<std::string> out;
+  for (const auto& s : options_.scopes) {
+    TraceOptions one;
+    one.scopes = {s};
+    // A switch port's track matches by its name or its switch's, a NIC's by its name.
+    const bool hit = std::any_of(tracks_.begin(), tracks_.end(), [&](const Track& t) {
+      return t.device != "collective" && one.wants(t.name, t.occupancy ? t.device : std::string_view());
+    });
+    if (!hit) out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<std::string> FabricTrace::scope_examples() const {
+  std::vector<std::string> out;
+  const auto port = std::find_if(tracks_.begin(), tracks_.end(), [](const Track& t) { return t.occupancy; });
+  if (port != tracks_.end()) {
+    out.push_back(port->device);
+    out.push_back(port->name);
+  }
+  const auto nic = std::find_if(tracks_.begin(), tracks_.end(), [](const Track& t) { return t.label == "nic"; });
+  if (nic != tracks_.end()) out.push_back(nic->name);
+  return out;
+}
+
+bool FabricTrace::kept_packets() const {
+  if (endpoint_wanted_.empty() && flows_.empty()) return true;
+  return std::any_of(tracks_.begin(), tracks_.end(), [](const Track& t) {
+    return t.crossed_at != std::numeric_limits<std::uint64_t>::max();
+  });
+}
+
 void FabricTrace::initial_credits(int track, int vl, std::uint64_t blocks) {
   Track& t = tracks_[static_cast<std::size_t>(track)];
   t.credits = true;
@@ -180,7 +225,18 @@ void FabricTrace::add(Event e) {
   Lane& lane = *lanes_[static_cast<std::size_t>(detail::lane)];
   e.seq = lane.seq++;
   lane.events.push_back(e);
+  // In step with the kernel every lane has run every pass before now; the block recording
+  // records the rest of its change at or after this event (a switch admits in edge order).
+  if (lane.events.size() >= kKeep && out_ && !WakeQueue::instance().in_window())
+    flush(std::min(to_ps(sim_now()), order_ps(e)), false);
 }
+
+void FabricTrace::cross(int track, std::uint64_t ps) {
+  Track& t = tracks_[static_cast<std::size_t>(track)];
+  t.crossed_at = std::min(t.crossed_at, ps);
+}
+
+void FabricTrace::lags(std::function<sc_core::sc_time()> earliest) { lagging_.push_back(std::move(earliest)); }
 
 void FabricTrace::pfc(int track) { tracks_[static_cast<std::size_t>(track)].pause = true; }
 
@@ -256,9 +312,10 @@ FabricTrace::Event slice(FabricTrace::Kind kind, int track, const Packet& p, std
 void FabricTrace::switch_hop(int in, int track, const Packet& p, const sc_core::sc_time& header_in,
                              const sc_core::sc_time& first_bit_out) {
   if (!tracks_[static_cast<std::size_t>(track)].on || !wants_packet(p)) return;
-  tracks_[static_cast<std::size_t>(in)].crossed = tracks_[static_cast<std::size_t>(track)].crossed = true;
   const auto start = to_ps(header_in);
   const auto end = to_ps(first_bit_out);
+  cross(in, end);
+  cross(track, end);
   if (end < options_.from_ps || start > options_.to_ps) return;
   add(slice(Kind::switch_hop, track, p, start, end));
 }
@@ -266,17 +323,17 @@ void FabricTrace::switch_hop(int in, int track, const Packet& p, const sc_core::
 void FabricTrace::link_hop(int track, const Packet& p, const sc_core::sc_time& first_bit_out,
                            const sc_core::sc_time& tail_in) {
   if (!tracks_[static_cast<std::size_t>(track)].on || !wants_packet(p)) return;
-  tracks_[static_cast<std::size_t>(track)].crossed = true;
   const auto start = to_ps(first_bit_out);
   const auto end = to_ps(tail_in);
+  cross(track, end);
   if (end < options_.from_ps || start > options_.to_ps) return;
   add(slice(Kind::link_hop, track, p, start, end));
 }
 
 void FabricTrace::delivered(int track, const Packet& p, const sc_core::sc_time& at) {
   if (!tracks_[static_cast<std::size_t>(track)].on || !wants_packet(p)) return;
-  tracks_[static_cast<std::size_t>(track)].crossed = true;
   const auto end = to_ps(at);
+  cross(track, end);
   // The last hop's receiver: from the header in (its ready time on this link) to the tail in.
   const auto start = std::min(end, to_ps(p.header_at));
   if (end < options_.from_ps || end > options_.to_ps) return;  // counted where it is delivered
@@ -295,10 +352,12 @@ namespace {
 /// A file written up to a size limit.
 class LimitedFile {
  public:
-  LimitedFile(const std::string& path, std::uint64_t max_bytes) : out_(path, std::ios::binary), max_(max_bytes) {
-    if (!out_) throw std::runtime_error("cannot write trace file '" + path + "'");
+  LimitedFile(std::string path, std::uint64_t max_bytes)
+      : path_(std::move(path)), out_(path_, std::ios::binary), max_(max_bytes) {
+    if (!out_) throw std::runtime_error("cannot write trace file '" + path_ + "'");
   }
-  /// Writes `text` unless it would pass the limit; false once the limit is reached.
+  /// Writes `text` unless it would pass the limit (the bytes written so far and `text`);
+  /// false once the limit is reached.
   bool put(const std::string& text) {
     if (full_ || (max_ > 0 && written_ + text.size() + reserve_ > max_)) {
       full_ = true;
@@ -314,12 +373,13 @@ class LimitedFile {
   }
   void reserve(std::uint64_t bytes) { reserve_ = bytes; }
   bool full() const { return full_; }
-  void close(const std::string& path) {
+  void close() {
     out_.close();
-    if (!out_) throw std::runtime_error("cannot write trace file '" + path + "'");
+    if (!out_) throw std::runtime_error("cannot write trace file '" + path_ + "'");
   }
 
  private:
+  std::string path_;
   std::ofstream out_;
   std::uint64_t max_, written_ = 0, reserve_ = 0;
   bool full_ = false;
@@ -370,9 +430,338 @@ std::vector<std::string> split(const std::string& name) {
   return parts;
 }
 
+std::string counter_text(const FabricTrace::Track& t, int pid, std::uint8_t signal, int vl, std::uint64_t ts,
+                         std::uint64_t value) {
+  std::string s = "{\"ph\":\"C\",\"pid\":" + std::to_string(pid) + ",\"ts\":";
+  append_us(s, ts);
+  s += ",\"name\":";
+  std::string name = t.label;
+  switch (signal) {
+    case FabricTrace::kIngress: name += " ingress"; break;
+    case FabricTrace::kEgress: name += " egress"; break;
+    case FabricTrace::kCredits: name += " credits vl" + std::to_string(vl); break;
+    default: name += " pause vl" + std::to_string(vl); break;
+  }
+  append_json_string(s, name);
+  s += ",\"args\":{\"";
+  s += signal == FabricTrace::kCredits ? "blocks" : signal == FabricTrace::kPause ? "paused" : "bytes";
+  s += "\":" + std::to_string(value) + "}},\n";
+  return s;
+}
+
+/// The counters of `t` in the Chrome trace's order: per VL credits and PAUSE, then occupancy.
+template <class F>
+void for_each_counter(const FabricTrace::Track& t, F&& f) {
+  for (int vl = 0; vl < t.vls; ++vl) {
+    if (t.credits) f(FabricTrace::kCredits, vl);
+    if (t.pause) f(FabricTrace::kPause, vl);
+  }
+  if (t.occupancy) {
+    f(FabricTrace::kIngress, 0);
+    f(FabricTrace::kEgress, 0);
+  }
+}
+
 }  // namespace
 
-std::vector<TraceFileRecord> FabricTrace::write(const std::string& dir, const sc_core::sc_time& end) {
+/// The files being written and what writing them needs across flushes.
+struct FabricTrace::Output {
+  std::unique_ptr<LimitedFile> perfetto, vcd;
+  TraceFileRecord perfetto_rec{"perfetto", kPerfettoFile, 0, false}, vcd_rec{"vcd", kVcdFile, 0, false};
+  bool started = false;             // the values at the window's start are written
+  std::uint64_t flushed = 0;        // every event before it is written [ps]
+  std::uint64_t end_ps = 0;         // the run's end (finish)
+  std::vector<Event> pending;       // recorded, not yet written
+  std::map<std::uint64_t, Event> posted;          // collective steps posted, not landed (by wr)
+  std::map<std::uint64_t, std::uint64_t> landed;  // landings whose post is not in yet
+  std::vector<std::vector<std::uint64_t>> value;  // per track and signal: its value so far
+  std::vector<char> shown;          // per track: its counters are written (with packet filters: crossed)
+  // The Chrome JSON trace: processes, and slices on rows per (track, kind).
+  std::vector<int> pid;
+  std::map<std::pair<int, int>, Rows> rows;
+  std::vector<std::string> row_names;
+  std::vector<int> row_pid;
+  int next_tid = 1;
+  // The VCD: identifiers per track and signal, the time step being filled.
+  std::vector<std::vector<std::string>> ids;
+  std::uint64_t at = 0, step_events = 0;
+  std::string step;
+
+  void put_json(const std::string& text) {
+    if (perfetto->put(text)) ++perfetto_rec.events;
+  }
+  /// A value change at `ts`: a time step goes out whole once the next one begins.
+  void put_vcd(std::uint64_t ts, const std::string& line) {
+    if (ts != at) {
+      if (!step.empty() && vcd->put(step)) vcd_rec.events += step_events;
+      step = "#" + std::to_string(ts) + "\n";
+      step_events = 0;
+      at = ts;
+    }
+    step += line;
+    ++step_events;
+  }
+};
+
+namespace {
+std::string vcd_value(std::uint8_t signal, std::uint64_t v, const std::string& id) {
+  return (signal == FabricTrace::kPause ? std::to_string(v) : binary(v) + " ") + id + "\n";
+}
+}  // namespace
+
+void FabricTrace::open(const std::string& dir) {
+  namespace fs = std::filesystem;
+  out_ = std::make_unique<Output>();
+  Output& o = *out_;
+  o.value.resize(tracks_.size());
+  o.shown.assign(tracks_.size(), 0);
+  if (options_.perfetto) {
+    o.perfetto = std::make_unique<LimitedFile>((fs::path(dir) / kPerfettoFile).string(), options_.max_bytes);
+    std::string head = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    // Processes: a switch or a NIC; numbered in the order of their tracks.
+    std::map<std::string, int> pid_of;
+    std::set<int> named;
+    o.pid.assign(tracks_.size(), 0);
+    for (std::size_t k = 0; k < tracks_.size(); ++k) {
+      const auto it = pid_of.try_emplace(tracks_[k].device, static_cast<int>(pid_of.size()) + 1).first;
+      o.pid[k] = it->second;
+      if (!tracks_[k].on || !named.insert(it->second).second) continue;
+      head += "{\"ph\":\"M\",\"pid\":" + std::to_string(it->second) + ",\"name\":\"process_name\",\"args\":{\"name\":";
+      append_json_string(head, tracks_[k].device);
+      head += "}},\n";
+    }
+    o.perfetto->force(head);
+    o.perfetto->reserve(64 * 1024);  // the rows' names after the events
+  }
+  if (options_.vcd) o.vcd = std::make_unique<LimitedFile>((fs::path(dir) / kVcdFile).string(), options_.max_bytes);
+}
+
+void FabricTrace::start() {
+  Output& o = *out_;
+  o.started = true;
+  const std::uint64_t window_start = options_.from_ps;
+  const bool filtering = !endpoint_wanted_.empty() || !flows_.empty();
+  // The counters written: in scope, and with packet filters, from the first time one of
+  // their packets crossed.
+  for (std::size_t k = 0; k < tracks_.size(); ++k) {
+    const Track& t = tracks_[k];
+    o.value[k] = t.start;
+    o.shown[k] = t.on && (!filtering || t.crossed_at <= window_start);
+  }
+  if (o.perfetto) {
+    for (std::size_t k = 0; k < tracks_.size(); ++k) {
+      if (!o.shown[k]) continue;
+      const Track& t = tracks_[k];
+      for_each_counter(t, [&](Signal s, int vl) {
+        o.put_json(counter_text(t, o.pid[k], s, vl, window_start, t.start[t.index(s, vl)]));
+      });
+    }
+  }
+  if (o.vcd) {
+    // Signals: per track in scope, its counters, with an identifier each; unknown (x)
+    // until a kept packet crosses it.
+    std::string text = "$version fabricsim $end\n$timescale 1ps $end\n";
+    std::vector<std::string> open;
+    std::size_t next_id = 0;
+    std::string values;
+    o.ids.resize(tracks_.size());
+    for (std::size_t k = 0; k < tracks_.size(); ++k) {
+      const Track& t = tracks_[k];
+      if (!t.on || !(t.occupancy || t.credits || t.pause)) continue;
+      const std::vector<std::string> path_parts = split(t.name);
+      std::size_t common = 0;
+      while (common < open.size() && common < path_parts.size() && open[common] == path_parts[common]) ++common;
+      while (open.size() > common) {
+        text += "$upscope $end\n";
+        open.pop_back();
+      }
+      for (std::size_t d = common; d < path_parts.size(); ++d) {
+        text += "$scope module " + path_parts[d] + " $end\n";
+        open.push_back(path_parts[d]);
+      }
+      o.ids[k].assign(t.start.size(), std::string());
+      auto var = [&](Signal s, int vl, const std::string& name) {
+        const std::size_t i = t.index(s, vl);
+        const int width = s == kPause ? 1 : 64;
+        o.ids[k][i] = vcd_id(next_id++);
+        text += "$var wire " + std::to_string(width) + " " + o.ids[k][i] + " " + name + " $end\n";
+        if (o.shown[k]) values += vcd_value(s, t.start[i], o.ids[k][i]);
+        else values += (width == 1 ? "x" : "bx ") + o.ids[k][i] + "\n";
+      };
+      if (t.occupancy) {
+        var(kIngress, 0, "ingress_bytes");
+        var(kEgress, 0, "egress_bytes");
+      }
+      for (int vl = 0; vl < t.vls; ++vl) {
+        if (t.credits) var(kCredits, vl, "credits_vl" + std::to_string(vl));
+        if (t.pause) var(kPause, vl, "pause_vl" + std::to_string(vl));
+      }
+    }
+    while (!open.empty()) {
+      text += "$upscope $end\n";
+      open.pop_back();
+    }
+    text += "$enddefinitions $end\n#" + std::to_string(window_start) + "\n$dumpvars\n" + values + "$end\n";
+    o.vcd->force(text);
+    o.at = window_start;
+  }
+}
+
+void FabricTrace::window_ended() {
+  std::size_t held = 0;
+  for (const auto& lane : lanes_) held += lane->events.size();
+  // The lanes have run every pass before the window's end.
+  if (held >= kKeep) flush(to_ps(WakeQueue::instance().window_end()), false);
+}
+
+void FabricTrace::flush(std::uint64_t horizon, bool last) {
+  Output& o = *out_;
+  std::uint64_t held = o.pending.size() + o.posted.size() + o.landed.size();
+  for (const auto& lane : lanes_) held += lane->events.size();
+  held_high_water_ = std::max(held_high_water_, held);
+  const auto late = [&o](std::uint64_t ps) {
+    if (ps < o.flushed)
+      throw std::logic_error("fabric trace: an event at " + std::to_string(ps) + " ps recorded after those before " +
+                             std::to_string(o.flushed) + " ps were written");
+  };
+  for (auto& lane : lanes_) {
+    for (const Event& e : lane->events) {
+      if (e.kind == Kind::step_posted) {
+        o.posted.emplace(e.packet, e);
+      } else if (e.kind == Kind::step_landed) {
+        o.landed.emplace(e.packet, e.ts);
+      } else {
+        late(order_ps(e));
+        o.pending.push_back(e);
+      }
+    }
+    lane->events.clear();
+  }
+  // Collective steps: a transfer's post and landing (in two lanes) make one slice on its
+  // source's track, in the order of its work-request id; not landed by the end: to the end.
+  const auto step = [&](Event e, std::uint64_t landed_at) {
+    late(landed_at);
+    e.kind = Kind::step;
+    e.seq = static_cast<std::uint32_t>(e.packet);
+    e.packet = e.payload;  // the transfer's index
+    e.payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.value, std::numeric_limits<std::uint32_t>::max()));
+    e.value = landed_at;
+    if (landed_at >= options_.from_ps && e.ts <= options_.to_ps) o.pending.push_back(e);  // else outside the window
+  };
+  for (auto it = o.landed.begin(); it != o.landed.end();) {
+    const auto post = o.posted.find(it->first);
+    if (post == o.posted.end()) {
+      ++it;
+      continue;
+    }
+    step(post->second, it->second);
+    o.posted.erase(post);
+    it = o.landed.erase(it);
+  }
+  if (last) {
+    for (const auto& [wr, e] : o.posted) step(e, o.end_ps);
+    o.posted.clear();
+    o.landed.clear();
+  }
+  // The horizon: no block records before it from now on. A lagging block's earliest
+  // record, a PAUSE window's end (recorded when the next frame comes, or at the end).
+  std::uint64_t h = last ? std::numeric_limits<std::uint64_t>::max() : horizon;
+  if (!last) {
+    for (const auto& earliest : lagging_) {
+      const sc_core::sc_time t = earliest();
+      if (t != sc_core::sc_max_time()) h = std::min(h, to_ps(t));
+    }
+    for (const Track& t : tracks_)
+      for (std::size_t v = 0; t.on && t.pause && v < t.paused.size(); ++v)
+        if (t.paused[v]) h = std::min(h, t.pause_until[v]);
+  }
+  if (!o.started) {
+    if (h <= options_.from_ps) return;  // the values at the window's start are not all in
+    start();
+  }
+  if (h <= o.flushed) return;
+  // With packet filters: the tracks crossed before the horizon show their counters from then on.
+  if (!endpoint_wanted_.empty() || !flows_.empty()) {
+    for (std::size_t k = 0; k < tracks_.size(); ++k) {
+      const Track& t = tracks_[k];
+      if (o.shown[k] || !t.on || t.crossed_at >= h || t.crossed_at > options_.to_ps) continue;
+      o.shown[k] = 1;
+      Event e{};
+      e.ts = t.crossed_at;
+      e.track = static_cast<std::int32_t>(k);
+      e.kind = Kind::crossed;
+      o.pending.push_back(e);
+    }
+  }
+  const auto due = std::partition(o.pending.begin(), o.pending.end(), [h](const Event& e) { return order_ps(e) < h; });
+  // A track's events come from one lane, each kind of event (a counter's increases, its
+  // decreases, a kind of slice) from one block in its order: the same order with any
+  // lanes. At one instant a counter's increases come first, as the switch admits before
+  // it sends, so its maximum is the buffer's high-water mark.
+  const auto key = [](const Event& e) {
+    const bool decrease = e.kind == Kind::counter && e.signal != kPause && static_cast<std::int64_t>(e.value) < 0;
+    return std::make_tuple(order_ps(e), e.track, e.kind != Kind::crossed, e.kind, e.signal, e.vl, decrease, e.seq);
+  };
+  std::sort(o.pending.begin(), due, [&key](const Event& a, const Event& b) { return key(a) < key(b); });
+  write_events(o.pending.begin(), due);
+  o.pending.erase(o.pending.begin(), due);
+  o.flushed = h;
+}
+
+void FabricTrace::write_events(std::vector<Event>::iterator begin, std::vector<Event>::iterator end) {
+  Output& o = *out_;
+  const bool filtering = !endpoint_wanted_.empty() || !flows_.empty();
+  for (auto it = begin; it != end; ++it) {
+    const Event& e = *it;
+    const auto k = static_cast<std::size_t>(e.track);
+    const Track& t = tracks_[k];
+    if (e.kind == Kind::crossed) {  // the values holding when the first kept packet crossed
+      for_each_counter(t, [&](Signal s, int vl) {
+        const std::size_t i = t.index(s, vl);
+        if (o.perfetto) o.put_json(counter_text(t, o.pid[k], s, vl, e.ts, o.value[k][i]));
+        if (o.vcd) o.put_vcd(e.ts, vcd_value(s, o.value[k][i], o.ids[k][i]));
+      });
+      continue;
+    }
+    if (e.kind == Kind::counter) {
+      const std::size_t i = t.index(static_cast<Signal>(e.signal), e.vl);
+      std::uint64_t& v = o.value[k][i];
+      v = e.signal == kPause ? e.value : v + e.value;
+      if (filtering && e.ts < t.crossed_at) continue;  // before a kept packet crossed it
+      if (o.perfetto) o.put_json(counter_text(t, o.pid[k], e.signal, e.vl, e.ts, v));
+      if (o.vcd && !o.ids[k].empty()) o.put_vcd(e.ts, vcd_value(e.signal, v, o.ids[k][i]));
+      continue;
+    }
+    if (!o.perfetto) continue;
+    // Slices on rows per (track, kind): overlapping packets take rows of their own.
+    static constexpr const char* kRowName[] = {"", "queue", "wire", "rx", "steps"};
+    static constexpr const char* kCategory[] = {"", "switch", "link", "delivered", "collective"};
+    const auto kind = static_cast<int>(e.kind);
+    const int before = o.next_tid;
+    const int tid = o.rows[{e.track, kind}].take(e.ts, e.value, o.next_tid, o.row_names, t.label + " " + kRowName[kind]);
+    if (o.next_tid != before) o.row_pid.push_back(o.pid[k]);
+    std::string s = "{\"ph\":\"X\",\"pid\":" + std::to_string(o.pid[k]) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
+    append_us(s, e.ts);
+    s += ",\"dur\":";
+    append_us(s, e.value - e.ts);
+    s += ",\"cat\":\"";
+    s += kCategory[kind];
+    if (e.kind == Kind::step) {
+      s += "\",\"name\":\"step " + std::to_string(e.packet) + " rank " + std::to_string(e.src) + "->" +
+           std::to_string(e.dst) + "\",\"args\":{\"transfer\":" + std::to_string(e.packet) +
+           ",\"src_rank\":" + std::to_string(e.src) + ",\"dst_rank\":" + std::to_string(e.dst) +
+           ",\"bytes\":" + std::to_string(e.payload) + "}},\n";
+    } else {
+      s += "\",\"name\":\"" + std::string(op_name(e.op)) + " " + std::to_string(e.src) + "->" +
+           std::to_string(e.dst) + "\",\"args\":{\"packet\":" + std::to_string(e.packet) +
+           ",\"src\":" + std::to_string(e.src) + ",\"dst\":" + std::to_string(e.dst) +
+           ",\"payload_bytes\":" + std::to_string(e.payload) + ",\"vl\":" + std::to_string(e.vl) + "}},\n";
+    }
+    o.put_json(s);
+  }
+}
+
+std::vector<TraceFileRecord> FabricTrace::finish(const sc_core::sc_time& end) {
   const auto end_ps = to_ps(end);
   // PAUSE windows that ran out before the end without a frame after them.
   for (std::size_t k = 0; k < tracks_.size(); ++k) {
@@ -397,236 +786,30 @@ std::vector<TraceFileRecord> FabricTrace::write(const std::string& dir, const sc
       }
     }
   }
-  std::vector<Event> events;
-  std::size_t count = 0;
-  for (const auto& lane : lanes_) count += lane->events.size();
-  events.reserve(count);
-  for (auto& lane : lanes_) {
-    events.insert(events.end(), lane->events.begin(), lane->events.end());
-    std::vector<Event>().swap(lane->events);
-  }
-  // Collective steps: a transfer's post and landing (in two lanes) make one slice on its
-  // source's track, in the order of its work-request id.
-  std::map<std::uint64_t, std::uint64_t> landed;
-  for (const Event& e : events)
-    if (e.kind == Kind::step_landed) landed.emplace(e.packet, e.ts);
-  for (Event& e : events) {
-    if (e.kind != Kind::step_posted) continue;
-    const auto it = landed.find(e.packet);
-    const std::uint64_t landed_at = it == landed.end() ? end_ps : it->second;
-    e.kind = Kind::step;
-    e.seq = static_cast<std::uint32_t>(e.packet);
-    e.packet = e.payload;  // the transfer's index
-    e.payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(e.value, std::numeric_limits<std::uint32_t>::max()));
-    e.value = landed_at;
-    if (landed_at < options_.from_ps || e.ts > options_.to_ps) e.kind = Kind::step_landed;  // outside the window: dropped
-  }
-  events.erase(std::remove_if(events.begin(), events.end(), [](const Event& e) { return e.kind == Kind::step_landed; }),
-               events.end());
-  // A track's events come from one lane, each kind of event (a counter's increases, its
-  // decreases, a kind of slice) from one block in its order: the same order with any
-  // lanes. At one instant a counter's increases come first, as the switch admits before
-  // it sends, so its maximum is the buffer's high-water mark.
-  const auto key = [](const Event& e) {
-    const bool decrease = e.kind == Kind::counter && e.signal != kPause && static_cast<std::int64_t>(e.value) < 0;
-    return std::make_tuple(e.ts, e.track, e.kind, e.signal, e.vl, decrease, e.seq);
-  };
-  std::sort(events.begin(), events.end(), [&key](const Event& a, const Event& b) { return key(a) < key(b); });
-  const std::uint64_t window_start = options_.from_ps;
-  // The tracks whose counters are written: in scope, and with packet filters, crossed.
-  const bool filtering = !endpoint_wanted_.empty() || !flows_.empty();
-  std::vector<char> counted(tracks_.size());
-  for (std::size_t k = 0; k < tracks_.size(); ++k) counted[k] = tracks_[k].on && (!filtering || tracks_[k].crossed);
+  Output& o = *out_;
+  o.end_ps = end_ps;
+  flush(0, true);
   std::vector<TraceFileRecord> records;
-  namespace fs = std::filesystem;
-
-  if (options_.perfetto) {
-    const std::string path = (fs::path(dir) / kPerfettoFile).string();
-    LimitedFile out(path, options_.max_bytes);
-    TraceFileRecord rec{"perfetto", kPerfettoFile, 0, false};
-    std::string line = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-    // Processes: a switch or a NIC; numbered in the order of their tracks.
-    std::map<std::string, int> pid_of;
-    std::vector<int> pid(tracks_.size(), 0);
-    std::string head;
-    std::set<int> named;
-    for (std::size_t k = 0; k < tracks_.size(); ++k) {
-      const auto it = pid_of.try_emplace(tracks_[k].device, static_cast<int>(pid_of.size()) + 1).first;
-      pid[k] = it->second;
-      if (!tracks_[k].on || !named.insert(it->second).second) continue;
-      head += "{\"ph\":\"M\",\"pid\":" + std::to_string(it->second) + ",\"name\":\"process_name\",\"args\":{\"name\":";
-      append_json_string(head, tracks_[k].device);
-      head += "}},\n";
-    }
-    out.force(line + head);
-    bool first_event = true;
-    auto put = [&](const std::string& text) {
-      if (!out.put(text)) return;
-      ++rec.events;
-      first_event = false;
-    };
-    auto counter_text = [&](std::size_t k, std::uint8_t signal, int vl, std::uint64_t ts, std::uint64_t value) {
-      const Track& t = tracks_[k];
-      std::string s = "{\"ph\":\"C\",\"pid\":" + std::to_string(pid[k]) + ",\"ts\":";
-      append_us(s, ts);
-      s += ",\"name\":";
-      std::string name = t.label;
-      switch (signal) {
-        case kIngress: name += " ingress"; break;
-        case kEgress: name += " egress"; break;
-        case kCredits: name += " credits vl" + std::to_string(vl); break;
-        default: name += " pause vl" + std::to_string(vl); break;
-      }
-      append_json_string(s, name);
-      s += ",\"args\":{\"";
-      s += signal == kCredits ? "blocks" : signal == kPause ? "paused" : "bytes";
-      s += "\":" + std::to_string(value) + "}},\n";
-      return s;
-    };
-    out.reserve(64 * 1024);  // the rows' names after the events
-    // The values holding at the window's start.
-    for (std::size_t k = 0; k < tracks_.size(); ++k) {
-      const Track& t = tracks_[k];
-      if (!counted[k]) continue;
-      for (int vl = 0; vl < t.vls; ++vl) {
-        if (t.credits) put(counter_text(k, kCredits, vl, window_start, t.start[t.index(kCredits, vl)]));
-        if (t.pause) put(counter_text(k, kPause, vl, window_start, t.start[t.index(kPause, vl)]));
-      }
-      if (t.occupancy) {
-        put(counter_text(k, kIngress, 0, window_start, t.start[0]));
-        put(counter_text(k, kEgress, 0, window_start, t.start[1]));
-      }
-    }
-    // Slices on rows per (track, kind): overlapping packets take rows of their own.
-    std::vector<std::vector<std::uint64_t>> value(tracks_.size());
-    for (std::size_t k = 0; k < tracks_.size(); ++k) value[k] = tracks_[k].start;
-    std::map<std::pair<int, int>, Rows> rows;
-    std::vector<std::string> row_names;
-    std::vector<int> row_pid;
-    int next_tid = 1;
-    for (const Event& e : events) {
-      const auto k = static_cast<std::size_t>(e.track);
-      if (e.kind == Kind::counter) {
-        if (!counted[k]) continue;
-        std::uint64_t& v = value[k][tracks_[k].index(static_cast<Signal>(e.signal), e.vl)];
-        v = e.signal == kPause ? e.value : v + e.value;
-        put(counter_text(k, e.signal, e.vl, e.ts, v));
-        continue;
-      }
-      const Track& t = tracks_[k];
-      static constexpr const char* kRowName[] = {"", "queue", "wire", "rx", "steps"};
-      static constexpr const char* kCategory[] = {"", "switch", "link", "delivered", "collective"};
-      const auto kind = static_cast<int>(e.kind);
-      const int before = next_tid;
-      const int tid = rows[{e.track, kind}].take(e.ts, e.value, next_tid, row_names, t.label + " " + kRowName[kind]);
-      if (next_tid != before) row_pid.push_back(pid[k]);
-      std::string s = "{\"ph\":\"X\",\"pid\":" + std::to_string(pid[k]) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
-      append_us(s, e.ts);
-      s += ",\"dur\":";
-      append_us(s, e.value - e.ts);
-      s += ",\"cat\":\"";
-      s += kCategory[kind];
-      if (e.kind == Kind::step) {
-        s += "\",\"name\":\"step " + std::to_string(e.packet) + " rank " + std::to_string(e.src) + "->" +
-             std::to_string(e.dst) + "\",\"args\":{\"transfer\":" + std::to_string(e.packet) +
-             ",\"src_rank\":" + std::to_string(e.src) + ",\"dst_rank\":" + std::to_string(e.dst) +
-             ",\"bytes\":" + std::to_string(e.payload) + "}},\n";
-      } else {
-        s += "\",\"name\":\"" + std::string(op_name(e.op)) + " " + std::to_string(e.src) + "->" +
-             std::to_string(e.dst) + "\",\"args\":{\"packet\":" + std::to_string(e.packet) +
-             ",\"src\":" + std::to_string(e.src) + ",\"dst\":" + std::to_string(e.dst) +
-             ",\"payload_bytes\":" + std::to_string(e.payload) + ",\"vl\":" + std::to_string(e.vl) + "}},\n";
-      }
-      put(s);
-    }
-    rec.limit_reached = out.full();
+  if (o.perfetto) {
+    o.perfetto_rec.limit_reached = o.perfetto->full();
     std::string tail;
-    for (std::size_t r = 0; r < row_names.size(); ++r) {
-      tail += "{\"ph\":\"M\",\"pid\":" + std::to_string(row_pid[r]) + ",\"tid\":" + std::to_string(r + 1) +
+    for (std::size_t r = 0; r < o.row_names.size(); ++r) {
+      tail += "{\"ph\":\"M\",\"pid\":" + std::to_string(o.row_pid[r]) + ",\"tid\":" + std::to_string(r + 1) +
               ",\"name\":\"thread_name\",\"args\":{\"name\":";
-      append_json_string(tail, row_names[r]);
+      append_json_string(tail, o.row_names[r]);
       tail += "}},\n";
     }
     // The last element closes the list without a trailing comma.
     tail += "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"fabricsim\"}}\n]}\n";
-    (void)first_event;
-    out.force(tail);
-    out.close(path);
-    records.push_back(rec);
+    o.perfetto->force(tail);
+    o.perfetto->close();
+    records.push_back(o.perfetto_rec);
   }
-
-  if (options_.vcd) {
-    const std::string path = (fs::path(dir) / kVcdFile).string();
-    LimitedFile out(path, options_.max_bytes);
-    TraceFileRecord rec{"vcd", kVcdFile, 0, false};
-    // Signals: per track in scope, its counters, with an identifier each.
-    std::vector<std::vector<std::string>> ids(tracks_.size());
-    std::string text = "$version fabricsim $end\n$timescale 1ps $end\n";
-    std::vector<std::string> open;
-    std::size_t next_id = 0;
-    std::string values;
-    for (std::size_t k = 0; k < tracks_.size(); ++k) {
-      const Track& t = tracks_[k];
-      if (!counted[k] || !(t.occupancy || t.credits || t.pause)) continue;
-      const std::vector<std::string> path_parts = split(t.name);
-      std::size_t common = 0;
-      while (common < open.size() && common < path_parts.size() && open[common] == path_parts[common]) ++common;
-      while (open.size() > common) {
-        text += "$upscope $end\n";
-        open.pop_back();
-      }
-      for (std::size_t d = common; d < path_parts.size(); ++d) {
-        text += "$scope module " + path_parts[d] + " $end\n";
-        open.push_back(path_parts[d]);
-      }
-      ids[k].assign(t.start.size(), std::string());
-      auto var = [&](std::size_t i, int width, const std::string& name) {
-        ids[k][i] = vcd_id(next_id++);
-        text += "$var wire " + std::to_string(width) + " " + ids[k][i] + " " + name + " $end\n";
-        values += (width == 1 ? std::to_string(t.start[i]) : binary(t.start[i]) + " ") + ids[k][i] + "\n";
-      };
-      if (t.occupancy) {
-        var(0, 64, "ingress_bytes");
-        var(1, 64, "egress_bytes");
-      }
-      for (int vl = 0; vl < t.vls; ++vl) {
-        if (t.credits) var(t.index(kCredits, vl), 64, "credits_vl" + std::to_string(vl));
-        if (t.pause) var(t.index(kPause, vl), 1, "pause_vl" + std::to_string(vl));
-      }
-    }
-    while (!open.empty()) {
-      text += "$upscope $end\n";
-      open.pop_back();
-    }
-    text += "$enddefinitions $end\n#" + std::to_string(window_start) + "\n$dumpvars\n" + values + "$end\n";
-    out.force(text);
-    std::uint64_t at = window_start, step_events = 0;
-    std::string step;
-    std::vector<std::vector<std::uint64_t>> value(tracks_.size());
-    for (std::size_t k = 0; k < tracks_.size(); ++k) value[k] = tracks_[k].start;
-    for (const Event& e : events) {
-      if (e.kind != Kind::counter) continue;
-      const auto k = static_cast<std::size_t>(e.track);
-      const std::size_t i = tracks_[k].index(static_cast<Signal>(e.signal), e.vl);
-      if (ids[k].empty() || ids[k][i].empty()) continue;
-      if (e.ts != at) {  // a time step goes out whole
-        if (!step.empty()) {
-          if (!out.put(step)) break;
-          rec.events += step_events;
-        }
-        step = "#" + std::to_string(e.ts) + "\n";
-        step_events = 0;
-        at = e.ts;
-      }
-      std::uint64_t& v = value[k][i];
-      v = e.signal == kPause ? e.value : v + e.value;
-      step += (e.signal == kPause ? std::to_string(v) : binary(v) + " ") + ids[k][i] + "\n";
-      ++step_events;
-    }
-    if (!out.full() && !step.empty() && out.put(step)) rec.events += step_events;
-    rec.limit_reached = out.full();
-    out.close(path);
-    records.push_back(rec);
+  if (o.vcd) {
+    if (!o.vcd->full() && !o.step.empty() && o.vcd->put(o.step)) o.vcd_rec.events += o.step_events;
+    o.vcd_rec.limit_reached = o.vcd->full();
+    o.vcd->close();
+    records.push_back(o.vcd_rec);
   }
   return records;
 }

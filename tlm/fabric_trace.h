@@ -2,13 +2,18 @@
 // slices, buffer occupancy, credits and PAUSE state as counters, a collective's transfers
 // as steps per endpoint, written as a Chrome JSON trace (Perfetto UI) and a VCD (GTKWave). Blocks hold a
 // FabricTrace pointer, null when tracing is off, and call it where their state changes.
-// Events are kept per wake-queue lane as fixed-size records and written at the end of the
-// run sorted by (time, track, order on the track): the same bytes with any number of lanes.
-// Occupancy and credits are recorded as changes at the time they take effect and summed
-// in time order when written.
+// Events are kept per wake-queue lane as fixed-size records. As the model's time passes
+// they go out to the files in the order of (time, track, order on the track), where a
+// slice's time is its end: every event before the horizon (the earliest time any block can
+// still record) is final, so the files hold the same bytes with any number of lanes and
+// the memory held is that of the events near the horizon. The events go out at the same
+// points as packets.csv's rows: after each parallel window, and in step with the kernel
+// when a lane holds kKeep events. Occupancy and credits are recorded as changes at the
+// time they take effect and summed in time order when written.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -69,6 +74,18 @@ class FabricTrace {
   void initial_credits(int track, int vl, std::uint64_t blocks);
   /// The transmitter of `track` obeys PFC PAUSE frames (its PAUSE counters).
   void pfc(int track);
+  /// A block that records changes dated before the model's time (a switch admitting
+  /// arrivals at their clock edges in a later wake): `earliest` says the earliest time it
+  /// can still record at. Read between windows and in step with the kernel.
+  void lags(std::function<sc_core::sc_time()> earliest);
+  /// The globs of options.scopes that match no switch, switch port or NIC.
+  std::vector<std::string> unmatched_scopes() const;
+  /// A few names the scopes can match (a switch, one of its ports, a NIC), for messages.
+  std::vector<std::string> scope_examples() const;
+  /// Whether a packet the endpoint and flow filters keep crossed a track in scope (true without them).
+  bool kept_packets() const;
+  /// Opens the files in `dir` (the tracks are made) and writes what is known before the run.
+  void open(const std::string& dir);
 
   // Recording, from the lane's thread of the track's block.
   /// Ingress bytes of a switch port change by `delta` at `at`.
@@ -114,17 +131,23 @@ class FabricTrace {
   /// Transfer `wr` landed, visible at `at` (the destination's lane): its step ends.
   void step_landed(std::uint64_t wr, const sc_core::sc_time& at);
 
-  /// Writes the files into `dir` (the run is over: `end` its time) and says what they hold.
-  std::vector<TraceFileRecord> write(const std::string& dir, const sc_core::sc_time& end);
+  /// Between parallel windows: writes the events before the window's end (and the lagging blocks').
+  void window_ended();
+  /// Writes every event left and closes the files (the run is over: `end` its time); says
+  /// what they hold.
+  std::vector<TraceFileRecord> finish(const sc_core::sc_time& end);
+  /// The most events held in memory at once (recorded, not yet written).
+  std::uint64_t held_high_water() const { return held_high_water_; }
   /// The file names of `options` (trace.perfetto.json, fabric.vcd).
   static std::vector<std::string> file_names(const TraceOptions& options);
 
   enum Signal : std::uint8_t { kIngress, kEgress, kCredits, kPause };
-  enum class Kind : std::uint8_t { counter, switch_hop, link_hop, delivered, step, step_posted, step_landed };
+  // crossed: a track a kept packet crossed, with endpoint or flow filters: its counters from then on.
+  enum class Kind : std::uint8_t { counter, switch_hop, link_hop, delivered, step, step_posted, step_landed, crossed };
   /// One recorded event: 56 bytes.
   struct Event {
     std::uint64_t ts;     ///< [ps]
-    std::uint64_t value;  ///< counter: its change (PAUSE: its value); slice: its end [ps]
+    std::uint64_t value;  ///< counter: its change (PAUSE: its value); slice: its end [ps], its time in the order
     std::uint64_t packet; ///< slice: the packet's number; step: the transfer's index; posted, landed: its wr
     std::int32_t track;
     std::int32_t src, dst;
@@ -145,11 +168,24 @@ class FabricTrace {
     return static_cast<std::uint64_t>(static_cast<double>(t.value()) * ps_per_tick_ + 0.5);
   }
   bool wants_packet(const Packet& p) const;
+  /// A kept packet crossed `track`, its event at `ps`: with packet filters its counters are written from then on.
+  void cross(int track, std::uint64_t ps);
   void add(Event e);
+  /// Writes the events before `horizon` [ps] and those of the lagging blocks' (all: `last`).
+  void flush(std::uint64_t horizon, bool last);
+  /// The values at the window's start (the first flush past it).
+  void start();
+  void write_events(std::vector<Event>::iterator begin, std::vector<Event>::iterator end);
+  // In step with the kernel: a lane holding this many events writes those before now.
+  static constexpr std::size_t kKeep = 4096;
   struct Lane;
+  struct Output;
   TraceOptions options_;
   std::vector<Track> tracks_;
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::unique_ptr<Output> out_;
+  std::vector<std::function<sc_core::sc_time()>> lagging_;
+  std::uint64_t held_high_water_ = 0;
   std::vector<char> endpoint_wanted_;  // per endpoint (options_.endpoints), empty: all
   std::vector<std::uint64_t> flows_;   // (src << 32 | dst), sorted
   double ps_per_tick_ = 1;

@@ -269,6 +269,9 @@ class Switch : public sc_core::sc_module {
   /// from the header edge to the folded wake nothing else is admitted before and nothing
   /// is sent.
   void settle_admissions(const sc_core::sc_time& at, bool inclusive);
+  /// The header time of the earliest arrival not yet admitted (sc_max_time(): none): a
+  /// folded admission is dated at its header's clock edge, not before it.
+  sc_core::sc_time first_unadmitted_header() const;
 
   /// Per-hop latency breakdown (`output.latency_breakdown`; the pool keeps breakdowns):
   /// each packet forwarded gets this hop's parts, and those created from `from` on are

@@ -120,6 +120,8 @@ class WakeQueue {
     std::memcpy(d.call.data(), &call, sizeof(Call));
     d.run = [](const Deferred& x) { (*std::launder(reinterpret_cast<const Call*>(x.call.data())))(); };
   }
+  /// The end of the last window: the lanes have run every pass before it.
+  const sc_core::sc_time& window_end() const { return window_end_; }
   /// Runs after each window, on the queue's thread (results that merge the lanes' records).
   void at_window_end(std::function<void()> hook) { window_end_hooks_.push_back(std::move(hook)); }
   /// Windows run in parallel so far (simulator figures).

@@ -69,6 +69,12 @@ void Switch::note_pausing(int in_port) {
   else pausing_.erase(in_port);
 }
 
+sc_time Switch::first_unadmitted_header() const {
+  sc_time first = end_of_time_;
+  arriving_.for_each([&](int port) { first = std::min(first, inputs_[port].first_header); });
+  return first;
+}
+
 void Switch::admit_arrivals(const sc_time& now, const sc_time& limit) {
   // Every arrival whose header edge is before `limit`, in the order edge-by-edge admission
   // takes them: by header edge, then input, then arrival (folded admissions can span
