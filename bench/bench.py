@@ -37,6 +37,12 @@ SCENARIOS = {
     "S5": ("leaf-spine of 32-port switches, 512 endpoints, direct all-to-all 1 MiB per rank (a QP per pair of ranks)",
            "s3_leafspine_allreduce.yaml",
            ["topology.radix=32", "collective.op=alltoall", "collective.algorithm=direct", "collective.sizes=[1MiB]"]),
+    # A generated training iteration (examples/training/gpt_small.yaml: tp 4 in 8-GPU
+    # servers, pp 2, dp the rest) on k-ary fat trees of 1,024 and 8,192 GPUs.
+    "S6": ("generated GPT-style training iteration, fat tree k=16, 1024 GPUs (dp 128)", "../examples/training/gpt_small.yaml",
+           ["topology.k=16", "training.global_batch=256"]),
+    "S7": ("generated GPT-style training iteration, three-tier fat tree of radix 32, 8192 GPUs (dp 1024)",
+           "s7_training_8192.yaml", []),
 }
 # Scenarios simulating S2's fabric and traffic, which bench/hop_floor runs in a bare event loop
 # (not when --set may have changed them).
@@ -47,6 +53,8 @@ QUICK = {  # --quick: same shapes, less work
     "S3": ["simulation.duration=200us"],  # the first 200 us of the real S3 (full scale, part of the time)
     "S4": ["simulation.duration=50us"],
     "S5": ["simulation.duration=10us"],
+    "S6": ["simulation.duration=200us"],
+    "S7": ["simulation.duration=100us"],
 }
 # A tiny scenario for the smoke test (tests/CMakeLists.txt): 4 endpoints, 5 us.
 TINY = ("4 endpoints on one switch, 5 us (smoke test)", "s1_switch64.yaml",
