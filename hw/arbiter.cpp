@@ -18,11 +18,12 @@ void RoundRobinArbiter::add_request(const ArbiterRequest& request) {
 
 int RoundRobinArbiter::arbitrate() const {
   if (count_ == 0) return kNoGrant;
+  // From the pointer up, then around from 0.
   const int n = static_cast<int>(requested_.size());
-  for (int k = 0; k < n; ++k) {
-    const int i = (pointer_ + k) % n;
+  for (int i = pointer_; i < n; ++i)
     if (requested_[i]) return i;
-  }
+  for (int i = 0; i < pointer_; ++i)
+    if (requested_[i]) return i;
   return kNoGrant;
 }
 

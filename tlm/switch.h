@@ -436,19 +436,32 @@ class Switch : public sc_core::sc_module {
   /// by edge. Every packet not admitted yet asks after that (it is ready at the next edge
   /// + to_allocator at the earliest), so the requests for those grants are all known.
   void cross_to_output_queues(const sc_core::sc_time& now);
-  /// The first edge a write port or input busy until `t` can be granted on, a cycle ahead.
-  sc_core::sc_time crossing_grant_edge(const sc_core::sc_time& t) const {
-    return clock_.edge_at_or_after(t > clock_.period() ? t - clock_.period() : t);
+  /// From when a write port or input busy until `t` can be granted, a cycle ahead: the
+  /// first edge at or after it is the first it can be granted on.
+  sc_core::sc_time crossing_grant_time(const sc_core::sc_time& t) const {
+    return t > clock_.period() ? t - clock_.period() : t;
   }
-  /// Brings crossing_requests_ (one per input and output) up to date and returns the first
-  /// edge one of them can be granted on: the edge of the next matching, end of time when none.
-  sc_core::sc_time collect_crossing_requests();
+  /// Calls f(head, slot) for the head of each queue of input `p` waiting for the
+  /// crossbar: its crossing FIFO (slot -1) or each of its VOQs.
+  template <class F>
+  void for_each_crossing_head(int p, F&& f) const {
+    const InputPort& ip = inputs_[p];
+    if (!ip.crossing.empty()) f(entries_[ip.crossing.front()], -1);
+    for (const sw::HeldVoq& h : ip.voqs) f(entries_[queues_[h.queue].front()], h.queue);
+  }
+  /// The first edge a waiting head can be granted a write port on: the edge of the next
+  /// matching, end of time when none.
+  sc_core::sc_time first_crossing_edge() const;
+  /// first_crossing_edge, kept until a packet joins the crossing queues or crosses (the
+  /// only changes to the heads, read and write ports it reads): most wakes do neither.
+  const sc_core::sc_time& next_crossing();
   /// One request-grant-accept round on `edge` (`later`: not the edge's first round, which
   /// leaves the pointers where they are); crosses what is accepted. Whether a grant
   /// went unaccepted.
   bool match_crossings(const sc_core::sc_time& edge, bool later);
-  /// Writes the head of `r` into its output queue through the write port granted on `edge`.
-  void cross(const sw::CrossingRequest& r, const sc_core::sc_time& edge);
+  /// Writes input `in_port`'s head for output `out_port` into its output queue through
+  /// the write port granted on `edge`.
+  void cross(int in_port, int out_port, const sc_core::sc_time& edge);
   /// The edge a crossbar grant due at `edge` is decided on.
   sc_core::sc_time crossing_edge(const sc_core::sc_time& edge) const {
     return clock_.edge_at_or_after(edge > to_allocator_ ? edge - to_allocator_ : sc_core::SC_ZERO_TIME);
@@ -545,17 +558,8 @@ class Switch : public sc_core::sc_module {
   PortSet tx_changing_;  // outputs whose TxPort has credit returns or PAUSE frames to apply (TxPort::settled)
   PortSet pausing_;      // PFC inputs with a priority that pauses its upstream (note_pausing)
   PortSet crossing_;     // output_queued, cioq: inputs with packets waiting for the crossbar
-  sc_core::sc_time next_crossing_;  // the edge the next crossbar grant is due on (cross_to_output_queues)
-  // The crossbar's requests and the scratch of one matching round (match_crossings).
-  std::vector<std::vector<sw::CrossingRequest>> crossing_requests_;  // per input, remade when it changes
-  PortSet crossing_changed_;        // inputs whose heads or read port changed since their requests
-  PortSet granting_;                // write ports granting this round
-  PortSet accepting_;               // cioq: inputs granted by some write port this round
-  std::vector<int> write_grant_;    // per write port granting: the input it granted
-  std::vector<int> accepted_;       // per input granted: the write port it accepted
-  std::vector<std::size_t> crossing_request_of_;  // per output: the request for it of the input being remade
-  std::vector<sc_core::sc_time> write_edge_;      // per write port: crossing_grant_edge(write_free)
-  PortSet write_edge_known_;                      // the write ports write_edge_ holds (until they write again)
+  sc_core::sc_time next_crossing_;  // the edge the next crossbar grant is due on (next_crossing)
+  bool crossing_stale_ = false;     // a packet joined the crossing queues or crossed since next_crossing_
   std::unique_ptr<hw::SwitchAllocator> allocator_;
   std::unique_ptr<hw::SharedBuffer> shared_;
   std::vector<sw::InputFifo> input_fifos_;  // input_fifo: per input x VL

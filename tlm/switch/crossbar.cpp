@@ -3,6 +3,7 @@
 // switch allocator's grants. Then transmit, with the forwarding mode's timing, credit
 // return and the buffer release when the tail leaves.
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "tlm/sim_time.h"
@@ -24,8 +25,7 @@ void Switch::cross_to_output_queues(const sc_time& now) {
   sc_time edge = end_of_time_;
   bool refused = false;  // a grant on `edge` went unaccepted: the rounds after it are iSLIP's later iterations
   for (;;) {
-    const sc_time due = collect_crossing_requests();
-    next_crossing_ = due;
+    const sc_time due = next_crossing();
     if (due > horizon) return;
     if (due != edge) {
       edge = due;
@@ -35,113 +35,105 @@ void Switch::cross_to_output_queues(const sc_time& now) {
   }
 }
 
-sc_time Switch::collect_crossing_requests() {
-  // The requests of the inputs whose heads or read port changed since they were made.
-  crossing_changed_.for_each([&](int p) {
-    crossing_changed_.erase(p);
-    auto& requests = crossing_requests_[p];
-    requests.clear();
-    const sc_time input_free = crossing_grant_edge(read_free_[p]);
-    // One request per output: the head that is ready first, the lower VL on a tie.
-    auto offer = [&](const EntryQueue& waiting, int slot) {
-      const Entry& e = entries_[waiting.front()];
-      const sw::CrossingRequest r{std::max(e.ready, input_free), p, e.out, slot, e.vl};
-      const std::size_t k = crossing_request_of_[e.out];  // this input's request for the output so far
-      if (k < requests.size() && requests[k].out == e.out) {
-        sw::CrossingRequest& other = requests[k];
-        const sc_time& ready = entries_[queues_[other.queue].front()].ready;
-        if (e.ready < ready || (e.ready == ready && e.vl < other.vl)) other = r;
-        return;
-      }
-      crossing_request_of_[e.out] = requests.size();
-      requests.push_back(r);
-    };
-    const InputPort& ip = inputs_[p];
-    if (!ip.crossing.empty()) offer(ip.crossing, -1);
-    for (const sw::HeldVoq& h : ip.voqs) offer(queues_[h.queue], h.queue);
-  });
-  sc_time due = end_of_time_;
+const sc_time& Switch::next_crossing() {
+  if (crossing_stale_) next_crossing_ = first_crossing_edge();
+  crossing_stale_ = false;
+  return next_crossing_;
+}
+
+sc_time Switch::first_crossing_edge() const {
+  // A head can be granted from max(ready, its input's and its write port's grant times)
+  // on; an input busy past the best so far cannot better it. The edge at or after the
+  // least of those times is the least of their edges.
+  sc_time first = end_of_time_;
   crossing_.for_each([&](int p) {
-    for (const sw::CrossingRequest& r : crossing_requests_[p]) {
-      // The first edge the write port can be granted on, kept until it writes again.
-      if (!write_edge_known_.contains(r.out)) {
-        write_edge_[r.out] = crossing_grant_edge(outputs_[r.out].write_free);
-        write_edge_known_.insert(r.out);
-      }
-      due = std::min(due, std::max(r.asks, write_edge_[r.out]));
-    }
+    const sc_time input = crossing_grant_time(read_free_[p]);
+    if (input >= first) return;
+    for_each_crossing_head(p, [&](const Entry& e, int) {
+      first = std::min(first, std::max({e.ready, input, crossing_grant_time(outputs_[e.out].write_free)}));
+    });
   });
-  return due;
+  return first == end_of_time_ ? first : clock_.edge_at_or_after(first);
 }
 
 bool Switch::match_crossings(const sc_time& edge, bool later) {
-  // Request: each input asks every write port it has a head for, ready and free by `edge`.
+  // Request: each input free by `edge` asks every write port free by then it has a
+  // head ready for.
+  PortSet granting;  // write ports asked
+  granting.resize(params_.ports);
   crossing_.for_each([&](int p) {
-    for (const sw::CrossingRequest& r : crossing_requests_[p]) {
-      OutputPort& o = outputs_[r.out];
-      if (r.asks > edge || write_edge_[r.out] > edge) continue;
-      if (!granting_.contains(r.out)) {
-        o.write_arbiter->clear();
-        granting_.insert(r.out);
+    if (crossing_grant_time(read_free_[p]) > edge) return;
+    for_each_crossing_head(p, [&](const Entry& e, int) {
+      if (e.ready > edge || crossing_grant_time(outputs_[e.out].write_free) > edge) return;
+      hw::Arbiter& grant = *outputs_[e.out].write_arbiter;
+      if (!granting.contains(e.out)) {
+        grant.clear();
+        granting.insert(e.out);
       }
-      o.write_arbiter->add_request({r.in});
-    }
+      grant.add_request({p});
+    });
   });
   // Grant: each write port one input, round robin from the one after its last accepted.
-  granting_.for_each([&](int op) {
+  std::array<int, kMaxPorts> granted;  // per write port granting: the input it granted
+  PortSet accepting;                   // cioq: inputs granted by some write port
+  PortSet accepted;                    // write ports whose grant was accepted
+  accepting.resize(params_.ports);
+  accepted.resize(params_.ports);
+  granting.for_each([&](int op) {
     const int p = outputs_[op].write_arbiter->arbitrate();
-    write_grant_[op] = p;
+    granted[op] = p;
     hw::Arbiter* accept = inputs_[p].accept_arbiter.get();
-    if (!accept) {
-      accepted_[p] = op;
+    if (!accept) {  // a FIFO input asks one port
+      accepted.insert(op);
       return;
     }
-    if (!accepting_.contains(p)) {
+    if (!accepting.contains(p)) {
       accept->clear();
-      accepting_.insert(p);
+      accepting.insert(p);
     }
     accept->add_request({op});
   });
-  // Accept: each input granted takes one write port, round robin likewise.
-  accepting_.for_each([&](int p) { accepted_[p] = inputs_[p].accept_arbiter->arbitrate(); });
-  // The pointers move past an accepted grant, in an edge's first round only (iSLIP).
-  bool refused = false;
-  granting_.for_each([&](int op) {
-    const int p = write_grant_[op];
-    const bool accepted = accepted_[p] == op;
-    refused = refused || !accepted;
-    outputs_[op].write_arbiter->update_state(accepted && !later ? p : hw::kNoGrant);
-  });
-  accepting_.for_each([&](int p) {
-    inputs_[p].accept_arbiter->update_state(later ? hw::kNoGrant : accepted_[p]);
-    accepting_.erase(p);
+  // Accept: each input granted takes one write port, round robin likewise. The pointers
+  // move past an accepted grant, in an edge's first round only (iSLIP).
+  accepting.for_each([&](int p) {
+    hw::Arbiter& accept = *inputs_[p].accept_arbiter;
+    const int op = accept.arbitrate();
+    accept.update_state(later ? hw::kNoGrant : op);
+    accepted.insert(op);
   });
   // Cross: the accepted grants, lower write port first.
-  granting_.for_each([&](int op) {
-    granting_.erase(op);
-    const int p = write_grant_[op];
-    if (accepted_[p] != op) return;
-    for (const sw::CrossingRequest& r : crossing_requests_[p])
-      if (r.out == op) return cross(r, edge);
+  bool refused = false;
+  granting.for_each([&](int op) {
+    const bool accepts = accepted.contains(op);
+    refused = refused || !accepts;
+    outputs_[op].write_arbiter->update_state(accepts && !later ? granted[op] : hw::kNoGrant);
+    if (accepts) cross(granted[op], op, edge);
   });
   return refused;
 }
 
-void Switch::cross(const sw::CrossingRequest& r, const sc_time& edge) {
-  InputPort& ip = inputs_[r.in];
-  OutputPort& o = outputs_[r.out];
-  EntryQueue& waiting = r.queue < 0 ? ip.crossing : queues_[r.queue];
+void Switch::cross(int in_port, int out_port, const sc_time& edge) {
+  // The input's head for the output that is ready first, the lower VL on a tie.
+  const Entry* head = nullptr;
+  int slot = -1;
+  for_each_crossing_head(in_port, [&](const Entry& e, int s) {
+    if (e.out != out_port || (head && (head->ready < e.ready || (head->ready == e.ready && head->vl < e.vl)))) return;
+    head = &e;
+    slot = s;
+  });
+  InputPort& ip = inputs_[in_port];
+  EntryQueue& waiting = slot < 0 ? ip.crossing : queues_[slot];
+  OutputPort& o = outputs_[out_port];
   const std::uint32_t i = waiting.pop_front(entries_);
-  if (waiting.empty() && r.queue >= 0) release_voq(r.queue, r.in);
-  if (ip.crossing.empty() && ip.voqs.empty()) crossing_.erase(r.in);
+  if (waiting.empty() && slot >= 0) release_voq(slot, in_port);
+  if (ip.crossing.empty() && ip.voqs.empty()) crossing_.erase(in_port);
   Entry& e = entries_[i];
-  const sc_time write = std::max({e.ready, read_free_[r.in], o.write_free});
+  const sc_time write = std::max({e.ready, read_free_[in_port], o.write_free});
   if (breakdown_) breakdown_of(*e.packet).ready_admitted = e.ready;
   e.ready = edge;
   o.write_free = write + to_sc(ip.link->timing().serialization(e.frame_bytes) / static_cast<double>(params_.speedup));
-  write_edge_known_.erase(r.out);
-  read_free_[r.in] = o.write_free;
-  crossing_changed_.insert(r.in);
+  read_free_[in_port] = o.write_free;
+  crossing_stale_ = true;
   link(i);
 }
 

@@ -7,6 +7,8 @@
 
 namespace fabricsim::tlm_fabric {
 
+inline constexpr int kMaxPorts = 256;  // a switch's radix at most (SwitchParams::validate)
+
 /// A set of port indices (radix <= 256), walked in ascending port order: the per-wake
 /// loops visit only the ports with work, in the order a walk over every port would.
 class PortSet {
@@ -43,7 +45,7 @@ class PortSet {
 
  private:
   static std::uint64_t bit(int p) { return std::uint64_t{1} << (p & 63); }
-  std::array<std::uint64_t, 4> words_{};  // 256 ports at most (SwitchParams::validate)
+  std::array<std::uint64_t, kMaxPorts / 64> words_{};
   std::size_t words_used_ = 0;
 };
 

@@ -60,7 +60,7 @@ void Switch::enqueue(std::uint32_t i) {
       params_.buffer == BufferOrganisation::cioq ? queues_[voq_slot(e.in, e.out, e.vl)] : inputs_[e.in].crossing;
   waiting.push_back(entries_, i);
   crossing_.insert(e.in);
-  crossing_changed_.insert(e.in);
+  crossing_stale_ = true;
 }
 
 void Switch::link(std::uint32_t i) {

@@ -55,15 +55,6 @@ struct Head {
   std::uint32_t frame_bytes;    // as buffered: what the egress scheduler counts
 };
 
-/// cioq, output_queued: an input's request for a crossbar write port: the head that
-/// crosses first among its queues for that output, and from when it asks.
-struct CrossingRequest {
-  sc_core::sc_time asks;  // the head is ready and its input free (a cycle ahead)
-  int in, out;
-  int queue;              // cioq: its VOQ's slot; -1: the input's crossing FIFO
-  std::uint8_t vl;
-};
-
 /// A packet's buffer space freed once its tail has left the buffer.
 struct Release {
   sc_core::sc_time at;

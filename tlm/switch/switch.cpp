@@ -138,14 +138,8 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchParams& params, PacketP
   blocked_.assign(static_cast<std::size_t>(n) * v, 0);
   any_blocked_.assign(n, 0);
   for (PortSet* set :
-       {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_, &crossing_, &granting_, &accepting_,
-        &write_edge_known_, &crossing_changed_})
+       {&out_heads_, &arriving_, &stalling_, &tx_changing_, &pausing_, &crossing_})
     set->resize(n);
-  write_grant_.assign(n, -1);
-  accepted_.assign(n, -1);
-  crossing_requests_.assign(n, {});
-  crossing_request_of_.assign(n, 0);
-  write_edge_.assign(n, end_of_time_);
   requests_per_output_.assign(n, 0);
   allocator_ = make_switch_allocator({this->name(), params_.allocator, {n, n, params_.allocator_iterations, params_.seed},
                                       params_.allocator_impl, params_.rtl_variant, params_.core_clock,
