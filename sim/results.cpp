@@ -373,6 +373,7 @@ nlohmann::json fast_forward_results(const Fabric& fabric, const FabricConfig& co
           {"bytes_skipped", skipped.bytes},
           {"engaged", skipped.engaged},
           {"resumed", skipped.resumed},
+          {"iterations_replayed", skipped.iterations},
           {"with_skipped_transfers", {"collective", "chakra", "training", "flows"}},
           {"packets_simulated_only", {"packets", "throughput", "latency", "stats", "ports", "tiers", "timeseries"}}};
 }

@@ -79,6 +79,7 @@ struct FastForwardParams {
 struct FastForwardReport {
   std::uint64_t transfers = 0, bytes = 0;
   std::uint64_t engaged = 0;  ///< times a graph went to fast-forward
+  std::uint64_t iterations = 0;  ///< repeated iterations of a collective replayed from the first
   std::uint64_t resumed = 0;  ///< times one went back to packets: another graph started, or a stream changed
 };
 
@@ -273,6 +274,20 @@ class CollectiveRunner : public sc_core::sc_module {
     std::vector<double> times_us;
   };
   void start_iteration(const sc_core::sc_time& now);
+  // Fast-forward's memo of repeated iterations: the first iteration of a size, run on
+  // the fabric alone, records its time and its flows (per lane, relative to its start);
+  // the size's later iterations replay them: the fabric between two iterations is idle,
+  // so the same graph takes the same course.
+  struct Memo {
+    std::uint64_t bytes = 0;
+    sc_core::sc_time duration;
+    std::vector<tlm_fabric::FlowRecord> flows;  // times from the iteration's start, in end order
+    std::uint64_t bytes_moved = 0;              // of the flows
+  };
+  static constexpr std::size_t kMaxMemoFlows = std::size_t{1} << 20;
+  bool replays() const;
+  void replay(const sc_core::sc_time& now);
+  void keep_memo(const sc_core::sc_time& end);
   /// The engine's graph ended at `end`.
   void ended(const sc_core::sc_time& end);
   void run();
@@ -285,6 +300,11 @@ class CollectiveRunner : public sc_core::sc_module {
   bool running_ = false;                           // a collective is under way (its end wakes wake_)
   sc_core::sc_time next_start_;                    // between collectives: when the next may start
   std::vector<SizeResult> results_;
+  std::optional<Memo> memo_;
+  bool recording_ = false;                                      // the memo's iteration runs
+  std::vector<std::vector<tlm_fabric::FlowRecord>> recorded_;   // its flows so far, per lane
+  std::vector<tlm_fabric::Nic*> nics_;
+  FastForwardReport replayed_;
   // Starts and ends collectives: through the WakeQueue, like the blocks, between the
   // lanes' windows.
   tlm_fabric::WakeEvent wake_{[this] { run(); }, /*reads_every_lane=*/true};

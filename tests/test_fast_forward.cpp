@@ -114,10 +114,27 @@ TEST(FastForward, GeneratedTrainingIterationWithinOnePercent) {
   EXPECT_LT(relative(fast["flows"]["fct_us"]["p99"].get<double>(), full["flows"]["fct_us"]["p99"].get<double>()), 0.01);
 }
 
+// collective.iterations repeats each size on an idle fabric: the first iteration's time
+// and flows stand for the others (memoised), within 1% of running them.
+TEST(FastForward, RepeatedIterationsReplayTheFirst) {
+  const auto [full, fast] = run_both("--set collective.sizes=[1MiB,16MiB] --set collective.iterations=4");
+  if (full.is_null() || fast.is_null()) return;
+  EXPECT_EQ(fast["fast_forward"]["iterations_replayed"], 6);
+  for (std::size_t k = 0; k < 2; ++k)
+    EXPECT_LT(relative(fast["collective"]["sizes"][k]["time_us"].get<double>(),
+                       full["collective"]["sizes"][k]["time_us"].get<double>()),
+              0.01);
+  EXPECT_EQ(fast["flows"]["count"], full["flows"]["count"]);
+  for (const char* p : {"p50", "p99", "mean"})
+    EXPECT_LT(relative(fast["flows"]["fct_us"][p].get<double>(), full["flows"]["fct_us"][p].get<double>()), 0.01) << p;
+  EXPECT_LT(fast["simulator"]["process_activations"].get<double>(),
+            0.25 * full["simulator"]["process_activations"].get<double>());
+}
+
 TEST(FastForward, SameResultsOnAnyNumberOfLanes) {
   const fs::path dir = fabricsim::testing::test_temp_dir("ff");
   const std::string base = example("allreduce_leafspine_ib.yaml") +
-                           " --set collective.sizes=[1MiB,4MiB] --set simulation.fast_forward=true";
+                           " --set collective.sizes=[1MiB,4MiB] --set collective.iterations=2 --set simulation.fast_forward=true";
   const nlohmann::json one = run(base + " --set simulation.threads=1", dir / "one");
   const nlohmann::json three = run(base + " --set simulation.threads=3", dir / "three");
   ASSERT_FALSE(one.is_null());
