@@ -175,7 +175,6 @@ class CollectiveEngine {
   void resume_packets(const sc_core::sc_time& now);
   void resume_packets(Run& run, const sc_core::sc_time& now);
   void start_sampling(Run& run, const sc_core::sc_time& now);
-  tlm_fabric::WakeEvent& fast_forward_check();
   void on_completion(int endpoint, const tlm_fabric::Completion& c);
   void land(Run& run, std::size_t i, const sc_core::sc_time& visible);
   /// Transfer j's inputs: one more landed, visible at `visible` (in j's source lane).

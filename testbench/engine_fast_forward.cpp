@@ -41,12 +41,11 @@ bool CollectiveEngine::Stream::steady(std::size_t window, double tolerance) cons
   return static_cast<double>(hi->visible - lo->visible) <= tolerance * static_cast<double>(mean().visible);
 }
 
-tlm_fabric::WakeEvent& CollectiveEngine::fast_forward_check() { return *check_; }
-
 void CollectiveEngine::start_sampling(Run& run, const sc_time& now) {
+  if (!run.fast)  // (the graph's channels once: a resumed graph samples again)
+    for (std::size_t i = 0; i < run.schedule.size(); ++i)
+      run.channels = std::max(run.channels, run.schedule.step(i).channel + 1);
   run.fast = true;
-  for (std::size_t i = 0; i < run.schedule.size(); ++i)
-    run.channels = std::max(run.channels, run.schedule.step(i).channel + 1);
   Stream fresh;
   fresh.last.resize(static_cast<std::size_t>(params_.fast_forward.window));
   run.streams.assign(run.endpoints.size() * static_cast<std::size_t>(run.channels), fresh);
