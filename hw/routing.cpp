@@ -87,4 +87,10 @@ int RoutePolicy::select(const RouteKey& key, const std::vector<int>& candidates,
   return candidates[0];
 }
 
+std::size_t RoutePolicy::steady_index(const RouteKey& key, std::size_t k) const {
+  if (params_.algorithm == RoutingAlgorithm::d_mod_k)
+    return static_cast<std::size_t>(static_cast<std::uint64_t>(key.dst) / params_.d_mod_k_divisor % k);
+  return hash(key, 0) % k;
+}
+
 }  // namespace fabricsim::hw

@@ -54,6 +54,16 @@ class RoutePolicy {
   /// each output's queue depth (adaptive); `now_s` the packet's arrival time (flowlet).
   int select(const RouteKey& key, const std::vector<int>& candidates, const std::vector<std::uint64_t>& queued_bytes,
              double now_s);
+  /// Where the packets of a flow in a steady state go, read without the policy's state
+  /// (any thread): every one to `candidates[index]` when `single_path()`, else spread
+  /// evenly over the candidates from `index` on. Adaptive routing takes its tie-break,
+  /// the hash, while the candidates' queues are even; spraying shares a steady load
+  /// evenly, and flowlets re-hashed over many messages come to the same.
+  std::size_t steady_index(const RouteKey& key, std::size_t k) const;
+  bool single_path() const {
+    return params_.algorithm == RoutingAlgorithm::d_mod_k || params_.algorithm == RoutingAlgorithm::ecmp ||
+           params_.algorithm == RoutingAlgorithm::adaptive;
+  }
 
  private:
   std::uint64_t hash(const RouteKey& key, std::uint64_t extra) const;

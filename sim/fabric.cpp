@@ -270,7 +270,7 @@ void Fabric::build_collective(const testbench::AggregationTree& aggregation, con
   testbench::CollectiveParams cp = config_.collective;
   cp.ranks = place_ranks();
   cp.tree = aggregation;  // sharp only
-  cp.fast_forward = config_.simulation.fast_forward;
+  cp.fast_forward = fast_forward();
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
   collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, endpoint_lanes(routed));
@@ -282,13 +282,24 @@ void Fabric::build_collective(const testbench::AggregationTree& aggregation, con
 void Fabric::build_chakra() {
   chakra::ExecutorParams p = config_.chakra.params;
   p.ranks = place_ranks();
-  p.fast_forward = config_.simulation.fast_forward;
+  p.fast_forward = fast_forward();
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
   chakra_trace_ = run_trace(config_);
   chakra_ = std::make_unique<chakra::Executor>("chakra", nics, chakra_trace_, p, endpoint_lanes(graph_));
   // A graph ends between windows, at the time its last landing is visible.
   if (lanes_ > 1) lookahead_ = std::min(lookahead_, chakra_->least_completion_delay());
+}
+
+testbench::FastForwardParams Fabric::fast_forward() {
+  testbench::FastForwardParams ff = config_.simulation.fast_forward;
+  if (!ff.on) return ff;
+  skipped_ = std::make_unique<SkippedPackets>(*this, lanes_);
+  ff.count_links = [this](int src, int dst, std::uint32_t qpn, std::uint64_t bytes) {
+    skipped_->count(src, dst, qpn, bytes);
+  };
+  if (lanes_ > 1) tlm_fabric::WakeQueue::instance().at_window_end([this] { skipped_->merge(); });
+  return ff;
 }
 
 std::vector<int> Fabric::endpoint_lanes(const TopologyGraph& routed) const {

@@ -20,6 +20,7 @@
 #include "sim/flow_completion.h"
 #include "sim/output_file.h"
 #include "sim/progress.h"
+#include "sim/skipped_packets.h"
 #include "sim/stats.h"
 #include "sim/topology.h"
 #include "testbench/collectives.h"
@@ -109,6 +110,8 @@ class Fabric : public sc_core::sc_module {
   /// `link` from switch `from` to switch `to` crosses lanes: it defers, and bounds the lookahead.
   void cross_lanes(int from, tlm_fabric::Link& link, int to);
   void merge_lane_flows();  // the lanes' flow records of a window into flows_
+  /// simulation.fast_forward for a workload, counting what it skips on the links (skipped_).
+  testbench::FastForwardParams fast_forward();
   tlm_fabric::Link& add_link(const std::string& name, const tlm_fabric::LinkParams& params);
   /// Every switch's forwarding table, from the minimal routes of `routed` (the graph with
   /// the aggregation ports of in-network reduction).
@@ -161,6 +164,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::unique_ptr<tlm_fabric::UnconnectedPort>> unused_;
   std::vector<std::unique_ptr<testbench::TrafficSource>> sources_;
   std::unique_ptr<FlowStats> flows_;
+  std::unique_ptr<SkippedPackets> skipped_;  // fast-forward on: its packets on the links
   int lanes_ = 1;
   std::vector<int> switch_lane_;  // per switch: its wake-queue lane (its NICs and sources wake there too)
   sc_core::sc_time lookahead_;    // of the lanes' windows: the least delay across a link between lanes

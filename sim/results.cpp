@@ -374,8 +374,9 @@ nlohmann::json fast_forward_results(const Fabric& fabric, const FabricConfig& co
           {"engaged", skipped.engaged},
           {"resumed", skipped.resumed},
           {"iterations_replayed", skipped.iterations},
-          {"with_skipped_transfers", {"collective", "chakra", "training", "flows"}},
-          {"packets_simulated_only", {"packets", "throughput", "latency", "stats", "ports", "tiers", "timeseries"}}};
+          {"with_skipped_transfers",
+           {"collective", "chakra", "training", "flows", "packets", "throughput", "endpoints", "ports", "tiers"}},
+          {"packets_simulated_only", {"latency", "timeseries"}}};
 }
 
 // Activations (how often a switch or NIC process woke) measure the simulator's

@@ -86,6 +86,10 @@ class CollectiveEngine {
   void set_trace(tlm_fabric::FabricTrace* trace);
   /// The transfers fast-forward landed without packets so far (not inside a window).
   FastForwardReport fast_forward_report() const;
+  /// A WRITE of `bytes` from `src` (QP `qpn`) to `dst` sent without its packets (posted at
+  /// `now`): its packets counted as sent, on its NIC and the links they would have
+  /// crossed; in the source's lane, or between windows.
+  void count_skipped_send(int src, int dst, std::uint32_t qpn, std::uint64_t bytes, const sc_core::sc_time& now);
 
  private:
   // Per graph and lane: the transfers landing at the lane's participants, those landed,

@@ -384,11 +384,15 @@ bool CollectiveRunner::replays() const {
 }
 
 void CollectiveRunner::replay(const sc_time& now) {
-  // The flows as the fabric would report them, in end order, then the iteration's end.
+  // The flows as the fabric would report them, in end order, their packets counted, then
+  // the iteration's end.
   for (tlm_fabric::FlowRecord f : memo_->flows) {
     f.start += now;
     f.end += now;
-    nics_[static_cast<std::size_t>(f.dst)]->record_flow(f);
+    engine_->count_skipped_send(f.src, f.dst, f.flow, f.bytes, f.start);
+    tlm_fabric::Nic& dst = *nics_[static_cast<std::size_t>(f.dst)];
+    dst.count_skipped_receive(f.bytes, f.end);
+    dst.record_flow(f);
   }
   ++replayed_.iterations;
   replayed_.transfers += memo_->flows.size();

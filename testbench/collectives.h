@@ -73,6 +73,10 @@ struct FastForwardParams {
   bool on = false;
   int window = 4;            ///< transfers per stream the steady state is judged over
   double tolerance = 0.01;   ///< (longest - shortest) / mean post-to-landing time allowed
+  /// Counts a skipped WRITE of `bytes` from endpoint `src` (its QP `qpn`) to `dst` on the
+  /// links its packets and ACKs would have crossed; called in the source's lane when the
+  /// transfer is posted, or between windows (the fabric's; none: not counted).
+  std::function<void(int src, int dst, std::uint32_t qpn, std::uint64_t bytes)> count_links;
 };
 
 /// What fast-forward skipped: transfers landed without packets.

@@ -80,7 +80,9 @@ bool CollectiveEngine::post_virtual(Lane& lane, Run& run, std::size_t i, const s
                          now + tlm_fabric::from_ticks(static_cast<sc_time::value_type>(m.visible))};
   ++lane.skipped.transfers;
   lane.skipped.bytes += t.bytes;
-  const int to = endpoint_lane_[static_cast<std::size_t>(run.endpoints[static_cast<std::size_t>(t.dst)])];
+  const int a = run.endpoints[static_cast<std::size_t>(t.src)], b = run.endpoints[static_cast<std::size_t>(t.dst)];
+  count_skipped_send(a, b, static_cast<std::uint32_t>(qp_for(a, b, t.channel).qp), t.bytes, now);
+  const int to = endpoint_lane_[static_cast<std::size_t>(b)];
   auto& queue = tlm_fabric::WakeQueue::instance();
   if (lanes_[static_cast<std::size_t>(to)].get() == &lane || !queue.in_window()) {
     add_virtual(*lanes_[static_cast<std::size_t>(to)], v);
@@ -97,14 +99,19 @@ bool CollectiveEngine::post_virtual(Lane& lane, Run& run, std::size_t i, const s
   return true;
 }
 
+void CollectiveEngine::count_skipped_send(int src, int dst, std::uint32_t qpn, std::uint64_t bytes, const sc_time& now) {
+  nics_[static_cast<std::size_t>(src)]->count_skipped_send(qpn, bytes, now);
+  if (params_.fast_forward.count_links) params_.fast_forward.count_links(src, dst, qpn, bytes);
+}
+
 void CollectiveEngine::add_virtual(Lane& lane, const VirtualLanding& v) {
   lane.virtual_landings.push(v);
   lane.wake.notify_at(v.end);
 }
 
 void CollectiveEngine::land_virtual(Lane& lane, const sc_time& now) {
-  // The destination NIC reports the message as delivered (flow completion time) and the
-  // transfer lands when its host would have seen it.
+  // The destination NIC counts the message's packets and reports it as delivered (flow
+  // completion time), and the transfer lands when its host would have seen it.
   while (!lane.virtual_landings.empty() && lane.virtual_landings.top().end <= now) {
     const VirtualLanding v = lane.virtual_landings.top();
     lane.virtual_landings.pop();
@@ -112,8 +119,9 @@ void CollectiveEngine::land_virtual(Lane& lane, const sc_time& now) {
     const std::size_t i = v.wr - run.id;
     const Schedule::Step t = run.schedule.step(i);
     const int a = run.endpoints[static_cast<std::size_t>(t.src)], b = run.endpoints[static_cast<std::size_t>(t.dst)];
-    nics_[static_cast<std::size_t>(b)]->record_flow(
-        {a, b, t.bytes, static_cast<std::uint32_t>(qp_for(a, b, t.channel).qp), v.start, v.end});
+    tlm_fabric::Nic& nic = *nics_[static_cast<std::size_t>(b)];
+    nic.count_skipped_receive(t.bytes, v.end);
+    nic.record_flow({a, b, t.bytes, static_cast<std::uint32_t>(qp_for(a, b, t.channel).qp), v.start, v.end});
     land(run, i, v.visible);
   }
 }

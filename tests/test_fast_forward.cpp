@@ -1,7 +1,8 @@
 // Steady-state fast-forward (`simulation.fast_forward`, testbench/engine_fast_forward.cpp):
 // the collective times and flow completion times it gives are within 1% of the full
 // packet-level run's (the bound docs/performance.md states), it skips most transfers of a
-// bulk ring AllReduce, the conservation checks hold, its results are the same on any
+// bulk ring AllReduce and counts their packets where they would have gone, the
+// conservation checks hold, its results are the same on any
 // number of lanes, and where it cannot apply it changes nothing and says why.
 #include <cmath>
 #include <filesystem>
@@ -46,6 +47,27 @@ Both run_both(const std::string& sets, const std::string& name = "allreduce_leaf
   return b;
 }
 
+double total(const nlohmann::json& endpoints, const char* counter) {
+  double sum = 0;
+  for (const auto& e : endpoints) sum += e["rdma"][counter].get<double>();
+  return sum;
+}
+
+// The skipped transfers' packets count at the NICs and on the links, within 1% of the
+// packet-level run's counts.
+void expect_packets_counted(const nlohmann::json& full, const nlohmann::json& fast) {
+  for (const char* k : {"injected", "delivered"})
+    EXPECT_LT(relative(fast["packets"][k].get<double>(), full["packets"][k].get<double>()), 0.01)
+        << k << ": " << fast["packets"][k] << " against " << full["packets"][k];
+  EXPECT_LT(relative(fast["simulator"]["packet_hops"].get<double>(), full["simulator"]["packet_hops"].get<double>()), 0.01)
+      << fast["simulator"]["packet_hops"] << " packet hops against " << full["simulator"]["packet_hops"];
+  for (const char* k : {"acks_sent", "completions"})
+    EXPECT_LT(relative(total(fast["endpoints"], k), total(full["endpoints"], k)), 0.01) << k;
+  for (const auto& [tier, u] : full["tiers"].items())
+    EXPECT_LT(relative(fast["tiers"][tier]["mean_utilisation"].get<double>(), u["mean_utilisation"].get<double>()), 0.01)
+        << tier << ": " << fast["tiers"][tier].dump() << " against " << u.dump();
+}
+
 // A ring AllReduce of `size` per rank on the example's leaf-spine (radix 8 unless given):
 // full packet level against fast-forward.
 void expect_within_one_percent(const std::string& sets, const std::string& tag) {
@@ -66,10 +88,12 @@ void expect_within_one_percent(const std::string& sets, const std::string& tag) 
   for (const char* p : {"p50", "p99", "mean"})
     EXPECT_LT(relative(fast["flows"]["fct_us"][p].get<double>(), full["flows"]["fct_us"][p].get<double>()), 0.01)
         << p << ": " << fast["flows"]["fct_us"][p] << " us against " << full["flows"]["fct_us"][p] << " us";
-  // Most of a bulk ring's transfers skip their packets.
+  // Most of a bulk ring's transfers skip their packets, which still count.
   const double skipped = fast["fast_forward"]["transfers_skipped"].get<double>();
   EXPECT_GT(skipped, 0.5 * full["flows"]["count"].get<double>());
-  EXPECT_LT(fast["simulator"]["packet_hops"].get<double>(), 0.5 * full["simulator"]["packet_hops"].get<double>());
+  EXPECT_LT(fast["simulator"]["process_activations"].get<double>(),
+            0.5 * full["simulator"]["process_activations"].get<double>());
+  expect_packets_counted(full, fast);
 }
 
 TEST(FastForward, RingAllReduceOn32RanksWithinOnePercent) {
@@ -78,6 +102,26 @@ TEST(FastForward, RingAllReduceOn32RanksWithinOnePercent) {
 
 TEST(FastForward, RingAllReduceOn16RanksWithinOnePercent) {
   expect_within_one_percent("--set collective.sizes=[16MiB] --set collective.ranks=16", "16 ranks, 16 MiB");
+}
+
+// With ECMP each flow keeps one path: the skipped packets count on the very links their
+// flows took, every port's packets and bytes as in the packet-level run (within 1%).
+TEST(FastForward, SkippedPacketsCountOnTheLinksTheirFlowsTake) {
+  const auto [full, fast] = run_both("--set collective.sizes=[16MiB] --set routing.algorithm=ecmp");
+  if (full.is_null() || fast.is_null()) return;
+  ASSERT_GT(fast["fast_forward"]["transfers_skipped"].get<double>(), 0.5 * full["flows"]["count"].get<double>());
+  EXPECT_TRUE(fast["scoreboard"]["ok"].get<bool>()) << fast["scoreboard"].dump();
+  expect_packets_counted(full, fast);
+  ASSERT_EQ(full["ports"].size(), fast["ports"].size());
+  for (std::size_t p = 0; p < full["ports"].size(); ++p) {
+    const auto &a = full["ports"][p], &b = fast["ports"][p];
+    for (const char* k : {"egress_packets", "ingress_packets", "egress_utilisation"})
+      EXPECT_LE(std::abs(b[k].get<double>() - a[k].get<double>()), 0.01 * a[k].get<double>() + 1) << a["name"] << " " << k;
+    const std::string sent = a["name"].get<std::string>() + ".egress_payload_bytes";
+    EXPECT_LE(std::abs(fast["stats"][sent]["value"].get<double>() - full["stats"][sent]["value"].get<double>()),
+              0.01 * full["stats"][sent]["value"].get<double>() + 4096)
+        << sent;
+  }
 }
 
 // Two rings on one NIC hold one steady state through the reduce-scatter, then fall in and
@@ -112,6 +156,7 @@ TEST(FastForward, GeneratedTrainingIterationWithinOnePercent) {
     EXPECT_LT(relative(fast["chakra"][key].get<double>(), full["chakra"][key].get<double>()), 0.01) << key;
   EXPECT_EQ(fast["flows"]["count"], full["flows"]["count"]);
   EXPECT_LT(relative(fast["flows"]["fct_us"]["p99"].get<double>(), full["flows"]["fct_us"]["p99"].get<double>()), 0.01);
+  expect_packets_counted(full, fast);
 }
 
 // collective.iterations repeats each size on an idle fabric: the first iteration's time
@@ -129,6 +174,7 @@ TEST(FastForward, RepeatedIterationsReplayTheFirst) {
     EXPECT_LT(relative(fast["flows"]["fct_us"][p].get<double>(), full["flows"]["fct_us"][p].get<double>()), 0.01) << p;
   EXPECT_LT(fast["simulator"]["process_activations"].get<double>(),
             0.25 * full["simulator"]["process_activations"].get<double>());
+  expect_packets_counted(full, fast);
 }
 
 TEST(FastForward, SameResultsOnAnyNumberOfLanes) {

@@ -86,6 +86,15 @@ class Link : public sc_core::sc_module {
   const Frame& frame(std::uint32_t payload) const {
     return recent_frames_.get(payload, [this](std::uint32_t b) { return frame_of(b); });
   }
+  /// frame() computed afresh, for a reader in another lane than the link's.
+  Frame frame_of(std::uint32_t payload) const;
+  /// Counts `packets` frames of `payload_bytes` in all, occupying the wire `busy`, as
+  /// carried: the packets fast-forward skips (between windows, or in the link's lane).
+  void count_skipped(std::uint64_t packets, std::uint64_t payload_bytes, const sc_core::sc_time& busy) {
+    counters_.packets += packets;
+    counters_.payload_bytes += payload_bytes;
+    counters_.busy += busy;
+  }
   /// The wake-queue lanes of the transmitter and the receiver: where they differ, in a
   /// parallel window the link defers what it hands across (WakeQueue::defer).
   void set_lanes(int transmitter, int receiver) {
@@ -107,7 +116,6 @@ class Link : public sc_core::sc_module {
   tlm::tlm_sync_enum forward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   tlm::tlm_sync_enum backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
-  Frame frame_of(std::uint32_t payload) const;
   void deliver(Packet& p, sc_core::sc_time tail);  // to the receiver: END_TAIL
   // A parallel window: to the other lane's receiver, transmitter, when the window ends.
   [[gnu::noinline]] void defer_forward(Packet& p, const sc_core::sc_time& tail);

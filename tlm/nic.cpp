@@ -369,6 +369,47 @@ void Nic::record(Packet& p, const sc_time& now) {
   if (trace_) trace_->delivered(trace_track_, p, now);
 }
 
+namespace {
+
+// The wire bytes (framing and gaps included) of the data frames of a message of `bytes`
+// in `packets` MTU-sized packets but the last.
+std::uint64_t message_wire_bytes(const hw::PhyTiming& link, std::uint64_t bytes, std::uint64_t packets,
+                                 std::uint32_t mtu) {
+  const std::uint64_t last = bytes - (packets - 1) * mtu;
+  return (packets - 1) * link.wire_bytes(mtu) + link.wire_bytes(static_cast<std::uint32_t>(last));
+}
+
+}  // namespace
+
+void Nic::count_skipped_send(std::uint32_t qpn, std::uint64_t bytes, const sc_time& now) {
+  const std::uint64_t packets = rdma_.packets_of(bytes), acks = rdma_.acks_of(packets);
+  tx_packets_.add(packets);
+  tx_bytes_.add(bytes);
+  rx_packets_.add(acks);
+  rx_bytes_.add(acks * kAckPayloadBytes);
+  if (now >= measure_from_) {
+    tx_window_wire_bytes_.add(message_wire_bytes(port_.link(), bytes, packets, rdma_.mtu()));
+    rx_window_bytes_.add(acks * kAckPayloadBytes);
+    rx_window_wire_bytes_.add(acks * ingress_link_->timing().wire_bytes(kAckPayloadBytes));
+  }
+  rdma_.count_skipped_request(static_cast<int>(qpn), bytes, now);
+}
+
+void Nic::count_skipped_receive(std::uint64_t bytes, const sc_time& now) {
+  const std::uint64_t packets = rdma_.packets_of(bytes), acks = rdma_.acks_of(packets);
+  rx_packets_.add(packets);
+  rx_bytes_.add(bytes);
+  rx_messages_.add();
+  tx_packets_.add(acks);
+  tx_bytes_.add(acks * kAckPayloadBytes);
+  if (now >= measure_from_) {
+    rx_window_bytes_.add(bytes);
+    rx_window_wire_bytes_.add(message_wire_bytes(ingress_link_->timing(), bytes, packets, rdma_.mtu()));
+    tx_window_wire_bytes_.add(acks * port_.link().wire_bytes(kAckPayloadBytes));
+  }
+  rdma_.count_skipped_acks(acks);
+}
+
 void Nic::keep_latency_breakdown() {
   if (!packets_.keeps_breakdowns()) throw std::logic_error(std::string(name()) + ": the packet pool keeps no breakdowns");
   breakdown_ = true;

@@ -88,6 +88,13 @@ class Nic : public sc_core::sc_module {
   void record_flow(const FlowRecord& f) const {
     if (on_flow_) on_flow_(f);
   }
+  /// Fast-forward: a WRITE of `bytes` on QP `qpn` this NIC sends without its packets
+  /// (posted at `now`, in its lane): its data packets counted as sent, its ACKs as
+  /// received, the request as completed.
+  void count_skipped_send(std::uint32_t qpn, std::uint64_t bytes, const sc_core::sc_time& now);
+  /// Fast-forward: a message of `bytes` delivered here without its packets (landing at
+  /// `now`, in its lane): its data packets counted as received, its ACKs as sent.
+  void count_skipped_receive(std::uint64_t bytes, const sc_core::sc_time& now);
   /// One row per delivered packet into `log` (nullptr: off).
   void set_packet_log(PacketLog* log) { packet_log_ = log; }
   /// Per-hop latency breakdown (`output.latency_breakdown`; the pool keeps breakdowns):

@@ -96,6 +96,13 @@ RdmaEngine::Qp& RdmaEngine::qp(int qpn) {
   return qps_[qpn];
 }
 
+void RdmaEngine::count_skipped_request(int qpn, std::uint64_t bytes, const sc_time& now) {
+  Qp& q = qp(qpn);
+  q.acked_bytes += bytes;
+  if (now >= measure_from_) q.window_acked_bytes += bytes;
+  completions_.add();
+}
+
 int RdmaEngine::create_qp(int peer, int peer_qpn, int sl) {
   if (!link_) throw std::logic_error(name_ + ": create_qp before the NIC is attached to its link");
   Qp q;
@@ -214,7 +221,7 @@ void RdmaEngine::send_control(const Qp& q, RdmaOp op, std::uint32_t psn, const s
   c.packet.flow = static_cast<std::uint32_t>(q.qpn);
   c.packet.op = op;
   c.packet.ack_psn = psn;
-  c.packet.payload_bytes = op == RdmaOp::cnp ? 16 : 4;  // CNP reserved field / AETH
+  c.packet.payload_bytes = op == RdmaOp::cnp ? kCnpPayloadBytes : kAckPayloadBytes;
   c.packet.sl = static_cast<std::uint8_t>(q.sl);
   c.ready = now + processing_;
   if (op == RdmaOp::ack) acks_sent_.add();

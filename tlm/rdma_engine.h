@@ -92,6 +92,10 @@ struct CcParams {
 };
 
 enum class RdmaOpcode { write, read, send };
+
+/// Payload of an ACK or NAK (the AETH) and of a CNP (its reserved field) [B].
+constexpr std::uint32_t kAckPayloadBytes = 4;
+constexpr std::uint32_t kCnpPayloadBytes = 16;
 std::string_view to_string(RdmaOpcode o);
 
 /// A work request posted by the host.
@@ -175,6 +179,19 @@ class RdmaEngine {
   bool receive(const Packet& p, const sc_core::sc_time& now);
 
   std::vector<QpReport> report(const sc_core::sc_time& now);
+  /// Fast-forward (the NIC's count_skipped_*): a WRITE of `bytes` on QP `qpn` acknowledged
+  /// and completed without its packets, at `now`; ACKs sent for messages received so.
+  void count_skipped_request(int qpn, std::uint64_t bytes, const sc_core::sc_time& now);
+  void count_skipped_acks(std::uint64_t acks) { acks_sent_.add(acks); }
+  std::uint32_t mtu() const { return mtu_; }
+  /// The QP number at the peer of QP `qpn`.
+  int peer_qpn(int qpn) const { return qps_.at(static_cast<std::size_t>(qpn)).peer_qpn; }
+  /// The packets a message of `bytes` takes (one at least), and the ACKs its responder sends.
+  std::uint64_t packets_of(std::uint64_t bytes) const { return bytes == 0 ? 1 : (bytes + mtu_ - 1) / mtu_; }
+  std::uint64_t acks_of(std::uint64_t packets) const {
+    const auto every = static_cast<std::uint64_t>(transport_.ack_every);
+    return (packets + every - 1) / every;
+  }
   const DmaEngine& dma() const { return dma_; }
   /// Scoreboard: messages delivered to the responder with a byte count that
   /// does not match their length (must stay 0), and messages delivered.

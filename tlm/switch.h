@@ -216,6 +216,19 @@ class Switch : public sc_core::sc_module {
   /// Forwarding table: packets for the endpoints of `group` (another switch's) leave on
   /// one of `ports` (equal cost).
   void set_routes(int group, const std::vector<int>& ports);
+  /// Where the packets of a flow in a steady state leave toward `dst`: all on `port`, or
+  /// spread evenly over `*spread` from index `first` (hw::RoutePolicy::steady_index).
+  /// Read without the switch's state, from any thread: fast-forward counts the packets it
+  /// skips on the links they would have crossed. -1 without a route.
+  struct SteadyRoute {
+    int port = -1;
+    const std::vector<int>* spread = nullptr;
+    std::size_t first = 0;
+  };
+  SteadyRoute steady_route(int src, int dst, std::uint32_t flow) const;
+  /// Counts `packets` of `bytes` in all as received and forwarded on output `port`: the
+  /// packets fast-forward skips (between windows, or in the switch's lane).
+  void count_skipped(int port, std::uint64_t packets, std::uint64_t bytes);
   /// Binds output `port` to its link and the downstream receive buffer per VL it fills.
   void attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl);
   /// Binds input `port` to its incoming link.

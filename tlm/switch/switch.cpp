@@ -200,6 +200,28 @@ void Switch::set_routes(int group, const std::vector<int>& ports) {
   entry = -2 - last_route_group_;
 }
 
+Switch::SteadyRoute Switch::steady_route(int src, int dst, std::uint32_t flow) const {
+  SteadyRoute r;
+  if (!has_route(dst)) return r;
+  const std::int32_t entry = route_entry_[homes_->group[dst]];
+  if (entry == kHostPort) r.port = homes_->port[dst];
+  if (entry >= 0) r.port = entry;
+  if (r.port >= 0) return r;
+  const std::vector<int>& group = route_groups_[-2 - entry];
+  r.first = route_policy_.steady_index({src, dst, flow}, group.size());
+  if (route_policy_.single_path()) r.port = group[r.first];
+  else r.spread = &group;
+  return r;
+}
+
+void Switch::count_skipped(int port, std::uint64_t packets, std::uint64_t bytes) {
+  received_ += packets;
+  forwarded_.add(packets);
+  OutputPort& o = outputs_.at(static_cast<std::size_t>(port));
+  o.egress_packets.add(packets);
+  o.egress_bytes.add(bytes);
+}
+
 void Switch::attach_egress(int port, const Link* link, std::uint64_t downstream_buffer_per_vl) {
   outputs_.at(port).tx.attach(&out[port], link, params_.vls, params_.credit_block_bytes, downstream_buffer_per_vl,
                               std::string(name()) + ".port" + std::to_string(port));
