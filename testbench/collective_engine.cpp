@@ -306,6 +306,7 @@ bool CollectiveEngine::end_if_done(Run& run) {
   const GraphId id = run.id;
   const auto it = std::find_if(runs_.begin(), runs_.end(), [&](const std::unique_ptr<Run>& r) { return r.get() == &run; });
   if (run.raw) --raw_runs_;
+  if (run.fast) forget_samples(run);
   runs_.erase(it);
   hooks_.done(id, end);
   return true;

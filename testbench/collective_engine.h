@@ -179,6 +179,8 @@ class CollectiveEngine {
   void resume_packets(const sc_core::sc_time& now);
   void resume_packets(Run& run, const sc_core::sc_time& now);
   void start_sampling(Run& run, const sc_core::sc_time& now);
+  /// `run` ends: the posts and landings of its transfers that no check has taken in go.
+  void forget_samples(const Run& run);
   void on_completion(int endpoint, const tlm_fabric::Completion& c);
   void land(Run& run, std::size_t i, const sc_core::sc_time& visible);
   /// Transfer j's inputs: one more landed, visible at `visible` (in j's source lane).
@@ -221,7 +223,8 @@ class CollectiveEngine {
   std::uint64_t next_id_ = 0;
   ReadyQueue bypassed_;                        // bypassed transfers, between windows
   std::vector<std::unique_ptr<Lane>> lanes_;
-  // Fast-forward: post times of packet transfers not landed yet (between windows only).
+  // Fast-forward: post times of the packet transfers of graphs under way whose landings
+  // no check has taken in yet (between windows only).
   std::unordered_map<std::uint64_t, sc_core::sc_time> pending_posts_;
   std::vector<std::pair<std::uint64_t, StreamSample>> taken_;  // check_fast_forward's scratch
   std::unique_ptr<tlm_fabric::WakeEvent> check_;                  // made when a graph first samples

@@ -384,20 +384,31 @@ bool CollectiveRunner::replays() const {
 }
 
 void CollectiveRunner::replay(const sc_time& now) {
-  // The flows as the fabric would report them, in end order, their packets counted, then
-  // the iteration's end.
-  for (tlm_fabric::FlowRecord f : memo_->flows) {
-    f.start += now;
-    f.end += now;
+  ++replayed_.iterations;
+  replayed_.transfers += memo_->flows.size();
+  replayed_.bytes += memo_->bytes_moved;
+  replay_next_ = 0;
+  if (memo_->flows.empty()) ended(now + memo_->duration);
+  else replay_wake_.notify_at(now + memo_->flows.front().end);
+}
+
+void CollectiveRunner::replay_flows() {
+  // Each flow at its end, in the memo's order, as the fabric would report it, its packets
+  // counted; the last ends no later than the iteration (its transfer is visible to the
+  // host after it).
+  const sc_time now = tlm_fabric::sim_now();
+  const auto& flows = memo_->flows;
+  for (; replay_next_ < flows.size() && iteration_start_ + flows[replay_next_].end <= now; ++replay_next_) {
+    tlm_fabric::FlowRecord f = flows[replay_next_];
+    f.start += iteration_start_;
+    f.end += iteration_start_;
     engine_->count_skipped_send(f.src, f.dst, f.flow, f.bytes, f.start);
     tlm_fabric::Nic& dst = *nics_[static_cast<std::size_t>(f.dst)];
     dst.count_skipped_receive(f.bytes, f.end);
     dst.record_flow(f);
   }
-  ++replayed_.iterations;
-  replayed_.transfers += memo_->flows.size();
-  replayed_.bytes += memo_->bytes_moved;
-  ended(now + memo_->duration);
+  if (replay_next_ < flows.size()) replay_wake_.notify_at(iteration_start_ + flows[replay_next_].end);
+  else ended(iteration_start_ + memo_->duration);
 }
 
 void CollectiveRunner::keep_memo(const sc_time& end) {

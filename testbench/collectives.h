@@ -291,6 +291,9 @@ class CollectiveRunner : public sc_core::sc_module {
   static constexpr std::size_t kMaxMemoFlows = std::size_t{1} << 20;
   bool replays() const;
   void replay(const sc_core::sc_time& now);
+  /// Hands the replayed flows due by now to their NICs' flow handlers, as the fabric
+  /// reports its own at their ends; after the last, the iteration ends.
+  void replay_flows();
   void keep_memo(const sc_core::sc_time& end);
   /// The engine's graph ended at `end`.
   void ended(const sc_core::sc_time& end);
@@ -309,9 +312,11 @@ class CollectiveRunner : public sc_core::sc_module {
   std::vector<std::vector<tlm_fabric::FlowRecord>> recorded_;   // its flows so far, per lane
   std::vector<tlm_fabric::Nic*> nics_;
   FastForwardReport replayed_;
+  std::size_t replay_next_ = 0;                                 // the replay's next flow in the memo
   // Starts and ends collectives: through the WakeQueue, like the blocks, between the
   // lanes' windows.
   tlm_fabric::WakeEvent wake_{[this] { run(); }, /*reads_every_lane=*/true};
+  tlm_fabric::WakeEvent replay_wake_{[this] { replay_flows(); }, /*reads_every_lane=*/true};
   std::unique_ptr<CollectiveEngine> engine_;
   bool finished_ = false;
   // training mode

@@ -6,6 +6,7 @@
 // graphs' further transfers after their stream's mean times without putting their
 // packets on the fabric, until another graph starts or a stream changes pattern.
 #include <algorithm>
+#include <iterator>
 
 #include "testbench/collective_engine.h"
 #include "tlm/sim_time.h"
@@ -50,6 +51,27 @@ void CollectiveEngine::start_sampling(Run& run, const sc_time& now) {
   fresh.last.resize(static_cast<std::size_t>(params_.fast_forward.window));
   run.streams.assign(run.endpoints.size() * static_cast<std::size_t>(run.channels), fresh);
   check_->notify_at(now + kCheckInterval);
+}
+
+void CollectiveEngine::forget_samples(const Run& run) {
+  // Its posts and landings that no check has taken in are no stream's samples any more.
+  // By key for a graph of fewer transfers than the map holds, else by a pass over the
+  // map: either way no more than the graph itself cost.
+  const std::uint64_t m = run.schedule.size();
+  const auto of_run = [&run, m](std::uint64_t wr) { return wr - run.id < m; };
+  if (m < pending_posts_.size()) {
+    for (std::uint64_t k = 0; k < m; ++k) pending_posts_.erase(run.id + k);
+  } else {
+    for (auto it = pending_posts_.begin(); it != pending_posts_.end();)
+      it = of_run(it->first) ? pending_posts_.erase(it) : std::next(it);
+  }
+  for (auto& lane : lanes_) {
+    const auto drop = [&of_run](auto& v) {
+      v.erase(std::remove_if(v.begin(), v.end(), [&of_run](const auto& x) { return of_run(x.first); }), v.end());
+    };
+    drop(lane->posts);
+    drop(lane->landings);
+  }
 }
 
 void CollectiveEngine::resume_packets(const sc_time& now) {
