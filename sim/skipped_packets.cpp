@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "hw/seed.h"
 #include "sim/fabric.h"
 #include "tlm/sim_time.h"
 #include "tlm/wake_queue.h"
@@ -25,28 +26,48 @@ SkippedPackets::SkippedPackets(const Fabric& fabric, int lanes)
   }
 }
 
+std::size_t SkippedPackets::StreamHash::operator()(const Stream& s) const {
+  return hw::mix_seed(hw::mix_seed(hw::mix_seed(static_cast<std::uint64_t>(s.src), static_cast<std::uint64_t>(s.dst)), s.qpn),
+                      s.bytes);
+}
+
 void SkippedPackets::count(int src, int dst, std::uint32_t qpn, std::uint64_t bytes) {
-  const tlm_fabric::RdmaEngine& rdma = fabric_.nics()[static_cast<std::size_t>(src)]->rdma();
-  const std::uint64_t packets = rdma.packets_of(bytes), mtu = rdma.mtu();
+  Lane& lane = lanes_[static_cast<std::size_t>(tlm_fabric::detail::lane)];
+  const Stream s{src, dst, qpn, bytes};
+  auto known = lane.routes.find(s);
+  if (known == lane.routes.end()) known = lane.routes.emplace(s, route_of(s)).first;
+  if (tlm_fabric::WakeQueue::instance().in_window())
+    lane.window.insert(lane.window.end(), known->second.begin(), known->second.end());
+  else
+    for (const Carried& c : known->second) count(c);
+}
+
+std::vector<SkippedPackets::Carried> SkippedPackets::route_of(const Stream& s) const {
+  const tlm_fabric::RdmaEngine& rdma = fabric_.nics()[static_cast<std::size_t>(s.src)]->rdma();
+  const std::uint64_t packets = rdma.packets_of(s.bytes), mtu = rdma.mtu();
+  std::vector<Carried> route;
   Frames data;
-  data.full = bytes / mtu;
+  data.full = s.bytes / mtu;
   data.payload = static_cast<std::uint32_t>(mtu);
   data.tail_frames = packets - data.full;
-  data.tail = static_cast<std::uint32_t>(bytes - data.full * mtu);
-  walk(src, dst, qpn, data);
+  data.tail = static_cast<std::uint32_t>(s.bytes - data.full * mtu);
+  walk(s.src, s.dst, s.qpn, data, route);
   // The ACKs come back on the responder's QP: its number is their flow.
   Frames acks;
   acks.full = rdma.acks_of(packets);
   acks.payload = tlm_fabric::kAckPayloadBytes;
-  walk(dst, src, static_cast<std::uint32_t>(rdma.peer_qpn(static_cast<int>(qpn))), acks);
+  walk(s.dst, s.src, static_cast<std::uint32_t>(rdma.peer_qpn(static_cast<int>(s.qpn))), acks, route);
+  return route;
 }
 
-void SkippedPackets::walk(int src, int dst, std::uint32_t flow, const Frames& frames) {
-  carry(uplink_[static_cast<std::size_t>(src)], -1, 0, frames);
-  if (!fabric_.switches().empty()) forward(fabric_.graph().host_switch[static_cast<std::size_t>(src)], src, dst, flow, frames);
+void SkippedPackets::walk(int src, int dst, std::uint32_t flow, const Frames& frames, std::vector<Carried>& out) const {
+  carry(uplink_[static_cast<std::size_t>(src)], -1, 0, frames, out);
+  if (!fabric_.switches().empty())
+    forward(fabric_.graph().host_switch[static_cast<std::size_t>(src)], src, dst, flow, frames, out);
 }
 
-void SkippedPackets::forward(int s, int src, int dst, std::uint32_t flow, const Frames& frames) {
+void SkippedPackets::forward(int s, int src, int dst, std::uint32_t flow, const Frames& frames,
+                             std::vector<Carried>& out) const {
   for (std::size_t hops = 0; hops <= fabric_.switches().size(); ++hops) {
     const auto route = fabric_.switches()[static_cast<std::size_t>(s)]->steady_route(src, dst, flow);
     if (route.spread) {
@@ -58,16 +79,16 @@ void SkippedPackets::forward(int s, int src, int dst, std::uint32_t flow, const 
         share.tail_frames = j == frames.full % k ? frames.tail_frames : 0;
         if (share.full + share.tail_frames == 0) continue;
         const int port = (*route.spread)[(route.first + j) % k];
-        carry(egress_[static_cast<std::size_t>(s)][static_cast<std::size_t>(port)], s, port, share);
+        carry(egress_[static_cast<std::size_t>(s)][static_cast<std::size_t>(port)], s, port, share, out);
         const PortLinks& next = fabric_.port_links()[static_cast<std::size_t>(s)][static_cast<std::size_t>(port)];
-        if (next.peer_switch >= 0) forward(next.peer_switch, src, dst, flow, share);
+        if (next.peer_switch >= 0) forward(next.peer_switch, src, dst, flow, share, out);
       }
       return;
     }
     if (route.port < 0)
       throw std::logic_error("fast-forward: " + std::string(fabric_.switches()[static_cast<std::size_t>(s)]->name()) +
                              " has no route to endpoint " + std::to_string(dst));
-    carry(egress_[static_cast<std::size_t>(s)][static_cast<std::size_t>(route.port)], s, route.port, frames);
+    carry(egress_[static_cast<std::size_t>(s)][static_cast<std::size_t>(route.port)], s, route.port, frames, out);
     const PortLinks& next = fabric_.port_links()[static_cast<std::size_t>(s)][static_cast<std::size_t>(route.port)];
     if (next.peer_switch < 0) return;
     s = next.peer_switch;
@@ -76,15 +97,13 @@ void SkippedPackets::forward(int s, int src, int dst, std::uint32_t flow, const 
                          " loops");
 }
 
-void SkippedPackets::carry(std::size_t link, int sw, int port, const Frames& frames) {
+void SkippedPackets::carry(std::size_t link, int sw, int port, const Frames& frames, std::vector<Carried>& out) const {
   if (link >= links_.size()) throw std::logic_error("fast-forward: a route leaves on a port without a link");
   const tlm_fabric::Link& l = *links_[link];
   auto busy = frames.full * l.frame_of(frames.payload).busy.value();
   if (frames.tail_frames) busy += frames.tail_frames * l.frame_of(frames.tail).busy.value();
-  const Carried c{link, sw, port, frames.full + frames.tail_frames,
-                  frames.full * frames.payload + frames.tail_frames * frames.tail, tlm_fabric::from_ticks(busy)};
-  if (tlm_fabric::WakeQueue::instance().in_window()) lanes_[static_cast<std::size_t>(tlm_fabric::detail::lane)].push_back(c);
-  else count(c);
+  out.push_back({link, sw, port, frames.full + frames.tail_frames,
+                 frames.full * frames.payload + frames.tail_frames * frames.tail, tlm_fabric::from_ticks(busy)});
 }
 
 void SkippedPackets::count(const Carried& c) {
@@ -93,9 +112,9 @@ void SkippedPackets::count(const Carried& c) {
 }
 
 void SkippedPackets::merge() {
-  for (auto& counts : lanes_) {
-    for (const Carried& c : counts) count(c);
-    counts.clear();
+  for (Lane& lane : lanes_) {
+    for (const Carried& c : lane.window) count(c);
+    lane.window.clear();
   }
 }
 

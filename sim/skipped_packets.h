@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -45,19 +46,37 @@ class SkippedPackets {
     std::uint64_t packets, bytes;
     sc_core::sc_time busy;
   };
+  // A transfer's stream: every transfer of one takes the same links.
+  struct Stream {
+    int src, dst;
+    std::uint32_t qpn;
+    std::uint64_t bytes;
+    bool operator==(const Stream& o) const { return src == o.src && dst == o.dst && qpn == o.qpn && bytes == o.bytes; }
+  };
+  struct StreamHash {
+    std::size_t operator()(const Stream& s) const;
+  };
+  // Per lane: what the lane made of each stream seen (route_of: the walk and the frames'
+  // wire times once per stream, not per transfer), and its counts in this window.
+  struct Lane {
+    std::unordered_map<Stream, std::vector<Carried>, StreamHash> routes;
+    std::vector<Carried> window;
+  };
+  // What a transfer of `s` counts on each link and port it crosses.
+  std::vector<Carried> route_of(const Stream& s) const;
   // `frames` from endpoint `src` to `dst` on flow `flow`, from its uplink on.
-  void walk(int src, int dst, std::uint32_t flow, const Frames& frames);
+  void walk(int src, int dst, std::uint32_t flow, const Frames& frames, std::vector<Carried>& out) const;
   // `frames` leaving switch `s` on its port toward `dst`, and on from there.
-  void forward(int s, int src, int dst, std::uint32_t flow, const Frames& frames);
+  void forward(int s, int src, int dst, std::uint32_t flow, const Frames& frames, std::vector<Carried>& out) const;
   // `frames` on a link: a NIC's uplink (`sw` -1) or switch `sw`'s egress `port`.
-  void carry(std::size_t link, int sw, int port, const Frames& frames);
+  void carry(std::size_t link, int sw, int port, const Frames& frames, std::vector<Carried>& out) const;
   void count(const Carried& c);
 
   const Fabric& fabric_;
-  std::vector<tlm_fabric::Link*> links_;         // every link, by index
-  std::vector<std::size_t> uplink_;              // per endpoint: its uplink's index
+  std::vector<tlm_fabric::Link*> links_;          // every link, by index
+  std::vector<std::size_t> uplink_;               // per endpoint: its uplink's index
   std::vector<std::vector<std::size_t>> egress_;  // per switch and port: the egress link's index
-  std::vector<std::vector<Carried>> lanes_;      // per lane: counts of this window
+  std::vector<Lane> lanes_;
 };
 
 }  // namespace fabricsim::sim
