@@ -90,6 +90,9 @@ class CollectiveEngine {
   /// `now`): its packets counted as sent, on its NIC and the links they would have
   /// crossed; in the source's lane, or between windows.
   void count_skipped_send(int src, int dst, std::uint32_t qpn, std::uint64_t bytes, const sc_core::sc_time& now);
+  /// The same message delivered at `f.end`: the destination NIC counts its packets as
+  /// received and reports the flow; in the destination's lane, or between windows.
+  void deliver_skipped(const tlm_fabric::FlowRecord& f);
 
  private:
   // Per graph and lane: the transfers landing at the lane's participants, those landed,

@@ -356,7 +356,6 @@ CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm
   hooks.done = [this](CollectiveEngine::GraphId, const sc_time& end) { ended(end); };
   const EngineParams ep{params_.step_latency, params_.reduce_bandwidth_bps, params_.aggregation_latency,
                         params_.aggregation_bandwidth_bps, params_.sl, params_.fast_forward};
-  nics_ = nics;
   recorded_.resize(static_cast<std::size_t>(tlm_fabric::WakeQueue::instance().lanes()));
   engine_ = std::make_unique<CollectiveEngine>(std::move(nics), std::move(endpoint_lane), params_.ranks, ep, std::move(hooks));
   wake_.notify_at(tlm_fabric::sim_now());
@@ -403,9 +402,7 @@ void CollectiveRunner::replay_flows() {
     f.start += iteration_start_;
     f.end += iteration_start_;
     engine_->count_skipped_send(f.src, f.dst, f.flow, f.bytes, f.start);
-    tlm_fabric::Nic& dst = *nics_[static_cast<std::size_t>(f.dst)];
-    dst.count_skipped_receive(f.bytes, f.end);
-    dst.record_flow(f);
+    engine_->deliver_skipped(f);
   }
   if (replay_next_ < flows.size()) replay_wake_.notify_at(iteration_start_ + flows[replay_next_].end);
   else ended(iteration_start_ + memo_->duration);

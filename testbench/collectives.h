@@ -310,7 +310,6 @@ class CollectiveRunner : public sc_core::sc_module {
   std::optional<Memo> memo_;
   bool recording_ = false;                                      // the memo's iteration runs
   std::vector<std::vector<tlm_fabric::FlowRecord>> recorded_;   // its flows so far, per lane
-  std::vector<tlm_fabric::Nic*> nics_;
   FastForwardReport replayed_;
   std::size_t replay_next_ = 0;                                 // the replay's next flow in the memo
   // Starts and ends collectives: through the WakeQueue, like the blocks, between the

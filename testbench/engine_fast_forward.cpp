@@ -126,6 +126,12 @@ void CollectiveEngine::count_skipped_send(int src, int dst, std::uint32_t qpn, s
   if (params_.fast_forward.count_links) params_.fast_forward.count_links(src, dst, qpn, bytes);
 }
 
+void CollectiveEngine::deliver_skipped(const tlm_fabric::FlowRecord& f) {
+  tlm_fabric::Nic& nic = *nics_[static_cast<std::size_t>(f.dst)];
+  nic.count_skipped_receive(f.bytes, f.end);
+  nic.record_flow(f);
+}
+
 void CollectiveEngine::add_virtual(Lane& lane, const VirtualLanding& v) {
   lane.virtual_landings.push(v);
   lane.wake.notify_at(v.end);
@@ -141,9 +147,7 @@ void CollectiveEngine::land_virtual(Lane& lane, const sc_time& now) {
     const std::size_t i = v.wr - run.id;
     const Schedule::Step t = run.schedule.step(i);
     const int a = run.endpoints[static_cast<std::size_t>(t.src)], b = run.endpoints[static_cast<std::size_t>(t.dst)];
-    tlm_fabric::Nic& nic = *nics_[static_cast<std::size_t>(b)];
-    nic.count_skipped_receive(t.bytes, v.end);
-    nic.record_flow({a, b, t.bytes, static_cast<std::uint32_t>(qp_for(a, b, t.channel).qp), v.start, v.end});
+    deliver_skipped({a, b, t.bytes, static_cast<std::uint32_t>(qp_for(a, b, t.channel).qp), v.start, v.end});
     land(run, i, v.visible);
   }
 }

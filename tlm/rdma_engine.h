@@ -92,11 +92,11 @@ struct CcParams {
 };
 
 enum class RdmaOpcode { write, read, send };
+std::string_view to_string(RdmaOpcode o);
 
 /// Payload of an ACK or NAK (the AETH) and of a CNP (its reserved field) [B].
 constexpr std::uint32_t kAckPayloadBytes = 4;
 constexpr std::uint32_t kCnpPayloadBytes = 16;
-std::string_view to_string(RdmaOpcode o);
 
 /// A work request posted by the host.
 struct WorkRequest {

@@ -204,9 +204,10 @@ Switch::SteadyRoute Switch::steady_route(int src, int dst, std::uint32_t flow) c
   SteadyRoute r;
   if (!has_route(dst)) return r;
   const std::int32_t entry = route_entry_[homes_->group[dst]];
-  if (entry == kHostPort) r.port = homes_->port[dst];
-  if (entry >= 0) r.port = entry;
-  if (r.port >= 0) return r;
+  if (entry >= 0 || entry == kHostPort) {  // one port, as route() reads it
+    r.port = entry >= 0 ? entry : homes_->port[dst];
+    return r;
+  }
   const std::vector<int>& group = route_groups_[-2 - entry];
   r.first = route_policy_.steady_index({src, dst, flow}, group.size());
   if (route_policy_.single_path()) r.port = group[r.first];
