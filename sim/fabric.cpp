@@ -580,7 +580,7 @@ void Fabric::cross_lanes(int from, tlm_fabric::Link& link, int to) {
   // The least time from a call across the link to its effect: a packet's header from the
   // transmitting switch's grant, or a credit from the receiving switch's transmit decision
   // (from its admission of a corrupted frame where the link has bit errors), or a PAUSE.
-  link.set_lanes(switch_lane_[from], switch_lane_[to]);
+  link.set_lanes(switch_lane_[from], switch_lane_[to], pool_);
   const sc_time forward = switches_[from]->least_start_delay() + link.least_forward_delay();
   const sc_time backward = link.least_backward_delay(switches_[to]->least_credit_delay(link.bit_errors()));
   lookahead_ = std::min({lookahead_, forward, backward});

@@ -26,6 +26,7 @@
 #include "sim/fabric.h"
 #include "tlm/rtl_allocator.h"
 #include "tlm/switch.h"
+#include "tlm/wake_queue.h"
 #include "tests/command.h"
 #include "tests/sanitizer.h"
 #include "tests/switch_test_access.h"
@@ -427,7 +428,9 @@ INSTANTIATE_TEST_SUITE_P(Determinism, WakeUpsMatchEveryEdgeReference, ::testing:
                          reference_name);
 
 // Parallel lanes (simulation.threads; docs/architecture.md, "Lanes"): the results and
-// every CSV file must be those of one lane, bit for bit, in two lanes and in three. The
+// every CSV file must be those of one lane, bit for bit, in two lanes and in three (whose
+// calls between lanes cross as bytes, as between processes: WakeQueue::
+// serialise_between_lanes). The
 // cases cover the buffer organisations, adaptive routing, credit stalls, the occupancy
 // sampler, PFC with ECN and DCQCN, bit errors with go-back-N, every collective algorithm
 // (100 m cables: the NICs' completion delay bounds the lookahead), a training step and,
@@ -461,6 +464,8 @@ TEST_P(LanesMatchOneLane, SameResults) {
     with.push_back("simulation.threads=" + std::to_string(threads));
     const auto config = fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/" + c.file, with);
     nlohmann::json r = fabricsim::sim::in_child([&] {
+      // Three lanes hand their calls across as bytes, as lanes in different processes do.
+      fabricsim::tlm_fabric::WakeQueue::serialise_between_lanes(threads == 3);
       std::ostringstream log, qps, rates, occupancy;
       nlohmann::json results = fabricsim::sim::run_simulation(config, {&log, &qps, &rates, &occupancy});
       results["packets_csv"] = log.str();

@@ -1,6 +1,7 @@
 #include "tlm/link.h"
 
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "hw/seed.h"
@@ -128,37 +129,109 @@ tlm::tlm_sync_enum Link::backward(int, Packet& p, tlm::tlm_phase& phase, sc_core
   return tlm::TLM_ACCEPTED;
 }
 
-// Out of line: the calls within a lane, nearly all of them, keep their short path.
-void Link::defer_forward(Packet& p, const sc_core::sc_time& tail) {
-  // The receiver is another lane's: it hears of the packet before its next window, as of
-  // now (the header is in after this window).
-  Packet* packet = &p;
-  const sc_core::sc_time::value_type t = tail.value();
-  WakeQueue::instance().defer(rx_lane_, sim_now(), p.header_at, [this, packet, t] {
-    deliver(*packet, from_ticks(t));
-  });
+void Link::set_lanes(int transmitter, int receiver, PacketPool& pool) {
+  tx_lane_ = transmitter;
+  rx_lane_ = receiver;
+  forward_crosses_lanes_ = backward_crosses_lanes_ = transmitter != receiver;
+  if (!forward_crosses_lanes_ || pool_) return;
+  pool_ = &pool;
+  WakeQueue& queue = WakeQueue::instance();
+  forward_receiver_ = queue.add_receiver([this](const unsigned char* bytes) { receive_forward(bytes); });
+  backward_receiver_ = queue.add_receiver([this](const unsigned char* bytes) { receive_backward(bytes); });
 }
 
-void Link::defer_backward(const Packet& p, const tlm::tlm_phase& phase, const sc_core::sc_time& d) {
-  // The transmitter is another lane's (the credit or PAUSE frame is the caller's: a copy).
-  const sc_core::sc_time now = sim_now();
-  // What the transmitter reads of a credit or PAUSE frame (Switch, Nic::egress_bw).
-  const PacketKind kind = p.kind;
-  const std::uint8_t vl = p.vl;
-  const std::uint16_t quanta = p.pause_quanta;
-  const std::uint64_t blocks = p.credit_blocks;
-  const unsigned int ph = phase;
-  const sc_core::sc_time::value_type delay = d.value();
-  WakeQueue::instance().defer(tx_lane_, now, now + d, [this, kind, vl, quanta, blocks, ph, delay] {
+namespace {
+template <class T>
+void put(WakeQueue::Bytes& out, const T& v) {
+  const auto* b = reinterpret_cast<const unsigned char*>(&v);
+  out.insert(out.end(), b, b + sizeof v);
+}
+template <class T>
+const unsigned char* get(const unsigned char* in, T& v) {
+  std::memcpy(&v, in, sizeof v);
+  return in + sizeof v;
+}
+}  // namespace
+
+// A packet handed to the receiver's lane: it hears of it before its next window, as of
+// the time sent (the header is in after this window).
+struct Link::Forward {
+  Link* link;
+  Packet* packet;
+  sc_core::sc_time::value_type tail;
+  void operator()() const { link->deliver(*packet, from_ticks(tail)); }
+  // The packet as it is at the window's end (with its latency breakdown, if kept); the
+  // receiver's lane takes a copy from the pool.
+  void pack(WakeQueue::Bytes& out) const {
+    put(out, tail);
+    const auto* b = reinterpret_cast<const unsigned char*>(packet);
+    out.insert(out.end(), b, b + link->packet_bytes());
+    link->pool_->release(packet);
+  }
+};
+
+void Link::receive_forward(const unsigned char* bytes) {
+  sc_core::sc_time::value_type tail;
+  bytes = get(bytes, tail);
+  Packet* p = pool_->acquire();
+  std::memcpy(static_cast<void*>(p), bytes, packet_bytes());
+  deliver(*p, from_ticks(tail));
+}
+
+std::size_t Link::packet_bytes() const {
+  return pool_->keeps_breakdowns() ? sizeof(PacketWithBreakdown) : sizeof(Packet);
+}
+
+// A credit return or PAUSE frame handed to the transmitter's lane: what the transmitter
+// reads of it (Switch, Nic::egress_bw), a copy.
+struct Link::Backward {
+  Link* link;
+  sc_core::sc_time::value_type delay;
+  std::uint64_t blocks;
+  unsigned int phase;
+  std::uint16_t quanta;
+  std::uint8_t vl;
+  PacketKind kind;
+  void operator()() const {
     Packet frame;
     frame.kind = kind;
     frame.vl = vl;
     frame.pause_quanta = quanta;
     frame.credit_blocks = blocks;
-    tlm::tlm_phase phase_back(ph);
+    tlm::tlm_phase phase_back(phase);
     sc_core::sc_time at = from_ticks(delay);
-    transmitter_(frame, phase_back, at);
-  });
+    link->transmitter_(frame, phase_back, at);
+  }
+  void pack(WakeQueue::Bytes& out) const {
+    put(out, delay);
+    put(out, blocks);
+    put(out, phase);
+    put(out, quanta);
+    put(out, vl);
+    put(out, kind);
+  }
+};
+
+void Link::receive_backward(const unsigned char* bytes) {
+  Backward b{this, 0, 0, 0, 0, 0, PacketKind::data};
+  bytes = get(bytes, b.delay);
+  bytes = get(bytes, b.blocks);
+  bytes = get(bytes, b.phase);
+  bytes = get(bytes, b.quanta);
+  bytes = get(bytes, b.vl);
+  get(bytes, b.kind);
+  b();
+}
+
+// Out of line: the calls within a lane, nearly all of them, keep their short path.
+void Link::defer_forward(Packet& p, const sc_core::sc_time& tail) {
+  WakeQueue::instance().defer(rx_lane_, sim_now(), p.header_at, forward_receiver_, Forward{this, &p, tail.value()});
+}
+
+void Link::defer_backward(const Packet& p, const tlm::tlm_phase& phase, const sc_core::sc_time& d) {
+  const sc_core::sc_time now = sim_now();
+  WakeQueue::instance().defer(tx_lane_, now, now + d, backward_receiver_,
+                              Backward{this, d.value(), p.credit_blocks, phase, p.pause_quanta, p.vl, p.kind});
 }
 
 }  // namespace fabricsim::tlm_fabric

@@ -16,6 +16,7 @@
 #include "hw/phy.h"
 #include "tlm/fabric_protocol.h"
 #include "tlm/fabric_socket.h"
+#include "tlm/packet_pool.h"
 #include "tlm/recent.h"
 #include "tlm/rtl_allocator.h"
 #include "tlm/waveform_options.h"
@@ -96,12 +97,10 @@ class Link : public sc_core::sc_module {
     counters_.busy += busy;
   }
   /// The wake-queue lanes of the transmitter and the receiver: where they differ, in a
-  /// parallel window the link defers what it hands across (WakeQueue::defer).
-  void set_lanes(int transmitter, int receiver) {
-    tx_lane_ = transmitter;
-    rx_lane_ = receiver;
-    forward_crosses_lanes_ = backward_crosses_lanes_ = transmitter != receiver;
-  }
+  /// parallel window the link defers what it hands across (WakeQueue::defer), as bytes
+  /// where the lanes are in different processes: a packet leaves `pool` at its window's
+  /// end and comes out of it again at the receiver's lane.
+  void set_lanes(int transmitter, int receiver, PacketPool& pool);
   /// The least time from a transmitter's call to the receiver acting on it: the first
   /// bit out to the header in (the transmitter adds its own least start delay).
   sc_core::sc_time least_forward_delay() const { return frame_of(0).header; }
@@ -117,6 +116,14 @@ class Link : public sc_core::sc_module {
   tlm::tlm_sync_enum backward(int, Packet& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
 
   void deliver(Packet& p, sc_core::sc_time tail);  // to the receiver: END_TAIL
+  // The calls deferred across lanes, packable (WakeQueue::defer with a receiver).
+  struct Forward;
+  struct Backward;
+  void receive_forward(const unsigned char* bytes);
+  void receive_backward(const unsigned char* bytes);
+  std::size_t packet_bytes() const;  // what a packet crossing processes carries: its pool slot
+  PacketPool* pool_ = nullptr;           // with ends in different lanes (set_lanes)
+  int forward_receiver_ = -1, backward_receiver_ = -1;  // WakeQueue::add_receiver
   // A parallel window: to the other lane's receiver, transmitter, when the window ends.
   [[gnu::noinline]] void defer_forward(Packet& p, const sc_core::sc_time& tail);
   [[gnu::noinline]] void defer_backward(const Packet& p, const tlm::tlm_phase& phase, const sc_core::sc_time& d);

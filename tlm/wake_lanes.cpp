@@ -2,6 +2,7 @@
 // into lanes run ahead of the kernel in windows of the lookahead, one thread per lane,
 // calls between lanes deferred to the window's end (docs/architecture.md, "Scheduling").
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <exception>
 #include <stdexcept>
@@ -151,6 +152,7 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
         dispatching_ = windowing_ = false;
         std::rethrow_exception(e);
       }
+    if (serialise_) pack_between_lanes(parity_);
     for (auto& hook : window_end_hooks_) hook();
   }
   // What the last window deferred, before the run goes on in step with the kernel.
@@ -210,6 +212,42 @@ WakeQueue::Deferred& WakeQueue::deferred_slot(int to_lane, const sc_core::sc_tim
   Deferred& d = from.outbox[parity_][to_lane].emplace_back();
   d.made_at = made_at;
   return d;
+}
+
+int WakeQueue::add_receiver(std::function<void(const unsigned char* bytes)> receive) {
+  receivers_.push_back(std::move(receive));
+  return static_cast<int>(receivers_.size()) - 1;
+}
+
+namespace {
+// A call made from bytes: its receiver and where its bytes are.
+struct Received {
+  int receiver;
+  int parity;
+  std::size_t offset;
+};
+}  // namespace
+
+void WakeQueue::pack_between_lanes(int parity) {
+  // In the order the calls were made, so the calls to a lane keep their order.
+  Bytes& bytes = received_[parity];
+  bytes.clear();
+  for (auto& from : lanes_)
+    for (auto& calls : from->outbox[parity])
+      for (Deferred& d : calls) {
+        if (!d.pack) continue;
+        const Received r{d.receiver, parity, bytes.size()};
+        d.pack(d, bytes);
+        d.pack = nullptr;
+        std::memcpy(d.call.data(), &r, sizeof r);
+        d.run = [](const Deferred& x) {
+          Received at;
+          std::memcpy(&at, x.call.data(), sizeof at);
+          WakeQueue& q = *made_;
+          q.receivers_[static_cast<std::size_t>(at.receiver)](q.received_[static_cast<std::size_t>(at.parity)].data() +
+                                                             at.offset);
+        };
+      }
 }
 
 void WakeQueue::replay_into(int k, int parity) {

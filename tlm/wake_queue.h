@@ -81,6 +81,8 @@ class BlockError : public std::runtime_error {
 /// reads_every_lane)) runs alone between windows (docs/architecture.md, "Scheduling").
 class WakeQueue {
  public:
+  /// What a call between processes is sent as.
+  using Bytes = std::vector<unsigned char>;
   /// The queue of this process (SystemC elaborates once per process).
   static WakeQueue& instance();
   /// Registers a block's wake-up in the lane blocks are being made in (building_lane); returns its handle.
@@ -120,6 +122,28 @@ class WakeQueue {
     std::memcpy(d.call.data(), &call, sizeof(Call));
     d.run = [](const Deferred& x) { (*std::launder(reinterpret_cast<const Call*>(x.call.data())))(); };
   }
+  /// A block that takes calls from lanes whose calls reach it as bytes (another process's,
+  /// or any other lane's with serialise_between_lanes): `receive` makes the call from
+  /// what the call's pack() wrote. Registered in the same order in every process (the
+  /// handle names the block there).
+  int add_receiver(std::function<void(const unsigned char* bytes)> receive);
+  /// defer() for a call that may cross processes: `Call` also has `void pack(Bytes& out)
+  /// const`, which writes what `receiver` needs to make it and lets go of what the call
+  /// held (once the window has ended: the caller's lane is done with it).
+  template <class Call>
+  void defer(int to_lane, const sc_core::sc_time& made_at, const sc_core::sc_time& acts_at, int receiver,
+             const Call& call) {
+    defer(to_lane, made_at, acts_at, call);
+    Deferred& d = last_deferred(to_lane);
+    d.receiver = receiver;
+    d.pack = [](const Deferred& x, Bytes& out) {
+      std::launder(reinterpret_cast<const Call*>(x.call.data()))->pack(out);
+    };
+  }
+  /// Every call between lanes that can cross processes crosses as bytes, packed at the
+  /// end of its window and made by its receiver, as between processes (tests of the
+  /// packing in one process).
+  static void serialise_between_lanes(bool on) { serialise_ = on; }
   /// The end of the last window: the lanes have run every pass before it.
   const sc_core::sc_time& window_end() const { return window_end_; }
   /// Runs after each window, on the queue's thread (results that merge the lanes' records).
@@ -153,8 +177,17 @@ class WakeQueue {
   struct Deferred {
     sc_core::sc_time made_at;
     void (*run)(const Deferred&);                 // calls `call`
+    void (*pack)(const Deferred&, Bytes&) = nullptr;  // a call that can cross processes: its bytes
+    int receiver = -1;                                // add_receiver's handle, with `pack`
     alignas(std::uint64_t) std::array<unsigned char, 40> call;  // the callable, copied
   };
+  Deferred& last_deferred(int to_lane) { return lanes_[detail::lane]->outbox[parity_][to_lane].back(); }
+  /// Window end, serialise_: each packable call between lanes replaced by its bytes in
+  /// received_[parity], made by its receiver.
+  void pack_between_lanes(int parity);
+  std::vector<std::function<void(const unsigned char*)>> receivers_;
+  std::array<Bytes, 2> received_;  // per window parity: the bytes of the calls to make
+  static inline bool serialise_ = false;
   // The requests of one lane's blocks: its timed requests in a wheel, its requests for now.
   class alignas(64) Lane {
    public:
