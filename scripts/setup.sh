@@ -17,6 +17,7 @@ PACKAGES=(
   chromium                # tests open the HTML report of `fabricsim report` in headless Chromium
   valgrind                # bench/profile.py (callgrind's cache and branch model); its smoke test
   libprotobuf-dev protobuf-compiler  # Chakra execution traces (testbench/chakra): protoc and the runtime
+  openmpi-bin libopenmpi-dev  # distributed runs over processes (`mpirun -np N build/fabricsim run`; FABRICSIM_MPI)
 )
 PACKAGES+=("$@")
 

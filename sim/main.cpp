@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <ostream>
 #include <sstream>
 #include <stdexcept>
 
@@ -27,6 +28,7 @@
 #include "sim/regress.h"
 #include "sim/sweep.h"
 #include "sim/training_config.h"
+#include "tlm/distributed.h"
 #include "tlm/rtl_coverage.h"
 
 namespace {
@@ -485,6 +487,35 @@ int run_subcommand(CommandLine& cl) {
 
 }  // namespace
 
+namespace fabricsim::sim {
+
+/// Why `fabricsim run` cannot simulate over the `processes` processes mpirun started, or
+/// empty when it can.
+std::string check_distributed(int processes) {
+  return "distributed runs: not supported yet (fabricsim run started as one of " + std::to_string(processes) +
+         " processes; start it without mpirun)";
+}
+
+}  // namespace fabricsim::sim
+
+namespace {
+
+/// `run` is the one subcommand that may run over several processes (tlm/distributed.h).
+/// The command line decides, the same in every process: each returns the same code, and
+/// process 0 says why.
+int refuse_several_processes(const CLI::App& app, const CommandLine& cl) {
+  namespace distributed = fabricsim::tlm_fabric::distributed;
+  if (!distributed::active()) return 0;
+  const std::string why = cl.run->parsed() ? fabricsim::sim::check_distributed(distributed::size())
+                                           : "fabricsim " + app.get_subcommands().front()->get_name() +
+                                                 " runs in one process; start it without mpirun";
+  if (why.empty()) return 0;
+  if (distributed::rank() == 0) std::cerr << "fabricsim: error: " << why << "\n";
+  return kExitConfigError;
+}
+
+}  // namespace
+
 int sc_main(int argc, char* argv[]) {
   CLI::App app{"fabricsim: SystemC/TLM-2.0 model of InfiniBand and RoCE AI fabrics"};
   app.require_subcommand(1);
@@ -498,9 +529,13 @@ int sc_main(int argc, char* argv[]) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
+    // Every process parses the same command line: process 0 prints the help or the error.
+    std::ostream discard(nullptr);
+    const bool prints = fabricsim::tlm_fabric::distributed::rank() == 0;
+    const int code = prints ? app.exit(e) : app.exit(e, discard, discard);
     return code == 0 ? 0 : kExitConfigError;
   }
+  if (const int refused = refuse_several_processes(app, cl)) return refused;
   try {
     return run_subcommand(cl);
   } catch (const fabricsim::sim::ConfigError& e) {
@@ -508,6 +543,8 @@ int sc_main(int argc, char* argv[]) {
     return kExitConfigError;
   } catch (const std::exception& e) {
     std::cerr << "fabricsim: simulation error: " << e.what() << "\n";
+    // An error may be this process's alone: the others would wait for it in a collective.
+    if (fabricsim::tlm_fabric::distributed::active()) fabricsim::tlm_fabric::distributed::abort(kExitSimulationError);
     return kExitSimulationError;
   }
 }
@@ -526,6 +563,13 @@ void malloc_huge_pages_before_constructors(int, char** argv, char** envp) {
 
 // Own entry point so the SystemC banner is off before the kernel starts.
 int main(int argc, char* argv[]) {
+  // Joins the other processes when mpirun started this one as one of several.
+  try {
+    fabricsim::tlm_fabric::distributed::start(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "fabricsim: error: " << e.what() << "\n";
+    return kExitConfigError;
+  }
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -1,0 +1,250 @@
+// The processes of a distributed run (tlm/distributed.h), in one process and, in builds
+// with MPI, over two and three (tests/CMakeLists.txt runs this binary under mpirun too):
+// size and rank, reductions, the exchange of uneven and empty buffers, broadcast, gather;
+// and how `fabricsim` starts under a launcher. Every process runs every test, and every
+// collective in the same order: checks are EXPECT_*, never a return before a collective.
+#include <sys/wait.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tlm/distributed.h"
+
+namespace dist = fabricsim::tlm_fabric::distributed;
+
+namespace {
+
+using Bytes = std::vector<unsigned char>;
+
+/// The byte `i` of what process `from` sends to process `to`.
+unsigned char pattern(int from, int to, std::size_t i) {
+  return static_cast<unsigned char>(from * 31 + to * 7 + static_cast<int>(i % 251));
+}
+
+Bytes message(int from, int to, std::size_t length) {
+  Bytes b(length);
+  for (std::size_t i = 0; i < length; ++i) b[i] = pattern(from, to, i);
+  return b;
+}
+
+/// Lengths differing by sender and receiver, zero for some pairs (and for 0 to 0).
+std::size_t uneven_length(int from, int to) { return static_cast<std::size_t>((from * 5 + to * 3) % 7) * 100; }
+
+std::uint64_t n() { return static_cast<std::uint64_t>(dist::size()); }
+std::uint64_t me() { return static_cast<std::uint64_t>(dist::rank()); }
+
+}  // namespace
+
+TEST(Distributed, SizeAndRankAreTheLaunchers) {
+  const char* launched = std::getenv("OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(dist::size(), launched != nullptr ? std::atoi(launched) : 1);
+  if (const char* rank = std::getenv("OMPI_COMM_WORLD_RANK")) {
+    EXPECT_EQ(dist::rank(), std::atoi(rank));
+  }
+  EXPECT_GE(dist::rank(), 0);
+  EXPECT_LT(dist::rank(), dist::size());
+  EXPECT_EQ(dist::active(), dist::size() > 1);
+  // Every process counted once, each rank a different one.
+  EXPECT_EQ(dist::sum_over_processes(std::uint64_t{1}), n());
+  EXPECT_EQ(dist::sum_over_processes(me()), n() * (n() - 1) / 2);
+}
+
+TEST(Distributed, MinimaAndSumsOverTheProcesses) {
+  const std::uint64_t big = std::uint64_t{1} << 40;  // beyond 32 bits
+  EXPECT_EQ(dist::min_over_processes(big + 100 - me()), big + 101 - n());
+  EXPECT_EQ(dist::sum_over_processes(big + me()), n() * big + n() * (n() - 1) / 2);
+  EXPECT_EQ(dist::min_over_processes(5 - dist::rank()), 6 - dist::size());
+  EXPECT_EQ(dist::min_over_processes(-7), -7);
+
+  std::vector<std::uint64_t> counts{me(), 1, big << 10};
+  dist::sum_over_processes(counts);
+  EXPECT_EQ(counts, (std::vector<std::uint64_t>{n() * (n() - 1) / 2, n(), n() * (big << 10)}));
+  std::vector<std::uint64_t> none;
+  dist::sum_over_processes(none);
+  EXPECT_TRUE(none.empty());
+
+  // Added in rank order: these bits, in every process.
+  auto values_of = [](std::uint64_t r) { return std::vector<double>{0.1 * static_cast<double>(r + 1), 1e16, -1e16}; };
+  std::vector<double> expected = values_of(0);
+  for (std::uint64_t r = 1; r < n(); ++r)
+    for (std::size_t i = 0; i < expected.size(); ++i) expected[i] += values_of(r)[i];
+  std::vector<double> values = values_of(me());
+  dist::sum_over_processes(values);
+  EXPECT_EQ(values, expected);
+}
+
+TEST(Distributed, ExchangeDeliversEachBufferToItsProcess) {
+  std::vector<Bytes> out;
+  for (int to = 0; to < dist::size(); ++to) out.push_back(message(dist::rank(), to, uneven_length(dist::rank(), to)));
+  const std::vector<Bytes> in = dist::exchange(out);
+  ASSERT_EQ(in.size(), static_cast<std::size_t>(dist::size()));
+  for (int from = 0; from < dist::size(); ++from)
+    EXPECT_EQ(in[static_cast<std::size_t>(from)], message(from, dist::rank(), uneven_length(from, dist::rank())))
+        << "from process " << from;
+}
+
+TEST(Distributed, ExchangeOfEmptyAndLargeBuffers) {
+  const std::vector<Bytes> nothing(static_cast<std::size_t>(dist::size()));
+  EXPECT_EQ(dist::exchange(nothing), nothing);
+
+  // Only the last process sends, 3 MiB to each (shared memory's large-message path).
+  const int last = dist::size() - 1;
+  const std::size_t large = std::size_t{3} << 20;
+  std::vector<Bytes> out(static_cast<std::size_t>(dist::size()));
+  if (dist::rank() == last)
+    for (int to = 0; to < dist::size(); ++to) out[static_cast<std::size_t>(to)] = message(last, to, large);
+  const std::vector<Bytes> in = dist::exchange(out);
+  ASSERT_EQ(in.size(), out.size());
+  for (int from = 0; from < dist::size(); ++from)
+    EXPECT_EQ(in[static_cast<std::size_t>(from)], from == last ? message(last, dist::rank(), large) : Bytes{})
+        << "from process " << from;
+}
+
+TEST(Distributed, ExchangeNeedsABufferPerProcess) {
+  const std::vector<Bytes> one_too_many(static_cast<std::size_t>(dist::size() + 1));
+  EXPECT_THROW(dist::exchange(one_too_many), std::invalid_argument);
+}
+
+TEST(Distributed, BroadcastGivesEveryProcessTheRootsBytes) {
+  for (int root = 0; root < dist::size(); ++root) {
+    // Every process passes bytes of its own; the root's arrive.
+    const Bytes got = dist::broadcast(message(dist::rank(), root, 1000 + 10 * me()), root);
+    EXPECT_EQ(got, message(root, root, 1000 + 10 * static_cast<std::size_t>(root))) << "root " << root;
+  }
+  EXPECT_EQ(dist::broadcast(dist::rank() == 0 ? Bytes{} : Bytes{1, 2, 3}, 0), Bytes{});
+  EXPECT_THROW(dist::broadcast({}, dist::size()), std::invalid_argument);
+  EXPECT_THROW(dist::broadcast({}, -1), std::invalid_argument);
+}
+
+TEST(Distributed, GatherCollectsEveryProcessAtTheRoot) {
+  for (int root = 0; root < dist::size(); ++root) {
+    // Process 0 sends nothing, the others 5 bytes more each.
+    const auto got = dist::gather(message(dist::rank(), root, 5 * me()), root);
+    if (dist::rank() != root) {
+      EXPECT_TRUE(got.empty()) << "root " << root;
+      continue;
+    }
+    ASSERT_EQ(got.size(), n());
+    for (int from = 0; from < dist::size(); ++from)
+      EXPECT_EQ(got[static_cast<std::size_t>(from)], message(from, root, 5 * static_cast<std::size_t>(from)))
+          << "root " << root << ", from process " << from;
+  }
+  EXPECT_THROW(dist::gather({}, dist::size()), std::invalid_argument);
+}
+
+namespace {
+
+struct Command {
+  int exit_code = -1;
+  std::string output;
+};
+
+/// Runs `command` in a shell, stdout and stderr together.
+Command shell(const std::string& command) {
+  Command r;
+  FILE* f = popen((command + " 2>&1").c_str(), "r");
+  if (f == nullptr) return r;
+  char buf[4096];
+  for (std::size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;) r.output.append(buf, got);
+  const int status = pclose(f);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const std::string kConfig = std::string(FABRICSIM_SOURCE_DIR) + "/examples/quickstart.yaml";
+const std::string kBinary = FABRICSIM_BINARY;
+
+/// Whether mpirun started this test: the commands below would inherit its environment.
+bool under_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
+
+/// `fabricsim validate` with the environment `env` (as a launcher would set it) exits with
+/// `code` and says `says`.
+void expect_validate(const std::string& env, int code, const std::string& says) {
+  const Command c = shell("env " + env + " " + kBinary + " validate " + kConfig);
+  EXPECT_EQ(c.exit_code, code) << env << ": " << c.output;
+  EXPECT_NE(c.output.find(says), std::string::npos) << env << ": " << c.output;
+}
+
+}  // namespace
+
+// Slurm without a PMI plugin and a launcher that says one process: fabricsim runs alone.
+TEST(FabricsimUnderALauncher, OneProcessRunsWithoutMpi) {
+  if (under_mpirun()) GTEST_SKIP() << "the plain run of this test checks fabricsim's launch";
+  expect_validate("OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_RANK=0", 0, ": valid");
+  expect_validate("SLURM_STEP_ID=0 SLURM_NTASKS=4 SLURM_PROCID=2", 0, ": valid");
+}
+
+#if FABRICSIM_MPI
+
+namespace {
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+}  // namespace
+
+// Every subcommand but `run` runs in one process: each process exits with the same code,
+// and the reason is printed once. (Each shell exits 0 after saying its fabricsim's code:
+// mpirun stops the other processes once one exits with another code.)
+TEST(FabricsimUnderALauncher, SubcommandsOtherThanRunRefuseSeveralProcesses) {
+  if (under_mpirun()) GTEST_SKIP() << "the plain run of this test checks fabricsim under mpirun";
+  const std::string sweep = std::string(FABRICSIM_SOURCE_DIR) + "/examples/sweeps/switch_buffers.yaml";
+  for (const std::string& args : {"sweep " + sweep, "validate " + kConfig, std::string("params")}) {
+    const Command c = shell(std::string(FABRICSIM_MPIEXEC) + " -n 2 --oversubscribe sh -c '" + kBinary + " " + args +
+                            " >/dev/null; echo fabricsim exit code $?'");
+    const std::string subcommand = args.substr(0, args.find(' '));
+    EXPECT_EQ(occurrences(c.output, "fabricsim " + subcommand + " runs in one process; start it without mpirun"), 1u)
+        << args << ": " << c.output;
+    EXPECT_EQ(occurrences(c.output, "fabricsim exit code 2"), 2u) << args << ": " << c.output;
+  }
+}
+
+#else
+
+TEST(FabricsimUnderALauncher, ABuildWithoutMpiRefusesToBeOneOfSeveralProcesses) {
+  const std::string says = "fabricsim is built without MPI (FABRICSIM_MPI=OFF): it cannot run as one of 3 processes";
+  expect_validate("OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=1", 2, says);
+  expect_validate("SLURM_STEP_ID=0 SLURM_NTASKS=3 PMIX_RANK=1", 2, says);
+}
+
+#endif
+
+// libsystemc.so, linked through the tlm library, needs an sc_main; the tests never call it.
+int sc_main(int, char*[]) { return 0; }
+
+namespace {
+
+/// Prints a failed check with its process number: the listener of every process but 0,
+/// which keeps GoogleTest's own output.
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::cerr << "[process " << dist::rank() << "] " << (result.file_name() ? result.file_name() : "") << ":"
+              << result.line_number() << ": " << result.summary() << "\n";
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dist::start(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  if (dist::rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new FailurePrinter);
+  }
+  const bool passed = RUN_ALL_TESTS() == 0;
+  // Every process fails when one does.
+  const bool all_passed = dist::min_over_processes(passed ? 1 : 0) == 1;
+  if (passed && !all_passed && dist::rank() == 0) std::cerr << "[process 0] checks failed in another process\n";
+  return all_passed ? 0 : 1;
+}
