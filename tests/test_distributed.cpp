@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <systemc>  // declares sc_main extern "C", as libsystemc.so calls it
 
 #include "tlm/distributed.h"
 
@@ -217,7 +218,8 @@ TEST(FabricsimUnderALauncher, ABuildWithoutMpiRefusesToBeOneOfSeveralProcesses) 
 
 #endif
 
-// libsystemc.so, linked through the tlm library, needs an sc_main; the tests never call it.
+// libsystemc.so, linked through the tlm library, needs an sc_main; the tests never call it
+// (test_distributed_lanes.cpp elaborates its models from the tests).
 int sc_main(int, char*[]) { return 0; }
 
 namespace {
@@ -235,6 +237,7 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
   dist::start(argc, argv);
   ::testing::InitGoogleTest(&argc, argv);
   if (dist::rank() != 0) {

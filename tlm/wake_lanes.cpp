@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "tlm/distributed.h"
 #include "tlm/sim_time.h"
 #include "tlm/wake_queue.h"
 
@@ -27,6 +28,35 @@ void WakeQueue::set_lanes(int lanes) {
   for (auto& lane : lanes_)
     for (auto& box : lane->outbox) box.resize(static_cast<std::size_t>(lanes));
   building_lane_ = 0;
+  own_.assign(static_cast<std::size_t>(lanes), 1);
+  own_lanes_.clear();
+  for (int k = 0; k < lanes; ++k) own_lanes_.push_back(k);
+  process_of_.clear();
+}
+
+void WakeQueue::set_processes(const std::vector<int>& process_of_lane) {
+  if (process_of_lane.size() != lanes_.size())
+    throw std::invalid_argument("wake queue: a process for each of " + std::to_string(lanes()) + " lanes, not " +
+                                std::to_string(process_of_lane.size()));
+  if (!clients_.empty())
+    throw std::logic_error("wake queue: processes are set before any block is made");
+  const int me = distributed::rank();
+  std::vector<int> lanes_of(static_cast<std::size_t>(distributed::size()), 0);
+  for (const int p : process_of_lane) {
+    if (p < 0 || p >= distributed::size())
+      throw std::invalid_argument("wake queue: process " + std::to_string(p) + " of " +
+                                  std::to_string(distributed::size()));
+    ++lanes_of[static_cast<std::size_t>(p)];
+  }
+  for (std::size_t p = 0; p < lanes_of.size(); ++p)
+    if (lanes_of[p] == 0)
+      throw std::invalid_argument("wake queue: process " + std::to_string(p) + " runs no lane");
+  process_of_ = process_of_lane;
+  own_lanes_.clear();
+  for (int k = 0; k < lanes(); ++k) {
+    own_[static_cast<std::size_t>(k)] = process_of_[static_cast<std::size_t>(k)] == me;
+    if (owns(k)) own_lanes_.push_back(k);
+  }
 }
 
 void WakeQueue::set_lookahead(const sc_core::sc_time& lookahead) {
@@ -63,6 +93,7 @@ void WakeQueue::check_lanes(const Client& c, const Lane& lane, const sc_core::sc
 sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::sc_time now) {
   if (lookahead_ == sc_core::SC_ZERO_TIME) throw std::logic_error("wake queue: lanes without a lookahead");
   const int n = lanes();
+  const int first = own_lanes_.front();  // runs on this thread, the others on their own
   window_delta_ = delta_count();
   window_end_ = now;
   parity_ = 0;
@@ -88,8 +119,8 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
       if (spins > 2000) std::this_thread::yield();
   };
   std::vector<std::thread> threads;
-  for (int k = 1; k < n; ++k)
-    threads.emplace_back([&, k] {
+  for (const int k : own_lanes_)
+    if (k != first) threads.emplace_back([&, k] {
       detail::lane = k;
       detail::queue_now = &lanes_[k]->now;
       for (std::uint64_t seen = 0;;) {
@@ -110,7 +141,11 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
   } join{quit, threads};
   dispatching_ = true;
   windowing_ = true;
-  detail::queue_now = &lanes_[0]->now;
+  detail::lane = first;
+  detail::queue_now = &lanes_[first]->now;
+  struct LaneZero {  // this thread is lane 0's again however the windows end
+    ~LaneZero() { detail::lane = 0; }
+  } lane_zero;
   for (;;) {
     // The next window starts at the earliest pass of any lane, or of a call deferred in
     // the last one (they act in this one or later).
@@ -123,13 +158,14 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
       }
       lane->deferred[1 - parity_] = false;
     }
+    if (distributed()) have = earliest_over_processes(start, have);
     // A block that reads every lane runs at its time before the blocks due then, once
     // every lane has run its passes before it and taken the calls made to it.
     sc_core::sc_time every;
     const bool every_due = every_lane_->next(every) && every < limit;
     if (every_due && (!have || !(start < every))) {
       replay_floor_ = window_end_;
-      for (int k = 0; k < n; ++k) replay_into(k, parity_);
+      for (const int k : own_lanes_) replay_into(k, parity_);
       for (auto& lane : lanes_) lane->deferred[parity_] = false;
       run_every_lane(every);
       if (stop_asked_) break;  // (a collective's end)
@@ -143,28 +179,41 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
     done.store(0, std::memory_order_relaxed);
     in_window_ = true;
     go.fetch_add(1, std::memory_order_release);
-    run(0);
-    wait_for([&] { return done.load(std::memory_order_acquire) == n - 1; });
+    run(first);
+    wait_for([&] { return done.load(std::memory_order_acquire) == static_cast<int>(threads.size()); });
     in_window_ = false;
     ++windows_;
+    std::exception_ptr failed;
     for (const auto& e : errors)
-      if (e) {
-        dispatching_ = windowing_ = false;
-        std::rethrow_exception(e);
-      }
-    if (serialise_) pack_between_lanes(parity_);
+      if (e && !failed) failed = e;
+    try {
+      if (distributed()) agree_on_failure(failed);
+      else if (failed) std::rethrow_exception(failed);
+    } catch (...) {
+      dispatching_ = windowing_ = false;
+      throw;
+    }
+    if (distributed()) exchange_between_processes(parity_);
+    else if (serialise_) pack_between_lanes(parity_);
     for (auto& hook : window_end_hooks_) hook();
   }
   // What the last window deferred, before the run goes on in step with the kernel.
   replay_floor_ = window_end_;
-  for (int k = 0; k < n; ++k) replay_into(k, parity_);
+  for (const int k : own_lanes_) replay_into(k, parity_);
   dispatching_ = false;
   windowing_ = false;
   sc_core::sc_time last = now;
-  for (Lane* lane : all_lanes()) {
-    passes_ahead_ += lane->passes;
-    last = std::max(last, lane->now);
+  std::uint64_t passes = 0;
+  for (const int k : own_lanes_) {
+    passes += lanes_[k]->passes;
+    last = std::max(last, lanes_[k]->now);
   }
+  if (distributed()) {  // the passes and the time of all the processes' lanes
+    passes = distributed::sum_over_processes(passes);
+    last = from_ticks(~distributed::min_over_processes(~std::uint64_t{last.value()}));
+  }
+  passes_ahead_ += passes + every_lane_->passes;
+  last = std::max(last, every_lane_->now);
   now_ = last;
   detail::queue_now = &now_;
   return last;
@@ -179,7 +228,7 @@ void WakeQueue::run_every_lane(const sc_core::sc_time& at) {
   detail::queue_now = &lane.now;
   lane.collect(at, lane.pass_delta);
   lane.call_due();
-  detail::queue_now = &lanes_[0]->now;
+  detail::queue_now = &lanes_[own_lanes_.front()]->now;
 }
 
 std::vector<WakeQueue::Lane*> WakeQueue::all_lanes() {
@@ -228,6 +277,19 @@ struct Received {
 };
 }  // namespace
 
+void WakeQueue::make_from_bytes(Deferred& d, int receiver, int parity, std::size_t offset) {
+  const Received r{receiver, parity, offset};
+  d.pack = nullptr;
+  std::memcpy(d.call.data(), &r, sizeof r);
+  d.run = [](const Deferred& x) {
+    Received at;
+    std::memcpy(&at, x.call.data(), sizeof at);
+    WakeQueue& q = *made_;
+    q.receivers_[static_cast<std::size_t>(at.receiver)](q.received_[static_cast<std::size_t>(at.parity)].data() +
+                                                       at.offset);
+  };
+}
+
 void WakeQueue::pack_between_lanes(int parity) {
   // In the order the calls were made, so the calls to a lane keep their order.
   Bytes& bytes = received_[parity];
@@ -236,18 +298,84 @@ void WakeQueue::pack_between_lanes(int parity) {
     for (auto& calls : from->outbox[parity])
       for (Deferred& d : calls) {
         if (!d.pack) continue;
-        const Received r{d.receiver, parity, bytes.size()};
+        const std::size_t offset = bytes.size();
         d.pack(d, bytes);
-        d.pack = nullptr;
-        std::memcpy(d.call.data(), &r, sizeof r);
-        d.run = [](const Deferred& x) {
-          Received at;
-          std::memcpy(&at, x.call.data(), sizeof at);
-          WakeQueue& q = *made_;
-          q.receivers_[static_cast<std::size_t>(at.receiver)](q.received_[static_cast<std::size_t>(at.parity)].data() +
-                                                             at.offset);
-        };
+        make_from_bytes(d, d.receiver, parity, offset);
       }
+}
+
+namespace {
+// What precedes a call's bytes between processes.
+struct CallHeader {
+  std::int32_t from_lane, to_lane, receiver;
+  std::uint32_t size;  // of the bytes after the header
+  sc_core::sc_time::value_type made_at;
+};
+}  // namespace
+
+void WakeQueue::exchange_between_processes(int parity) {
+  // Each lane's calls into another process's lane, in the order made, to that process.
+  std::vector<Bytes> out(static_cast<std::size_t>(distributed::size()));
+  for (const int from : own_lanes_)
+    for (int to = 0; to < lanes(); ++to) {
+      if (owns(to)) continue;
+      auto& calls = lanes_[from]->outbox[parity][to];
+      Bytes& bytes = out[static_cast<std::size_t>(process_of_[static_cast<std::size_t>(to)])];
+      for (const Deferred& d : calls) {
+        if (!d.pack)
+          throw std::logic_error("wake queue: a call from lane " + std::to_string(from) + " to lane " +
+                                 std::to_string(to) + ", in another process, has no receiver to cross processes");
+        const std::size_t at = bytes.size();
+        bytes.resize(at + sizeof(CallHeader));
+        d.pack(d, bytes);
+        const CallHeader h{from, to, d.receiver, static_cast<std::uint32_t>(bytes.size() - at - sizeof(CallHeader)),
+                           d.made_at.value()};
+        std::memcpy(bytes.data() + at, &h, sizeof h);
+      }
+      calls.clear();
+    }
+  const std::vector<Bytes> in = distributed::exchange(out);
+  // The calls from the other processes' lanes, in the outboxes of the lanes that made
+  // them: replayed in the order of the calls made in this process.
+  Bytes& received = received_[parity];
+  received.clear();
+  for (const Bytes& bytes : in)
+    for (std::size_t at = 0; at < bytes.size();) {
+      CallHeader h;
+      std::memcpy(&h, bytes.data() + at, sizeof h);
+      at += sizeof h;
+      Deferred& d = lanes_[static_cast<std::size_t>(h.from_lane)]->outbox[parity][static_cast<std::size_t>(h.to_lane)]
+                        .emplace_back();
+      d.made_at = from_ticks(h.made_at);
+      make_from_bytes(d, h.receiver, parity, received.size());
+      received.insert(received.end(), bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                      bytes.begin() + static_cast<std::ptrdiff_t>(at + h.size));
+      at += h.size;
+    }
+}
+
+void WakeQueue::agree_on_failure(const std::exception_ptr& local) {
+  const int me = distributed::rank();
+  const int failing = distributed::min_over_processes(local ? me : distributed::size());
+  if (failing == distributed::size()) return;
+  std::string what;
+  if (failing == me) try {
+      std::rethrow_exception(local);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+      what = "an unknown exception";
+    }
+  const Bytes message = distributed::broadcast(Bytes(what.begin(), what.end()), failing);
+  throw BlockError(std::string(message.begin(), message.end()));
+}
+
+bool WakeQueue::earliest_over_processes(sc_core::sc_time& at, bool have) const {
+  const std::uint64_t none = ~std::uint64_t{0};
+  const std::uint64_t earliest = distributed::min_over_processes(have ? std::uint64_t{at.value()} : none);
+  if (earliest == none) return false;
+  at = from_ticks(earliest);
+  return true;
 }
 
 void WakeQueue::replay_into(int k, int parity) {

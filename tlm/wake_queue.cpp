@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "tlm/distributed.h"
 #include "tlm/sim_time.h"
 
 namespace fabricsim::tlm_fabric {
@@ -70,6 +71,9 @@ WakeQueue::WakeQueue() {
 }
 
 int WakeQueue::add(std::function<void()> on_wake, bool reads_every_lane, const sc_core::sc_object* owner) {
+  if (reads_every_lane && distributed())
+    throw std::invalid_argument(std::string("wake queue: ") + (owner ? owner->name() : "a block") +
+                                " reads every lane, which a simulation over several processes does not allow");
   owners_.push_back(owner);
   Client c;
   c.on_wake = std::move(on_wake);
@@ -195,14 +199,19 @@ void WakeQueue::dispatch_passes() {
   const bool may_run_ahead =
       engine_ == Engine::wheel && until_ > now && sc_core::sc_get_curr_simcontext()->sim_status() == sc_core::SC_SIM_OK;
   const sc_core::sc_time kernel_next = may_run_ahead ? kernel_next_activity() : now;
-  const sc_core::sc_time limit = std::min(until_, kernel_next);
+  sc_core::sc_time limit = std::min(until_, kernel_next);
+  if (distributed()) limit = from_ticks(distributed::min_over_processes(std::uint64_t{limit.value()}));
   bool ahead = false;  // in_step ends it on return
   for (;;) {
-    run_pass(now, delta);
+    // Several processes: the passes due now run in the first window (a call into another
+    // process's lane is deferred there).
+    if (!distributed()) run_pass(now, delta);
     if (stop_asked_) break;
     // The next pass: requests for now in the next delta cycle, else the earliest timed one.
     sc_core::sc_time next;
-    if (!next_request(next) || !(next < limit)) break;
+    bool have = next_request(next);
+    if (distributed()) have = earliest_over_processes(next, have);
+    if (!have || !(next < limit)) break;
     if (lanes() > 1) {  // the lanes go on in parallel windows
       now = run_windows(limit, now);
       ahead = true;
@@ -249,7 +258,7 @@ bool WakeQueue::next_request(sc_core::sc_time& at, bool timed_only, bool with_ev
       have = true;
     }
   };
-  for (const auto& lane : lanes_) consider(*lane);
+  for (const int k : own_lanes_) consider(*lanes_[static_cast<std::size_t>(k)]);
   if (every_lane_ && with_every_lane) consider(*every_lane_);
   return have;
 }
@@ -321,13 +330,18 @@ void WakeQueue::rethrow_from(int client, const sc_core::sc_time& at) const {
 void WakeQueue::arm(const sc_core::sc_time& now) {
   // Requests for now made in the last pass run in the next delta cycle at the queue's
   // time (a timed notification where the queue ran ahead of the kernel).
-  for (const auto& lane : lanes_)
-    if (!lane->asked_now.empty()) {
-      wake_.notify_at(now);
+  sc_core::sc_time at;
+  bool have = false;
+  for (const int k : own_lanes_)
+    if (!lanes_[static_cast<std::size_t>(k)]->asked_now.empty()) {
+      at = now;
+      have = true;
       break;
     }
-  sc_core::sc_time at;
-  if (next_request(at, true)) wake_.notify_at(at);
+  if (!have) have = next_request(at, true);
+  // Several processes: all wake at the earliest of theirs, to run their windows together.
+  if (distributed()) have = earliest_over_processes(at, have);
+  if (have) wake_.notify_at(at);
 }
 
 void simulate_for(const sc_core::sc_time& duration) {

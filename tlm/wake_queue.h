@@ -144,6 +144,15 @@ class WakeQueue {
   /// end of its window and made by its receiver, as between processes (tests of the
   /// packing in one process).
   static void serialise_between_lanes(bool on) { serialise_ = on; }
+  /// One simulation over several processes (distributed::): each elaborates the whole
+  /// model and runs only its own lanes of it, `process_of_lane[k]` running lane k (after
+  /// set_lanes, before any block is made). Calls into another process's lanes cross as
+  /// bytes at each window's end (they must have a receiver); the processes agree on each
+  /// window's start, on the queue's next wake-up and on a failure, so they step their
+  /// kernels together. Blocks that read every lane are refused.
+  void set_processes(const std::vector<int>& process_of_lane);
+  /// Whether this process runs lane `lane` (every lane in one process).
+  bool owns(int lane) const { return own_[static_cast<std::size_t>(lane)] != 0; }
   /// The end of the last window: the lanes have run every pass before it.
   const sc_core::sc_time& window_end() const { return window_end_; }
   /// Runs after each window, on the queue's thread (results that merge the lanes' records).
@@ -188,6 +197,19 @@ class WakeQueue {
   std::vector<std::function<void(const unsigned char*)>> receivers_;
   std::array<Bytes, 2> received_;  // per window parity: the bytes of the calls to make
   static inline bool serialise_ = false;
+  /// Deferred call `d` made again from received_[parity] at `offset`, by `receiver`.
+  static void make_from_bytes(Deferred& d, int receiver, int parity, std::size_t offset);
+  // Several processes (set_own_lanes): the lanes this one runs, each lane's process.
+  std::vector<char> own_;        // per lane: this process runs it
+  std::vector<int> own_lanes_;   // their numbers, in order
+  std::vector<int> process_of_;  // per lane; empty: one process
+  bool distributed() const { return !process_of_.empty(); }
+  /// Window end: the calls into other processes' lanes out, theirs into this one's in.
+  void exchange_between_processes(int parity);
+  /// After a window: every process throws the failure of the lowest failing one (or none).
+  void agree_on_failure(const std::exception_ptr& local);
+  /// The earliest of `at` (`have`) over the processes; false if no process has one.
+  bool earliest_over_processes(sc_core::sc_time& at, bool have) const;
   // The requests of one lane's blocks: its timed requests in a wheel, its requests for now.
   class alignas(64) Lane {
    public:
