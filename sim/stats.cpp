@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 namespace fabricsim::stats {
 
@@ -76,6 +79,111 @@ double Distribution::percentile(double q) const {
     if (idx < below) return std::clamp(bucket_middle(first_ + static_cast<int>(i)), min_, max_);
   }
   return max_;  // not reached: the counts add up to count_
+}
+
+namespace {
+
+// save()'s layout: each field's bytes in turn, a vector as its length (u64) then its elements.
+template <class T>
+void put(std::vector<unsigned char>& out, const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&v);
+  out.insert(out.end(), bytes, bytes + sizeof v);
+}
+
+template <class T>
+void put_vector(std::vector<unsigned char>& out, const std::vector<T>& v) {
+  put<std::uint64_t>(out, v.size());
+  const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
+  out.insert(out.end(), bytes, bytes + v.size() * sizeof(T));
+}
+
+// Reads save()'s layout between `at` and `end`, never past `end`.
+struct Reader {
+  const unsigned char* at;
+  const unsigned char* end;
+
+  [[noreturn]] static void malformed(const char* what) {
+    throw std::invalid_argument(std::string("saved distribution: ") + what);
+  }
+  void take(void* to, std::size_t n) {
+    if (static_cast<std::size_t>(end - at) < n) malformed("truncated");
+    if (n != 0) std::memcpy(to, at, n);
+    at += n;
+  }
+  template <class T>
+  T get() {
+    T v;
+    take(&v, sizeof v);
+    return v;
+  }
+  bool get_flag() {
+    const auto b = get<unsigned char>();
+    if (b > 1) malformed("flag neither 0 nor 1");
+    return b == 1;
+  }
+  template <class T>
+  std::vector<T> get_vector() {
+    const auto n = get<std::uint64_t>();
+    if (n > static_cast<std::uint64_t>(end - at) / sizeof(T)) malformed("truncated");
+    std::vector<T> v(static_cast<std::size_t>(n));
+    take(v.data(), v.size() * sizeof(T));
+    return v;
+  }
+};
+
+}  // namespace
+
+void Distribution::save(std::vector<unsigned char>& out) const {
+  put(out, count_);
+  put(out, sum_);
+  put(out, min_);
+  put(out, max_);
+  put<unsigned char>(out, binned_);
+  put(out, first_);
+  put(out, zeros_);
+  put<unsigned char>(out, sorted_);
+  put_vector(out, counts_);
+  put_vector(out, samples_);
+}
+
+Distribution Distribution::load(const unsigned char*& in, const unsigned char* end) {
+  if (end < in) Reader::malformed("buffer ends before it starts");
+  Reader r{in, end};
+  Distribution d;
+  d.count_ = r.get<std::uint64_t>();
+  d.sum_ = r.get<double>();
+  d.min_ = r.get<double>();
+  d.max_ = r.get<double>();
+  d.binned_ = r.get_flag();
+  d.first_ = r.get<int>();
+  d.zeros_ = r.get<std::uint64_t>();
+  d.sorted_ = r.get_flag();
+  d.counts_ = r.get_vector<std::uint64_t>();
+  d.samples_ = r.get_vector<double>();
+  // What percentile() and merge() rely on: the exact samples are the count (and index
+  // samples_ by rank), or the buckets are, within the buckets a double can fall in.
+  for (double v : d.samples_)
+    if (!(v >= 0)) Reader::malformed("negative or NaN sample");
+  if (d.sorted_ && !std::is_sorted(d.samples_.begin(), d.samples_.end())) Reader::malformed("samples out of order");
+  if (!d.binned_) {
+    if (d.samples_.size() != d.count_ || d.count_ > kExactSamples || d.zeros_ != 0 || !d.counts_.empty())
+      Reader::malformed("exact samples do not match the count");
+  } else {
+    std::uint64_t binned = d.zeros_;
+    for (std::uint64_t n : d.counts_) {
+      if (n > d.count_ - std::min(binned, d.count_)) Reader::malformed("bucket counts do not match the count");
+      binned += n;
+    }
+    if (!d.samples_.empty() || binned != d.count_) Reader::malformed("bucket counts do not match the count");
+    if (!d.counts_.empty() &&
+        (d.first_ < bucket_of(std::numeric_limits<double>::denorm_min()) ||
+         static_cast<std::int64_t>(d.first_) + static_cast<std::int64_t>(d.counts_.size()) - 1 >
+             bucket_of(std::numeric_limits<double>::max())))
+      Reader::malformed("buckets outside the range of a double");
+  }
+  in = r.at;
+  return d;
 }
 
 nlohmann::json Distribution::summary() const {
@@ -154,10 +262,24 @@ void Registry::for_each(Emit&& emit) const {
     for (; stat != stats_.end() && stat->first < prefix; ++stat) emit(stat->first, stat->second);
     for (const TableCounter& c : *table.layout) {
       name.assign(prefix).append(c.name);
-      emit(name, Entry{c.info, &table.lookup(c.slot), nullptr});
+      // The lookup hands out const references to the block's own counters, which are
+      // not const objects: a distributed run writes gathered totals back into them.
+      emit(name, Entry{c.info, const_cast<Counter*>(&table.lookup(c.slot)), nullptr});
     }
   }
   for (; stat != stats_.end(); ++stat) emit(stat->first, stat->second);
+}
+
+void Registry::for_each_counter(const std::function<void(Counter&)>& visit) {
+  for_each([&](const std::string&, const Entry& e) {
+    if (e.counter) visit(*e.counter);
+  });
+}
+
+void Registry::for_each_distribution(const std::function<void(Distribution&)>& visit) {
+  for_each([&](const std::string&, const Entry& e) {
+    if (e.distribution) visit(*e.distribution);
+  });
 }
 
 Registry::Scope Registry::scope(const std::string& prefix) const {

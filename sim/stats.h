@@ -30,6 +30,9 @@ struct StatInfo {
 class Counter {
  public:
   void add(std::uint64_t v = 1) { value_ += v; }
+  /// Replaces the count with the whole run's, gathered from the processes of a distributed
+  /// run onto the one that reports it.
+  void set(std::uint64_t v) { value_ = v; }
   std::uint64_t value() const { return value_; }
 
  private:
@@ -75,6 +78,13 @@ class alignas(64) Distribution {
   nlohmann::json summary() const;
   /// True once the samples are in the histogram (percentiles no longer exact).
   bool binned() const { return binned_; }
+  /// Appends the whole state to `out` (native byte order: for the processes of one run,
+  /// gathering their statistics onto one): what load() reads back.
+  void save(std::vector<unsigned char>& out) const;
+  /// The distribution save() wrote at `in`, which moves past it: every later add, merge
+  /// and percentile gives the bits the saved one would. A truncated or malformed buffer
+  /// throws std::invalid_argument, leaves `in` where it was and reads nothing at `end` or after.
+  static Distribution load(const unsigned char*& in, const unsigned char* end);
 
  private:
   // The histogram bucket of v > 0: e kSubBuckets + the sub-bucket, with v = m 2^e, m in
@@ -151,6 +161,12 @@ class Registry {
   /// the rest of their names: a report that reads a block's statistics looks the block up
   /// once, not each statistic among all the run's (a large fabric has hundreds of thousands).
   Scope scope(const std::string& prefix) const;
+  /// Calls `visit` on every counter, tables' included, in name order as to_json() lists
+  /// them: registries holding the same names visit them in the same order (a distributed
+  /// run writes the gathered totals back through it).
+  void for_each_counter(const std::function<void(Counter&)>& visit);
+  /// Calls `visit` on every distribution in name order, as for_each_counter.
+  void for_each_distribution(const std::function<void(Distribution&)>& visit);
   /// Every statistic as {name: {unit, description, value | summary}}, sorted by name.
   nlohmann::json to_json() const;
   /// to_json() as `dump(2)` writes it when it is the value of a key at `depth` (1: a key of
@@ -162,7 +178,7 @@ class Registry {
   // A statistic: what it is, and either its counter or its distribution.
   struct Entry {
     StatInfo info;
-    const Counter* counter = nullptr;
+    Counter* counter = nullptr;
     Distribution* distribution = nullptr;
   };
   // A block's table of counters (attach_table).

@@ -1,7 +1,10 @@
 // stats::Distribution: exact figures up to kExactSamples, then the log-linear
-// histogram's percentiles against the exact nearest-rank values of the same data.
+// histogram's percentiles against the exact nearest-rank values of the same data; its
+// saved state read back. stats::Registry: names, tables, JSON and visiting in name order.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -240,6 +243,181 @@ TEST(Distribution, EmptyAndBadSamples) {
   EXPECT_THROW(d.add(-1.0), std::invalid_argument);
   EXPECT_THROW(d.add(std::nan("")), std::invalid_argument);
   EXPECT_EQ(d.count(), 0u);
+}
+
+std::vector<unsigned char> saved(const Distribution& d) {
+  std::vector<unsigned char> out;
+  d.save(out);
+  return out;
+}
+
+// What save() wrote, read back by load(), which must consume exactly those bytes.
+Distribution reloaded(const Distribution& d) {
+  const std::vector<unsigned char> bytes = saved(d);
+  const unsigned char* in = bytes.data();
+  Distribution out = Distribution::load(in, bytes.data() + bytes.size());
+  EXPECT_EQ(in, bytes.data() + bytes.size());
+  return out;
+}
+
+// The same operations on a distribution and on its reloaded copy give the same bits:
+// the state, every percentile and the summary, before and after adding and merging.
+void expect_same_after_the_same_operations(Distribution a, Distribution b) {
+  EXPECT_EQ(saved(a), saved(b));
+  const Distribution exact = [] {
+    Distribution d;
+    for (double x : mixed_samples(300, 21)) d.add(x);
+    return d;
+  }();
+  const Distribution binned = [] {
+    Distribution d;
+    for (double x : mixed_samples(5000, 22)) d.add(x);
+    return d;
+  }();
+  for (Distribution* d : {&a, &b}) {
+    for (double x : mixed_samples(700, 23)) d->add(x);
+    d->merge(exact);
+    d->merge(binned);
+  }
+  for (double q : kQuantiles) EXPECT_EQ(a.percentile(q), b.percentile(q)) << "p" << q;
+  EXPECT_EQ(a.summary().dump(), b.summary().dump());
+  EXPECT_EQ(a.mean(), b.mean());
+  EXPECT_EQ(saved(a), saved(b));
+}
+
+TEST(Distribution, SaveLoadKeepsExactUnsortedSamples) {
+  Distribution d;
+  for (double x : {5.0, 1.0, 3.0, 0.0, 2.5}) d.add(x);
+  const Distribution copy = reloaded(d);
+  EXPECT_EQ(copy.count(), 5u);
+  EXPECT_FALSE(copy.binned());
+  EXPECT_EQ(copy.summary().dump(), d.summary().dump());
+  expect_same_after_the_same_operations(d, copy);
+}
+
+TEST(Distribution, SaveLoadKeepsTheHistogram) {
+  Distribution d;
+  for (double x : mixed_samples(200000, 5)) d.add(x);
+  ASSERT_TRUE(d.binned());
+  const Distribution copy = reloaded(d);
+  EXPECT_TRUE(copy.binned());
+  for (double q : kQuantiles) EXPECT_EQ(copy.percentile(q), d.percentile(q)) << "p" << q;
+  expect_same_after_the_same_operations(d, copy);
+}
+
+TEST(Distribution, SaveLoadEmpty) {
+  const Distribution copy = reloaded(Distribution());
+  EXPECT_EQ(copy.count(), 0u);
+  EXPECT_EQ(copy.summary().dump(), Distribution().summary().dump());
+  expect_same_after_the_same_operations(Distribution(), copy);
+}
+
+// A gather concatenates the distributions of a process: each load reads its own bytes.
+TEST(Distribution, LoadReadsOneDistributionAtATime) {
+  Distribution a, b;
+  for (double x : mixed_samples(3000, 8)) a.add(x);
+  b.add(4.25);
+  std::vector<unsigned char> bytes;
+  a.save(bytes);
+  b.save(bytes);
+  const unsigned char* in = bytes.data();
+  const unsigned char* end = bytes.data() + bytes.size();
+  EXPECT_EQ(saved(Distribution::load(in, end)), saved(a));
+  EXPECT_EQ(saved(Distribution::load(in, end)), saved(b));
+  EXPECT_EQ(in, end);
+}
+
+// Every truncation of a saved distribution is refused without reading past its end
+// (each prefix sits in a buffer of its own size, where the sanitizer build sees an
+// overrun), and `in` stays where it was.
+TEST(Distribution, LoadRefusesATruncatedBuffer) {
+  Distribution exact, binned;
+  for (double x : mixed_samples(40, 9)) exact.add(x);
+  for (double x : mixed_samples(2000, 10)) binned.add(x);
+  for (const Distribution* d : {&exact, &binned}) {
+    const std::vector<unsigned char> bytes = saved(*d);
+    for (std::size_t n = 0; n < bytes.size(); ++n) {
+      const std::vector<unsigned char> prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+      const unsigned char* in = prefix.data();
+      EXPECT_THROW(Distribution::load(in, prefix.data() + prefix.size()), std::invalid_argument) << n;
+      EXPECT_EQ(in, prefix.data());
+    }
+  }
+}
+
+// save()'s layout: count (u64) at 0, sum, min, max, binned (u8) at 32, first bucket (i32),
+// zeros (u64), sorted (u8) at 45, then the bucket counts' length (u64) at 46.
+TEST(Distribution, LoadRefusesAMalformedBuffer) {
+  Distribution d;
+  for (double x : {5.0, 1.0, 3.0}) d.add(x);
+  const auto refused = [](std::vector<unsigned char> bytes, std::size_t at, std::uint64_t value, std::size_t size) {
+    std::memcpy(bytes.data() + at, &value, size);
+    const unsigned char* in = bytes.data();
+    EXPECT_THROW(Distribution::load(in, bytes.data() + bytes.size()), std::invalid_argument) << at;
+  };
+  refused(saved(d), 0, 4, 8);            // a count the samples do not make
+  refused(saved(d), 32, 2, 1);           // binned neither 0 nor 1
+  refused(saved(d), 32, 1, 1);           // binned with the samples still exact
+  refused(saved(d), 45, 1, 1);           // sorted, and not
+  refused(saved(d), 46, 1ull << 60, 8);  // more bucket counts than bytes
+}
+
+// Two registries holding the same names, registered in different orders, visit their
+// counters (tables' included) and distributions in the same order, to_json's: a gather
+// writes one registry's figures into the other through the visitors and both report
+// the same. What a visitor changes shows in to_json.
+TEST(Registry, VisitorsGoInToJsonsNameOrder) {
+  using fabricsim::stats::Counter;
+  using fabricsim::stats::CounterLayout;
+  using fabricsim::stats::Registry;
+  auto layout = std::make_shared<CounterLayout>();
+  for (const char* name : {"port0.x", "port1.x", "port1.y"})
+    layout->push_back({name, {"d", "packets"}, static_cast<std::uint32_t>(layout->size())});
+  std::vector<Counter> kept_a(layout->size()), kept_b(layout->size());
+  Registry a, b;
+  const auto fill = [&](Registry& r, std::vector<Counter>& kept, bool reversed) {
+    std::vector<std::string> counters{"fabric.s0.a", "fabric.s1-", "fabric.s2.z", "fabric.a"};
+    std::vector<std::string> distributions{"fabric.s0.lat", "fabric.s3.lat", "fabric.b"};
+    if (reversed) {
+      std::reverse(counters.begin(), counters.end());
+      std::reverse(distributions.begin(), distributions.end());
+    }
+    for (const std::string& name : counters) r.counter(name, "d", "packets");
+    r.attach_table("fabric.s1.", layout, [&kept](std::uint32_t slot) -> const Counter& { return kept[slot]; });
+    for (const std::string& name : distributions) r.distribution(name, "d", "ns");
+  };
+  fill(a, kept_a, false);
+  fill(b, kept_b, true);
+  std::uint64_t next = 1;
+  a.for_each_counter([&](Counter& c) { c.set(next++); });
+  a.for_each_distribution([&](Distribution& d) {
+    for (std::uint64_t i = 0; i < next; ++i) d.add(0.5 * static_cast<double>(i));
+    ++next;
+  });
+  // Counters take 1, 2, ... and distributions 8, 9, 10 samples, in to_json's order.
+  const nlohmann::json listed = a.to_json();
+  std::vector<std::uint64_t> counter_values, distribution_counts;
+  for (const auto& [name, stat] : listed.items()) {
+    if (stat.contains("value")) counter_values.push_back(stat.at("value").get<std::uint64_t>());
+    else distribution_counts.push_back(stat.at("summary").at("count").get<std::uint64_t>());
+  }
+  EXPECT_EQ(counter_values, (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(distribution_counts, (std::vector<std::uint64_t>{8, 9, 10}));
+  EXPECT_EQ(kept_a[0].value(), 4u);  // fabric.s1.port0.x: after fabric.a, fabric.s0.a, fabric.s1-
+  std::vector<std::uint64_t> values;
+  std::vector<std::vector<unsigned char>> states;
+  a.for_each_counter([&](Counter& c) { values.push_back(c.value()); });
+  a.for_each_distribution([&](Distribution& d) { d.save(states.emplace_back()); });
+  std::size_t i = 0;
+  b.for_each_counter([&](Counter& c) { c.set(values.at(i++)); });
+  i = 0;
+  b.for_each_distribution([&](Distribution& d) {
+    const unsigned char* in = states.at(i).data();
+    d = Distribution::load(in, in + states.at(i).size());
+    ++i;
+  });
+  EXPECT_EQ(b.to_json().dump(), listed.dump());
+  EXPECT_EQ(kept_b[0].value(), 4u);
 }
 
 }  // namespace
