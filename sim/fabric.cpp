@@ -11,12 +11,14 @@
 #include <tuple>
 #include <utility>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <sstream>
 
 #include "sim/training_config.h"
 #include "tlm/csv_row.h"
+#include "tlm/distributed.h"
 #include "tlm/sim_time.h"
 
 namespace fabricsim::sim {
@@ -82,6 +84,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
                config_.topology.links.at(static_cast<std::size_t>(e)), "host", stats);
   TopologyGraph routed = graph_;
   const testbench::AggregationTree aggregation = attach_aggregation_ports(tree, ranks, routed, stats);
+  nic_lane_ = endpoint_lanes(routed);
   connect_switch_cables();
   terminate_open_ports();
   if (config_.output.latency_breakdown) keep_latency_breakdowns();
@@ -316,7 +319,14 @@ void Fabric::watchdog() {
   // cannot progress.
   std::uint64_t moved = 0;
   for (const auto& link : links_) moved += link->counters().packets;
-  if (moved == last_progress_ && pool_.in_use() > 0 && !on_its_way()) {
+  std::uint64_t held = pool_.in_use();
+  bool moving = on_its_way();
+  if (tlm_fabric::distributed::active()) {  // the whole fabric's: every process decides alike
+    moved = tlm_fabric::distributed::sum_over_processes(moved);
+    held = tlm_fabric::distributed::sum_over_processes(held);
+    moving = tlm_fabric::distributed::min_over_processes(moving ? 0 : 1) == 0;
+  }
+  if (moved == last_progress_ && held > 0 && !moving) {
     stall_ = diagnose_stall();
     sc_core::sc_stop();
     return;
@@ -539,7 +549,11 @@ void Fabric::plan_lanes() {
   const bool visible_at_once = (config_.collective_enabled || config_.chakra_enabled) &&
                                config_.nic.host.least_completion_delay() == sc_core::SC_ZERO_TIME;
   const bool coupled = config_.perftest_enabled || visible_at_once;
-  lanes_ = coupled ? 1 : std::max(1, std::min(config_.simulation.threads, static_cast<int>(host_switches.size())));
+  // Several processes (tlm/distributed.h): simulation.threads lanes each, at least one.
+  const int processes = tlm_fabric::distributed::size();
+  if (processes > 1) refuse_over_processes(processes, static_cast<int>(host_switches.size()), coupled);
+  lanes_ = coupled ? 1
+                   : std::max(1, std::min(config_.simulation.threads * processes, static_cast<int>(host_switches.size())));
   switch_lane_.assign(static_cast<std::size_t>(switches), 0);
   // Switches with hosts in blocks of consecutive indices (neighbours in a tier share a
   // lane). Each other switch, in index order (tier by tier up from the hosts), joins the
@@ -570,10 +584,38 @@ void Fabric::plan_lanes() {
     ++taken[static_cast<std::size_t>(best)];
   }
   tlm_fabric::WakeQueue::instance().set_lanes(lanes_);
+  if (processes > 1) {  // consecutive lanes (neighbouring switches) in one process
+    std::vector<int> process_of(static_cast<std::size_t>(lanes_));
+    for (int k = 0; k < lanes_; ++k) process_of[static_cast<std::size_t>(k)] = k * processes / lanes_;
+    tlm_fabric::WakeQueue::instance().set_processes(process_of);
+  }
   tlm_fabric::WakeQueue::instance().set_engine(config_.simulation.engine);
   pool_.set_lanes(lanes_);
   lane_flows_.resize(static_cast<std::size_t>(lanes_));
   lookahead_ = sc_core::sc_max_time();
+}
+
+void Fabric::refuse_over_processes(int processes, int host_switches, bool coupled) const {
+  // What runs over processes: the switches, NICs and traffic sources, whose calls across
+  // lanes go through links. What reads or acts on several lanes at once does not.
+  auto refuse = [&](const std::string& what) {
+    throw std::invalid_argument(what + ": not run over several processes (started as one of " +
+                                std::to_string(processes) + "); run it in one process");
+  };
+  if (config_.perftest_enabled) refuse("perftest");
+  if (config_.collective_enabled) refuse("collective");
+  if (config_.chakra_enabled) refuse("chakra (a Chakra trace or a training job)");
+  if (coupled) refuse("a workload acting on NICs of several lanes at once");
+  if (config_.output.sample_interval.in_seconds() > 0)
+    refuse("output.sample_interval (the occupancy sampler reads every lane; set it to 0)");
+  if (config_.simulation.fast_forward_asked) refuse("simulation.fast_forward");
+  if (config_.output.trace.enabled()) refuse("output.trace");
+  if (!config_.switch_params.waveform.dir.empty()) refuse("switch.rtl_trace");
+  if (config_.simulation.engine != tlm_fabric::Engine::wheel) refuse("simulation.engine: kernel");
+  if (host_switches < processes)
+    throw std::invalid_argument("the fabric has " + std::to_string(host_switches) +
+                                " switches with hosts, fewer than the " + std::to_string(processes) +
+                                " processes: each process runs at least one");
 }
 
 void Fabric::cross_lanes(int from, tlm_fabric::Link& link, int to) {
@@ -599,7 +641,51 @@ void Fabric::merge_lane_flows() {
     std::merge(merging_flows_.begin(), merging_flows_.end(), records.begin(), records.end(), merged_flows_.begin(), by_end);
     records.clear();
   }
-  for (const auto& f : merged_flows_) flows_->add(f);
+  // Several processes: each keeps its own, gathered into process 0's after the run.
+  if (tlm_fabric::distributed::active()) process_flows_.insert(process_flows_.end(), merged_flows_.begin(), merged_flows_.end());
+  else
+    for (const auto& f : merged_flows_) flows_->add(f);
+}
+
+void Fabric::gather_flows() {
+  struct Wire {  // a flow record as bytes
+    std::int64_t src, dst;
+    std::uint64_t bytes, flow, start, end;
+  };
+  std::vector<unsigned char> mine(process_flows_.size() * sizeof(Wire));
+  for (std::size_t k = 0; k < process_flows_.size(); ++k) {
+    const tlm_fabric::FlowRecord& f = process_flows_[k];
+    const Wire w{f.src, f.dst, f.bytes, f.flow, f.start.value(), f.end.value()};
+    std::memcpy(mine.data() + k * sizeof w, &w, sizeof w);
+  }
+  process_flows_.clear();
+  const auto all = tlm_fabric::distributed::gather(mine, 0);
+  if (tlm_fabric::distributed::rank() != 0) return;
+  // Each process's flows in completion order: merged by completion time (FlowStats orders
+  // the flows of one instant itself).
+  std::vector<tlm_fabric::FlowRecord> flows, merging, theirs;
+  for (const auto& bytes : all) {
+    theirs.clear();
+    for (std::size_t at = 0; at + sizeof(Wire) <= bytes.size(); at += sizeof(Wire)) {
+      Wire w;
+      std::memcpy(&w, bytes.data() + at, sizeof w);
+      theirs.push_back({static_cast<int>(w.src), static_cast<int>(w.dst), w.bytes, static_cast<std::uint32_t>(w.flow),
+                        tlm_fabric::from_ticks(w.start), tlm_fabric::from_ticks(w.end)});
+    }
+    flows.swap(merging);
+    flows.resize(merging.size() + theirs.size());
+    std::merge(merging.begin(), merging.end(), theirs.begin(), theirs.end(), flows.begin(),
+               [](const tlm_fabric::FlowRecord& a, const tlm_fabric::FlowRecord& b) { return a.end < b.end; });
+  }
+  for (const auto& f : flows) flows_->add(f);
+}
+
+bool Fabric::runs_switch(int s) const {
+  return tlm_fabric::WakeQueue::instance().owns(switch_lane_[static_cast<std::size_t>(s)]);
+}
+
+bool Fabric::runs_nic(int e) const {
+  return tlm_fabric::WakeQueue::instance().owns(nic_lane_[static_cast<std::size_t>(e)]);
 }
 
 void Fabric::keep_latency_breakdowns() {
@@ -611,6 +697,7 @@ void Fabric::keep_latency_breakdowns() {
 
 void Fabric::set_packet_log(std::ostream& log) {
   packet_log_ = std::make_unique<tlm_fabric::PacketLog>(log, lanes_, config_.output.latency_breakdown);
+  if (tlm_fabric::distributed::active()) packet_log_->gather_at_finish();
   if (lanes_ > 1) tlm_fabric::WakeQueue::instance().at_window_end([this] { packet_log_->window_ended(); });
   for (auto& nic : nics_) nic->set_packet_log(packet_log_.get());
 }

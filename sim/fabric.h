@@ -99,6 +99,12 @@ class Fabric : public sc_core::sc_module {
   nlohmann::json timeseries() const;
   /// FCT and slowdown of every message delivered whose flow started after the warm-up (results.json "flows").
   const FlowStats& flows() const { return *flows_; }
+  /// Whether this process runs switch `s`, endpoint `e` (every one but in a run over
+  /// several processes: tlm/distributed.h).
+  bool runs_switch(int s) const;
+  bool runs_nic(int e) const;
+  /// Several processes, after the run: every process's flows into process 0's flows().
+  void gather_flows();
   /// The watchdog's finding when the fabric stopped making progress (null otherwise).
   const nlohmann::json& stall_report() const { return stall_; }
 
@@ -107,6 +113,8 @@ class Fabric : public sc_core::sc_module {
   IdealFct ideal_fct() const;
   /// Wake-queue lanes (simulation.threads): a lane per switch (switch_lane_), set before any block is made.
   void plan_lanes();
+  /// Over `processes` processes: refuses what does not run over them (a clear error naming it).
+  void refuse_over_processes(int processes, int host_switches, bool coupled) const;
   /// `link` from switch `from` to switch `to` crosses lanes: it defers, and bounds the lookahead.
   void cross_lanes(int from, tlm_fabric::Link& link, int to);
   void merge_lane_flows();  // the lanes' flow records of a window into flows_
@@ -170,6 +178,8 @@ class Fabric : public sc_core::sc_module {
   sc_core::sc_time lookahead_;    // of the lanes' windows: the least delay across a link between lanes
   std::vector<std::vector<tlm_fabric::FlowRecord>> lane_flows_;  // per lane: flow records of this window
   std::vector<tlm_fabric::FlowRecord> merged_flows_, merging_flows_;  // merge_lane_flows' buffers
+  std::vector<int> nic_lane_;  // per NIC (endpoints, then aggregation ports): its lane
+  std::vector<tlm_fabric::FlowRecord> process_flows_;  // several processes: this one's, in completion order
   std::unique_ptr<tlm_fabric::PacketLog> packet_log_;
   std::unique_ptr<tlm_fabric::FabricTrace> trace_;
   std::unique_ptr<testbench::Perftest> perftest_;

@@ -1,36 +1,81 @@
 #include "sim/invariants.h"
 
+#include <string>
 #include <utility>
+#include <vector>
+
+#include "sim/gather.h"
+#include "tlm/distributed.h"
 
 namespace fabricsim::sim {
 
 namespace {
 
-// A summary line per invariant, then one line per violation (the first few).
+// A summary line per invariant, then one line per violation (the first few). Over
+// several processes each checks what it runs (item() numbers it among all), and process 0
+// reports the violations of all in that order.
 class Report {
  public:
   explicit Report(std::string check) : check_(std::move(check)) {}
+  void item(std::uint64_t k) { item_ = k; }
   void counted() { ++checked_; }
-  void violation(const std::string& detail) {
-    if (failures_++ < kListed) lines_.push_back({check_, false, detail});
-  }
+  void violation(const std::string& detail) { violations_.emplace_back(item_, detail); }
   std::vector<InvariantCheck> done(const std::string& what) && {
-    std::string detail = std::to_string(checked_) + " " + what + " checked";
-    if (failures_) detail += ", " + std::to_string(failures_) + " violated";
-    if (failures_ > kListed) detail += " (first " + std::to_string(kListed) + " listed)";
-    lines_.insert(lines_.begin(), {check_, failures_ == 0, detail});
-    return std::move(lines_);
+    const std::uint64_t checked = tlm_fabric::distributed::sum_over_processes(checked_);
+    const std::vector<nlohmann::json> violations = gather_entries(violations_);
+    const std::size_t failures = violations.size();
+    std::vector<InvariantCheck> lines;
+    std::string detail = std::to_string(checked) + " " + what + " checked";
+    if (failures) detail += ", " + std::to_string(failures) + " violated";
+    if (failures > kListed) detail += " (first " + std::to_string(kListed) + " listed)";
+    lines.push_back({check_, failures == 0, detail});
+    for (std::size_t k = 0; k < failures && k < kListed; ++k) lines.push_back({check_, false, violations[k].get<std::string>()});
+    return lines;
   }
 
  private:
-  static constexpr int kListed = 10;
+  static constexpr std::size_t kListed = 10;
   std::string check_;
-  int checked_ = 0, failures_ = 0;
-  std::vector<InvariantCheck> lines_;
+  std::uint64_t item_ = 0, checked_ = 0;
+  std::vector<Entry> violations_;
 };
 
-void check_link(Report& report, const std::string& link, const tlm_fabric::TxPort& tx, const hw::CreditLedger& rx) {
-  if (!tx.attached() || tx.flow_control() != tlm_fabric::FlowControl::credit) return;
+// The credit link-VLs of the fabric, each as its transmitter and the receiver's ledger, with
+// whether this process runs each end.
+template <class Visit>
+void for_each_credit_link(const Fabric& fabric, Visit&& visit) {
+  const auto& sw = fabric.switches();
+  const auto& nics = fabric.nics();
+  if (sw.empty())  // back to back
+    for (std::size_t e = 0; e < nics.size(); ++e)
+      visit(fabric.uplink(static_cast<int>(e)).name(), nics[e]->egress_port(), true, nics[1 - e]->ingress_credits(),
+            true);
+  // Every switch port: its egress link, and for a NIC (endpoint or aggregation node) also the NIC's uplink.
+  const auto& ports = fabric.port_links();
+  for (std::size_t s = 0; s < sw.size(); ++s) {
+    const bool own = fabric.runs_switch(static_cast<int>(s));
+    for (std::size_t p = 0; p < ports[s].size(); ++p) {
+      const PortLinks& pl = ports[s][p];
+      const int port = static_cast<int>(p);
+      if (pl.peer_nic >= 0)
+        visit(pl.ingress->name(), nics[pl.peer_nic]->egress_port(), own, sw[s]->ingress_credits(port), own);
+      if (!pl.egress || (pl.peer_switch < 0 && pl.peer_nic < 0)) continue;
+      if (pl.peer_switch >= 0)
+        visit(pl.egress->name(), sw[s]->egress_port(port), own, sw[pl.peer_switch]->ingress_credits(pl.peer_port),
+              fabric.runs_switch(pl.peer_switch));
+      else
+        visit(pl.egress->name(), sw[s]->egress_port(port), own, nics[pl.peer_nic]->ingress_credits(), own);
+    }
+  }
+}
+
+bool credit_link(const tlm_fabric::TxPort& tx) {
+  return tx.attached() && tx.flow_control() == tlm_fabric::FlowControl::credit;
+}
+
+// One link's conservation, `held` the blocks its receiver holds per VL (from the process running it).
+void check_link(Report& report, const std::string& link, const tlm_fabric::TxPort& tx, const hw::CreditLedger& rx,
+                const std::uint64_t* held_by_vl) {
   if (rx.vls() != tx.vls()) {
     report.violation(link + ": transmitter has " + std::to_string(tx.vls()) + " VLs, receiver " +
                      std::to_string(rx.vls()));
@@ -39,7 +84,7 @@ void check_link(Report& report, const std::string& link, const tlm_fabric::TxPor
   for (int vl = 0; vl < tx.vls(); ++vl) {
     report.counted();
     const auto& c = tx.credits(vl);
-    const std::uint64_t returning = tx.returning_blocks(vl), held = rx.held(vl);
+    const std::uint64_t returning = tx.returning_blocks(vl), held = held_by_vl[vl];
     if (c.available() + returning + held != c.capacity() || held > c.capacity())
       report.violation(link + " vl" + std::to_string(vl) + ": available " + std::to_string(c.available()) +
                        " + returning " + std::to_string(returning) + " + held by the receiver " +
@@ -52,43 +97,49 @@ void check_link(Report& report, const std::string& link, const tlm_fabric::TxPor
 
 std::vector<InvariantCheck> check_credit_conservation(const Fabric& fabric) {
   Report report("credit conservation");
-  const auto& sw = fabric.switches();
-  const auto& nics = fabric.nics();
-  if (sw.empty())  // back to back
-    for (std::size_t e = 0; e < nics.size(); ++e)
-      check_link(report, fabric.uplink(static_cast<int>(e)).name(), nics[e]->egress_port(), nics[1 - e]->ingress_credits());
-  // Every switch port: its egress link, and for a NIC (endpoint or aggregation node) also the NIC's uplink.
-  const auto& ports = fabric.port_links();
-  for (std::size_t s = 0; s < sw.size(); ++s)
-    for (std::size_t p = 0; p < ports[s].size(); ++p) {
-      const PortLinks& pl = ports[s][p];
-      const int port = static_cast<int>(p);
-      if (pl.peer_nic >= 0)
-        check_link(report, pl.ingress->name(), nics[pl.peer_nic]->egress_port(), sw[s]->ingress_credits(port));
-      if (!pl.egress || (pl.peer_switch < 0 && pl.peer_nic < 0)) continue;
-      const auto& rx = pl.peer_switch >= 0 ? sw[pl.peer_switch]->ingress_credits(pl.peer_port)
-                                           : nics[pl.peer_nic]->ingress_credits();
-      check_link(report, pl.egress->name(), sw[s]->egress_port(port), rx);
-    }
+  // What each receiver holds, from the process running it (the others add nothing).
+  std::vector<std::uint64_t> held;
+  for_each_credit_link(fabric, [&](const std::string&, const tlm_fabric::TxPort& tx, bool, const hw::CreditLedger& rx,
+                                   bool rx_own) {
+    if (!credit_link(tx)) return;
+    for (int vl = 0; vl < rx.vls(); ++vl) held.push_back(rx_own ? rx.held(vl) : 0);
+  });
+  tlm_fabric::distributed::sum_over_processes(held);
+  std::size_t at = 0;
+  std::uint64_t link = 0;
+  for_each_credit_link(fabric, [&](const std::string& name, const tlm_fabric::TxPort& tx, bool tx_own,
+                                   const hw::CreditLedger& rx, bool) {
+    if (!credit_link(tx)) return;
+    report.item(link++);
+    if (tx_own) check_link(report, name, tx, rx, held.data() + at);
+    at += static_cast<std::size_t>(rx.vls());
+  });
   return std::move(report).done("credit link-VLs");
 }
 
 std::vector<InvariantCheck> check_buffer_bounds(const Fabric& fabric) {
   Report report("buffer bounds");
-  for (const auto& sw : fabric.switches())
+  for (std::size_t s = 0; s < fabric.switches().size(); ++s) {
+    if (!fabric.runs_switch(static_cast<int>(s))) continue;
+    const auto& sw = fabric.switches()[s];
+    report.item(s);
     for (const auto& b : sw->buffer_bounds()) {
       report.counted();
       if (b.high_water > b.size)
         report.violation(std::string(sw->name()) + " " + b.buffer + ": held " + std::to_string(b.high_water) +
                          " B, size " + std::to_string(b.size) + " B");
     }
+  }
   return std::move(report).done("switch buffers");
 }
 
 std::vector<InvariantCheck> check_lossless_drops(const Fabric& fabric) {
   Report report("lossless drops");
   std::uint64_t headroom = 0;
-  for (const auto& sw : fabric.switches()) {
+  for (std::size_t s = 0; s < fabric.switches().size(); ++s) {
+    if (!fabric.runs_switch(static_cast<int>(s))) continue;
+    const auto& sw = fabric.switches()[s];
+    report.item(s);
     report.counted();
     const auto& d = sw->drop_counts();
     const std::string name = sw->name();
@@ -101,6 +152,7 @@ std::vector<InvariantCheck> check_lossless_drops(const Fabric& fabric) {
       report.violation(name + ": " + std::to_string(d.lossless) +
                        " packets dropped on credit or PFC links without the PFC headroom being exceeded");
   }
+  headroom = tlm_fabric::distributed::sum_over_processes(headroom);
   auto lines = std::move(report).done("switches");
   lines.front().detail += "; " + std::to_string(headroom) + " drops beyond PFC headroom (allowed, counted)";
   return lines;

@@ -4,12 +4,14 @@
 // 4 stalled fabric (deadlock) found by the watchdog.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <systemc>
@@ -31,12 +33,24 @@
 #include "tlm/distributed.h"
 #include "tlm/rtl_coverage.h"
 
+namespace distributed = fabricsim::tlm_fabric::distributed;
+
 namespace {
 
 constexpr int kExitSimulationError = 1;
 constexpr int kExitConfigError = 2;
 constexpr int kExitScoreboard = 3;  // a run completed but an invariant check failed
 constexpr int kExitStalled = 4;     // the watchdog stopped a fabric that could not progress
+
+/// Over several processes: process 0's `code`, in every process (one process: `code`).
+int agreed(int code) {
+  if (!distributed::active()) return code;
+  std::vector<unsigned char> bytes(sizeof code);
+  std::memcpy(bytes.data(), &code, sizeof code);
+  bytes = distributed::broadcast(std::move(bytes), 0);
+  std::memcpy(&code, bytes.data(), sizeof code);
+  return code;
+}
 
 void print_warnings(const fabricsim::sim::FabricConfig& config) {
   for (const auto& w : config.warnings) std::cerr << "fabricsim: warning: " << w << "\n";
@@ -161,6 +175,9 @@ int run_command(const std::string& file, const std::vector<std::string>& set, co
       !out_dir.empty() || !trace.rtl() ? out_dir : load_config_with_origins(file, overrides).output.directory;
   trace.add_overrides(overrides, results_dir);
   const FabricConfig config = load_config_with_origins(file, overrides);
+  // Over several processes (mpirun) process 0 writes the results and speaks for all.
+  const bool writes = distributed::rank() == 0;
+  if (!writes) verbosity = Verbosity::quiet;
   if (verbosity != Verbosity::quiet) print_warnings(config);
   if (trace.rtl() && !config.uses_rtl_blocks())
     std::cerr << "fabricsim: --trace rtl: no RTL blocks in use (every `*_impl` key is tlm), no waveforms written\n";
@@ -180,18 +197,22 @@ int run_command(const std::string& file, const std::vector<std::string>& set, co
   namespace fs = std::filesystem;
   const fs::path dir(config.output.directory);
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    std::cerr << "fabricsim: cannot create results folder '" << dir.string() << "': " << ec.message() << "\n";
+  if (writes) fs::create_directories(dir, ec);
+  if (agreed(ec ? 1 : 0) != 0) {  // every process stops: process 0 could not write its results
+    if (writes) std::cerr << "fabricsim: cannot create results folder '" << dir.string() << "': " << ec.message() << "\n";
     return kExitSimulationError;
   }
-  RunFiles files(dir, config);
+  std::unique_ptr<RunFiles> files = writes ? std::make_unique<RunFiles>(dir, config) : nullptr;
+  // The other processes' rows and entries go to process 0 (sim/gather.h); their streams are none.
+  static std::ostream nowhere(nullptr);
+  const RunLogs logs = files ? files->logs() : RunLogs{config.output.packet_csv ? &nowhere : nullptr, &nowhere};
   Progress progress(verbosity);
   // The process exits once the results are written: the model and the results' tree are
   // left to the exit (sim/process_exit.h).
   nlohmann::json& results = leave_to_process_exit(
-      std::make_unique<nlohmann::json>(run_simulation(config, files.logs(), &progress, ModelTeardown::skip)));
-  files.finish(results);  // the CSV files, then results.json
+      std::make_unique<nlohmann::json>(run_simulation(config, logs, &progress, ModelTeardown::skip)));
+  if (!writes) return agreed(0);  // process 0's exit code
+  files->finish(results);  // the CSV files, then results.json
   // The blocks are still alive (left to the exit): their counts are the whole run's.
   if (!rtl_coverage.empty()) fabricsim::tlm_fabric::write_rtl_coverage(rtl_coverage);
   if (verbosity != Verbosity::quiet) {
@@ -208,8 +229,7 @@ int run_command(const std::string& file, const std::vector<std::string>& set, co
   if (!scoreboard_ok)
     std::cerr << "fabricsim: scoreboard check failed (see \"scoreboard\" in results.json)\n";
   // A broken invariant is a model bug, and may be what stalled the fabric (leaked credits): it wins.
-  if (!scoreboard_ok) return kExitScoreboard;
-  return stalled ? kExitStalled : 0;
+  return agreed(!scoreboard_ok ? kExitScoreboard : stalled ? kExitStalled : 0);
 }
 
 // `fabricsim report DIR`: scripts/report.py writes DIR/report/index.html (plots and tables).
@@ -487,30 +507,17 @@ int run_subcommand(CommandLine& cl) {
 
 }  // namespace
 
-namespace fabricsim::sim {
-
-/// Why `fabricsim run` cannot simulate over the `processes` processes mpirun started, or
-/// empty when it can.
-std::string check_distributed(int processes) {
-  return "distributed runs: not supported yet (fabricsim run started as one of " + std::to_string(processes) +
-         " processes; start it without mpirun)";
-}
-
-}  // namespace fabricsim::sim
-
 namespace {
 
 /// `run` is the one subcommand that may run over several processes (tlm/distributed.h).
 /// The command line decides, the same in every process: each returns the same code, and
 /// process 0 says why.
 int refuse_several_processes(const CLI::App& app, const CommandLine& cl) {
-  namespace distributed = fabricsim::tlm_fabric::distributed;
   if (!distributed::active()) return 0;
-  const std::string why = cl.run->parsed() ? fabricsim::sim::check_distributed(distributed::size())
-                                           : "fabricsim " + app.get_subcommands().front()->get_name() +
-                                                 " runs in one process; start it without mpirun";
-  if (why.empty()) return 0;
-  if (distributed::rank() == 0) std::cerr << "fabricsim: error: " << why << "\n";
+  if (cl.run->parsed()) return 0;
+  if (distributed::rank() == 0)
+    std::cerr << "fabricsim: error: fabricsim " << app.get_subcommands().front()->get_name()
+              << " runs in one process; start it without mpirun\n";
   return kExitConfigError;
 }
 
@@ -531,7 +538,7 @@ int sc_main(int argc, char* argv[]) {
   } catch (const CLI::ParseError& e) {
     // Every process parses the same command line: process 0 prints the help or the error.
     std::ostream discard(nullptr);
-    const bool prints = fabricsim::tlm_fabric::distributed::rank() == 0;
+    const bool prints = distributed::rank() == 0;
     const int code = prints ? app.exit(e) : app.exit(e, discard, discard);
     return code == 0 ? 0 : kExitConfigError;
   }
@@ -539,12 +546,14 @@ int sc_main(int argc, char* argv[]) {
   try {
     return run_subcommand(cl);
   } catch (const fabricsim::sim::ConfigError& e) {
-    std::cerr << "fabricsim: error: " << e.what() << "\n";
+    // Every process reads the same configuration: process 0 says what is wrong.
+    if (distributed::rank() == 0) std::cerr << "fabricsim: error: " << e.what() << "\n";
     return kExitConfigError;
   } catch (const std::exception& e) {
-    std::cerr << "fabricsim: simulation error: " << e.what() << "\n";
-    // An error may be this process's alone: the others would wait for it in a collective.
-    if (fabricsim::tlm_fabric::distributed::active()) fabricsim::tlm_fabric::distributed::abort(kExitSimulationError);
+    const bool agreed = dynamic_cast<const distributed::Agreed*>(&e) != nullptr;
+    if (!agreed || distributed::rank() == 0) std::cerr << "fabricsim: simulation error: " << e.what() << "\n";
+    // Another error may be this process's alone: the others would wait for it in a collective.
+    if (distributed::active() && !agreed) distributed::abort(kExitSimulationError);
     return kExitSimulationError;
   }
 }
@@ -565,7 +574,7 @@ void malloc_huge_pages_before_constructors(int, char** argv, char** envp) {
 int main(int argc, char* argv[]) {
   // Joins the other processes when mpirun started this one as one of several.
   try {
-    fabricsim::tlm_fabric::distributed::start(argc, argv);
+    distributed::start(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "fabricsim: error: " << e.what() << "\n";
     return kExitConfigError;

@@ -12,11 +12,13 @@
 
 #include "sim/config_reader.h"
 #include "sim/fabric.h"
+#include "sim/gather.h"
 #include "sim/huge_pages.h"
 #include "sim/invariants.h"
 #include "sim/process_exit.h"
 #include "sim/training_config.h"
 #include "tlm/csv_row.h"
+#include "tlm/distributed.h"
 
 namespace fabricsim::sim {
 
@@ -59,60 +61,80 @@ nlohmann::json qp_results(int endpoint, const std::vector<tlm_fabric::QpReport>&
           {"cc_rate_gbps", rate.summary()}};
 }
 
-// Per-endpoint throughput and latency.
+// One endpoint's entry in results.json "endpoints": throughput and latency; its qps.csv
+// rows into `qp_log`.
+nlohmann::json endpoint_entry(const Fabric& fabric, const stats::Registry& registry, tlm_fabric::Nic& nic,
+                              double window_s, std::ostream* qp_log) {
+  const std::string base = nic.name();
+  const stats::Registry::Scope own = registry.scope(base + ".");
+  auto counter = [&](std::string_view s) { return own.find_counter(s)->value(); };
+  auto dist = [&](std::string_view s) { return own.find_distribution(s)->summary(); };
+  // Normalised to the link's data rate in wire bytes, like the offered load.
+  const double rate = fabric.uplink(nic.id()).timing().data_rate().bps();
+  const auto load = [&](const char* c) { return window_s > 0 ? counter(c) * 8.0 / window_s / rate : 0.0; };
+  auto& rdma = nic.rdma();
+  const sc_time now = sc_core::sc_time_stamp();
+  const nlohmann::json qps = qp_results(nic.id(), rdma.report(now), window_s, qp_log);
+  auto rc = [&](const char* s) { return counter(std::string("rdma.") + s); };
+  const nlohmann::json rdma_json{
+      {"qps", qps},
+      {"completions", rc("completions")},
+      {"retransmitted_packets", rc("retransmitted_packets")},
+      {"timeouts", rc("timeouts")},
+      {"acks_sent", rc("acks_sent")},
+      {"naks_sent", rc("naks_sent")},
+      {"cnps_sent", rc("cnps_sent")},
+      {"cnps_received", rc("cnps_received")},
+      {"duplicates", rc("duplicates")},
+      {"completion_latency_ns", dist("rdma.completion_latency")},
+      {"pcie_upstream_utilisation", now.to_seconds() > 0 ? rdma.dma().upstream_busy_s() / now.to_seconds() : 0.0},
+      {"pcie_downstream_utilisation", now.to_seconds() > 0 ? rdma.dma().downstream_busy_s() / now.to_seconds() : 0.0}};
+  return {{"name", base},
+          {"id", nic.id()},
+          {"tx_packets", counter("tx_packets")},
+          {"rx_packets", counter("rx_packets")},
+          {"rx_messages", counter("rx_messages")},
+          {"rx_out_of_order", counter("rx_out_of_order")},
+          {"rx_throughput_gbps", window_s > 0 ? counter("rx_window_payload_bytes") * 8.0 / window_s / 1e9 : 0.0},
+          {"accepted_load", load("rx_window_wire_bytes")},
+          {"injected_load", load("tx_window_wire_bytes")},
+          {"send_queue_messages", nic.send_queue_depth()},
+          {"packet_latency_ns", dist("packet_latency")},
+          {"network_latency_ns", dist("network_latency")},
+          {"message_latency_ns", dist("message_latency")},
+          {"rx_crc_drops", counter("rx_crc_drops")},
+          {"rdma", rdma_json}};
+}
+
+// Every endpoint's entry, and qps.csv: each computed where its NIC runs.
 nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& registry, double window_s,
                                 std::ostream* qp_log) {
-  nlohmann::json endpoints = nlohmann::json::array();
+  std::vector<Entry> mine;
+  std::ostringstream rows;
   for (const auto& nic : fabric.nics()) {
-    const std::string base = nic->name();
-    const stats::Registry::Scope own = registry.scope(base + ".");
-    auto counter = [&](std::string_view s) { return own.find_counter(s)->value(); };
-    auto dist = [&](std::string_view s) { return own.find_distribution(s)->summary(); };
-    // Normalised to the link's data rate in wire bytes, like the offered load.
-    const double rate = fabric.uplink(nic->id()).timing().data_rate().bps();
-    const auto load = [&](const char* c) { return window_s > 0 ? counter(c) * 8.0 / window_s / rate : 0.0; };
-    auto& rdma = nic->rdma();
-    const sc_time now = sc_core::sc_time_stamp();
-    const nlohmann::json qps = qp_results(nic->id(), rdma.report(now), window_s, qp_log);
-    auto rc = [&](const char* s) { return counter(std::string("rdma.") + s); };
-    const nlohmann::json rdma_json{
-        {"qps", qps},
-        {"completions", rc("completions")},
-        {"retransmitted_packets", rc("retransmitted_packets")},
-        {"timeouts", rc("timeouts")},
-        {"acks_sent", rc("acks_sent")},
-        {"naks_sent", rc("naks_sent")},
-        {"cnps_sent", rc("cnps_sent")},
-        {"cnps_received", rc("cnps_received")},
-        {"duplicates", rc("duplicates")},
-        {"completion_latency_ns", dist("rdma.completion_latency")},
-        {"pcie_upstream_utilisation", now.to_seconds() > 0 ? rdma.dma().upstream_busy_s() / now.to_seconds() : 0.0},
-        {"pcie_downstream_utilisation", now.to_seconds() > 0 ? rdma.dma().downstream_busy_s() / now.to_seconds() : 0.0}};
-    endpoints.push_back({{"name", base},
-                         {"id", nic->id()},
-                         {"tx_packets", counter("tx_packets")},
-                         {"rx_packets", counter("rx_packets")},
-                         {"rx_messages", counter("rx_messages")},
-                         {"rx_out_of_order", counter("rx_out_of_order")},
-                         {"rx_throughput_gbps", window_s > 0 ? counter("rx_window_payload_bytes") * 8.0 / window_s / 1e9 : 0.0},
-                         {"accepted_load", load("rx_window_wire_bytes")},
-                         {"injected_load", load("tx_window_wire_bytes")},
-                         {"send_queue_messages", nic->send_queue_depth()},
-                         {"packet_latency_ns", dist("packet_latency")},
-                         {"network_latency_ns", dist("network_latency")},
-                         {"message_latency_ns", dist("message_latency")},
-                         {"rx_crc_drops", counter("rx_crc_drops")},
-                         {"rdma", rdma_json}});
+    if (!fabric.runs_nic(nic->id())) continue;
+    rows.str("");
+    nlohmann::json entry = endpoint_entry(fabric, registry, *nic, window_s, qp_log ? &rows : nullptr);
+    mine.emplace_back(nic->id(), nlohmann::json::array({std::move(entry), rows.str()}));
+  }
+  nlohmann::json endpoints = nlohmann::json::array();
+  for (auto& e : gather_entries(mine)) {
+    if (qp_log) *qp_log << e[1].get_ref<const std::string&>();
+    endpoints.push_back(std::move(e[0]));
   }
   return endpoints;
 }
 
-// Per connected switch port: link utilisation and per-VL flow-control counters.
+// Per connected switch port: link utilisation and per-VL flow-control counters (each
+// switch's computed where it runs, its ingress links' counters gathered); `dropped`: the
+// packets they dropped.
 nlohmann::json port_results(const Fabric& fabric, const stats::Registry& registry, double end_s, std::uint64_t& dropped) {
-  nlohmann::json ports = nlohmann::json::array();
+  std::vector<Entry> mine;
   const int vls = fabric.config().switch_params.vls;
   for (std::size_t s = 0; s < fabric.switches().size(); ++s) {
+    if (!fabric.runs_switch(static_cast<int>(s))) continue;
     const auto& sw = *fabric.switches()[s];
+    nlohmann::json ports = nlohmann::json::array();
     for (std::size_t p = 0; p < fabric.port_links()[s].size(); ++p) {
       const PortLinks& pl = fabric.port_links()[s][p];
       if (!pl.egress) continue;
@@ -122,20 +144,16 @@ nlohmann::json port_results(const Fabric& fabric, const stats::Registry& registr
       for (int vl = 0; vl < vls; ++vl) {
         const std::string pv = "vl" + std::to_string(vl) + ".";
         auto counter = [&](const char* stat) { return own.find_counter(pv + stat)->value(); };
-        const auto drops = counter("drops");
-        dropped += drops;
         per_vl.push_back({{"vl", vl},
-                          {"drops", drops},
+                          {"drops", counter("drops")},
                           {"pause_sent", counter("pause_sent")},
                           {"pause_received", counter("pause_received")},
                           {"egress_paused_ns", sw.egress_paused_seconds(static_cast<int>(p), vl) * 1e9},
                           {"credit_stall_ns", sw.credit_stall_seconds(static_cast<int>(p), vl) * 1e9},
                           {"ecn_marks", counter("ecn_marks")}});
       }
-      const auto crc = own.find_counter("crc_drops")->value();
-      dropped += crc;
       ports.push_back({{"name", name},
-                       {"crc_drops", crc},
+                       {"crc_drops", own.find_counter("crc_drops")->value()},
                        {"peer", pl.peer},
                        {"tier", pl.tier},
                        {"ingress_utilisation", pl.ingress->counters().busy.to_seconds() / end_s},
@@ -144,7 +162,15 @@ nlohmann::json port_results(const Fabric& fabric, const stats::Registry& registr
                        {"egress_packets", pl.egress->counters().packets},
                        {"vls", per_vl}});
     }
+    mine.emplace_back(s, std::move(ports));
   }
+  nlohmann::json ports = nlohmann::json::array();
+  for (auto& of_switch : gather_entries(mine))
+    for (auto& port : of_switch) {
+      dropped += port["crc_drops"].get<std::uint64_t>();
+      for (const auto& vl : port["vls"]) dropped += vl["drops"].get<std::uint64_t>();
+      ports.push_back(std::move(port));
+    }
   return ports;
 }
 
@@ -184,19 +210,28 @@ nlohmann::json scoreboard(const Fabric& fabric, const nlohmann::json& packets, c
   check("packet conservation", in == del + drop + fly,
         "injected " + std::to_string(in) + " = delivered " + std::to_string(del) + " + dropped " + std::to_string(drop) +
             " + in flight " + std::to_string(fly));
-  for (const auto& sw : fabric.switches()) {
+  // Each switch and NIC checked where it runs.
+  std::vector<Entry> unbalanced;
+  for (std::size_t s = 0; s < fabric.switches().size(); ++s) {
+    if (!fabric.runs_switch(static_cast<int>(s))) continue;
+    const auto& sw = fabric.switches()[s];
     const auto r = sw->packets_received(), f = sw->packets_forwarded(), d = sw->packets_dropped(),
                b = sw->packets_buffered();
     if (r != f + d + b)
-      check(std::string(sw->name()) + " conservation", false,
-            "received " + std::to_string(r) + " != forwarded " + std::to_string(f) + " + dropped " + std::to_string(d) +
-                " + buffered " + std::to_string(b));
+      unbalanced.emplace_back(s, nlohmann::json::array({std::string(sw->name()) + " conservation",
+                                                        "received " + std::to_string(r) + " != forwarded " +
+                                                            std::to_string(f) + " + dropped " + std::to_string(d) +
+                                                            " + buffered " + std::to_string(b)}));
   }
+  for (const auto& u : gather_entries(unbalanced)) check(u[0].get<std::string>(), false, u[1].get<std::string>());
   std::uint64_t corrupt = 0, messages = 0, out_of_order = 0;
   for (const auto& nic : fabric.nics()) {
+    if (!fabric.runs_nic(nic->id())) continue;
     corrupt += nic->rdma().corrupt_messages();
     messages += nic->rdma().delivered_messages();
   }
+  corrupt = tlm_fabric::distributed::sum_over_processes(corrupt);
+  messages = tlm_fabric::distributed::sum_over_processes(messages);
   check("rdma message integrity", corrupt == 0,
         std::to_string(messages) + " messages delivered, " + std::to_string(corrupt) + " with a wrong byte count");
   // Per-flow paths (D-mod-k, ECMP) and no loss: raw packets must arrive in PSN order.
@@ -407,9 +442,40 @@ nlohmann::json latency_results(const Fabric& fabric, const stats::Registry& regi
 
 // output.latency_breakdown: the parts of the latency of the packets delivered after
 // warm-up, and of the hops each switch, tier and output port forwarded.
+// The sums of the blocks this process runs (the others' zero), summed over the processes:
+// every block's in every process.
+std::vector<tlm_fabric::LatencySums> sums_over_processes(std::vector<tlm_fabric::LatencySums> sums) {
+  if (!tlm_fabric::distributed::active()) return sums;
+  std::vector<std::uint64_t> values;
+  for (const auto& s : sums) {
+    values.push_back(s.packets);
+    values.insert(values.end(), s.ticks.begin(), s.ticks.end());
+  }
+  tlm_fabric::distributed::sum_over_processes(values);
+  auto at = values.begin();
+  for (auto& s : sums) {
+    s.packets = *at++;
+    for (auto& t : s.ticks) t = *at++;
+  }
+  return sums;
+}
+
 nlohmann::json latency_breakdown_results(const Fabric& fabric) {
+  std::vector<tlm_fabric::LatencySums> nics;
+  for (const auto& nic : fabric.nics())
+    nics.push_back(fabric.runs_nic(nic->id()) ? nic->latency_sums() : tlm_fabric::LatencySums{});
   tlm_fabric::LatencySums delivered;
-  for (const auto& nic : fabric.nics()) delivered += nic->latency_sums();
+  for (const auto& sums : sums_over_processes(std::move(nics))) delivered += sums;
+  // Every switch's ports, one after another.
+  std::vector<tlm_fabric::LatencySums> ports_sums;
+  std::vector<std::size_t> port_offset;
+  for (std::size_t s = 0; s < fabric.switches().size(); ++s) {
+    const auto& own = fabric.switches()[s]->latency_sums();
+    port_offset.push_back(ports_sums.size());
+    if (fabric.runs_switch(static_cast<int>(s))) ports_sums.insert(ports_sums.end(), own.begin(), own.end());
+    else ports_sums.resize(ports_sums.size() + own.size());
+  }
+  ports_sums = sums_over_processes(std::move(ports_sums));
   std::map<std::string, tlm_fabric::LatencySums> tiers;
   nlohmann::json switches = nlohmann::json::object();
   const auto& tier_names = switch_tier_names();
@@ -419,7 +485,9 @@ nlohmann::json latency_breakdown_results(const Fabric& fabric) {
         level < static_cast<int>(tier_names.size()) ? tier_names[static_cast<std::size_t>(level)] : "level" + std::to_string(level);
     tlm_fabric::LatencySums own;
     nlohmann::json ports = nlohmann::json::object();
-    const auto& per_port = fabric.switches()[s]->latency_sums();
+    const auto first = ports_sums.begin() + static_cast<std::ptrdiff_t>(port_offset[s]);
+    const std::vector<tlm_fabric::LatencySums> per_port(first, first + static_cast<std::ptrdiff_t>(
+                                                                           fabric.switches()[s]->latency_sums().size()));
     for (std::size_t p = 0; p < per_port.size(); ++p) {
       if (per_port[p].packets == 0) continue;
       own += per_port[p];
@@ -576,7 +644,14 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   // A workload that ends the run itself (perftest) calls sc_stop: not news.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   const auto elaboration_start = std::chrono::steady_clock::now();
-  auto model = std::make_unique<Model>(config);
+  std::unique_ptr<Model> model;
+  try {
+    model = std::make_unique<Model>(config);
+  } catch (const std::exception& e) {
+    // Every process builds the same model from the same configuration.
+    if (tlm_fabric::distributed::active()) throw tlm_fabric::distributed::AgreedError(e.what());
+    throw;
+  }
   const double elaboration =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - elaboration_start).count();
   const std::optional<std::uint64_t> elaboration_peak = peak_resident_bytes();
@@ -601,6 +676,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   // the model stopped ran every wake due at that instant first.
   const bool stopped = sc_core::sc_get_status() == sc_core::SC_STOPPED;
   for (const auto& sw : fabric.switches()) sw->settle_admissions(sc_core::sc_time_stamp(), stopped);
+  if (tlm_fabric::distributed::active()) gather_over_processes(model->registry, fabric);
 
   nlohmann::json waveforms = finish_waveforms(config, fabric);
   const nlohmann::json trace = finish_trace(config, fabric);
@@ -631,7 +707,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   r["packets"] = {{"injected", totals.injected},
                   {"delivered", totals.delivered},
                   {"dropped", totals.dropped},
-                  {"in_flight", fabric.pool().in_use()}};
+                  {"in_flight", tlm_fabric::distributed::sum_over_processes(std::uint64_t{fabric.pool().in_use()})}};
   r["throughput"] = {{"accepted_load", totals.accepted_sum / n_ep},
                      {"injected_load", totals.offered_sum / n_ep},
                      {"offered_load", config.traffic.pattern == TrafficPattern::none ? nlohmann::json(nullptr)

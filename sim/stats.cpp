@@ -47,6 +47,13 @@ void Distribution::count_in(int bucket, std::uint64_t n) {
 
 void Distribution::merge(const Distribution& other) {
   if (!other.binned_) {
+    // In ascending order, whatever reads of `other` sorted its samples before: the sum,
+    // and so the mean, does not depend on them (a distribution gathered from another
+    // process has had none).
+    if (!other.sorted_) {
+      std::sort(other.samples_.begin(), other.samples_.end());
+      other.sorted_ = true;
+    }
     for (double v : other.samples_) add(v);
     return;
   }

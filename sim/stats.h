@@ -71,8 +71,8 @@ class alignas(64) Distribution {
   /// kExactSamples, otherwise within kRelativeError.
   double percentile(double q) const;
   /// Adds every sample of `other` (fabric-wide summaries from per-block ones): the
-  /// same figures as adding its samples one by one, except the mean's rounding once
-  /// `other` is binned (its sum is added as one term).
+  /// same figures as adding its samples one by one in ascending order, except the mean's
+  /// rounding once `other` is binned (its sum is added as one term).
   void merge(const Distribution& other);
   /// count, mean, min, p50, p99, p99.9, max.
   nlohmann::json summary() const;

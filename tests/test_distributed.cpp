@@ -4,16 +4,21 @@
 // and how `fabricsim` starts under a launcher. Every process runs every test, and every
 // collective in the same order: checks are EXPECT_*, never a return before a collective.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <systemc>  // declares sc_main extern "C", as libsystemc.so calls it
 
 #include "tlm/distributed.h"
@@ -206,6 +211,102 @@ TEST(FabricsimUnderALauncher, SubcommandsOtherThanRunRefuseSeveralProcesses) {
         << args << ": " << c.output;
     EXPECT_EQ(occurrences(c.output, "fabricsim exit code 2"), 2u) << args << ": " << c.output;
   }
+}
+
+namespace {
+
+struct ProcessCase {
+  const char* name;
+  std::vector<std::string> sets;
+};
+void PrintTo(const ProcessCase& c, std::ostream* os) { *os << c.name; }
+
+/// `fabricsim run` of S2 with `sets` over `processes` processes (1: without mpirun) into
+/// `dir`: its output, and results.json (but the simulator section), packets.csv and qps.csv.
+struct RunOutput {
+  Command command;
+  nlohmann::json results;
+  std::string packets, qps;
+};
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+RunOutput run_s2(int processes, const std::vector<std::string>& sets, const std::filesystem::path& dir) {
+  std::string command = processes > 1 ? std::string(FABRICSIM_MPIEXEC) + " -n " + std::to_string(processes) +
+                                            " --oversubscribe "
+                                      : "";
+  command += kBinary + " run " + std::string(FABRICSIM_SOURCE_DIR) + "/bench/s2_kary_ntree.yaml --packet-csv --out " +
+             dir.string();
+  for (const auto& s : sets) command += " --set " + s;
+  RunOutput r;
+  r.command = shell(command);
+  const std::string results = read_file(dir / "results.json");
+  if (!results.empty()) r.results = nlohmann::json::parse(results);
+  r.results.erase("simulator");
+  r.packets = read_file(dir / "packets.csv");
+  r.qps = read_file(dir / "qps.csv");
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+}  // namespace
+
+class ProcessesMatchOneProcess : public ::testing::TestWithParam<ProcessCase> {};
+
+// `mpirun -n 2` and `-n 3 fabricsim run`: results.json but its simulator section,
+// packets.csv and qps.csv are those of one process, byte for byte, over the buffer
+// organisations, adaptive routing, credit stalls, PFC with ECN and DCQCN over RDMA, and
+// bit errors with go-back-N (calls crossing processes: packets, credits, PAUSE frames).
+TEST_P(ProcessesMatchOneProcess, SameResultsAndFiles) {
+  if (under_mpirun()) GTEST_SKIP() << "the plain run of this test starts mpirun itself";
+  std::vector<std::string> sets = GetParam().sets;
+  sets.insert(sets.end(), {"simulation.duration=20us", "simulation.warmup=5us", "output.sample_interval=0s"});
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("fabricsim_processes_" + std::to_string(getpid()));
+  const RunOutput one = run_s2(1, sets, dir);
+  ASSERT_EQ(one.command.exit_code, 0) << one.command.output;
+  ASSERT_GT(one.results["packets"]["delivered"].get<std::uint64_t>(), 1000u);
+  for (const int processes : {2, 3}) {
+    const RunOutput many = run_s2(processes, sets, dir);
+    ASSERT_EQ(many.command.exit_code, 0) << processes << " processes: " << many.command.output;
+    EXPECT_EQ(occurrences(many.command.output, "results: "), 1u) << "process 0 alone reports: " << many.command.output;
+    const auto diff = nlohmann::json::diff(one.results, many.results);
+    for (std::size_t i = 0; i < diff.size() && i < 10; ++i)
+      ADD_FAILURE() << processes << " processes: results.json differs at " << diff[i]["path"];
+    EXPECT_TRUE(diff.empty()) << processes << " processes";
+    EXPECT_TRUE(many.packets == one.packets) << processes << " processes: packets.csv differs";
+    EXPECT_TRUE(many.qps == one.qps) << processes << " processes: qps.csv differs";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    FabricsimUnderALauncher, ProcessesMatchOneProcess,
+    ::testing::Values(ProcessCase{"S2", {}}, ProcessCase{"OutputQueued", {"switch.buffer=output_queued"}},
+                      ProcessCase{"Cioq", {"switch.buffer=cioq", "switch.speedup=2"}},
+                      ProcessCase{"SharedMemoryAdaptive", {"switch.buffer=shared_memory", "routing.algorithm=adaptive"}},
+                      ProcessCase{"CreditStalls", {"switch.input_buffer=12KiB", "traffic.load=0.8"}},
+                      ProcessCase{"PfcPausesEcnDcqcnRdma",
+                                  {"link.framing=roce_v2", "link.flow_control=pfc", "switch.pfc.xoff=4KiB",
+                                   "switch.pfc.xon=2KiB", "switch.pfc.headroom=8KiB", "switch.input_buffer=64KiB",
+                                   "switch.ecn.enabled=true", "traffic.transport=rdma",
+                                   "nic.congestion_control.kind=dcqcn", "traffic.pattern=hotspot", "traffic.load=0.6"}},
+                      ProcessCase{"BitErrorsGoBackNLatencyBreakdown",
+                                  {"link.ber=1e-6", "traffic.transport=rdma", "output.latency_breakdown=true"}}),
+    [](const ::testing::TestParamInfo<ProcessCase>& param) { return std::string(param.param.name); });
+
+// What a run over processes refuses, it refuses in every process alike: one message, one
+// exit code.
+TEST(FabricsimUnderALauncher, ARefusedRunSaysWhyOnce) {
+  if (under_mpirun()) GTEST_SKIP() << "the plain run of this test starts mpirun itself";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("fabricsim_refused_" + std::to_string(getpid()));
+  const Command c = shell(std::string(FABRICSIM_MPIEXEC) + " -n 2 --oversubscribe sh -c '" + kBinary + " run " +
+                          std::string(FABRICSIM_SOURCE_DIR) + "/examples/allreduce_leafspine_ib.yaml --out " +
+                          dir.string() + "; echo fabricsim exit code $?'");
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(occurrences(c.output, "collective: not run over several processes"), 1u) << c.output;
+  EXPECT_EQ(occurrences(c.output, "fabricsim exit code 1"), 2u) << c.output;
 }
 
 #else

@@ -438,6 +438,35 @@ TEST(Sweep, SlurmJobArrayEqualsLocalExecutor) {
 // A rerun while the killed submitter's job array is still queued neither runs its points
 // a second time nor rewrites the plan its tasks read: it names the job and how to cancel
 // it. Once the job is cancelled, the sweep runs.
+#if FABRICSIM_MPI
+// One fabric over two processes of a Slurm job step (`srun --mpi=pmix`, Slurm's PMIx
+// plugin; --overcommit: two tasks on the private cluster's one node): the results of the
+// same run in one process.
+TEST(Sweep, SrunRunsOneFabricOverTwoProcesses) {
+  const fs::path d = temp_dir();
+  LocalSlurm slurm(d / "slurm");
+  if (slurm.code() == 3) GTEST_SKIP() << "Slurm cannot start on this machine: " << slurm.log();
+  ASSERT_EQ(slurm.code(), 0) << slurm.log();
+  const std::string run = "run " + kSource +
+                          "/bench/s2_kary_ntree.yaml --set simulation.duration=20us --set simulation.warmup=5us "
+                          "--set output.sample_interval=0s --quiet --out ";
+  const auto one = run_command(run + (d / "one").string());
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const auto two = LocalSlurm::shell("srun --mpi=pmix -n 2 --overcommit " + std::string(FABRICSIM_BINARY) + " " + run +
+                                     (d / "two").string());
+  ASSERT_EQ(two.first, 0) << two.second;
+  nlohmann::json a = nlohmann::json::parse(read(d / "one/results.json"));
+  nlohmann::json b = nlohmann::json::parse(read(d / "two/results.json"));
+  EXPECT_EQ(b["simulator"]["lanes"], 2);
+  for (auto* r : {&a, &b}) {
+    r->erase("simulator");
+    (*r)["config"]["output"].erase("directory");
+  }
+  EXPECT_TRUE(a == b) << nlohmann::json::diff(a, b).dump().substr(0, 1000);
+  EXPECT_EQ(read(d / "one/qps.csv"), read(d / "two/qps.csv"));
+}
+#endif
+
 TEST(Sweep, SlurmRerunRefusesWhileTheEarlierArrayIsQueued) {
   const fs::path d = temp_dir();
   LocalSlurm slurm(d / "slurm");

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 namespace fabricsim::tlm_fabric::distributed {
@@ -47,6 +48,18 @@ std::vector<std::vector<unsigned char>> exchange(const std::vector<std::vector<u
 std::vector<unsigned char> broadcast(std::vector<unsigned char> bytes, int root);
 /// At `root`, every process's `bytes`, result[r] from process r; empty elsewhere.
 std::vector<std::vector<unsigned char>> gather(const std::vector<unsigned char>& bytes, int root);
+
+/// Marks an error every process of the simulation meets alike (from its configuration,
+/// or agreed over the processes): each ends with it, without abort(), and process 0 says it.
+class Agreed {
+ public:
+  virtual ~Agreed() = default;
+};
+/// An Agreed error.
+class AgreedError : public std::runtime_error, public Agreed {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 /// Ends every process of the simulation with exit code `code` (MPI_Abort; std::exit
 /// when the simulation runs in one process).

@@ -2,8 +2,13 @@
 #include "tlm/packet_log.h"
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <stdexcept>
 
 #include "tlm/csv_row.h"
+#include "tlm/distributed.h"
 #include "tlm/sim_time.h"
 #include "tlm/wake_queue.h"
 
@@ -38,16 +43,68 @@ void PacketLog::add(const Packet& p, const sc_core::sc_time& now) {
     static const auto fs_per_tick = static_cast<std::int64_t>(detail::resolution_fs());
     for (const std::int64_t t : breakdown_of(p).ticks) row.add(t * fs_per_tick / 1000);
   }
+  // A lane's rows are numbered in 32 bits: gathered over processes, a lane keeps the whole run's.
+  const std::string_view line = row.line();
+  if (lane.text.size() + line.size() > std::numeric_limits<std::uint32_t>::max())
+    throw std::runtime_error("packets.csv: more than 4 GiB of rows held in one lane (a run over several processes "
+                             "keeps them to its end); shorten simulation.duration or leave out --packet-csv");
   const auto begin = static_cast<std::uint32_t>(lane.text.size());
-  lane.text.append(row.line());
+  lane.text.append(line);
   lane.rows.push_back({now, p.dst, begin, static_cast<std::uint32_t>(lane.text.size())});
   // In step with the kernel every lane has run every pass before now.
   if (lane.rows.size() >= kKeep && !WakeQueue::instance().in_window()) write_before(now);
 }
 
 void PacketLog::finish() {
-  write_before(sc_core::sc_max_time());
+  if (gathered_) gather_rows();
+  if (!gathered_ || distributed::rank() == 0) write_before(sc_core::sc_max_time());
   out_.flush();
+}
+
+void PacketLog::gather_rows() {
+  // Per lane: its rows (time, destination, length) and their text.
+  std::vector<unsigned char> mine;
+  auto put = [&mine](const auto& v) {
+    const auto* b = reinterpret_cast<const unsigned char*>(&v);
+    mine.insert(mine.end(), b, b + sizeof v);
+  };
+  for (const auto& lane : lanes_) {
+    if (lane->rows.empty()) continue;
+    put(std::uint64_t{lane->rows.size()});
+    for (const Row& r : lane->rows) {
+      put(std::uint64_t{r.at.value()});
+      put(std::int64_t{r.dst});
+      put(std::uint64_t{r.end - r.begin});
+    }
+    mine.insert(mine.end(), lane->text.begin(), lane->text.end());
+  }
+  const auto all = distributed::gather(mine, 0);
+  if (distributed::rank() != 0) return;
+  for (std::size_t from = 1; from < all.size(); ++from) {
+    const unsigned char* in = all[from].data();
+    const unsigned char* const end = in + all[from].size();
+    auto get = [&in](auto& v) {
+      std::memcpy(&v, in, sizeof v);
+      in += sizeof v;
+    };
+    while (in < end) {
+      auto lane = std::make_unique<Lane>();
+      std::uint64_t rows = 0;
+      get(rows);
+      for (std::uint64_t k = 0; k < rows; ++k) {
+        std::uint64_t at = 0, length = 0;
+        std::int64_t dst = 0;
+        get(at);
+        get(dst);
+        get(length);
+        const auto begin = lane->rows.empty() ? 0u : lane->rows.back().end;
+        lane->rows.push_back({from_ticks(at), static_cast<int>(dst), begin, static_cast<std::uint32_t>(begin + length)});
+      }
+      lane->text.assign(reinterpret_cast<const char*>(in), lane->rows.empty() ? 0 : lane->rows.back().end);
+      in += lane->text.size();
+      lanes_.push_back(std::move(lane));
+    }
+  }
 }
 
 void PacketLog::write_before(const sc_core::sc_time& t) {

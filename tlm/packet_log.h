@@ -27,7 +27,12 @@ class PacketLog {
   /// The row of packet `p`, delivered at `now`, on this thread's lane.
   void add(const Packet& p, const sc_core::sc_time& now);
   /// Between windows: writes every row kept (all of them are of packets delivered before the window's end).
-  void window_ended() { write_before(sc_core::sc_max_time()); }
+  void window_ended() {
+    if (!gathered_) write_before(sc_core::sc_max_time());
+  }
+  /// A run over several processes (tlm/distributed.h): every process keeps its rows to
+  /// the end, and process 0 writes them all, in the same order (finish).
+  void gather_at_finish() { gathered_ = true; }
   /// Writes every row left (the end of the run) and flushes the stream.
   void finish();
 
@@ -54,6 +59,9 @@ class PacketLog {
     std::uint32_t lane, row;
   };
   std::vector<Ref> order_;  // scratch of write_before
+  bool gathered_ = false;   // gather_at_finish
+  /// gather_at_finish: the other processes' rows into process 0's lanes (theirs after its own).
+  void gather_rows();
 };
 
 }  // namespace fabricsim::tlm_fabric

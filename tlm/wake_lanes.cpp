@@ -367,7 +367,10 @@ void WakeQueue::agree_on_failure(const std::exception_ptr& local) {
       what = "an unknown exception";
     }
   const Bytes message = distributed::broadcast(Bytes(what.begin(), what.end()), failing);
-  throw BlockError(std::string(message.begin(), message.end()));
+  struct AgreedBlockError : BlockError, distributed::Agreed {
+    using BlockError::BlockError;
+  };
+  throw AgreedBlockError(std::string(message.begin(), message.end()));
 }
 
 bool WakeQueue::earliest_over_processes(sc_core::sc_time& at, bool have) const {
