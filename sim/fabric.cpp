@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 
+#include "sim/gather.h"
 #include "sim/training_config.h"
 #include "tlm/csv_row.h"
 #include "tlm/distributed.h"
@@ -360,15 +361,26 @@ nlohmann::json Fabric::diagnose_stall() const {
     return graph_.switches[std::get<0>(n)].name + ".port" + std::to_string(std::get<1>(n)) + unit +
            std::to_string(std::get<2>(n));
   };
-  for (std::size_t s = 0; s < switches_.size(); ++s)
-    for (const auto& b : switches_[s]->blocked_heads()) {
-      const PortLinks& pl = port_links_[s][b.out_port];
-      const Node from{static_cast<int>(s), b.in_port, b.in_vl};
+  // Each switch's blocked heads from the process running it (sim/gather.h).
+  std::vector<Entry> heads_of;
+  for (std::size_t s = 0; s < switches_.size(); ++s) {
+    if (!runs_switch(static_cast<int>(s))) continue;
+    nlohmann::json heads = nlohmann::json::array();
+    for (const auto& b : switches_[s]->blocked_heads())
+      heads.push_back({s, b.in_port, b.in_vl, b.out_port, b.out_vl, b.reason});
+    if (!heads.empty()) heads_of.emplace_back(s, std::move(heads));
+  }
+  for (const auto& heads : gather_entries(heads_of))
+    for (const auto& h : heads) {
+      const auto s = h[0].get<std::size_t>();
+      const int out_port = h[3].get<int>();
+      const PortLinks& pl = port_links_[s][static_cast<std::size_t>(out_port)];
+      const Node from{static_cast<int>(s), h[1].get<int>(), h[2].get<int>()};
       blocked.push_back({{"buffer", label(from)},
-                         {"waits_for_output", graph_.switches[s].name + ".port" + std::to_string(b.out_port)},
-                         {"reason", b.reason},
+                         {"waits_for_output", graph_.switches[s].name + ".port" + std::to_string(out_port)},
+                         {"reason", h[5]},
                          {"downstream", pl.peer}});
-      if (pl.peer_switch >= 0) waits[from].push_back(Node{pl.peer_switch, pl.peer_port, b.out_vl});
+      if (pl.peer_switch >= 0) waits[from].push_back(Node{pl.peer_switch, pl.peer_port, h[4].get<int>()});
     }
   // A cycle in the wait-for graph is a credit/PFC deadlock (cyclic buffer dependency).
   std::vector<Node> cycle;
@@ -395,7 +407,7 @@ nlohmann::json Fabric::diagnose_stall() const {
   nlohmann::json names = nlohmann::json::array();
   for (const Node& n : cycle) names.push_back(label(n));
   nlohmann::json r{{"time_ns", tlm_fabric::sim_now().to_seconds() * 1e9},
-                   {"packets_held", pool_.in_use()},
+                   {"packets_held", tlm_fabric::distributed::sum_over_processes(std::uint64_t{pool_.in_use()})},
                    {"blocked", blocked},
                    {"cycle", names}};
   if (!cycle.empty()) {
@@ -433,17 +445,34 @@ void Fabric::sample() {
   const double now_ns = now.to_seconds() * 1e9;
   const std::size_t k = sample_times_ns_.size();  // this sample's index
   sample_times_ns_.push_back(now_ns);
+  // What each NIC's and switch's process reads of it, all of it in process 0.
+  sampled_rates_.resize(nics_.size());
+  for (std::size_t e = 0; e < nics_.size(); ++e) {
+    sampled_rates_[e].clear();
+    if (runs_nic(static_cast<int>(e))) nics_[e]->rdma().requester_rates(now, sampled_rates_[e]);
+  }
+  sampled_ingress_.resize(switches_.size());
+  sampled_egress_.resize(switches_.size());
+  for (std::size_t s = 0; s < switches_.size(); ++s) {
+    sampled_ingress_[s].clear();
+    sampled_egress_[s].clear();
+    if (!runs_switch(static_cast<int>(s))) continue;
+    // Before the switches act at this instant, as edge by edge (its wake-up was made first).
+    switches_[s]->settle_admissions(now, false);
+    switches_[s]->occupancy(sampled_ingress_[s], sampled_egress_[s]);
+  }
+  if (tlm_fabric::distributed::active()) gather_sample();
   rate_series_.resize(nics_.size());
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   for (std::size_t e = 0; e < nics_.size(); ++e) {
-    nics_[e]->rdma().requester_rates(now, rates_);
+    const std::vector<tlm_fabric::QpRate>& rates = sampled_rates_[e];
     RateSeries& series = rate_series_[e];
-    if (rates_.empty() && series.lowest.empty()) continue;
+    if (rates.empty() && series.lowest.empty()) continue;
     series.lowest.resize(k, kNone);
     series.mean.resize(k, kNone);
     double lowest = kNone, sum = 0;
     tlm_fabric::CsvRow row;
-    for (const auto& r : rates_) {
+    for (const auto& r : rates) {
       lowest = std::isnan(lowest) ? r.gbps : std::min(lowest, r.gbps);
       sum += r.gbps;
       if (qp_rate_log_) {
@@ -453,26 +482,82 @@ void Fabric::sample() {
       }
     }
     series.lowest.push_back(lowest);
-    series.mean.push_back(rates_.empty() ? kNone : sum / static_cast<double>(rates_.size()));
+    series.mean.push_back(rates.empty() ? kNone : sum / static_cast<double>(rates.size()));
   }
   std::uint64_t ingress_total = 0, egress_total = 0;
   for (std::size_t s = 0; s < switches_.size(); ++s) {
-    // Before the switches act at this instant, as edge by edge (its wake-up was made first).
-    switches_[s]->settle_admissions(now, false);
-    switches_[s]->occupancy(ingress_, egress_);
-    for (std::size_t p = 0; p < ingress_.size(); ++p) {
-      ingress_total += ingress_[p];
-      egress_total += egress_[p];
-      if (!occupancy_log_ || (ingress_[p] == 0 && egress_[p] == 0)) continue;
+    const auto& ingress = sampled_ingress_[s];
+    const auto& egress = sampled_egress_[s];
+    for (std::size_t p = 0; p < ingress.size(); ++p) {
+      ingress_total += ingress[p];
+      egress_total += egress[p];
+      if (!occupancy_log_ || (ingress[p] == 0 && egress[p] == 0)) continue;
       tlm_fabric::CsvRow row;
       const std::string_view line =
-          row.add(now_ns, 12).add(switches_[s]->name()).add(p).add(ingress_[p]).add(egress_[p]).line();
+          row.add(now_ns, 12).add(switches_[s]->name()).add(p).add(ingress[p]).add(egress[p]).line();
       occupancy_log_->write(line.data(), static_cast<std::streamsize>(line.size()));
     }
   }
   ingress_totals_.push_back(ingress_total);
   egress_totals_.push_back(egress_total);
   sampler_->notify_at(now + to_sc(config_.output.sample_interval));
+}
+
+void Fabric::gather_sample() {
+  // Every process samples at the same instants, between windows: this process's NICs'
+  // rates and switches' occupancy to process 0.
+  std::vector<unsigned char> mine;
+  auto put = [&mine](auto v) {
+    const auto* b = reinterpret_cast<const unsigned char*>(&v);
+    mine.insert(mine.end(), b, b + sizeof v);
+  };
+  for (std::size_t e = 0; e < nics_.size(); ++e) {
+    if (sampled_rates_[e].empty()) continue;
+    put(std::uint64_t{e});
+    put(std::uint64_t{sampled_rates_[e].size()});
+    for (const auto& r : sampled_rates_[e]) {
+      put(std::int64_t{r.qpn});
+      put(r.gbps);
+    }
+  }
+  put(~std::uint64_t{0});  // the switches follow
+  for (std::size_t s = 0; s < switches_.size(); ++s) {
+    if (sampled_ingress_[s].empty()) continue;
+    put(std::uint64_t{s});
+    put(std::uint64_t{sampled_ingress_[s].size()});
+    for (std::size_t p = 0; p < sampled_ingress_[s].size(); ++p) {
+      put(sampled_ingress_[s][p]);
+      put(sampled_egress_[s][p]);
+    }
+  }
+  const auto all = tlm_fabric::distributed::gather(mine, 0);
+  for (std::size_t from = 1; from < all.size(); ++from) {
+    const unsigned char* in = all[from].data();
+    auto get = [&in](auto& v) {
+      std::memcpy(&v, in, sizeof v);
+      in += sizeof v;
+    };
+    for (std::uint64_t e, n; get(e), e != ~std::uint64_t{0};) {
+      get(n);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::int64_t qpn;
+        double gbps;
+        get(qpn);
+        get(gbps);
+        sampled_rates_[e].push_back({static_cast<int>(qpn), gbps});
+      }
+    }
+    for (std::uint64_t s, n; in < all[from].data() + all[from].size();) {
+      get(s);
+      get(n);
+      sampled_ingress_[s].resize(n);
+      sampled_egress_[s].resize(n);
+      for (std::uint64_t p = 0; p < n; ++p) {
+        get(sampled_ingress_[s][p]);
+        get(sampled_egress_[s][p]);
+      }
+    }
+  }
 }
 
 void Fabric::set_qp_rate_log(std::ostream& log) {
@@ -606,8 +691,6 @@ void Fabric::refuse_over_processes(int processes, int host_switches, bool couple
   if (config_.collective_enabled) refuse("collective");
   if (config_.chakra_enabled) refuse("chakra (a Chakra trace or a training job)");
   if (coupled) refuse("a workload acting on NICs of several lanes at once");
-  if (config_.output.sample_interval.in_seconds() > 0)
-    refuse("output.sample_interval (the occupancy sampler reads every lane; set it to 0)");
   if (config_.simulation.fast_forward_asked) refuse("simulation.fast_forward");
   if (config_.output.trace.enabled()) refuse("output.trace");
   if (!config_.switch_params.waveform.dir.empty()) refuse("switch.rtl_trace");

@@ -194,7 +194,11 @@ class Fabric : public sc_core::sc_module {
   nlohmann::json stall_;
   std::vector<double> sample_times_ns_;
   std::vector<std::uint64_t> ingress_totals_, egress_totals_;  // [sample]: bytes in every switch port
-  std::vector<std::uint64_t> ingress_, egress_;                // sample()'s scratch: one switch's ports
+  // sample()'s scratch: each NIC's QP rates, each switch's ports' bytes (in process 0
+  // every one's, gathered: gather_sample).
+  std::vector<std::vector<tlm_fabric::QpRate>> sampled_rates_;
+  std::vector<std::vector<std::uint64_t>> sampled_ingress_, sampled_egress_;
+  void gather_sample();
   std::ostream* occupancy_log_ = nullptr;
   // Per endpoint, per sample, the lowest and mean CC rate [Gb/s] of its QPs with requests;
   // empty until it has one, NaN (null in JSON) at samples when it has none.
@@ -202,7 +206,6 @@ class Fabric : public sc_core::sc_module {
     std::vector<double> lowest, mean;
   };
   std::vector<RateSeries> rate_series_;
-  std::vector<tlm_fabric::QpRate> rates_;    // sample()'s scratch
   std::ostream* qp_rate_log_ = nullptr;
 };
 

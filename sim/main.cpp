@@ -203,9 +203,12 @@ int run_command(const std::string& file, const std::vector<std::string>& set, co
     return kExitSimulationError;
   }
   std::unique_ptr<RunFiles> files = writes ? std::make_unique<RunFiles>(dir, config) : nullptr;
-  // The other processes' rows and entries go to process 0 (sim/gather.h); their streams are none.
+  // The other processes' rows and entries go to process 0 (sim/gather.h); their streams
+  // are none, and they build no statistics tree (`stats` set: process 0 writes the file).
   static std::ostream nowhere(nullptr);
-  const RunLogs logs = files ? files->logs() : RunLogs{config.output.packet_csv ? &nowhere : nullptr, &nowhere};
+  static const fabricsim::stats::Registry* not_written = nullptr;
+  RunLogs logs = files ? files->logs() : RunLogs{config.output.packet_csv ? &nowhere : nullptr, &nowhere};
+  if (!files) logs.stats = &not_written;
   Progress progress(verbosity);
   // The process exits once the results are written: the model and the results' tree are
   // left to the exit (sim/process_exit.h).

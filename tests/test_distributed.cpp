@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -221,31 +222,35 @@ struct ProcessCase {
 };
 void PrintTo(const ProcessCase& c, std::ostream* os) { *os << c.name; }
 
-/// `fabricsim run` of S2 with `sets` over `processes` processes (1: without mpirun) into
+/// `fabricsim run CONFIG` with `sets` over `processes` processes (1: without mpirun) into
 /// `dir`: its output, and results.json (but the simulator section), packets.csv and qps.csv.
 struct RunOutput {
   Command command;
   nlohmann::json results;
-  std::string packets, qps;
+  std::string packets, qps, occupancy, qp_rates;
 };
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
-RunOutput run_s2(int processes, const std::vector<std::string>& sets, const std::filesystem::path& dir) {
+RunOutput run_config(int processes, const std::string& config, const std::vector<std::string>& sets,
+                     const std::filesystem::path& dir) {
   std::string command = processes > 1 ? std::string(FABRICSIM_MPIEXEC) + " -n " + std::to_string(processes) +
                                             " --oversubscribe "
                                       : "";
-  command += kBinary + " run " + std::string(FABRICSIM_SOURCE_DIR) + "/bench/s2_kary_ntree.yaml --packet-csv --out " +
-             dir.string();
+  command += kBinary + " run " + std::string(FABRICSIM_SOURCE_DIR) + "/" + config + " --packet-csv --out " + dir.string();
   for (const auto& s : sets) command += " --set " + s;
   RunOutput r;
   r.command = shell(command);
   const std::string results = read_file(dir / "results.json");
-  if (!results.empty()) r.results = nlohmann::json::parse(results);
-  r.results.erase("simulator");
+  if (!results.empty()) {
+    r.results = nlohmann::json::parse(results);
+    r.results.erase("simulator");
+  }
   r.packets = read_file(dir / "packets.csv");
   r.qps = read_file(dir / "qps.csv");
+  r.occupancy = read_file(dir / "occupancy.csv");
+  r.qp_rates = read_file(dir / "qp_rates.csv");
   std::filesystem::remove_all(dir);
   return r;
 }
@@ -254,21 +259,24 @@ RunOutput run_s2(int processes, const std::vector<std::string>& sets, const std:
 
 class ProcessesMatchOneProcess : public ::testing::TestWithParam<ProcessCase> {};
 
-// `mpirun -n 2` and `-n 3 fabricsim run`: results.json but its simulator section,
-// packets.csv and qps.csv are those of one process, byte for byte, over the buffer
+// `mpirun -n 2` and `-n 3 fabricsim run`: results.json but its simulator section and
+// every CSV file (packets, QPs, the sampler's occupancy and QP rates every microsecond)
+// are those of one process, byte for byte, over the buffer
 // organisations, adaptive routing, credit stalls, PFC with ECN and DCQCN over RDMA, and
 // bit errors with go-back-N (calls crossing processes: packets, credits, PAUSE frames).
 TEST_P(ProcessesMatchOneProcess, SameResultsAndFiles) {
   if (under_mpirun()) GTEST_SKIP() << "the plain run of this test starts mpirun itself";
   std::vector<std::string> sets = GetParam().sets;
-  sets.insert(sets.end(), {"simulation.duration=20us", "simulation.warmup=5us", "output.sample_interval=0s"});
+  sets.insert(sets.end(), {"simulation.duration=20us", "simulation.warmup=5us", "output.sample_interval=1us"});
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("fabricsim_processes_" + std::to_string(getpid()));
-  const RunOutput one = run_s2(1, sets, dir);
+  const std::string s2 = "bench/s2_kary_ntree.yaml";
+  const RunOutput one = run_config(1, s2, sets, dir);
   ASSERT_EQ(one.command.exit_code, 0) << one.command.output;
   ASSERT_GT(one.results["packets"]["delivered"].get<std::uint64_t>(), 1000u);
+  ASSERT_GT(std::count(one.occupancy.begin(), one.occupancy.end(), '\n'), 20) << "occupancy.csv rows";
   for (const int processes : {2, 3}) {
-    const RunOutput many = run_s2(processes, sets, dir);
+    const RunOutput many = run_config(processes, s2, sets, dir);
     ASSERT_EQ(many.command.exit_code, 0) << processes << " processes: " << many.command.output;
     EXPECT_EQ(occurrences(many.command.output, "results: "), 1u) << "process 0 alone reports: " << many.command.output;
     const auto diff = nlohmann::json::diff(one.results, many.results);
@@ -277,6 +285,8 @@ TEST_P(ProcessesMatchOneProcess, SameResultsAndFiles) {
     EXPECT_TRUE(diff.empty()) << processes << " processes";
     EXPECT_TRUE(many.packets == one.packets) << processes << " processes: packets.csv differs";
     EXPECT_TRUE(many.qps == one.qps) << processes << " processes: qps.csv differs";
+    EXPECT_TRUE(many.occupancy == one.occupancy) << processes << " processes: occupancy.csv differs";
+    EXPECT_TRUE(many.qp_rates == one.qp_rates) << processes << " processes: qp_rates.csv differs";
   }
 }
 
@@ -294,6 +304,23 @@ INSTANTIATE_TEST_SUITE_P(
                       ProcessCase{"BitErrorsGoBackNLatencyBreakdown",
                                   {"link.ber=1e-6", "traffic.transport=rdma", "output.latency_breakdown=true"}}),
     [](const ::testing::TestParamInfo<ProcessCase>& param) { return std::string(param.param.name); });
+
+// A credit-loop deadlock across processes (five switches in a ring, PFC): the watchdog of
+// every process stops the run, exit code 4 in each, and the stall report names every
+// blocked buffer and the whole cycle, as in one process.
+TEST(FabricsimUnderALauncher, AStalledRunReportsTheWholeDeadlock) {
+  if (under_mpirun()) GTEST_SKIP() << "the plain run of this test starts mpirun itself";
+  const std::string ring = "tests/deadlock/ring5_pfc.yaml";
+  const std::vector<std::string> sets{"output.sample_interval=0s"};
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("fabricsim_stalled_" + std::to_string(getpid()));
+  const RunOutput one = run_config(1, ring, sets, dir);
+  ASSERT_EQ(one.command.exit_code, 4) << one.command.output;
+  ASSERT_EQ(one.results["stall"]["cycle"].size(), 6u) << one.results["stall"].dump();
+  const RunOutput two = run_config(2, ring, sets, dir);
+  EXPECT_EQ(two.command.exit_code, 4) << two.command.output;
+  EXPECT_EQ(two.results, one.results) << nlohmann::json::diff(one.results, two.results).dump().substr(0, 1000);
+}
 
 // What a run over processes refuses, it refuses in every process alike: one message, one
 // exit code.

@@ -24,10 +24,8 @@ namespace dist = fabricsim::tlm_fabric::distributed;
 namespace {
 
 const std::string kS2 = std::string(FABRICSIM_SOURCE_DIR) + "/bench/s2_kary_ntree.yaml";
-// Long enough for thousands of packets between the processes' switches; no occupancy
-// sampler (it reads every lane).
-const std::vector<std::string> kSets = {"simulation.duration=20us", "simulation.warmup=5us",
-                                        "output.sample_interval=0s", "simulation.threads=1"};
+// Long enough for thousands of packets between the processes' switches.
+const std::vector<std::string> kSets = {"simulation.duration=20us", "simulation.warmup=5us", "simulation.threads=1"};
 
 /// results.json of `fabricsim run` in one process (a clean environment: not one of mpirun's).
 nlohmann::json one_process_results() {
@@ -78,8 +76,8 @@ TEST(DistributedFabric, StatisticsAndLinksAsInOneProcess) {
 // A collective acts on several lanes at once: refused, naming it, in every process.
 TEST(DistributedFabric, WhatDoesNotRunOverProcessesIsRefused) {
   if (dist::size() == 1) GTEST_SKIP() << "one process runs everything";
-  const auto config = fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/examples/allreduce_leafspine_ib.yaml",
-                                                  {"output.sample_interval=0s"});
+  const auto config =
+      fabricsim::sim::load_config(std::string(FABRICSIM_SOURCE_DIR) + "/examples/allreduce_leafspine_ib.yaml");
   try {
     fabricsim::sim::run_simulation(config);
     ADD_FAILURE() << "the collective ran over " << dist::size() << " processes";

@@ -71,9 +71,6 @@ WakeQueue::WakeQueue() {
 }
 
 int WakeQueue::add(std::function<void()> on_wake, bool reads_every_lane, const sc_core::sc_object* owner) {
-  if (reads_every_lane && distributed())
-    throw std::invalid_argument(std::string("wake queue: ") + (owner ? owner->name() : "a block") +
-                                " reads every lane, which a simulation over several processes does not allow");
   owners_.push_back(owner);
   Client c;
   c.on_wake = std::move(on_wake);

@@ -149,7 +149,8 @@ class WakeQueue {
   /// set_lanes, before any block is made). Calls into another process's lanes cross as
   /// bytes at each window's end (they must have a receiver); the processes agree on each
   /// window's start, on the queue's next wake-up and on a failure, so they step their
-  /// kernels together. Blocks that read every lane are refused.
+  /// kernels together. A block that reads every lane runs in every process at the same
+  /// time, between windows: it reads the other processes' lanes through them itself.
   void set_processes(const std::vector<int>& process_of_lane);
   /// Whether this process runs lane `lane` (every lane in one process).
   bool owns(int lane) const { return own_[static_cast<std::size_t>(lane)] != 0; }
