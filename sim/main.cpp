@@ -160,6 +160,11 @@ int run_command(const std::string& file, const std::vector<std::string>& set, co
                 const OutputFlags& output, const TraceFlags& trace, const std::string& rtl_coverage,
                 fabricsim::sim::Verbosity verbosity) {
   using namespace fabricsim::sim;
+  if (!rtl_coverage.empty() && distributed::active()) {  // each process would hold its blocks' points only
+    if (distributed::rank() == 0)
+      std::cerr << "fabricsim: --rtl-coverage: not over several processes; run it in one process\n";
+    return kExitConfigError;
+  }
   if (!rtl_coverage.empty() && !fabricsim::tlm_fabric::rtl_coverage_built()) {
     std::cerr << "fabricsim: --rtl-coverage: this build's RTL models carry no coverage points; use a build "
                  "configured with -DFABRICSIM_RTL_COVERAGE=ON (scripts/rtl_coverage.sh makes one)\n";

@@ -334,6 +334,13 @@ TEST(FabricsimUnderALauncher, ARefusedRunSaysWhyOnce) {
   std::filesystem::remove_all(dir);
   EXPECT_EQ(occurrences(c.output, "collective: not run over several processes"), 1u) << c.output;
   EXPECT_EQ(occurrences(c.output, "fabricsim exit code 1"), 2u) << c.output;
+  // RTL coverage would count each process's blocks only.
+  const Command coverage = shell(std::string(FABRICSIM_MPIEXEC) + " -n 2 --oversubscribe sh -c '" + kBinary + " run " +
+                                 kConfig + " --rtl-coverage " + (dir / "coverage.json").string() +
+                                 " --out " + dir.string() + "; echo fabricsim exit code $?'");
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(occurrences(coverage.output, "--rtl-coverage: not over several processes"), 1u) << coverage.output;
+  EXPECT_EQ(occurrences(coverage.output, "fabricsim exit code 2"), 2u) << coverage.output;
 }
 
 #else
