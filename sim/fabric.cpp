@@ -92,7 +92,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
   collect_flows();
   set_routes(routed);
   build_traffic();
-  if (config_.collective_enabled) build_collective(aggregation, routed);
+  if (config_.collective_enabled) build_collective(aggregation);
   if (config_.chakra_enabled) build_chakra();
   tlm_fabric::WakeQueue::instance().set_lookahead(lookahead_);
   if (config_.perftest_enabled) {
@@ -270,14 +270,14 @@ void Fabric::collect_flows() {
   if (lanes_ > 1) tlm_fabric::WakeQueue::instance().at_window_end([this] { merge_lane_flows(); });
 }
 
-void Fabric::build_collective(const testbench::AggregationTree& aggregation, const TopologyGraph& routed) {
+void Fabric::build_collective(const testbench::AggregationTree& aggregation) {
   testbench::CollectiveParams cp = config_.collective;
   cp.ranks = place_ranks();
   cp.tree = aggregation;  // sharp only
   cp.fast_forward = fast_forward();
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
-  collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, endpoint_lanes(routed));
+  collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, nic_lane_);
   // A collective's end spans every lane: it runs between windows, at the time its last
   // landing is visible, no earlier than the window it landed in ends.
   if (lanes_ > 1) lookahead_ = std::min(lookahead_, collective_->least_completion_delay());
@@ -290,7 +290,7 @@ void Fabric::build_chakra() {
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
   chakra_trace_ = run_trace(config_);
-  chakra_ = std::make_unique<chakra::Executor>("chakra", nics, chakra_trace_, p, endpoint_lanes(graph_));
+  chakra_ = std::make_unique<chakra::Executor>("chakra", nics, chakra_trace_, p, nic_lane_);
   // A graph ends between windows, at the time its last landing is visible.
   if (lanes_ > 1) lookahead_ = std::min(lookahead_, chakra_->least_completion_delay());
 }

@@ -145,7 +145,7 @@ class Fabric : public sc_core::sc_module {
   void terminate_open_ports();
   /// The NICs' flow records after the warm-up into flows_ (per lane in a parallel window).
   void collect_flows();
-  void build_collective(const testbench::AggregationTree& aggregation, const TopologyGraph& routed);
+  void build_collective(const testbench::AggregationTree& aggregation);
   /// The Chakra executor over the placed ranks' NICs (each rank in its NIC's lane).
   void build_chakra();
   /// The wake-queue lane of each endpoint of `routed` (its switch's).
