@@ -2,9 +2,10 @@
 """One fabric over 1, 2 and 4 processes (`mpirun -np N fabricsim run`, one lane each):
 wall time, the simulation's own time (`simulator.wall_time_s`, process 0's), process 0's
 peak memory, the parallel windows, and whether results.json (but its simulator section)
-is the one-process run's. Scenarios: S2 (a 4-ary 3-tree, 64 endpoints, uniform traffic)
-and a 32-ary 2-tree (a two-level fat tree of 1,024 endpoints, 64 switches of radix 64)
-under permutation traffic, both with S2's switch and link. One
+is the one-process run's. Scenarios: S2 (a 4-ary 3-tree, 64 endpoints, uniform traffic),
+a 32-ary 2-tree (a two-level fat tree of 1,024 endpoints, 64 switches of radix 64)
+under permutation traffic with S2's switch and link, and S3's first 200 us (a ring
+AllReduce over RDMA on a 2,048-endpoint leaf-spine). One
 JSON object per line; standard library only; see docs/performance.md, "Several processes".
 """
 import argparse
@@ -16,18 +17,21 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 S2 = os.path.join(HERE, "s2_kary_ntree.yaml")
-SCENARIOS = {
-    "S2": ["simulation.duration=100us", "simulation.warmup=10us"],
-    "FT1024": ["topology.k=32", "topology.n=2", "traffic.pattern=permutation", "simulation.duration=10us",
-               "simulation.warmup=2us"],
+S3 = os.path.join(HERE, "s3_leafspine_allreduce.yaml")
+SCENARIOS = {  # name: (configuration, --set)
+    "S2": (S2, ["simulation.duration=100us", "simulation.warmup=10us"]),
+    "FT1024": (S2, ["topology.k=32", "topology.n=2", "traffic.pattern=permutation", "simulation.duration=10us",
+                    "simulation.warmup=2us"]),
+    "S3": (S3, ["simulation.duration=200us"]),
 }
 
 
-def run(fabricsim, processes, sets, out):
+def run(fabricsim, processes, scenario, out):
+    config, sets = scenario
     cmd = []
     if processes > 1:
         cmd = ["mpirun", "-np", str(processes), "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
-    cmd += [fabricsim, "run", S2, "--quiet", "--out", out]
+    cmd += [fabricsim, "run", config, "--quiet", "--out", out]
     for s in sets + ["simulation.threads=1", "output.sample_interval=0s"]:
         cmd += ["--set", s]
     start = time.monotonic()

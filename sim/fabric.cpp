@@ -681,15 +681,13 @@ void Fabric::plan_lanes() {
 }
 
 void Fabric::refuse_over_processes(int processes, int host_switches, bool coupled) const {
-  // What runs over processes: the switches, NICs and traffic sources, whose calls across
-  // lanes go through links. What reads or acts on several lanes at once does not.
+  // What runs over processes: the switches, NICs, traffic sources, collectives and Chakra
+  // traces, whose calls across lanes cross as bytes. What reads or acts on several lanes at once does not.
   auto refuse = [&](const std::string& what) {
     throw std::invalid_argument(what + ": not run over several processes (started as one of " +
                                 std::to_string(processes) + "); run it in one process");
   };
   if (config_.perftest_enabled) refuse("perftest");
-  if (config_.collective_enabled) refuse("collective");
-  if (config_.chakra_enabled) refuse("chakra (a Chakra trace or a training job)");
   if (coupled) refuse("a workload acting on NICs of several lanes at once");
   if (config_.simulation.fast_forward_asked) refuse("simulation.fast_forward");
   if (config_.output.trace.enabled()) refuse("output.trace");

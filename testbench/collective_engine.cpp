@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tlm/distributed.h"
 #include "tlm/sim_time.h"
 
 namespace fabricsim::testbench {
@@ -30,6 +31,12 @@ CollectiveEngine::CollectiveEngine(std::vector<tlm_fabric::Nic*> nics, std::vect
   for (int e : endpoints_)
     nics_.at(static_cast<std::size_t>(e))->rdma().set_completion_handler(
         [this, e](const tlm_fabric::Completion& c) { on_completion(e, c); });
+  release_receiver_ = queue.add_receiver([this](const unsigned char* bytes) {
+    Release r{this, 0, 0};
+    bytes = tlm_fabric::WakeQueue::get(bytes, r.wr);
+    tlm_fabric::WakeQueue::get(bytes, r.visible);
+    r();
+  });
   // The lanes' last landings are in once their window has ended.
   if (lanes > 1) queue.at_window_end([this] { window_ended(); });
   if (params_.fast_forward.on)
@@ -142,16 +149,17 @@ CollectiveEngine::GraphId CollectiveEngine::start(Schedule schedule, std::vector
     if (run.schedule.deps(i).size() == 0) ready(run, i, now + params_.step_latency);
   }
   const GraphId id = run.id;
-  end_if_done(run);  // nothing to move: done at once
+  if (m == 0) end_run(run, now);  // nothing to move: done at once
   return id;
 }
 
 void CollectiveEngine::ready(Run& run, std::size_t j, const sc_time& at) {
   const Schedule::Step t = run.schedule.step(j);
   const int a = run.endpoints[static_cast<std::size_t>(t.src)];
+  auto& queue = tlm_fabric::WakeQueue::instance();
   Lane& lane = lane_of_endpoint(a);
   if (hooks_.bypass && hooks_.bypass(a, run.endpoints[static_cast<std::size_t>(t.dst)])) {
-    if (tlm_fabric::WakeQueue::instance().in_window()) {
+    if (queue.in_window()) {
       lane.bypassed.push_back({at, run.id + j});
       return;
     }
@@ -159,6 +167,7 @@ void CollectiveEngine::ready(Run& run, std::size_t j, const sc_time& at) {
     hooks_.bypass_ready(at);
     return;
   }
+  if (!queue.owns(endpoint_lane_[static_cast<std::size_t>(a)])) return;  // another process posts it
   lane.eligible.push({at, run.id + j});
   lane.wake.notify_at(at);
 }
@@ -271,14 +280,22 @@ void CollectiveEngine::land(Run& run, std::size_t i, const sc_time& visible) {
     }
     // A buffer slot freed at the receiver (double binary tree): the sender's lane hears
     // of it before its next window; it acts once visible.
-    const sc_time::value_type v = visible.value();
-    const std::uint64_t wr = run.id + static_cast<std::uint64_t>(j);
-    queue.defer(to, tlm_fabric::sim_now(), visible, [this, wr, v] {
-      Run& r = *run_of(wr);
-      release(r, wr - r.id, sc_time::from_value(v));
-    });
+    queue.defer(to, tlm_fabric::sim_now(), visible, release_receiver_,
+                Release{this, run.id + static_cast<std::uint64_t>(j), visible.value()});
   }
-  if (count.landed == count.expected && !queue.in_window()) end_if_done(run);
+  // Between windows (a scale-up landing, made in every process): the graph may end now.
+  // Over processes its other lanes' landings are in other processes: every process asks.
+  if (!queue.in_window() && (count.landed == count.expected || tlm_fabric::distributed::active())) end_if_done(run);
+}
+
+void CollectiveEngine::Release::pack(tlm_fabric::WakeQueue::Bytes& out) const {
+  tlm_fabric::WakeQueue::put(out, wr);
+  tlm_fabric::WakeQueue::put(out, visible);
+}
+
+void CollectiveEngine::release(std::uint64_t wr, const sc_time& visible) {
+  Run& run = *run_of(wr);
+  release(run, wr - run.id, visible);
 }
 
 void CollectiveEngine::release(Run& run, std::size_t j, const sc_time& visible) {
@@ -295,12 +312,43 @@ void CollectiveEngine::release(Run& run, std::size_t j, const sc_time& visible) 
   ready(run, j, *all_in + reduction_time(t.reduce_bytes, bps));
 }
 
-bool CollectiveEngine::end_if_done(Run& run) {
-  sc_time end = run.start;
-  for (const LaneCount& c : run.lanes) {
+bool CollectiveEngine::landed_here(const Run& run, sc_time& end) const {
+  const auto& queue = tlm_fabric::WakeQueue::instance();
+  end = run.start;
+  for (std::size_t k = 0; k < run.lanes.size(); ++k) {
+    if (!queue.owns(static_cast<int>(k))) continue;
+    const LaneCount& c = run.lanes[k];
     if (c.landed != c.expected) return false;
     end = std::max(end, c.last_visible);
   }
+  return true;
+}
+
+std::vector<std::pair<CollectiveEngine::Run*, sc_time>> CollectiveEngine::landed_everywhere(const std::vector<Run*>& runs) const {
+  // Per graph: whether its transfers have all landed in this process's lanes (1) and the
+  // latest visible (as ~ticks), the least of each over the processes: a graph ends in
+  // every process at once, at the same time.
+  std::vector<std::uint64_t> landed;
+  for (const Run* run : runs) {
+    sc_time end;
+    landed.push_back(landed_here(*run, end) ? 1 : 0);
+    landed.push_back(~std::uint64_t{end.value()});
+  }
+  if (tlm_fabric::distributed::active()) tlm_fabric::distributed::min_over_processes(landed);
+  std::vector<std::pair<Run*, sc_time>> ended;
+  for (std::size_t k = 0; k < runs.size(); ++k)
+    if (landed[2 * k] == 1) ended.emplace_back(runs[k], sc_time::from_value(~landed[2 * k + 1]));
+  return ended;
+}
+
+bool CollectiveEngine::end_if_done(Run& run) {
+  const auto ended = landed_everywhere({&run});
+  if (ended.empty()) return false;
+  end_run(run, ended.front().second);
+  return true;
+}
+
+void CollectiveEngine::end_run(Run& run, const sc_time& end) {
   // The graph ends when its last transfer is visible at its destination; its state goes
   // now.
   const GraphId id = run.id;
@@ -309,19 +357,39 @@ bool CollectiveEngine::end_if_done(Run& run) {
   if (run.fast) forget_samples(run);
   runs_.erase(it);
   hooks_.done(id, end);
-  return true;
 }
 
 void CollectiveEngine::window_ended() {
-  for (std::size_t k = 0; k < runs_.size();)
-    if (!end_if_done(*runs_[k])) ++k;
-  bool more = false;
+  std::vector<Run*> runs;
+  for (const auto& run : runs_) runs.push_back(run.get());
+  for (const auto& [run, end] : landed_everywhere(runs)) end_run(*run, end);  // (done() may start graphs)
+  // The bypassed transfers released in the window, in every process (their owner moves
+  // them between windows).
+  std::vector<ReadyEntry> released;
   for (auto& lane : lanes_) {
-    for (const ReadyEntry& r : lane->bypassed) bypassed_.push(r);
-    more = more || !lane->bypassed.empty();
+    released.insert(released.end(), lane->bypassed.begin(), lane->bypassed.end());
     lane->bypassed.clear();
   }
-  if (more) hooks_.bypass_ready(bypassed_.top().first);
+  if (hooks_.bypass && tlm_fabric::distributed::active()) {
+    using Queue = tlm_fabric::WakeQueue;
+    Queue::Bytes mine;
+    for (const ReadyEntry& r : released) {
+      Queue::put(mine, r.first.value());
+      Queue::put(mine, r.second);
+    }
+    const auto all = tlm_fabric::distributed::exchange(
+        std::vector<Queue::Bytes>(static_cast<std::size_t>(tlm_fabric::distributed::size()), mine));
+    released.clear();
+    for (const Queue::Bytes& bytes : all)
+      for (const unsigned char* at = bytes.data(); at != bytes.data() + bytes.size();) {
+        sc_time::value_type ready = 0;
+        std::uint64_t wr = 0;
+        at = Queue::get(Queue::get(at, ready), wr);
+        released.emplace_back(sc_time::from_value(ready), wr);
+      }
+  }
+  for (const ReadyEntry& r : released) bypassed_.push(r);
+  if (!released.empty()) hooks_.bypass_ready(bypassed_.top().first);
 }
 
 void CollectiveEngine::bypassed(const sc_time& now, std::vector<Bypassed>& out) {

@@ -190,11 +190,29 @@ class CollectiveEngine {
   void release(Run& run, std::size_t j, const sc_core::sc_time& visible);
   /// Transfer j of `run` is ready at `ready`: to its source lane's queue, or bypassed.
   void ready(Run& run, std::size_t j, const sc_core::sc_time& ready);
-  /// Between windows: ends every graph whose transfers have all landed, takes in the
-  /// lanes' bypassed transfers.
+  /// A landing's release of a transfer in another lane, made in that lane before its next
+  /// window; crosses processes as (work request, visible time) through release_receiver_.
+  struct Release {
+    CollectiveEngine* engine;
+    std::uint64_t wr;
+    sc_core::sc_time::value_type visible;
+    void operator()() const { engine->release(wr, sc_core::sc_time::from_value(visible)); }
+    void pack(tlm_fabric::WakeQueue::Bytes& out) const;
+  };
+  void release(std::uint64_t wr, const sc_core::sc_time& visible);
+  /// Between windows: ends every graph whose transfers have all landed (in every
+  /// process's lanes), takes in the lanes' bypassed transfers.
   void window_ended();
+  /// Whether every transfer of `run` landing in this process's lanes has landed; `end`:
+  /// the latest of them visible at its host, from the graph's start.
+  bool landed_here(const Run& run, sc_core::sc_time& end) const;
+  /// The graphs of `runs` whose transfers have all landed, in every process, each with the
+  /// latest landing visible at its host (in every process at once: a collective call).
+  std::vector<std::pair<Run*, sc_core::sc_time>> landed_everywhere(const std::vector<Run*>& runs) const;
   /// Whether every transfer of `run` has landed; then it ends (not inside a window).
   bool end_if_done(Run& run);
+  /// `run` ends at `end`: its state goes, the owner hears of it.
+  void end_run(Run& run, const sc_core::sc_time& end);
   /// The graph work request `wr` belongs to, or null.
   Run* run_of(std::uint64_t wr) const;
   Lane& lane_of_endpoint(int e) { return *lanes_[static_cast<std::size_t>(endpoint_lane_[static_cast<std::size_t>(e)])]; }
@@ -226,6 +244,7 @@ class CollectiveEngine {
   std::uint64_t next_id_ = 0;
   ReadyQueue bypassed_;                        // bypassed transfers, between windows
   std::vector<std::unique_ptr<Lane>> lanes_;
+  int release_receiver_ = -1;                  // the wake queue's handle of Release calls as bytes
   // Fast-forward: post times of the packet transfers of graphs under way whose landings
   // no check has taken in yet (between windows only).
   std::unordered_map<std::uint64_t, sc_core::sc_time> pending_posts_;

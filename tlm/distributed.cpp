@@ -120,6 +120,14 @@ int checked_count(std::size_t n, const char* what) {
   return static_cast<int>(n);
 }
 
+/// `values` reduced element-wise by `op` over the processes, in place, in every process.
+void all_reduce(std::vector<std::uint64_t>& values, MPI_Op op, const char* what) {
+  if (world.mpi && !values.empty())
+    check(MPI_Allreduce(MPI_IN_PLACE, values.data(), checked_count(values.size(), what), MPI_UINT64_T, op,
+                        MPI_COMM_WORLD),
+          "MPI_Allreduce");
+}
+
 #endif  // FABRICSIM_MPI
 
 }  // namespace
@@ -167,10 +175,15 @@ std::uint64_t sum_over_processes(std::uint64_t value) {
 
 void sum_over_processes(std::vector<std::uint64_t>& values) {
 #if FABRICSIM_MPI
-  if (world.mpi && !values.empty())
-    check(MPI_Allreduce(MPI_IN_PLACE, values.data(), checked_count(values.size(), "sum_over_processes"),
-                        MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD),
-          "MPI_Allreduce");
+  all_reduce(values, MPI_SUM, "sum_over_processes");
+#else
+  (void)values;
+#endif
+}
+
+void min_over_processes(std::vector<std::uint64_t>& values) {
+#if FABRICSIM_MPI
+  all_reduce(values, MPI_MIN, "min_over_processes");
 #else
   (void)values;
 #endif

@@ -39,6 +39,8 @@ std::uint64_t sum_over_processes(std::uint64_t value);
 /// holds the same bits, run after run.
 void sum_over_processes(std::vector<std::uint64_t>& values);
 void sum_over_processes(std::vector<double>& values);
+/// Element-wise least over the processes, in place (same length in every process).
+void min_over_processes(std::vector<std::uint64_t>& values);
 
 /// All-to-all: `to_each[r]` goes to process r (to_each.size() == size()); returns what
 /// came, `result[r]` from process r. Buffers may be empty and of any sizes, up to 2 GiB in

@@ -140,19 +140,6 @@ void Link::set_lanes(int transmitter, int receiver, PacketPool& pool) {
   backward_receiver_ = queue.add_receiver([this](const unsigned char* bytes) { receive_backward(bytes); });
 }
 
-namespace {
-template <class T>
-void put(WakeQueue::Bytes& out, const T& v) {
-  const auto* b = reinterpret_cast<const unsigned char*>(&v);
-  out.insert(out.end(), b, b + sizeof v);
-}
-template <class T>
-const unsigned char* get(const unsigned char* in, T& v) {
-  std::memcpy(&v, in, sizeof v);
-  return in + sizeof v;
-}
-}  // namespace
-
 // A packet handed to the receiver's lane: it hears of it before its next window, as of
 // the time sent (the header is in after this window).
 struct Link::Forward {
@@ -163,7 +150,7 @@ struct Link::Forward {
   // The packet as it is at the window's end (with its latency breakdown, if kept); the
   // receiver's lane takes a copy from the pool.
   void pack(WakeQueue::Bytes& out) const {
-    put(out, tail);
+    WakeQueue::put(out, tail);
     const auto* b = reinterpret_cast<const unsigned char*>(packet);
     out.insert(out.end(), b, b + link->packet_bytes());
     link->pool_->release(packet);
@@ -172,7 +159,7 @@ struct Link::Forward {
 
 void Link::receive_forward(const unsigned char* bytes) {
   sc_core::sc_time::value_type tail;
-  bytes = get(bytes, tail);
+  bytes = WakeQueue::get(bytes, tail);
   Packet* p = pool_->acquire();
   std::memcpy(static_cast<void*>(p), bytes, packet_bytes());
   deliver(*p, from_ticks(tail));
@@ -203,23 +190,23 @@ struct Link::Backward {
     link->transmitter_(frame, phase_back, at);
   }
   void pack(WakeQueue::Bytes& out) const {
-    put(out, delay);
-    put(out, blocks);
-    put(out, phase);
-    put(out, quanta);
-    put(out, vl);
-    put(out, kind);
+    WakeQueue::put(out, delay);
+    WakeQueue::put(out, blocks);
+    WakeQueue::put(out, phase);
+    WakeQueue::put(out, quanta);
+    WakeQueue::put(out, vl);
+    WakeQueue::put(out, kind);
   }
 };
 
 void Link::receive_backward(const unsigned char* bytes) {
   Backward b{this, 0, 0, 0, 0, 0, PacketKind::data};
-  bytes = get(bytes, b.delay);
-  bytes = get(bytes, b.blocks);
-  bytes = get(bytes, b.phase);
-  bytes = get(bytes, b.quanta);
-  bytes = get(bytes, b.vl);
-  get(bytes, b.kind);
+  bytes = WakeQueue::get(bytes, b.delay);
+  bytes = WakeQueue::get(bytes, b.blocks);
+  bytes = WakeQueue::get(bytes, b.phase);
+  bytes = WakeQueue::get(bytes, b.quanta);
+  bytes = WakeQueue::get(bytes, b.vl);
+  WakeQueue::get(bytes, b.kind);
   b();
 }
 

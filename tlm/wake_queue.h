@@ -140,6 +140,19 @@ class WakeQueue {
       std::launder(reinterpret_cast<const Call*>(x.call.data()))->pack(out);
     };
   }
+  /// A call's pack() writes its fields with put(); its receiver reads them back in the
+  /// same order with get(), which returns where the next one starts.
+  template <class T>
+  static void put(Bytes& out, const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>, "a field of a call as bytes is trivially copyable");
+    const auto* b = reinterpret_cast<const unsigned char*>(&v);
+    out.insert(out.end(), b, b + sizeof v);
+  }
+  template <class T>
+  static const unsigned char* get(const unsigned char* in, T& v) {
+    std::memcpy(&v, in, sizeof v);
+    return in + sizeof v;
+  }
   /// Every call between lanes that can cross processes crosses as bytes, packed at the
   /// end of its window and made by its receiver, as between processes (tests of the
   /// packing in one process).
