@@ -76,6 +76,9 @@ TEST(Distributed, MinimaAndSumsOverTheProcesses) {
   std::vector<std::uint64_t> none;
   dist::sum_over_processes(none);
   EXPECT_TRUE(none.empty());
+  std::vector<std::uint64_t> least{big - me(), 7 + me()};
+  dist::min_over_processes(least);
+  EXPECT_EQ(least, (std::vector<std::uint64_t>{big + 1 - n(), 7}));
 
   // Added in rank order: these bits, in every process.
   auto values_of = [](std::uint64_t r) { return std::vector<double>{0.1 * static_cast<double>(r + 1), 1e16, -1e16}; };
@@ -112,6 +115,21 @@ TEST(Distributed, ExchangeOfEmptyAndLargeBuffers) {
   for (int from = 0; from < dist::size(); ++from)
     EXPECT_EQ(in[static_cast<std::size_t>(from)], from == last ? message(last, dist::rank(), large) : Bytes{})
         << "from process " << from;
+}
+
+// The exchange's count step carries numbers whose least every process gets: with buffers
+// and without any (no byte step).
+TEST(Distributed, ExchangeAgreesOnMinima) {
+  for (const bool send : {true, false}) {
+    std::vector<Bytes> out(static_cast<std::size_t>(dist::size()));
+    if (send)
+      for (int to = 0; to < dist::size(); ++to) out[static_cast<std::size_t>(to)] = message(dist::rank(), to, 3);
+    std::vector<std::uint64_t> least{100 - me(), ~std::uint64_t{0}, 40 + me()};
+    const std::vector<Bytes> in = dist::exchange(out, least);
+    EXPECT_EQ(least, (std::vector<std::uint64_t>{101 - n(), ~std::uint64_t{0}, 40})) << "send " << send;
+    for (int from = 0; from < dist::size(); ++from)
+      EXPECT_EQ(in[static_cast<std::size_t>(from)], send ? message(from, dist::rank(), 3) : Bytes{}) << "from " << from;
+  }
 }
 
 TEST(Distributed, ExchangeNeedsABufferPerProcess) {

@@ -211,29 +211,40 @@ void sum_over_processes(std::vector<double>& values) {
 }
 
 std::vector<std::vector<unsigned char>> exchange(const std::vector<std::vector<unsigned char>>& to_each) {
+  std::vector<std::uint64_t> none;
+  return exchange(to_each, none);
+}
+
+std::vector<std::vector<unsigned char>> exchange(const std::vector<std::vector<unsigned char>>& to_each,
+                                                 std::vector<std::uint64_t>& least) {
   if (to_each.size() != static_cast<std::size_t>(world.size))
     throw std::invalid_argument("distributed::exchange: " + std::to_string(to_each.size()) + " buffers for " +
                                 std::to_string(world.size) + " processes");
 #if FABRICSIM_MPI
   if (!world.mpi) return to_each;
   const std::size_t processes = to_each.size();
-  // Two numbers to each process: what it gets from this one, and all this one sends. The
+  // To each process: what it gets from this one, all this one sends, and `least`. The
   // second tells every process the same total of the exchange, so all of them know
-  // alike whether a process can have gone past MPI's int counts.
+  // alike whether a process can have gone past MPI's int counts, or sends nothing.
   std::uint64_t sent = 0;
   for (const auto& b : to_each) sent += b.size();
-  std::vector<std::uint64_t> counts_out(2 * processes), counts_in(2 * processes);
+  const std::size_t per = 2 + least.size();
+  std::vector<std::uint64_t> counts_out(per * processes), counts_in(per * processes);
   for (std::size_t r = 0; r < processes; ++r) {
-    counts_out[2 * r] = to_each[r].size();
-    counts_out[2 * r + 1] = sent;
+    counts_out[per * r] = to_each[r].size();
+    counts_out[per * r + 1] = sent;
+    std::copy(least.begin(), least.end(), counts_out.begin() + static_cast<std::ptrdiff_t>(per * r + 2));
   }
-  check(MPI_Alltoall(counts_out.data(), 2, MPI_UINT64_T, counts_in.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD),
+  const int count = checked_count(per, "exchange");
+  check(MPI_Alltoall(counts_out.data(), count, MPI_UINT64_T, counts_in.data(), count, MPI_UINT64_T, MPI_COMM_WORLD),
         "MPI_Alltoall");
   std::uint64_t received = 0, exchanged = 0;
   for (std::size_t r = 0; r < processes; ++r) {
-    received += counts_in[2 * r];
-    exchanged += counts_in[2 * r + 1];
+    received += counts_in[per * r];
+    exchanged += counts_in[per * r + 1];
+    for (std::size_t i = 0; i < least.size(); ++i) least[i] = std::min(least[i], counts_in[per * r + 2 + i]);
   }
+  if (exchanged == 0) return std::vector<std::vector<unsigned char>>(processes);
   if (exchanged > kMaxCount &&
       min_over_processes(static_cast<int>(sent <= kMaxCount && received <= kMaxCount)) == 0)
     throw std::runtime_error("distributed::exchange: " + std::to_string(exchanged) +
@@ -252,7 +263,7 @@ std::vector<std::vector<unsigned char>> exchange(const std::vector<std::vector<u
   }
   at = 0;
   for (std::size_t r = 0; r < processes; ++r) {
-    receive_counts[r] = static_cast<int>(counts_in[2 * r]);
+    receive_counts[r] = static_cast<int>(counts_in[per * r]);
     receive_at[r] = at;
     at += receive_counts[r];
   }
@@ -264,6 +275,7 @@ std::vector<std::vector<unsigned char>> exchange(const std::vector<std::vector<u
     from_each[r].assign(in.begin() + receive_at[r], in.begin() + receive_at[r] + receive_counts[r]);
   return from_each;
 #else
+  (void)least;
   return to_each;
 #endif
 }

@@ -46,6 +46,11 @@ void min_over_processes(std::vector<std::uint64_t>& values);
 /// came, `result[r]` from process r. Buffers may be empty and of any sizes, up to 2 GiB in
 /// total sent or received by one process (more is a std::runtime_error in every process).
 std::vector<std::vector<unsigned char>> exchange(const std::vector<std::vector<unsigned char>>& to_each);
+/// exchange() that also leaves in `least` each element's least over the processes (same
+/// length in every process): numbers the exchange carries in its own first step, without
+/// an all-reduce of their own.
+std::vector<std::vector<unsigned char>> exchange(const std::vector<std::vector<unsigned char>>& to_each,
+                                                 std::vector<std::uint64_t>& least);
 /// `root`'s `bytes`, in every process.
 std::vector<unsigned char> broadcast(std::vector<unsigned char> bytes, int root);
 /// At `root`, every process's `bytes`, result[r] from process r; empty elsewhere.

@@ -146,19 +146,22 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
   struct LaneZero {  // this thread is lane 0's again however the windows end
     ~LaneZero() { detail::lane = 0; }
   } lane_zero;
+  // Several processes: the next window's start agreed with the calls at a window's end.
+  bool agreed = false, agreed_have = false;
+  sc_core::sc_time agreed_start;
   for (;;) {
     // The next window starts at the earliest pass of any lane, or of a call deferred in
     // the last one (they act in this one or later).
     sc_core::sc_time start;
-    bool have = next_request(start, false, false);
-    for (auto& lane : lanes_) {
-      if (lane->deferred[parity_] && (!have || lane->earliest_act[parity_] < start)) {
-        start = lane->earliest_act[parity_];
-        have = true;
-      }
-      lane->deferred[1 - parity_] = false;
+    bool have;
+    if (agreed) {
+      start = agreed_start;
+      have = agreed_have;
+      agreed = false;
+    } else {
+      have = next_start(start);
+      if (distributed()) have = earliest_over_processes(start, have);
     }
-    if (distributed()) have = earliest_over_processes(start, have);
     // A block that reads every lane runs at its time before the blocks due then, once
     // every lane has run its passes before it and taken the calls made to it.
     sc_core::sc_time every;
@@ -186,16 +189,27 @@ sc_core::sc_time WakeQueue::run_windows(const sc_core::sc_time& limit, sc_core::
     std::exception_ptr failed;
     for (const auto& e : errors)
       if (e && !failed) failed = e;
+    sc_core::sc_time mine;
+    bool have_mine = false;
     try {
-      if (distributed()) agree_on_failure(failed);
-      else if (failed) std::rethrow_exception(failed);
+      if (distributed()) {
+        have_mine = next_start(mine);
+        agreed_start = mine;
+        agreed_have = exchange_between_processes(parity_, failed, agreed_start, have_mine);
+        agreed = true;
+      } else if (failed) {
+        std::rethrow_exception(failed);
+      }
     } catch (...) {
       dispatching_ = windowing_ = false;
       throw;
     }
-    if (distributed()) exchange_between_processes(parity_);
-    else if (serialise_) pack_between_lanes(parity_);
+    if (!distributed() && serialise_) pack_between_lanes(parity_);
     for (auto& hook : window_end_hooks_) hook();
+    sc_core::sc_time after;
+    if (agreed && next_start(after) && (!have_mine || after < mine))
+      throw std::logic_error("wake queue: a window-end hook woke a block of a lane at " + after.to_string() +
+                             ", after the processes agreed on the next window; hooks wake blocks that read every lane");
   }
   // What the last window deferred, before the run goes on in step with the kernel.
   replay_floor_ = window_end_;
@@ -313,53 +327,79 @@ struct CallHeader {
 };
 }  // namespace
 
-void WakeQueue::exchange_between_processes(int parity) {
-  // Each lane's calls into another process's lane, in the order made, to that process.
-  std::vector<Bytes> out(static_cast<std::size_t>(distributed::size()));
-  for (const int from : own_lanes_)
-    for (int to = 0; to < lanes(); ++to) {
-      if (owns(to)) continue;
-      auto& calls = lanes_[from]->outbox[parity][to];
-      Bytes& bytes = out[static_cast<std::size_t>(process_of_[static_cast<std::size_t>(to)])];
-      for (const Deferred& d : calls) {
-        if (!d.pack)
-          throw std::logic_error("wake queue: a call from lane " + std::to_string(from) + " to lane " +
-                                 std::to_string(to) + ", in another process, has no receiver to cross processes");
-        const std::size_t at = bytes.size();
-        bytes.resize(at + sizeof(CallHeader));
-        d.pack(d, bytes);
-        const CallHeader h{from, to, d.receiver, static_cast<std::uint32_t>(bytes.size() - at - sizeof(CallHeader)),
-                           d.made_at.value()};
-        std::memcpy(bytes.data() + at, &h, sizeof h);
-      }
-      calls.clear();
+bool WakeQueue::next_start(sc_core::sc_time& at) {
+  bool have = next_request(at, false, false);
+  for (auto& lane : lanes_) {
+    if (lane->deferred[parity_] && (!have || lane->earliest_act[parity_] < at)) {
+      at = lane->earliest_act[parity_];
+      have = true;
     }
-  const std::vector<Bytes> in = distributed::exchange(out);
+    lane->deferred[1 - parity_] = false;
+  }
+  return have;
+}
+
+bool WakeQueue::exchange_between_processes(int parity, const std::exception_ptr& failed, sc_core::sc_time& at,
+                                           bool have) {
+  // Each lane's calls into another process's lane, in the order made, to that process
+  // (none from a process that failed: it stops).
+  std::exception_ptr error = failed;
+  std::vector<Bytes> out(static_cast<std::size_t>(distributed::size()));
+  if (!error) try {
+      for (const int from : own_lanes_)
+        for (int to = 0; to < lanes(); ++to) {
+          if (owns(to)) continue;
+          auto& calls = lanes_[from]->outbox[parity][to];
+          Bytes& bytes = out[static_cast<std::size_t>(process_of_[static_cast<std::size_t>(to)])];
+          for (const Deferred& d : calls) {
+            if (!d.pack)
+              throw std::logic_error("wake queue: a call from lane " + std::to_string(from) + " to lane " +
+                                     std::to_string(to) + ", in another process, has no receiver to cross processes");
+            const std::size_t pos = bytes.size();
+            bytes.resize(pos + sizeof(CallHeader));
+            d.pack(d, bytes);
+            const CallHeader h{from, to, d.receiver,
+                               static_cast<std::uint32_t>(bytes.size() - pos - sizeof(CallHeader)), d.made_at.value()};
+            std::memcpy(bytes.data() + pos, &h, sizeof h);
+          }
+          calls.clear();
+        }
+    } catch (...) {
+      error = std::current_exception();
+      out.assign(out.size(), Bytes());
+    }
+  const int me = distributed::rank();
+  const std::uint64_t none = ~std::uint64_t{0};
+  std::vector<std::uint64_t> least{static_cast<std::uint64_t>(error ? me : distributed::size()),
+                                   have ? std::uint64_t{at.value()} : none};
+  const std::vector<Bytes> in = distributed::exchange(out, least);
+  const int failing = static_cast<int>(least[0]);
+  if (failing != distributed::size()) throw_failure(failing, error);
   // The calls from the other processes' lanes, in the outboxes of the lanes that made
   // them: replayed in the order of the calls made in this process.
   Bytes& received = received_[parity];
   received.clear();
   for (const Bytes& bytes : in)
-    for (std::size_t at = 0; at < bytes.size();) {
+    for (std::size_t pos = 0; pos < bytes.size();) {
       CallHeader h;
-      std::memcpy(&h, bytes.data() + at, sizeof h);
-      at += sizeof h;
+      std::memcpy(&h, bytes.data() + pos, sizeof h);
+      pos += sizeof h;
       Deferred& d = lanes_[static_cast<std::size_t>(h.from_lane)]->outbox[parity][static_cast<std::size_t>(h.to_lane)]
                         .emplace_back();
       d.made_at = from_ticks(h.made_at);
       make_from_bytes(d, h.receiver, parity, received.size());
-      received.insert(received.end(), bytes.begin() + static_cast<std::ptrdiff_t>(at),
-                      bytes.begin() + static_cast<std::ptrdiff_t>(at + h.size));
-      at += h.size;
+      received.insert(received.end(), bytes.begin() + static_cast<std::ptrdiff_t>(pos),
+                      bytes.begin() + static_cast<std::ptrdiff_t>(pos + h.size));
+      pos += h.size;
     }
+  if (least[1] == none) return false;
+  at = from_ticks(least[1]);
+  return true;
 }
 
-void WakeQueue::agree_on_failure(const std::exception_ptr& local) {
-  const int me = distributed::rank();
-  const int failing = distributed::min_over_processes(local ? me : distributed::size());
-  if (failing == distributed::size()) return;
+void WakeQueue::throw_failure(int failing, const std::exception_ptr& local) {
   std::string what;
-  if (failing == me) try {
+  if (failing == distributed::rank()) try {
       std::rethrow_exception(local);
     } catch (const std::exception& e) {
       what = e.what();

@@ -219,9 +219,15 @@ class WakeQueue {
   std::vector<int> process_of_;  // per lane; empty: one process
   bool distributed() const { return !process_of_.empty(); }
   /// Window end: the calls into other processes' lanes out, theirs into this one's in.
-  void exchange_between_processes(int parity);
-  /// After a window: every process throws the failure of the lowest failing one (or none).
-  void agree_on_failure(const std::exception_ptr& local);
+  /// With them the processes agree on a failure (`failed`: this one's; every process
+  /// throws the lowest failing one's) and on the next window's start (`at`, `have`: this
+  /// one's, then the earliest of all; returns whether any has one).
+  bool exchange_between_processes(int parity, const std::exception_ptr& failed, sc_core::sc_time& at, bool have);
+  /// The next pass of this process's lanes or the earliest act of a call they made in the
+  /// last window (`parity_`); false if none. Forgets the calls of the window before.
+  bool next_start(sc_core::sc_time& at);
+  /// Every process throws the failure of process `failing` (this one's: `local`).
+  [[noreturn]] static void throw_failure(int failing, const std::exception_ptr& local);
   /// The earliest of `at` (`have`) over the processes; false if no process has one.
   bool earliest_over_processes(sc_core::sc_time& at, bool have) const;
   // The requests of one lane's blocks: its timed requests in a wheel, its requests for now.
