@@ -74,29 +74,40 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     sampler_ = std::make_unique<tlm_fabric::WakeEvent>([this] { sample(); }, /*reads_every_lane=*/true);
     sampler_->notify_at(sc_core::SC_ZERO_TIME);
   }
-  const int n = graph_.endpoints();
-  const bool sharp = config_.collective_enabled && config_.collective.algorithm == testbench::CollectiveAlgorithm::sharp;
-  const std::vector<int> ranks = sharp ? place_ranks() : std::vector<int>{};
-  const SwitchTree tree = sharp ? reduction_tree(graph_, ranks) : SwitchTree{};
-  build_switches(aggregation_port_counts(graph_, tree), stats);
-  if (switches_.empty()) connect_back_to_back(stats);
-  for (int e = 0; e < n && !switches_.empty(); ++e)
-    attach_nic(e, "ep" + std::to_string(e), graph_.host_switch[e], graph_.host_port[e],
-               config_.topology.links.at(static_cast<std::size_t>(e)), "host", stats);
-  TopologyGraph routed = graph_;
-  const testbench::AggregationTree aggregation = attach_aggregation_ports(tree, ranks, routed, stats);
-  nic_lane_ = endpoint_lanes(routed);
-  connect_switch_cables();
-  terminate_open_ports();
-  if (config_.output.latency_breakdown) keep_latency_breakdowns();
-  collect_flows();
-  set_routes(routed);
-  build_traffic();
-  if (config_.collective_enabled) build_collective(aggregation);
-  if (config_.chakra_enabled) build_chakra();
-  // Each process bounds it by the cables between lanes that touch its switches.
-  if (tlm_fabric::distributed::active())
+  // Over several processes a process makes only its own blocks, so a block's error can
+  // come up in some processes only: every process ends with the same one.
+  std::exception_ptr failure;
+  try {
+    const int n = graph_.endpoints();
+    const bool sharp = config_.collective_enabled && config_.collective.algorithm == testbench::CollectiveAlgorithm::sharp;
+    const std::vector<int> ranks = sharp ? place_ranks() : std::vector<int>{};
+    const SwitchTree tree = sharp ? reduction_tree(graph_, ranks) : SwitchTree{};
+    build_switches(aggregation_port_counts(graph_, tree), stats);
+    if (switches_.empty()) connect_back_to_back(stats);
+    for (int e = 0; e < n && !switches_.empty(); ++e)
+      attach_nic(e, "ep" + std::to_string(e), graph_.host_switch[e], graph_.host_port[e],
+                 config_.topology.links.at(static_cast<std::size_t>(e)), "host", stats);
+    TopologyGraph routed = graph_;
+    const testbench::AggregationTree aggregation = attach_aggregation_ports(tree, ranks, routed, stats);
+    nic_lane_ = endpoint_lanes(routed);
+    connect_switch_cables();
+    terminate_open_ports();
+    if (config_.output.latency_breakdown) keep_latency_breakdowns();
+    collect_flows();
+    set_routes(routed);
+    build_traffic();
+    if (config_.collective_enabled) build_collective(aggregation);
+    if (config_.chakra_enabled) build_chakra();
+  } catch (...) {
+    if (!tlm_fabric::distributed::active()) throw;
+    failure = std::current_exception();
+  }
+  if (tlm_fabric::distributed::active()) {
+    if (const auto what = tlm_fabric::distributed::failure_over_processes(failure))
+      throw tlm_fabric::distributed::AgreedError(*what);
+    // Each process bounds it by the cables between lanes that touch its switches.
     lookahead_ = tlm_fabric::from_ticks(tlm_fabric::distributed::min_over_processes(std::uint64_t{lookahead_.value()}));
+  }
   tlm_fabric::WakeQueue::instance().set_lookahead(lookahead_);
   if (config_.perftest_enabled) {
     const auto& pt = config_.perftest;

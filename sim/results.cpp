@@ -650,7 +650,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   try {
     model = std::make_unique<Model>(config);
   } catch (const std::exception& e) {
-    // Every process builds the same model from the same configuration.
+    // Every process meets the same error: its configuration's, or a block's agreed in Fabric's constructor.
     if (tlm_fabric::distributed::active()) throw tlm_fabric::distributed::AgreedError(e.what());
     throw;
   }

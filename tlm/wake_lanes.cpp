@@ -365,22 +365,12 @@ void WakeQueue::exchange_between_processes(int parity) {
 }
 
 void WakeQueue::agree_on_failure(const std::exception_ptr& local) {
-  const int me = distributed::rank();
-  const int failing = distributed::min_over_processes(local ? me : distributed::size());
-  if (failing == distributed::size()) return;
-  std::string what;
-  if (failing == me) try {
-      std::rethrow_exception(local);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-      what = "an unknown exception";
-    }
-  const Bytes message = distributed::broadcast(Bytes(what.begin(), what.end()), failing);
+  const std::optional<std::string> message = distributed::failure_over_processes(local);
+  if (!message) return;
   struct AgreedBlockError : BlockError, distributed::Agreed {
     using BlockError::BlockError;
   };
-  throw AgreedBlockError(std::string(message.begin(), message.end()));
+  throw AgreedBlockError(*message);
 }
 
 bool WakeQueue::earliest_over_processes(sc_core::sc_time& at, bool have) const {
