@@ -112,7 +112,7 @@ class Fabric : public sc_core::sc_module {
   /// FCT and slowdown of every message delivered whose flow started after the warm-up (results.json "flows").
   const FlowStats& flows() const { return *flows_; }
   /// Whether this process runs switch `s`, endpoint `e` (every one but in a run over
-  /// several processes: tlm/distributed.h).
+  /// several processes: tlm/distributed.h); it makes exactly those (switches(), nics()).
   bool runs_switch(int s) const;
   bool runs_nic(int e) const;
   /// Several processes, after the run: every process's flows into process 0's flows().

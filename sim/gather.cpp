@@ -18,7 +18,7 @@ namespace {
 
 void gather_statistics(stats::Registry& registry) {
   // Each block's statistics are in the one process that makes it: process 0 takes the
-  // others' into its registry by name (statistics it holds too, such as none yet, add up).
+  // others' into its registry by name.
   std::vector<unsigned char> mine;
   if (distributed::rank() != 0) registry.save(mine);
   const std::vector<std::vector<unsigned char>> all = distributed::gather(mine, 0);
