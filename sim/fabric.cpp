@@ -49,6 +49,13 @@ std::vector<int> sl_to_vl_table(const tlm_fabric::SwitchParams& sp) {
 
 // In-network reduction: every switch of the tree gets an aggregation node behind one
 // internal port per tree edge (per child, and one to its parent). Per switch: those ports.
+// An aggregation port's cable: inside its switch.
+tlm_fabric::LinkParams aggregation_link(const FabricConfig& config) {
+  tlm_fabric::LinkParams internal = config.link;
+  internal.phy.cable_length = hw::Length::metres(0);
+  return internal;
+}
+
 std::vector<int> aggregation_port_counts(const TopologyGraph& graph, const SwitchTree& tree) {
   std::vector<int> extra_port(graph.switches.size(), 0);
   for (std::size_t a = 0; a < tree.switches.size(); ++a) extra_port[tree.switches[a]] += tree.parent[a] >= 0;
@@ -74,26 +81,40 @@ Fabric::Fabric(sc_core::sc_module_name name, const FabricConfig& config, stats::
     sampler_ = std::make_unique<tlm_fabric::WakeEvent>([this] { sample(); }, /*reads_every_lane=*/true);
     sampler_->notify_at(sc_core::SC_ZERO_TIME);
   }
-  const int n = graph_.endpoints();
-  const bool sharp = config_.collective_enabled && config_.collective.algorithm == testbench::CollectiveAlgorithm::sharp;
-  const std::vector<int> ranks = sharp ? place_ranks() : std::vector<int>{};
-  const SwitchTree tree = sharp ? reduction_tree(graph_, ranks) : SwitchTree{};
-  build_switches(aggregation_port_counts(graph_, tree), stats);
-  if (switches_.empty()) connect_back_to_back(stats);
-  for (int e = 0; e < n && !switches_.empty(); ++e)
-    attach_nic(e, "ep" + std::to_string(e), graph_.host_switch[e], graph_.host_port[e],
-               config_.topology.links.at(static_cast<std::size_t>(e)), "host", stats);
-  TopologyGraph routed = graph_;
-  const testbench::AggregationTree aggregation = attach_aggregation_ports(tree, ranks, routed, stats);
-  nic_lane_ = endpoint_lanes(routed);
-  connect_switch_cables();
-  terminate_open_ports();
-  if (config_.output.latency_breakdown) keep_latency_breakdowns();
-  collect_flows();
-  set_routes(routed);
-  build_traffic();
-  if (config_.collective_enabled) build_collective(aggregation);
-  if (config_.chakra_enabled) build_chakra();
+  // Over several processes a process makes only its own blocks, so a block's error can
+  // come up in some processes only: every process ends with the same one.
+  std::exception_ptr failure;
+  try {
+    const int n = graph_.endpoints();
+    const bool sharp = config_.collective_enabled && config_.collective.algorithm == testbench::CollectiveAlgorithm::sharp;
+    const std::vector<int> ranks = sharp ? place_ranks() : std::vector<int>{};
+    const SwitchTree tree = sharp ? reduction_tree(graph_, ranks) : SwitchTree{};
+    build_switches(aggregation_port_counts(graph_, tree), stats);
+    if (switches_.empty()) connect_back_to_back(stats);
+    for (int e = 0; e < n && !switches_.empty(); ++e)
+      attach_nic(e, "ep" + std::to_string(e), graph_.host_switch[e], graph_.host_port[e],
+                 config_.topology.links.at(static_cast<std::size_t>(e)), "host", stats);
+    TopologyGraph routed = graph_;
+    const testbench::AggregationTree aggregation = attach_aggregation_ports(tree, ranks, routed, stats);
+    nic_lane_ = endpoint_lanes(routed);
+    connect_switch_cables();
+    terminate_open_ports();
+    if (config_.output.latency_breakdown) keep_latency_breakdowns();
+    collect_flows();
+    set_routes(routed);
+    build_traffic();
+    if (config_.collective_enabled) build_collective(aggregation);
+    if (config_.chakra_enabled) build_chakra();
+  } catch (...) {
+    if (!tlm_fabric::distributed::active()) throw;
+    failure = std::current_exception();
+  }
+  if (tlm_fabric::distributed::active()) {
+    if (const auto what = tlm_fabric::distributed::failure_over_processes(failure))
+      throw tlm_fabric::distributed::AgreedError(*what);
+    // Each process bounds it by the cables between lanes that touch its switches.
+    lookahead_ = tlm_fabric::from_ticks(tlm_fabric::distributed::min_over_processes(std::uint64_t{lookahead_.value()}));
+  }
   tlm_fabric::WakeQueue::instance().set_lookahead(lookahead_);
   if (config_.perftest_enabled) {
     const auto& pt = config_.perftest;
@@ -124,6 +145,7 @@ void Fabric::set_routes(const TopologyGraph& routed) {
     homes->port.push_back(routed.host_port[e]);
   }
   for (std::size_t s = 0; s < switches_.size(); ++s) {
+    if (!switches_[s]) continue;
     auto& sw = *switches_[s];
     sw.set_endpoint_homes(homes, group_of[s]);
     for (int group = 0; group < homes->groups; ++group)
@@ -140,9 +162,13 @@ void Fabric::build_switches(const std::vector<int>& extra_ports, stats::Registry
     params.routing = config_.routing;
     params.routing.d_mod_k_divisor = divisor[s];
     params.seed = hw::mix_seed(config_.switch_params.seed, s);
+    port_links_.emplace_back(static_cast<std::size_t>(params.ports));
+    if (!runs_switch(static_cast<int>(s))) {  // another process's
+      switches_.emplace_back();
+      continue;
+    }
     tlm_fabric::WakeQueue::instance().building_lane(switch_lane_[s]);
     switches_.push_back(std::make_unique<tlm_fabric::Switch>(graph_.switches[s].name.c_str(), params, pool_, stats));
-    port_links_.emplace_back(static_cast<std::size_t>(params.ports));
   }
 }
 
@@ -167,6 +193,16 @@ void Fabric::connect_back_to_back(stats::Registry& stats) {
 
 void Fabric::attach_nic(int e, const std::string& ep, int s, int port, const tlm_fabric::LinkParams& cable,
                         const std::string& tier, stats::Registry& stats) {
+  if (!switches_[s]) {  // another process runs the switch, its NICs and their cables
+    nics_.emplace_back();
+    elsewhere_names_.resize(nics_.size());
+    elsewhere_names_.back() = std::string(name()) + "." + ep;
+    up_.push_back(nullptr);
+    down_.push_back(nullptr);
+    const int up = skip_link();
+    port_links_[s][port] = {nullptr, nullptr, ep, tier, -1, -1, e, up, skip_link()};
+    return;
+  }
   const auto& sp = switch_params_of(s);
   auto& sw = *switches_[s];
   const std::string swp = graph_.switches[s].name + "_p" + std::to_string(port);
@@ -186,7 +222,8 @@ void Fabric::attach_nic(int e, const std::string& ep, int s, int port, const tlm
   nic.attach_ingress(&down);
   sw.attach_ingress(port, &up);
   sw.attach_egress(port, &down, per_vl(config_.nic.rx_buffer, sp.vls));
-  port_links_[s][port] = {&up, &down, ep, tier, -1, -1, e};
+  port_links_[s][port] = {&up, &down, ep, tier, -1, -1, e, static_cast<int>(links_.size()) - 2,
+                          static_cast<int>(links_.size()) - 1};
 }
 
 testbench::AggregationTree Fabric::attach_aggregation_ports(const SwitchTree& tree, const std::vector<int>& ranks,
@@ -198,9 +235,7 @@ testbench::AggregationTree Fabric::attach_aggregation_ports(const SwitchTree& tr
   for (std::size_t s = 0; s < next_port.size(); ++s) next_port[s] = graph_.switches[s].radix;
   auto aggregation_port = [&](int node, const std::string& facing) {
     const int s = tree.switches[node], port = next_port[s]++, e = routed.endpoints();
-    tlm_fabric::LinkParams internal = config_.link;
-    internal.phy.cable_length = hw::Length::metres(0);
-    attach_nic(e, "agg_" + graph_.switches[s].name + "_" + facing, s, port, internal, "aggregation", stats);
+    attach_nic(e, "agg_" + graph_.switches[s].name + "_" + facing, s, port, aggregation_link(config_), "aggregation", stats);
     routed.host_switch.push_back(s);
     routed.host_port.push_back(port);
     aggregation.endpoints.push_back(e);
@@ -220,33 +255,51 @@ testbench::AggregationTree Fabric::attach_aggregation_ports(const SwitchTree& tr
 void Fabric::connect_switch_cables() {
   const int vls = config_.switch_params.vls;
   for (const Cable& c : graph_.cables) {
-    auto& a = *switches_[c.a];
-    auto& b = *switches_[c.b];
+    const bool crosses = switch_lane_[c.a] != switch_lane_[c.b];
+    const int ab_at = static_cast<int>(links_.size()), ba_at = ab_at + 1;
+    PortLinks& at_a = port_links_[c.a][c.a_port];
+    PortLinks& at_b = port_links_[c.b][c.b_port];
+    at_a = {nullptr, nullptr, graph_.switches[c.b].name, c.tier, c.b, c.b_port, -1, ba_at, ab_at};
+    at_b = {nullptr, nullptr, graph_.switches[c.a].name, c.tier, c.a, c.a_port, -1, ab_at, ba_at};
+    tlm_fabric::Switch* a = switches_[c.a].get();
+    tlm_fabric::Switch* b = switches_[c.b].get();
+    if (!a && !b) {  // another process's cable
+      skip_link();
+      skip_link();
+      if (crosses) {
+        tlm_fabric::Link::skip_lanes();
+        tlm_fabric::Link::skip_lanes();
+      }
+      continue;
+    }
     const std::string an = graph_.switches[c.a].name + "_p" + std::to_string(c.a_port);
     const std::string bn = graph_.switches[c.b].name + "_p" + std::to_string(c.b_port);
     auto& ab = add_link(an + "_to_" + bn, config_.topology.fabric_link);
     auto& ba = add_link(bn + "_to_" + an, config_.topology.fabric_link);
-    a.out[c.a_port].bind(ab.tx);
-    ab.rx.bind(b.in[c.b_port]);
-    b.out[c.b_port].bind(ba.tx);
-    ba.rx.bind(a.in[c.a_port]);
-    if (switch_lane_[c.a] != switch_lane_[c.b]) {
+    at_a.ingress = at_b.egress = &ba;
+    at_a.egress = at_b.ingress = &ab;
+    if (crosses) {
       cross_lanes(c.a, ab, c.b);
       cross_lanes(c.b, ba, c.a);
     }
-    // Each transmitter holds the credits of the receiving switch's input buffer.
-    a.attach_egress(c.a_port, &ab, per_vl(switch_params_of(c.b).input_buffer, vls));
-    b.attach_ingress(c.b_port, &ab);
-    b.attach_egress(c.b_port, &ba, per_vl(switch_params_of(c.a).input_buffer, vls));
-    a.attach_ingress(c.a_port, &ba);
-    port_links_[c.a][c.a_port] = {&ba, &ab, graph_.switches[c.b].name, c.tier, c.b, c.b_port};
-    port_links_[c.b][c.b_port] = {&ab, &ba, graph_.switches[c.a].name, c.tier, c.a, c.a_port};
+    // An end on switch `sw` sends on `out` and receives from `in`, its transmitter holding
+    // the credits of the input buffer of switch `peer`.
+    auto connect_end = [&](tlm_fabric::Switch* sw, int port, const std::string& end, tlm_fabric::Link& out,
+                           tlm_fabric::Link& in, int peer) {
+      if (!sw) return bind_far_end(end, in, out);
+      sw->out[port].bind(out.tx);
+      in.rx.bind(sw->in[port]);
+      sw->attach_egress(port, &out, per_vl(switch_params_of(peer).input_buffer, vls));
+      sw->attach_ingress(port, &in);
+    };
+    connect_end(a, c.a_port, an, ab, ba, c.b);
+    connect_end(b, c.b_port, bn, ba, ab, c.a);
   }
 }
 
 void Fabric::terminate_open_ports() {
   for (std::size_t s = 0; s < switches_.size(); ++s)
-    for (std::size_t p = 0; p < port_links_[s].size(); ++p) {
+    for (std::size_t p = 0; p < port_links_[s].size() && switches_[s]; ++p) {
       if (port_links_[s][p].egress) continue;
       const std::string open = graph_.switches[s].name + "_p" + std::to_string(p) + "_open";
       unused_.push_back(std::make_unique<tlm_fabric::UnconnectedPort>(open.c_str()));
@@ -260,7 +313,7 @@ void Fabric::collect_flows() {
   const sc_time measure_from = to_sc(config_.simulation.warmup);
   flows_ = std::make_unique<FlowStats>(ideal_fct());
   for (auto& nic : nics_)
-    nic->set_flow_handler([this, measure_from, n](const tlm_fabric::FlowRecord& f) {
+    if (nic) nic->set_flow_handler([this, measure_from, n](const tlm_fabric::FlowRecord& f) {
       if (collective_) collective_->on_flow(f);  // sharp: aggregation traffic lands here
       if (!(f.start >= measure_from && f.src < n && f.dst < n)) return;
       // In a parallel window each lane keeps its own; they go in at the window's end.
@@ -275,6 +328,7 @@ void Fabric::build_collective(const testbench::AggregationTree& aggregation) {
   cp.ranks = place_ranks();
   cp.tree = aggregation;  // sharp only
   cp.fast_forward = fast_forward();
+  cp.qps_made = qps_made_;
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
   collective_ = std::make_unique<testbench::CollectiveRunner>("collective", nics, cp, nic_lane_);
@@ -287,6 +341,7 @@ void Fabric::build_chakra() {
   chakra::ExecutorParams p = config_.chakra.params;
   p.ranks = place_ranks();
   p.fast_forward = fast_forward();
+  p.qps_made = qps_made_;
   std::vector<tlm_fabric::Nic*> nics;
   for (auto& nic : nics_) nics.push_back(nic.get());
   chakra_trace_ = run_trace(config_);
@@ -319,7 +374,8 @@ void Fabric::watchdog() {
   // while no wire moved for a whole interval and nothing is on its way means the fabric
   // cannot progress.
   std::uint64_t moved = 0;
-  for (const auto& link : links_) moved += link->counters().packets;
+  for (const auto& link : links_)
+    if (link) moved += link->counters().packets;
   std::uint64_t held = pool_.in_use();
   bool moving = on_its_way();
   if (tlm_fabric::distributed::active()) {  // the whole fabric's: every process decides alike
@@ -342,9 +398,9 @@ bool Fabric::on_its_way() const {
   const sc_core::sc_time now = tlm_fabric::sim_now();
   if (pool_.arriving_after(now)) return true;
   for (const auto& nic : nics_)
-    if (nic->egress_port().unblocking_after(now)) return true;
+    if (nic && nic->egress_port().unblocking_after(now)) return true;
   for (std::size_t s = 0; s < switches_.size(); ++s)
-    for (std::size_t p = 0; p < port_links_[s].size(); ++p)
+    for (std::size_t p = 0; p < port_links_[s].size() && switches_[s]; ++p)
       if (switches_[s]->egress_port(static_cast<int>(p)).unblocking_after(now)) return true;
   return false;
 }
@@ -422,8 +478,10 @@ nlohmann::json Fabric::diagnose_stall() const {
 }
 
 IdealFct Fabric::ideal_fct() const {
-  std::vector<hw::PhyTiming> host;
-  for (const auto* up : up_) host.push_back(up->timing());
+  std::vector<hw::PhyTiming> host;  // (an endpoint's cable another process makes: its configuration)
+  const auto& links = config_.topology.links;
+  for (std::size_t e = 0; e < up_.size(); ++e)
+    host.push_back(up_[e] ? up_[e]->timing() : hw::PhyTiming(e < links.size() ? links[e].phy : aggregation_link(config_).phy));
   std::vector<tlm_fabric::SwitchParams> by_level{config_.switch_params};
   for (const auto& [level, params] : config_.tier_switch_params) {
     if (by_level.size() <= static_cast<std::size_t>(level)) by_level.resize(static_cast<std::size_t>(level) + 1, config_.switch_params);
@@ -438,6 +496,32 @@ tlm_fabric::Link& Fabric::add_link(const std::string& name, const tlm_fabric::Li
   p.seed = hw::mix_seed(config_.simulation.seed, 5000 + links_.size());  // bit-error stream per link
   links_.push_back(std::make_unique<tlm_fabric::Link>(name.c_str(), p));
   return *links_.back();
+}
+
+int Fabric::skip_link() {
+  links_.emplace_back();
+  return static_cast<int>(links_.size()) - 1;
+}
+
+void Fabric::bind_far_end(const std::string& name, tlm_fabric::Link& to_far, tlm_fabric::Link& from_far) {
+  // Every call over the cable crosses processes as bytes: none reaches the stub.
+  unused_.push_back(std::make_unique<tlm_fabric::UnconnectedPort>((name + "_in_another_process").c_str()));
+  to_far.rx.bind(unused_.back()->from_egress);
+  unused_.back()->to_ingress.bind(from_far.tx);
+}
+
+std::string Fabric::switch_name(int s) const {
+  const auto& sw = switches_[static_cast<std::size_t>(s)];
+  return sw ? std::string(sw->name()) : std::string(name()) + "." + graph_.switches[static_cast<std::size_t>(s)].name;
+}
+
+std::string Fabric::nic_name(int e) const {
+  const auto& nic = nics_[static_cast<std::size_t>(e)];
+  return nic ? std::string(nic->name()) : elsewhere_names_[static_cast<std::size_t>(e)];
+}
+
+const tlm_fabric::LinkCounters& Fabric::link_counters(int k) const {
+  return link_counters_.empty() ? links_[static_cast<std::size_t>(k)]->counters() : link_counters_[static_cast<std::size_t>(k)];
 }
 
 void Fabric::sample() {
@@ -494,7 +578,7 @@ void Fabric::sample() {
       if (!occupancy_log_ || (ingress[p] == 0 && egress[p] == 0)) continue;
       tlm_fabric::CsvRow row;
       const std::string_view line =
-          row.add(now_ns, 12).add(switches_[s]->name()).add(p).add(ingress[p]).add(egress[p]).line();
+          row.add(now_ns, 12).add(switch_name(static_cast<int>(s))).add(p).add(ingress[p]).add(egress[p]).line();
       occupancy_log_->write(line.data(), static_cast<std::streamsize>(line.size()));
     }
   }
@@ -704,9 +788,9 @@ void Fabric::cross_lanes(int from, tlm_fabric::Link& link, int to) {
   // transmitting switch's grant, or a credit from the receiving switch's transmit decision
   // (from its admission of a corrupted frame where the link has bit errors), or a PAUSE.
   link.set_lanes(switch_lane_[from], switch_lane_[to], pool_);
-  const sc_time forward = switches_[from]->least_start_delay() + link.least_forward_delay();
-  const sc_time backward = link.least_backward_delay(switches_[to]->least_credit_delay(link.bit_errors()));
-  lookahead_ = std::min({lookahead_, forward, backward});
+  if (const auto& sw = switches_[from]) lookahead_ = std::min(lookahead_, sw->least_start_delay() + link.least_forward_delay());
+  if (const auto& sw = switches_[to])
+    lookahead_ = std::min(lookahead_, link.least_backward_delay(sw->least_credit_delay(link.bit_errors())));
 }
 
 void Fabric::merge_lane_flows() {
@@ -761,6 +845,27 @@ void Fabric::gather_flows() {
   for (const auto& f : flows) flows_->add(f);
 }
 
+void Fabric::gather_link_counters() {
+  // Every link by its index, zero where this process does not transmit on it.
+  std::vector<std::uint64_t> values(links_.size() * 4, 0);
+  for (std::size_t k = 0; k < links_.size(); ++k)
+    if (const auto& link = links_[k]) {
+      const tlm_fabric::LinkCounters& c = link->counters();
+      const std::uint64_t mine[] = {c.packets, c.payload_bytes, c.corrupted, c.busy.value()};
+      std::copy(std::begin(mine), std::end(mine), values.begin() + static_cast<std::ptrdiff_t>(4 * k));
+    }
+  tlm_fabric::distributed::sum_over_processes(values);
+  link_counters_.resize(links_.size());
+  for (std::size_t k = 0; k < links_.size(); ++k) {
+    tlm_fabric::LinkCounters& c = link_counters_[k];
+    c.packets = values[4 * k];
+    c.payload_bytes = values[4 * k + 1];
+    c.corrupted = values[4 * k + 2];
+    c.busy = tlm_fabric::from_ticks(values[4 * k + 3]);
+    if (links_[k]) links_[k]->set_counters(c);
+  }
+}
+
 bool Fabric::runs_switch(int s) const {
   return tlm_fabric::WakeQueue::instance().owns(switch_lane_[static_cast<std::size_t>(s)]);
 }
@@ -772,15 +877,18 @@ bool Fabric::runs_nic(int e) const {
 void Fabric::keep_latency_breakdowns() {
   pool_.keep_breakdowns();
   const sc_time from = to_sc(config_.simulation.warmup);
-  for (auto& sw : switches_) sw->keep_latency_breakdown(from);
-  for (auto& nic : nics_) nic->keep_latency_breakdown();
+  for (auto& sw : switches_)
+    if (sw) sw->keep_latency_breakdown(from);
+  for (auto& nic : nics_)
+    if (nic) nic->keep_latency_breakdown();
 }
 
 void Fabric::set_packet_log(std::ostream& log) {
   packet_log_ = std::make_unique<tlm_fabric::PacketLog>(log, lanes_, config_.output.latency_breakdown);
   if (tlm_fabric::distributed::active()) packet_log_->gather_at_finish();
   if (lanes_ > 1) tlm_fabric::WakeQueue::instance().at_window_end([this] { packet_log_->window_ended(); });
-  for (auto& nic : nics_) nic->set_packet_log(packet_log_.get());
+  for (auto& nic : nics_)
+    if (nic) nic->set_packet_log(packet_log_.get());
 }
 
 void Fabric::finish_packet_log() {
@@ -847,6 +955,25 @@ void Fabric::add_source(int src, testbench::Destinations dsts, std::vector<testb
                         hw::Time start) {
   const auto& t = config_.traffic;
   const std::uint64_t mtu = config_.nic.mtu.in_bytes();
+  // A source another process runs: its seed's index and its QP numbers taken, and the
+  // QPs of its destinations that run here made.
+  auto create_qp = [this](int e, int peer, int peer_qpn, int sl) {
+    const auto& nic = nics_[static_cast<std::size_t>(e)];
+    int& made = qps_made_[static_cast<std::size_t>(e)];
+    const int qpn = nic ? nic->rdma().create_qp(peer, peer_qpn, sl) : made;
+    made = qpn + 1;
+    return qpn;
+  };
+  if (!nics_[static_cast<std::size_t>(src)]) {
+    if (t.transport == TrafficTransport::rdma)
+      for (std::size_t i = 0; i < dsts.size(); ++i)
+        for (int sl : sls) {
+          const int dst = dsts.endpoint(i);
+          create_qp(dst, src, create_qp(src, dst, 0, sl), sl);
+        }
+    sources_.emplace_back();
+    return;
+  }
   testbench::GeneratorParams g;
   // Offered load is a fraction of the wire rate, framing included: 1.0 fills the link.
   double total = 0, wire = 0;
@@ -872,11 +999,8 @@ void Fabric::add_source(int src, testbench::Destinations dsts, std::vector<testb
       for (int sl : sls) {
         // One RC QP pair per (source, destination, service level) for this generator.
         const int dst = g.destinations.endpoint(i);
-        auto& a = nics_[src]->rdma();
-        auto& b = nics_[dst]->rdma();
-        const int qa = a.create_qp(dst, 0, sl);
-        const int qb = b.create_qp(src, qa, sl);
-        a.connect(qa, qb);
+        const int qa = create_qp(src, dst, 0, sl);
+        nics_[src]->rdma().connect(qa, create_qp(dst, src, qa, sl));
         g.qps.push_back(qa);
       }
   const std::string name = "gen" + std::to_string(sources_.size()) + "_ep" + std::to_string(src);
@@ -888,6 +1012,7 @@ void Fabric::build_traffic() {
   const auto& t = config_.traffic;
   const int n = graph_.endpoints();
   std::mt19937_64 rng(hw::mix_seed(config_.simulation.seed, 0));
+  qps_made_.assign(nics_.size(), 0);
   std::vector<testbench::Weighted> sizes;
   for (const auto& s : t.message_sizes) sizes.push_back({s.size.in_bytes(), s.weight});
   if (sizes.empty()) sizes.push_back({t.message_size.in_bytes(), 1.0});

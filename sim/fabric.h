@@ -38,7 +38,8 @@ namespace fabricsim::sim {
 /// Version of the results.json layout; bump on any incompatible change.
 inline constexpr int kResultsSchemaVersion = 3;
 
-/// The cables on one switch port (nullptr when the port is open).
+/// The cables on one switch port (nullptr when the port is open, or another process
+/// makes them: the indices say which).
 struct PortLinks {
   const tlm_fabric::Link* ingress = nullptr;  ///< arriving at this port
   const tlm_fabric::Link* egress = nullptr;   ///< leaving this port
@@ -47,6 +48,7 @@ struct PortLinks {
   int peer_switch = -1;                       ///< switch index at the other end, -1 for an endpoint
   int peer_port = -1;                         ///< its port
   int peer_nic = -1;                          ///< NIC index at the other end (endpoint or aggregation node), else -1
+  int ingress_link = -1, egress_link = -1;    ///< their indices in Fabric::all_links(), -1 when open
 };
 
 class Fabric : public sc_core::sc_module {
@@ -56,14 +58,24 @@ class Fabric : public sc_core::sc_module {
 
   const FabricConfig& config() const { return config_; }
   const TopologyGraph& graph() const { return graph_; }
+  /// Every switch, by graph index. Over several processes (tlm/distributed.h) a process
+  /// makes only the switches it runs, with their NICs, traffic sources and the links
+  /// touching them: the others are null here (runs_switch, runs_nic).
   const std::vector<std::unique_ptr<tlm_fabric::Switch>>& switches() const { return switches_; }
+  /// Every NIC: the endpoints, then the aggregation nodes (null where another process runs it).
   const std::vector<std::unique_ptr<tlm_fabric::Nic>>& nics() const { return nics_; }
-  /// Host cable of endpoint e: endpoint -> switch.
+  /// The hierarchy name of switch `s`, NIC `e` (made here or not).
+  std::string switch_name(int s) const;
+  std::string nic_name(int e) const;
+  /// Host cable of endpoint e: endpoint -> switch (made where its NIC runs).
   const tlm_fabric::Link& uplink(int e) const { return *up_[e]; }
   /// Host cable of endpoint e: switch -> endpoint.
   const tlm_fabric::Link& downlink(int e) const { return *down_[e]; }
-  /// Every link direction in the fabric.
+  /// Every link direction in the fabric (null where another process makes it, the index the same).
   const std::vector<std::unique_ptr<tlm_fabric::Link>>& all_links() const { return links_; }
+  /// The counters of link `k` of all_links(): the link's own, and over several processes
+  /// after gather_link_counters the whole run's of every link, in every process.
+  const tlm_fabric::LinkCounters& link_counters(int k) const;
   /// port_links()[s][p]: the cables on port p of switch s.
   const std::vector<std::vector<PortLinks>>& port_links() const { return port_links_; }
   const tlm_fabric::PacketPool& pool() const { return pool_; }
@@ -100,11 +112,14 @@ class Fabric : public sc_core::sc_module {
   /// FCT and slowdown of every message delivered whose flow started after the warm-up (results.json "flows").
   const FlowStats& flows() const { return *flows_; }
   /// Whether this process runs switch `s`, endpoint `e` (every one but in a run over
-  /// several processes: tlm/distributed.h).
+  /// several processes: tlm/distributed.h); it makes exactly those (switches(), nics()).
   bool runs_switch(int s) const;
   bool runs_nic(int e) const;
   /// Several processes, after the run: every process's flows into process 0's flows().
   void gather_flows();
+  /// Several processes, after the run: the whole run's counters of every link, in every
+  /// process (a link counts in its transmitter's process).
+  void gather_link_counters();
   /// The watchdog's finding when the fabric stopped making progress (null otherwise).
   const nlohmann::json& stall_report() const { return stall_; }
 
@@ -115,12 +130,18 @@ class Fabric : public sc_core::sc_module {
   void plan_lanes();
   /// Over `processes` processes: refuses what does not run over them (a clear error naming it).
   void refuse_over_processes(int processes, int host_switches, bool coupled) const;
-  /// `link` from switch `from` to switch `to` crosses lanes: it defers, and bounds the lookahead.
+  /// `link` from switch `from` to switch `to` crosses lanes: it defers, and bounds the
+  /// lookahead (by the delays of the switches made here: the processes agree on the least).
   void cross_lanes(int from, tlm_fabric::Link& link, int to);
   void merge_lane_flows();  // the lanes' flow records of a window into flows_
   /// simulation.fast_forward for a workload, counting what it skips on the links (skipped_).
   testbench::FastForwardParams fast_forward();
   tlm_fabric::Link& add_link(const std::string& name, const tlm_fabric::LinkParams& params);
+  /// In place of a link another process makes: its index (and its seed's) taken. Returns the index.
+  int skip_link();
+  /// The far end `name` of a cable whose switch another process makes: the receiver of
+  /// `to_far` and the transmitter of `from_far`, a stub.
+  void bind_far_end(const std::string& name, tlm_fabric::Link& to_far, tlm_fabric::Link& from_far);
   /// Every switch's forwarding table, from the minimal routes of `routed` (the graph with
   /// the aggregation ports of in-network reduction).
   void set_routes(const TopologyGraph& routed);
@@ -166,11 +187,14 @@ class Fabric : public sc_core::sc_module {
   tlm_fabric::PacketPool pool_;
   std::vector<std::unique_ptr<tlm_fabric::Switch>> switches_;
   std::vector<std::unique_ptr<tlm_fabric::Nic>> nics_;
+  std::vector<std::string> elsewhere_names_;  // per NIC another process makes: its name
   std::vector<std::unique_ptr<tlm_fabric::Link>> links_;
   std::vector<tlm_fabric::Link*> up_, down_;
+  std::vector<tlm_fabric::LinkCounters> link_counters_;  // several processes: every link's, gathered
   std::vector<std::vector<PortLinks>> port_links_;
   std::vector<std::unique_ptr<tlm_fabric::UnconnectedPort>> unused_;
   std::vector<std::unique_ptr<testbench::TrafficSource>> sources_;
+  std::vector<int> qps_made_;  // per NIC: the RC QPs the traffic made on it (made here or not)
   std::unique_ptr<FlowStats> flows_;
   std::unique_ptr<SkippedPackets> skipped_;  // fast-forward on: its packets on the links
   int lanes_ = 1;

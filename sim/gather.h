@@ -15,9 +15,9 @@
 namespace fabricsim::sim {
 
 /// Into process 0 (every process calls it, after the run): the statistics of every
-/// process (counters summed: a block counts only where it runs; each distribution from
-/// the process whose block added to it), the flows, and every link's counters (in every
-/// process: a link counts in its transmitter's process).
+/// process (each block's are in the process that makes it: process 0 then holds every
+/// one's, as one process would), the flows, and every link's counters (in every process:
+/// a link counts in its transmitter's process; Fabric::link_counters).
 void gather_over_processes(stats::Registry& registry, Fabric& fabric);
 
 /// A block's part of the results, computed where the block runs: its index among its

@@ -40,45 +40,45 @@ class Report {
   std::vector<Entry> violations_;
 };
 
-// The credit link-VLs of the fabric, each as its transmitter and the receiver's ledger, with
-// whether this process runs each end.
+// Every link of the fabric between a transmitter and a receiver, in one order in every
+// process: its index in all_links(), its transmitter and the receiver's ledger (each
+// null where another process runs it; the link is made where either end runs).
 template <class Visit>
-void for_each_credit_link(const Fabric& fabric, Visit&& visit) {
+void for_each_link_end(const Fabric& fabric, Visit&& visit) {
   const auto& sw = fabric.switches();
   const auto& nics = fabric.nics();
-  if (sw.empty())  // back to back
-    for (std::size_t e = 0; e < nics.size(); ++e)
-      visit(fabric.uplink(static_cast<int>(e)).name(), nics[e]->egress_port(), true, nics[1 - e]->ingress_credits(),
-            true);
+  auto tx_of = [](const auto& block) { return block ? &block->egress_port() : nullptr; };
+  if (sw.empty())  // back to back: endpoint e's uplink is link e
+    for (std::size_t e = 0; e < nics.size(); ++e) visit(e, tx_of(nics[e]), &nics[1 - e]->ingress_credits());
   // Every switch port: its egress link, and for a NIC (endpoint or aggregation node) also the NIC's uplink.
   const auto& ports = fabric.port_links();
   for (std::size_t s = 0; s < sw.size(); ++s) {
-    const bool own = fabric.runs_switch(static_cast<int>(s));
+    const tlm_fabric::Switch* here = sw[s].get();
     for (std::size_t p = 0; p < ports[s].size(); ++p) {
       const PortLinks& pl = ports[s][p];
       const int port = static_cast<int>(p);
+      const tlm_fabric::Nic* nic = pl.peer_nic >= 0 ? nics[static_cast<std::size_t>(pl.peer_nic)].get() : nullptr;
       if (pl.peer_nic >= 0)
-        visit(pl.ingress->name(), nics[pl.peer_nic]->egress_port(), own, sw[s]->ingress_credits(port), own);
-      if (!pl.egress || (pl.peer_switch < 0 && pl.peer_nic < 0)) continue;
-      if (pl.peer_switch >= 0)
-        visit(pl.egress->name(), sw[s]->egress_port(port), own, sw[pl.peer_switch]->ingress_credits(pl.peer_port),
-              fabric.runs_switch(pl.peer_switch));
-      else
-        visit(pl.egress->name(), sw[s]->egress_port(port), own, nics[pl.peer_nic]->ingress_credits(), own);
+        visit(static_cast<std::size_t>(pl.ingress_link), tx_of(nic), here ? &here->ingress_credits(port) : nullptr);
+      if (pl.egress_link < 0 || (pl.peer_switch < 0 && pl.peer_nic < 0)) continue;
+      const tlm_fabric::TxPort* tx = here ? &here->egress_port(port) : nullptr;
+      if (pl.peer_switch >= 0) {
+        const tlm_fabric::Switch* peer = sw[static_cast<std::size_t>(pl.peer_switch)].get();
+        visit(static_cast<std::size_t>(pl.egress_link), tx, peer ? &peer->ingress_credits(pl.peer_port) : nullptr);
+      } else {
+        visit(static_cast<std::size_t>(pl.egress_link), tx, nic ? &nic->ingress_credits() : nullptr);
+      }
     }
   }
 }
 
-bool credit_link(const tlm_fabric::TxPort& tx) {
-  return tx.attached() && tx.flow_control() == tlm_fabric::FlowControl::credit;
-}
-
-// One link's conservation, `held` the blocks its receiver holds per VL (from the process running it).
-void check_link(Report& report, const std::string& link, const tlm_fabric::TxPort& tx, const hw::CreditLedger& rx,
+// One link's conservation, with the receiver's VLs and the blocks it holds per VL (from
+// the process running it).
+void check_link(Report& report, const std::string& link, const tlm_fabric::TxPort& tx, int rx_vls,
                 const std::uint64_t* held_by_vl) {
-  if (rx.vls() != tx.vls()) {
+  if (rx_vls != tx.vls()) {
     report.violation(link + ": transmitter has " + std::to_string(tx.vls()) + " VLs, receiver " +
-                     std::to_string(rx.vls()));
+                     std::to_string(rx_vls));
     return;
   }
   for (int vl = 0; vl < tx.vls(); ++vl) {
@@ -97,22 +97,26 @@ void check_link(Report& report, const std::string& link, const tlm_fabric::TxPor
 
 std::vector<InvariantCheck> check_credit_conservation(const Fabric& fabric) {
   Report report("credit conservation");
-  // What each receiver holds, from the process running it (the others add nothing).
-  std::vector<std::uint64_t> held;
-  for_each_credit_link(fabric, [&](const std::string&, const tlm_fabric::TxPort& tx, bool, const hw::CreditLedger& rx,
-                                   bool rx_own) {
-    if (!credit_link(tx)) return;
-    for (int vl = 0; vl < rx.vls(); ++vl) held.push_back(rx_own ? rx.held(vl) : 0);
+  const auto& links = fabric.all_links();
+  // Each credit link's VLs at the receiver and the blocks the receiver holds on each,
+  // from the process running it (the others add nothing).
+  std::vector<std::uint64_t> vls(links.size(), 0);
+  for_each_link_end(fabric, [&](std::size_t k, const tlm_fabric::TxPort*, const hw::CreditLedger* rx) {
+    if (rx && links[k]->params().flow_control == tlm_fabric::FlowControl::credit) vls[k] = static_cast<std::uint64_t>(rx->vls());
+  });
+  tlm_fabric::distributed::sum_over_processes(vls);
+  std::vector<std::size_t> first(links.size() + 1, 0);  // link k's VLs in `held`
+  for (std::size_t k = 0; k < links.size(); ++k) first[k + 1] = first[k] + vls[k];
+  std::vector<std::uint64_t> held(first.back(), 0);
+  for_each_link_end(fabric, [&](std::size_t k, const tlm_fabric::TxPort*, const hw::CreditLedger* rx) {
+    for (std::size_t vl = 0; rx && vl < vls[k]; ++vl) held[first[k] + vl] = rx->held(static_cast<int>(vl));
   });
   tlm_fabric::distributed::sum_over_processes(held);
-  std::size_t at = 0;
   std::uint64_t link = 0;
-  for_each_credit_link(fabric, [&](const std::string& name, const tlm_fabric::TxPort& tx, bool tx_own,
-                                   const hw::CreditLedger& rx, bool) {
-    if (!credit_link(tx)) return;
+  for_each_link_end(fabric, [&](std::size_t k, const tlm_fabric::TxPort* tx, const hw::CreditLedger*) {
+    if (vls[k] == 0) return;
     report.item(link++);
-    if (tx_own) check_link(report, name, tx, rx, held.data() + at);
-    at += static_cast<std::size_t>(rx.vls());
+    if (tx) check_link(report, links[k]->name(), *tx, static_cast<int>(vls[k]), held.data() + first[k]);
   });
   return std::move(report).done("credit link-VLs");
 }

@@ -112,7 +112,7 @@ nlohmann::json endpoint_results(const Fabric& fabric, const stats::Registry& reg
   std::vector<Entry> mine;
   std::ostringstream rows;
   for (const auto& nic : fabric.nics()) {
-    if (!fabric.runs_nic(nic->id())) continue;
+    if (!nic) continue;  // another process runs it
     rows.str("");
     nlohmann::json entry = endpoint_entry(fabric, registry, *nic, window_s, qp_log ? &rows : nullptr);
     mine.emplace_back(nic->id(), nlohmann::json::array({std::move(entry), rows.str()}));
@@ -179,7 +179,7 @@ nlohmann::json tier_results(const Fabric& fabric, double end_s) {
   std::map<std::string, std::vector<double>> by_tier;
   for (std::size_t s = 0; s < fabric.switches().size(); ++s)
     for (const PortLinks& pl : fabric.port_links()[s])
-      if (pl.egress) by_tier[pl.tier].push_back(pl.egress->counters().busy.to_seconds() / end_s);
+      if (pl.egress_link >= 0) by_tier[pl.tier].push_back(fabric.link_counters(pl.egress_link).busy.to_seconds() / end_s);
   nlohmann::json tiers = nlohmann::json::object();
   for (const auto& [tier, u] : by_tier) {
     double sum = 0, mx = 0, mn = 1e300;
@@ -226,7 +226,7 @@ nlohmann::json scoreboard(const Fabric& fabric, const nlohmann::json& packets, c
   for (const auto& u : gather_entries(unbalanced)) check(u[0].get<std::string>(), false, u[1].get<std::string>());
   std::uint64_t corrupt = 0, messages = 0, out_of_order = 0;
   for (const auto& nic : fabric.nics()) {
-    if (!fabric.runs_nic(nic->id())) continue;
+    if (!nic) continue;  // another process runs it
     corrupt += nic->rdma().corrupt_messages();
     messages += nic->rdma().delivered_messages();
   }
@@ -424,18 +424,21 @@ std::uint64_t count_activations(const Fabric& fabric, nlohmann::json& per_proces
     activations += n;
     per_process[name] = n;
   };
-  for (const auto& sw : fabric.switches()) count(sw->name(), sw->activations());
-  for (const auto& nic : fabric.nics()) count(nic->name(), nic->activations());
+  for (const auto& sw : fabric.switches())
+    if (sw) count(sw->name(), sw->activations());
+  for (const auto& nic : fabric.nics())
+    if (nic) count(nic->name(), nic->activations());
   return activations;
 }
 
 // Network and packet latency over every NIC.
 nlohmann::json latency_results(const Fabric& fabric, const stats::Registry& registry) {
+  // Over several processes, process 0 holds every NIC's statistics (the others, their own).
   stats::Distribution network, packet;
-  for (const auto& nic : fabric.nics()) {
-    const stats::Registry::Scope own = registry.scope(std::string(nic->name()) + ".");
-    network.merge(*own.find_distribution("network_latency"));
-    packet.merge(*own.find_distribution("packet_latency"));
+  for (std::size_t e = 0; e < fabric.nics().size(); ++e) {
+    const stats::Registry::Scope own = registry.scope(fabric.nic_name(static_cast<int>(e)) + ".");
+    if (const auto* d = own.find_distribution("network_latency")) network.merge(*d);
+    if (const auto* d = own.find_distribution("packet_latency")) packet.merge(*d);
   }
   return {{"network_latency_ns", network.summary()}, {"packet_latency_ns", packet.summary()}};
 }
@@ -463,17 +466,16 @@ std::vector<tlm_fabric::LatencySums> sums_over_processes(std::vector<tlm_fabric:
 nlohmann::json latency_breakdown_results(const Fabric& fabric) {
   std::vector<tlm_fabric::LatencySums> nics;
   for (const auto& nic : fabric.nics())
-    nics.push_back(fabric.runs_nic(nic->id()) ? nic->latency_sums() : tlm_fabric::LatencySums{});
+    nics.push_back(nic ? nic->latency_sums() : tlm_fabric::LatencySums{});
   tlm_fabric::LatencySums delivered;
   for (const auto& sums : sums_over_processes(std::move(nics))) delivered += sums;
   // Every switch's ports, one after another.
   std::vector<tlm_fabric::LatencySums> ports_sums;
   std::vector<std::size_t> port_offset;
   for (std::size_t s = 0; s < fabric.switches().size(); ++s) {
-    const auto& own = fabric.switches()[s]->latency_sums();
     port_offset.push_back(ports_sums.size());
-    if (fabric.runs_switch(static_cast<int>(s))) ports_sums.insert(ports_sums.end(), own.begin(), own.end());
-    else ports_sums.resize(ports_sums.size() + own.size());
+    if (const auto& sw = fabric.switches()[s]) ports_sums.insert(ports_sums.end(), sw->latency_sums().begin(), sw->latency_sums().end());
+    else ports_sums.resize(ports_sums.size() + fabric.port_links()[s].size());  // a sum per output port
   }
   ports_sums = sums_over_processes(std::move(ports_sums));
   std::map<std::string, tlm_fabric::LatencySums> tiers;
@@ -487,7 +489,7 @@ nlohmann::json latency_breakdown_results(const Fabric& fabric) {
     nlohmann::json ports = nlohmann::json::object();
     const auto first = ports_sums.begin() + static_cast<std::ptrdiff_t>(port_offset[s]);
     const std::vector<tlm_fabric::LatencySums> per_port(first, first + static_cast<std::ptrdiff_t>(
-                                                                           fabric.switches()[s]->latency_sums().size()));
+                                                                           fabric.port_links()[s].size()));
     for (std::size_t p = 0; p < per_port.size(); ++p) {
       if (per_port[p].packets == 0) continue;
       own += per_port[p];
@@ -497,7 +499,7 @@ nlohmann::json latency_breakdown_results(const Fabric& fabric) {
     nlohmann::json sw = own.to_json(false);
     sw["tier"] = tier;
     sw["ports"] = std::move(ports);
-    switches[fabric.switches()[s]->name()] = std::move(sw);
+    switches[fabric.switch_name(static_cast<int>(s))] = std::move(sw);
   }
   nlohmann::json by_tier = nlohmann::json::object();
   for (const auto& [tier, sums] : tiers) by_tier[tier] = sums.to_json(false);
@@ -648,7 +650,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   try {
     model = std::make_unique<Model>(config);
   } catch (const std::exception& e) {
-    // Every process builds the same model from the same configuration.
+    // Every process meets the same error: its configuration's, or a block's agreed in Fabric's constructor.
     if (tlm_fabric::distributed::active()) throw tlm_fabric::distributed::AgreedError(e.what());
     throw;
   }
@@ -675,7 +677,8 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   // at its duration leaves the events at the end itself alone (the kernel's rule); a run
   // the model stopped ran every wake due at that instant first.
   const bool stopped = sc_core::sc_get_status() == sc_core::SC_STOPPED;
-  for (const auto& sw : fabric.switches()) sw->settle_admissions(sc_core::sc_time_stamp(), stopped);
+  for (const auto& sw : fabric.switches())
+    if (sw) sw->settle_admissions(sc_core::sc_time_stamp(), stopped);
   if (tlm_fabric::distributed::active()) gather_over_processes(model->registry, fabric);
 
   nlohmann::json waveforms = finish_waveforms(config, fabric);
@@ -694,7 +697,7 @@ nlohmann::json run_simulation(const FabricConfig& config, const RunLogs& logs, P
   EndpointTotals totals = endpoint_totals(endpoints);
   nlohmann::json ports = port_results(fabric, registry, end_s, totals.dropped);
   std::uint64_t hops = 0;
-  for (const auto& link : fabric.all_links()) hops += link->counters().packets;
+  for (std::size_t k = 0; k < fabric.all_links().size(); ++k) hops += fabric.link_counters(static_cast<int>(k)).packets;
   // Left out of the tree when the caller writes it from the registry, which outlives the run.
   const bool stats_streamed =
       logs.stats && teardown == ModelTeardown::skip && config.switch_params.waveform.dir.empty();

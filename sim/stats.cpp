@@ -111,7 +111,7 @@ struct Reader {
   const unsigned char* end;
 
   [[noreturn]] static void malformed(const char* what) {
-    throw std::invalid_argument(std::string("saved distribution: ") + what);
+    throw std::invalid_argument(std::string("saved statistics: ") + what);
   }
   void take(void* to, std::size_t n) {
     if (static_cast<std::size_t>(end - at) < n) malformed("truncated");
@@ -287,6 +287,126 @@ void Registry::for_each_distribution(const std::function<void(Distribution&)>& v
   for_each([&](const std::string&, const Entry& e) {
     if (e.distribution) visit(*e.distribution);
   });
+}
+
+namespace {
+
+void put_text(std::vector<unsigned char>& out, std::string_view text) {
+  put<std::uint64_t>(out, text.size());
+  out.insert(out.end(), text.begin(), text.end());
+}
+
+std::string_view get_text(Reader& r) {
+  const auto n = r.get<std::uint64_t>();
+  if (n > static_cast<std::uint64_t>(r.end - r.at)) Reader::malformed("truncated");
+  const std::string_view text(reinterpret_cast<const char*>(r.at), static_cast<std::size_t>(n));
+  r.at += n;
+  return text;
+}
+
+}  // namespace
+
+const char* Registry::merged_text(std::string_view text) {
+  auto it = merged_texts_.find(text);
+  if (it == merged_texts_.end()) it = merged_texts_.emplace(text).first;
+  return it->c_str();
+}
+
+void Registry::save(std::vector<unsigned char>& out) const {
+  // The layouts the tables use, each once; then the tables, their values in layout order;
+  // then the other statistics.
+  std::map<const CounterLayout*, std::uint64_t> layout_index;
+  std::vector<const CounterLayout*> layouts;
+  for (const auto& [prefix, table] : tables_)
+    if (layout_index.try_emplace(table.layout.get(), layouts.size()).second) layouts.push_back(table.layout.get());
+  put<std::uint64_t>(out, layouts.size());
+  for (const CounterLayout* layout : layouts) {
+    put<std::uint64_t>(out, layout->size());
+    for (const TableCounter& c : *layout) {
+      put_text(out, c.name);
+      put_text(out, c.info.description);
+      put_text(out, c.info.unit);
+      put(out, c.slot);
+    }
+  }
+  put<std::uint64_t>(out, tables_.size());
+  for (const auto& [prefix, table] : tables_) {
+    put_text(out, prefix);
+    put(out, layout_index.at(table.layout.get()));
+    for (const TableCounter& c : *table.layout) put(out, table.lookup(c.slot).value());
+  }
+  put<std::uint64_t>(out, stats_.size());
+  for (const auto& [name, e] : stats_) {
+    put_text(out, name);
+    put_text(out, e.info.description);
+    put_text(out, e.info.unit);
+    put<unsigned char>(out, e.counter ? 0 : 1);
+    if (e.counter) put(out, e.counter->value());
+    else e.distribution->save(out);
+  }
+}
+
+void Registry::merge(const unsigned char* in, const unsigned char* end) {
+  Reader r{in, end};
+  std::vector<std::shared_ptr<const CounterLayout>> layouts;
+  const auto layout_count = r.get<std::uint64_t>();
+  for (std::uint64_t k = 0; k < layout_count; ++k) {
+    auto layout = std::make_shared<CounterLayout>();
+    const auto entries = r.get<std::uint64_t>();
+    for (std::uint64_t i = 0; i < entries; ++i) {
+      const std::string name(get_text(r));
+      const char* description = merged_text(get_text(r));
+      const char* unit = merged_text(get_text(r));
+      layout->push_back({name, {description, unit}, r.get<std::uint32_t>()});
+    }
+    layouts.push_back(std::move(layout));
+  }
+  const auto tables = r.get<std::uint64_t>();
+  for (std::uint64_t k = 0; k < tables; ++k) {
+    const std::string prefix(get_text(r));
+    const auto at = r.get<std::uint64_t>();
+    if (at >= layouts.size()) Reader::malformed("table of an unknown layout");
+    const std::shared_ptr<const CounterLayout>& layout = layouts[static_cast<std::size_t>(at)];
+    const auto held = tables_.find(prefix);
+    if (held != tables_.end()) {  // its counters by name: the saved values added
+      for (const TableCounter& c : *layout) {
+        const Counter* mine = held->second.find(c.name);
+        if (!mine) throw std::logic_error("merging statistics: table '" + prefix + "' has no counter '" + c.name + "'");
+        const_cast<Counter*>(mine)->add(r.get<std::uint64_t>());
+      }
+      continue;
+    }
+    std::uint32_t slots = 0;
+    for (const TableCounter& c : *layout) slots = std::max(slots, c.slot + 1);
+    std::vector<Counter>& counters = merged_tables_.emplace_back(slots);
+    for (const TableCounter& c : *layout) counters[c.slot].set(r.get<std::uint64_t>());
+    attach_table(prefix, layout, [&counters](std::uint32_t slot) -> const Counter& { return counters[slot]; });
+  }
+  const auto stats = r.get<std::uint64_t>();
+  for (std::uint64_t k = 0; k < stats; ++k) {
+    const std::string name(get_text(r));
+    const std::string_view description = get_text(r), unit = get_text(r);
+    const bool counter = !r.get_flag();
+    const auto held = stats_.find(name);
+    if (held != stats_.end() && (held->second.counter != nullptr) != counter)
+      throw std::logic_error("merging statistics: '" + name + "' is a counter in one registry, a distribution in the other");
+    if (counter) {
+      const auto value = r.get<std::uint64_t>();
+      Counter& c = held != stats_.end() ? *held->second.counter
+                                        : this->counter(name, merged_text(description), merged_text(unit));
+      c.add(value);
+      continue;
+    }
+    Distribution theirs = Distribution::load(r.at, r.end);
+    if (held == stats_.end()) {
+      distribution(name, merged_text(description), merged_text(unit)) = std::move(theirs);
+    } else if (theirs.count() > 0) {
+      if (held->second.distribution->count() > 0)
+        throw std::logic_error("merging statistics: distribution '" + name + "' has samples in both registries");
+      *held->second.distribution = std::move(theirs);
+    }
+  }
+  if (r.at != r.end) Reader::malformed("bytes after the statistics");
 }
 
 Registry::Scope Registry::scope(const std::string& prefix) const {

@@ -11,6 +11,7 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -167,6 +168,15 @@ class Registry {
   void for_each_counter(const std::function<void(Counter&)>& visit);
   /// Calls `visit` on every distribution in name order, as for_each_counter.
   void for_each_distribution(const std::function<void(Distribution&)>& visit);
+  /// Appends every statistic to `out` (native byte order, for the processes of one run:
+  /// names, what each is and its value; a table as its layout, once per layout, and its
+  /// counters' values): what merge() reads.
+  void save(std::vector<unsigned char>& out) const;
+  /// Adds the statistics save() wrote in [in, end): a counter this registry holds gets
+  /// the saved value added, a distribution it holds without samples takes the saved one,
+  /// and a statistic or table it lacks is made (its description and unit kept here). A
+  /// distribution with samples in both, or a malformed buffer, is an error.
+  void merge(const unsigned char* in, const unsigned char* end);
   /// Every statistic as {name: {unit, description, value | summary}}, sorted by name.
   nlohmann::json to_json() const;
   /// to_json() as `dump(2)` writes it when it is the value of a key at `depth` (1: a key of
@@ -204,6 +214,11 @@ class Registry {
   std::deque<Distribution> distribution_store_;
   std::map<std::string, Entry> stats_;  // by name, as the report lists them
   std::map<std::string, Table, std::less<>> tables_;  // by prefix; no name in stats_ starts with one
+  // What merge() made: the descriptions and units it read (a set's strings stay where
+  // they are), and the counters of its tables, by slot.
+  std::set<std::string, std::less<>> merged_texts_;
+  std::deque<std::vector<Counter>> merged_tables_;
+  const char* merged_text(std::string_view text);
 };
 
 /// Writes `text`, one JSON value as nlohmann's `dump(2)` writes it on its own, as the

@@ -28,9 +28,11 @@ CollectiveEngine::CollectiveEngine(std::vector<tlm_fabric::Nic*> nics, std::vect
     lanes_.push_back(std::make_unique<Lane>(*this, nics_.size()));
   }
   qps_.resize(nics_.size());
+  qps_elsewhere_ = params_.qps_made;
+  qps_elsewhere_.resize(nics_.size(), 0);
   for (int e : endpoints_)
-    nics_.at(static_cast<std::size_t>(e))->rdma().set_completion_handler(
-        [this, e](const tlm_fabric::Completion& c) { on_completion(e, c); });
+    if (auto* nic = nics_.at(static_cast<std::size_t>(e)))
+      nic->rdma().set_completion_handler([this, e](const tlm_fabric::Completion& c) { on_completion(e, c); });
   release_receiver_ = queue.add_receiver([this](const unsigned char* bytes) {
     Release r{this, 0, 0};
     bytes = tlm_fabric::WakeQueue::get(bytes, r.wr);
@@ -45,7 +47,8 @@ CollectiveEngine::CollectiveEngine(std::vector<tlm_fabric::Nic*> nics, std::vect
 
 sc_time CollectiveEngine::least_completion_delay() const {
   sc_time least = sc_core::sc_max_time();
-  for (int e : endpoints_) least = std::min(least, nics_.at(static_cast<std::size_t>(e))->rdma().least_completion_delay());
+  for (int e : endpoints_)
+    if (auto* nic = nics_.at(static_cast<std::size_t>(e))) least = std::min(least, nic->rdma().least_completion_delay());
   return least;
 }
 
@@ -102,7 +105,12 @@ void CollectiveEngine::make_qps(const Run& run) {
     ++more[k / 64 % n];
   }
   for (std::size_t e = 0; e < nics_.size(); ++e)
-    if (more[e] > 0) nics_[e]->rdma().reserve_qps(more[e]);
+    if (more[e] > 0 && nics_[e]) nics_[e]->rdma().reserve_qps(more[e]);
+  // A NIC another process makes: its QP numbers taken as it takes them.
+  auto create_qp = [this](int e, int peer, int peer_qpn) {
+    if (auto* nic = nics_[static_cast<std::size_t>(e)]) return nic->rdma().create_qp(peer, peer_qpn, params_.sl);
+    return qps_elsewhere_[static_cast<std::size_t>(e)]++;
+  };
   // In graph order (the QP numbers at each NIC follow it).
   std::vector<std::uint8_t> done(fresh.size(), 0), sources(nics_.size(), 0);
   for (std::uint64_t k : keys) {
@@ -110,9 +118,9 @@ void CollectiveEngine::make_qps(const Run& run) {
     if (done[static_cast<std::size_t>(at - fresh.begin())]) continue;
     done[static_cast<std::size_t>(at - fresh.begin())] = 1;
     const int a = static_cast<int>(k / 64 / n), b = static_cast<int>(k / 64 % n), channel = static_cast<int>(k % 64);
-    const int qa = nics_[static_cast<std::size_t>(a)]->rdma().create_qp(b, 0, params_.sl);
-    const int qb = nics_[static_cast<std::size_t>(b)]->rdma().create_qp(a, qa, params_.sl);
-    nics_[static_cast<std::size_t>(a)]->rdma().connect(qa, qb);
+    const int qa = create_qp(a, b, 0);
+    const int qb = create_qp(b, a, qa);
+    if (auto* nic = nics_[static_cast<std::size_t>(a)]) nic->rdma().connect(qa, qb);
     qps_[static_cast<std::size_t>(a)].push_back({peer_key(b, channel), qa, qb});
     sources[static_cast<std::size_t>(a)] = 1;
   }

@@ -29,6 +29,9 @@ struct EngineParams {
   double aggregation_bandwidth_bps = 0;   ///< reduction throughput of an aggregation node [b/s]; 0: no limit
   int sl = 0;                             ///< service level of every QP and raw message
   FastForwardParams fast_forward;         ///< off by default
+  /// Per endpoint, the QPs made before the engine's on a NIC another process makes (a
+  /// null entry of the NICs: the engine numbers its QPs there after them); empty: none.
+  std::vector<int> qps_made;
 };
 
 /// Lanes: each participant's transfers wait and post in its NIC's wake-queue lane, a
@@ -239,6 +242,7 @@ class CollectiveEngine {
   tlm_fabric::FabricTrace* trace_ = nullptr;  // null: not traced
   std::vector<int> trace_track_;              // per endpoint
   std::vector<std::vector<QpEntry>> qps_;      // per source endpoint
+  std::vector<int> qps_elsewhere_;             // per endpoint whose NIC another process makes: its QPs
   std::vector<std::unique_ptr<Run>> runs_;     // under way, ascending id
   std::size_t raw_runs_ = 0;
   std::uint64_t next_id_ = 0;

@@ -355,7 +355,7 @@ CollectiveRunner::CollectiveRunner(sc_core::sc_module_name name, std::vector<tlm
   CollectiveEngine::Hooks hooks;
   hooks.done = [this](CollectiveEngine::GraphId, const sc_time& end) { ended(end); };
   const EngineParams ep{params_.step_latency, params_.reduce_bandwidth_bps, params_.aggregation_latency,
-                        params_.aggregation_bandwidth_bps, params_.sl, params_.fast_forward};
+                        params_.aggregation_bandwidth_bps, params_.sl, params_.fast_forward, params_.qps_made};
   recorded_.resize(static_cast<std::size_t>(tlm_fabric::WakeQueue::instance().lanes()));
   engine_ = std::make_unique<CollectiveEngine>(std::move(nics), std::move(endpoint_lane), params_.ranks, ep, std::move(hooks));
   wake_.notify_at(tlm_fabric::sim_now());

@@ -104,6 +104,7 @@ struct CollectiveParams {
   double aggregation_bandwidth_bps = 0;               ///< sharp: reduction throughput of an aggregation node [b/s]; 0: no limit
   TrainingParams training;                            ///< when enabled: a training step instead of a size sweep
   FastForwardParams fast_forward;                     ///< simulation.fast_forward (not for sharp's raw messages)
+  std::vector<int> qps_made;                          ///< EngineParams::qps_made
 };
 
 /// nccl-tests bus-bandwidth factor: AllReduce 2(n-1)/n, ReduceScatter/AllGather/AlltoAll (n-1)/n.

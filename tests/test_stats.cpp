@@ -211,6 +211,59 @@ TEST(Registry, CounterTableListsAsNamedCounters) {
   EXPECT_THROW(tabled.attach_table("fabric.s3", layout, nullptr), std::logic_error);   // no '.' at the end
 }
 
+// Registries of the blocks of a run split over processes, merged into one by name, list
+// what one registry of every block lists: tables (made where missing, added to where
+// held), counters and distributions; a distribution with samples on both sides, or
+// truncated bytes, is refused.
+TEST(Registry, MergedRegistriesListAsOne) {
+  using fabricsim::stats::CounterLayout;
+  using fabricsim::stats::Counter;
+  using fabricsim::stats::Registry;
+  auto layout = std::make_shared<CounterLayout>();
+  layout->push_back({"a", {"first", "packets"}, 1});
+  layout->push_back({"b", {"second", "B"}, 0});
+  std::vector<Counter> s0(2), s1(2), s0_again(2);
+  s0[0].add(3);
+  s0[1].add(4);
+  s1[1].add(7);
+  s0_again[0].add(1);
+  auto fill = [&](Registry& r, bool first, bool second) {
+    if (first) {
+      r.attach_table("fabric.s0.", layout, [&](std::uint32_t slot) -> const Counter& { return s0[slot]; });
+      r.counter("fabric.ep0.rx", "received", "packets").add(5);
+      r.distribution("fabric.ep0.latency", "latency", "ns").add(2.5);
+    }
+    if (second) {
+      r.attach_table("fabric.s1.", layout, [&](std::uint32_t slot) -> const Counter& { return s1[slot]; });
+      r.counter("fabric.ep1.rx", "received", "packets").add(6);
+    }
+    Distribution& latency = r.distribution("fabric.ep1.latency", "latency", "ns");  // samples where `second`
+    if (second) latency.add(9);
+  };
+  Registry whole, zero, one;
+  fill(whole, true, true);
+  fill(zero, true, false);
+  fill(one, false, true);
+  std::vector<unsigned char> bytes;
+  one.save(bytes);
+  zero.merge(bytes.data(), bytes.data() + bytes.size());
+  EXPECT_EQ(zero.to_json().dump(), whole.to_json().dump());
+  // A table and a counter held on both sides add up.
+  Registry again;
+  again.attach_table("fabric.s0.", layout, [&](std::uint32_t slot) -> const Counter& { return s0_again[slot]; });
+  again.counter("fabric.ep0.rx", "received", "packets").add(1);
+  bytes.clear();
+  again.save(bytes);
+  zero.merge(bytes.data(), bytes.data() + bytes.size());
+  EXPECT_EQ(zero.scope("fabric.s0.").find_counter("b")->value(), 4u);  // slot 0
+  EXPECT_EQ(zero.scope("fabric.ep0.").find_counter("rx")->value(), 6u);
+  bytes.clear();
+  one.save(bytes);
+  EXPECT_THROW(zero.merge(bytes.data(), bytes.data() + bytes.size()), std::logic_error);  // ep1.latency twice
+  Registry fresh;
+  EXPECT_THROW(fresh.merge(bytes.data(), bytes.data() + bytes.size() - 1), std::invalid_argument);
+}
+
 TEST(Distribution, EqualSamplesGiveTheExactValue) {
   Distribution d;
   for (int i = 0; i < 5000; ++i) d.add(743.8);

@@ -280,6 +280,25 @@ std::vector<std::vector<unsigned char>> exchange(const std::vector<std::vector<u
 #endif
 }
 
+std::optional<std::string> failure_over_processes(const std::exception_ptr& local) {
+  const int failing = min_over_processes(local ? rank() : size());
+  if (failing == size()) return std::nullopt;
+  return failure_of(failing, local);
+}
+
+std::string failure_of(int failing, const std::exception_ptr& local) {
+  std::string what;
+  if (failing == rank()) try {
+      std::rethrow_exception(local);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+      what = "an unknown exception";
+    }
+  const std::vector<unsigned char> message = broadcast(std::vector<unsigned char>(what.begin(), what.end()), failing);
+  return std::string(message.begin(), message.end());
+}
+
 std::vector<unsigned char> broadcast(std::vector<unsigned char> bytes, int root) {
   check_root(root);
 #if FABRICSIM_MPI

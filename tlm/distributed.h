@@ -11,7 +11,10 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace fabricsim::tlm_fabric::distributed {
@@ -67,6 +70,14 @@ class AgreedError : public std::runtime_error, public Agreed {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// After a step every process takes between two collective operations, which can fail in
+/// some processes only: in every process, the message of the lowest-numbered process
+/// whose step failed (`local`: its failure, null where it did not), or none.
+std::optional<std::string> failure_over_processes(const std::exception_ptr& local);
+/// The message of process `failing`'s failure (`local` there), in every process: where the
+/// processes already agree which one failed.
+std::string failure_of(int failing, const std::exception_ptr& local);
 
 /// Ends every process of the simulation with exit code `code` (MPI_Abort; std::exit
 /// when the simulation runs in one process).

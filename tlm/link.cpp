@@ -140,6 +140,8 @@ void Link::set_lanes(int transmitter, int receiver, PacketPool& pool) {
   backward_receiver_ = queue.add_receiver([this](const unsigned char* bytes) { receive_backward(bytes); });
 }
 
+void Link::skip_lanes() { WakeQueue::instance().skip_receivers(2); }  // forward and backward
+
 // A packet handed to the receiver's lane: it hears of it before its next window, as of
 // the time sent (the header is in after this window).
 struct Link::Forward {

@@ -103,6 +103,9 @@ class Link : public sc_core::sc_module {
   /// where the lanes are in different processes: a packet leaves `pool` at its window's
   /// end and comes out of it again at the receiver's lane.
   void set_lanes(int transmitter, int receiver, PacketPool& pool);
+  /// In place of a link between lanes that another process makes and this one does not:
+  /// skips the receiver handles its set_lanes takes (WakeQueue::skip_receivers).
+  static void skip_lanes();
   /// The least time from a transmitter's call to the receiver acting on it: the first
   /// bit out to the header in (the transmitter adds its own least start delay).
   sc_core::sc_time least_forward_delay() const { return frame_of(0).header; }

@@ -1,5 +1,7 @@
-// Terminates a switch port that has no cable: binds both sockets so the
-// module elaborates; any packet routed here is a topology error.
+// Terminates a switch port that has no cable, or stands for the far end of a
+// cable whose switch another process makes (every call over that cable crosses
+// processes as bytes): binds both sockets so the module elaborates; any packet
+// reaching it is an error.
 #pragma once
 
 #include <stdexcept>

@@ -282,6 +282,16 @@ int WakeQueue::add_receiver(std::function<void(const unsigned char* bytes)> rece
   return static_cast<int>(receivers_.size()) - 1;
 }
 
+void WakeQueue::skip_receivers(int n) {
+  for (int k = 0; k < n; ++k) {
+    const int handle = static_cast<int>(receivers_.size());
+    receivers_.emplace_back([handle](const unsigned char*) {
+      throw std::logic_error("wake queue: a call to receiver " + std::to_string(handle) +
+                             ", whose block another process makes");
+    });
+  }
+}
+
 namespace {
 // A call made from bytes: its receiver and where its bytes are.
 struct Received {
@@ -398,19 +408,11 @@ bool WakeQueue::exchange_between_processes(int parity, const std::exception_ptr&
 }
 
 void WakeQueue::throw_failure(int failing, const std::exception_ptr& local) {
-  std::string what;
-  if (failing == distributed::rank()) try {
-      std::rethrow_exception(local);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-      what = "an unknown exception";
-    }
-  const Bytes message = distributed::broadcast(Bytes(what.begin(), what.end()), failing);
+  const std::string message = distributed::failure_of(failing, local);
   struct AgreedBlockError : BlockError, distributed::Agreed {
     using BlockError::BlockError;
   };
-  throw AgreedBlockError(std::string(message.begin(), message.end()));
+  throw AgreedBlockError(message);
 }
 
 bool WakeQueue::earliest_over_processes(sc_core::sc_time& at, bool have) const {

@@ -127,6 +127,10 @@ class WakeQueue {
   /// what the call's pack() wrote. Registered in the same order in every process (the
   /// handle names the block there).
   int add_receiver(std::function<void(const unsigned char* bytes)> receive);
+  /// Skips `n` receiver handles, those of a block another process makes and this one
+  /// does not (set_processes): every process numbers its receivers alike. A call to one
+  /// is an error.
+  void skip_receivers(int n);
   /// defer() for a call that may cross processes: `Call` also has `void pack(Bytes& out)
   /// const`, which writes what `receiver` needs to make it and lets go of what the call
   /// held (once the window has ended: the caller's lane is done with it).
@@ -157,9 +161,9 @@ class WakeQueue {
   /// end of its window and made by its receiver, as between processes (tests of the
   /// packing in one process).
   static void serialise_between_lanes(bool on) { serialise_ = on; }
-  /// One simulation over several processes (distributed::): each elaborates the whole
-  /// model and runs only its own lanes of it, `process_of_lane[k]` running lane k (after
-  /// set_lanes, before any block is made). Calls into another process's lanes cross as
+  /// One simulation over several processes (distributed::): each makes and runs only
+  /// the blocks of its own lanes, `process_of_lane[k]` running lane k (after set_lanes,
+  /// before any block is made). Calls into another process's lanes cross as
   /// bytes at each window's end (they must have a receiver); the processes agree on each
   /// window's start, on the queue's next wake-up and on a failure, so they step their
   /// kernels together. A block that reads every lane runs in every process at the same

@@ -171,7 +171,7 @@ Executor::Executor(sc_core::sc_module_name name, std::vector<tlm_fabric::Nic*> n
   hooks.bypass = [this](int a, int b) { return same_server(a, b); };
   hooks.bypass_ready = [this](const sc_time& at) { wake_.notify_at(at); };
   const testbench::EngineParams ep{params_.step_latency, params_.reduce_bandwidth_bps, {}, 0, params_.sl,
-                                   params_.fast_forward};
+                                   params_.fast_forward, params_.qps_made};
   engine_ = std::make_unique<testbench::CollectiveEngine>(nics_, std::move(endpoint_lane), params_.ranks, ep, std::move(hooks));
   up_port_free_.assign(nics_.size(), sc_time());
   down_port_free_.assign(nics_.size(), sc_time());

@@ -57,6 +57,7 @@ struct ExecutorParams {
   training::Precision precision = training::Precision::bf16;
   ScaleUp scale_up;
   testbench::FastForwardParams fast_forward;  ///< simulation.fast_forward
+  std::vector<int> qps_made;                  ///< testbench::EngineParams::qps_made
 };
 
 /// The collective a trace's collective type runs as, and the bytes per rank its transfer
