@@ -700,27 +700,42 @@ std::vector<int> Fabric::place_ranks() const {
   return order;
 }
 
+namespace {
+
+/// Which switches have hosts (back to back: none).
+std::vector<bool> switches_with_hosts(const TopologyGraph& graph) {
+  const int switches = static_cast<int>(graph.switches.size());
+  std::vector<bool> has_host(static_cast<std::size_t>(switches), false);
+  for (int s : graph.host_switch)
+    if (s >= 0 && s < switches) has_host[static_cast<std::size_t>(s)] = true;
+  return has_host;
+}
+
+/// Whether the workload acts on NICs of several lanes at no delay, which keeps the fabric
+/// on one lane: a perftest's runner (two NICs at once), a collective whose landings are
+/// visible at once (its end runs between windows, at the latest landing's visible time,
+/// which could fall inside one), a Chakra trace's alike. (An in-network reduction's node
+/// acts on its inputs at once, but they all land in its switch's lane.)
+bool coupled_workload(const FabricConfig& config) {
+  const bool visible_at_once = (config.collective_enabled || config.chakra_enabled) &&
+                               config.nic.host.least_completion_delay() == sc_core::SC_ZERO_TIME;
+  return config.perftest_enabled || visible_at_once;
+}
+
+}  // namespace
+
 void Fabric::plan_lanes() {
   // A lane per group of switches with hosts (a NIC and its source wake in its switch's
   // lane: the NIC's own cable never crosses lanes), the other switches shared out in
   // index order; no more lanes than switches with hosts.
   const int switches = static_cast<int>(graph_.switches.size());
   std::vector<int> host_switches, others;
-  std::vector<bool> has_host(static_cast<std::size_t>(switches), false);
-  for (int s : graph_.host_switch)
-    if (s >= 0 && s < switches) has_host[static_cast<std::size_t>(s)] = true;  // (back to back: no switch)
+  const std::vector<bool> has_host = switches_with_hosts(graph_);
   for (int s = 0; s < switches; ++s) (has_host[static_cast<std::size_t>(s)] ? host_switches : others).push_back(s);
-  // A workload that acts on NICs of several lanes at no delay keeps the fabric on one
-  // lane: a perftest's runner (two NICs at once), a collective whose landings are
-  // visible at once (its end runs between windows, at the latest landing's visible time,
-  // which could fall inside one), a Chakra trace's alike. (An in-network reduction's node
-  // acts on its inputs at once, but they all land in its switch's lane.)
-  const bool visible_at_once = (config_.collective_enabled || config_.chakra_enabled) &&
-                               config_.nic.host.least_completion_delay() == sc_core::SC_ZERO_TIME;
-  const bool coupled = config_.perftest_enabled || visible_at_once;
+  const bool coupled = coupled_workload(config_);
   // Several processes (tlm/distributed.h): simulation.threads lanes each, at least one.
   const int processes = tlm_fabric::distributed::size();
-  if (processes > 1) refuse_over_processes(processes, static_cast<int>(host_switches.size()), coupled);
+  if (processes > 1) refuse_over_processes(config_, processes, static_cast<int>(host_switches.size()), coupled);
   lanes_ = coupled ? 1
                    : std::max(1, std::min(config_.simulation.threads * processes, static_cast<int>(host_switches.size())));
   switch_lane_.assign(static_cast<std::size_t>(switches), 0);
@@ -764,19 +779,25 @@ void Fabric::plan_lanes() {
   lookahead_ = sc_core::sc_max_time();
 }
 
-void Fabric::refuse_over_processes(int processes, int host_switches, bool coupled) const {
+void Fabric::refuse_over_processes(const FabricConfig& config, int processes) {
+  const std::vector<bool> has_host = switches_with_hosts(build_graph(config.topology));
+  refuse_over_processes(config, processes, static_cast<int>(std::count(has_host.begin(), has_host.end(), true)),
+                        coupled_workload(config));
+}
+
+void Fabric::refuse_over_processes(const FabricConfig& config, int processes, int host_switches, bool coupled) {
   // What runs over processes: the switches, NICs, traffic sources, collectives and Chakra
   // traces, whose calls across lanes cross as bytes. What reads or acts on several lanes at once does not.
   auto refuse = [&](const std::string& what) {
     throw std::invalid_argument(what + ": not run over several processes (started as one of " +
                                 std::to_string(processes) + "); run it in one process");
   };
-  if (config_.perftest_enabled) refuse("perftest");
+  if (config.perftest_enabled) refuse("perftest");
   if (coupled) refuse("a workload acting on NICs of several lanes at once");
-  if (config_.simulation.fast_forward_asked) refuse("simulation.fast_forward");
-  if (config_.output.trace.enabled()) refuse("output.trace");
-  if (!config_.switch_params.waveform.dir.empty()) refuse("switch.rtl_trace");
-  if (config_.simulation.engine != tlm_fabric::Engine::wheel) refuse("simulation.engine: kernel");
+  if (config.simulation.fast_forward_asked) refuse("simulation.fast_forward");
+  if (config.output.trace.enabled()) refuse("output.trace");
+  if (!config.switch_params.waveform.dir.empty()) refuse("switch.rtl_trace");
+  if (config.simulation.engine != tlm_fabric::Engine::wheel) refuse("simulation.engine: kernel");
   if (host_switches < processes)
     throw std::invalid_argument("the fabric has " + std::to_string(host_switches) +
                                 " switches with hosts, fewer than the " + std::to_string(processes) +

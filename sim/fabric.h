@@ -111,6 +111,9 @@ class Fabric : public sc_core::sc_module {
   nlohmann::json timeseries() const;
   /// FCT and slowdown of every message delivered whose flow started after the warm-up (results.json "flows").
   const FlowStats& flows() const { return *flows_; }
+  /// Over `processes` processes: throws std::invalid_argument naming what of `config` does
+  /// not run over them (`fabricsim sweep --processes` checks its points with it first).
+  static void refuse_over_processes(const FabricConfig& config, int processes);
   /// Whether this process runs switch `s`, endpoint `e` (every one but in a run over
   /// several processes: tlm/distributed.h); it makes exactly those (switches(), nics()).
   bool runs_switch(int s) const;
@@ -128,8 +131,8 @@ class Fabric : public sc_core::sc_module {
   IdealFct ideal_fct() const;
   /// Wake-queue lanes (simulation.threads): a lane per switch (switch_lane_), set before any block is made.
   void plan_lanes();
-  /// Over `processes` processes: refuses what does not run over them (a clear error naming it).
-  void refuse_over_processes(int processes, int host_switches, bool coupled) const;
+  /// The same, with the fabric's switches with hosts and whether its workload is coupled.
+  static void refuse_over_processes(const FabricConfig& config, int processes, int host_switches, bool coupled);
   /// `link` from switch `from` to switch `to` crosses lanes: it defers, and bounds the
   /// lookahead (by the delays of the switches made here: the processes agree on the least).
   void cross_lanes(int from, tlm_fabric::Link& link, int to);

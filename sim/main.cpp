@@ -155,11 +155,17 @@ struct OutputFlags {
 };
 
 // Command-line output options become overrides, so the config echo in
-// results.json shows what was really used.
+// results.json shows what was really used. `sweep_point`: a sweep point's record (JSON)
+// for results.json, from a sweep that runs its points over several processes (sim/sweep.cpp).
 int run_command(const std::string& file, const std::vector<std::string>& set, const std::string& out_dir,
                 const OutputFlags& output, const TraceFlags& trace, const std::string& rtl_coverage,
-                fabricsim::sim::Verbosity verbosity) {
+                const std::string& sweep_point, fabricsim::sim::Verbosity verbosity) {
   using namespace fabricsim::sim;
+  nlohmann::json point;
+  if (!sweep_point.empty()) {
+    point = nlohmann::json::parse(sweep_point, nullptr, false);
+    if (!point.is_object()) throw ConfigError("--sweep-point", "", "expected a JSON object");
+  }
   if (!rtl_coverage.empty() && distributed::active()) {  // each process would hold its blocks' points only
     if (distributed::rank() == 0)
       std::cerr << "fabricsim: --rtl-coverage: not over several processes; run it in one process\n";
@@ -220,6 +226,7 @@ int run_command(const std::string& file, const std::vector<std::string>& set, co
   nlohmann::json& results = leave_to_process_exit(
       std::make_unique<nlohmann::json>(run_simulation(config, logs, &progress, ModelTeardown::skip)));
   if (!writes) return agreed(0);  // process 0's exit code
+  if (!point.is_null()) results["sweep_point"] = point;
   files->finish(results);  // the CSV files, then results.json
   // The blocks are still alive (left to the exit): their counts are the whole run's.
   if (!rtl_coverage.empty()) fabricsim::tlm_fabric::write_rtl_coverage(rtl_coverage);
@@ -264,7 +271,7 @@ namespace {
 
 /// Every subcommand's options, as CLI11 fills them.
 struct CommandLine {
-  std::string file, out_dir, rtl_coverage;
+  std::string file, out_dir, rtl_coverage, sweep_point;
   TraceFlags trace;
   std::vector<std::string> overrides;
   OutputFlags output;
@@ -328,6 +335,8 @@ void add_run_commands(CLI::App& app, CommandLine& cl) {
                   "write the coverage points of the RTL blocks in use, every instance, to this file "
                   "(verilator_coverage format; a -DFABRICSIM_RTL_COVERAGE=ON build)")
       ->check(non_empty());
+  // A sweep's point over several processes: its record in results.json (sim/sweep.cpp).
+  run->add_option("--sweep-point", cl.sweep_point)->group("");
 
   auto* validate = cl.validate = app.add_subcommand("validate", "check a configuration without running it");
   validate->add_option("config", cl.file, "YAML configuration")->required();
@@ -355,6 +364,11 @@ void add_sweep_commands(CLI::App& app, CommandLine& cl) {
       ->capture_default_str();
   sweep->add_option("--sbatch-option", sw.sbatch_options, "slurm: extra sbatch option, e.g. --partition=short (repeatable)")
       ->allow_extra_args(false);
+  sweep->add_option("--processes", sw.processes,
+                    "processes each point runs over (default: the sweep file's processes:, else 1); more than 1: "
+                    "slurm: an array task of that many tasks runs each point with srun --mpi=pmix; local: mpirun "
+                    "-np N, N of the --jobs each")
+      ->check(CLI::Range(1, 4096));
   add_verbosity(sweep, cl);
 
   auto* sweep_task = cl.sweep_task = app.add_subcommand("sweep-task", "");
@@ -510,7 +524,8 @@ int run_subcommand(CommandLine& cl) {
     std::cout << fabricsim::sim::route_tables(fabricsim::sim::load_config(cl.file, cl.overrides));
     return 0;
   }
-  return run_command(cl.file, cl.overrides, cl.out_dir, cl.output, cl.trace, cl.rtl_coverage, verbosity);
+  return run_command(cl.file, cl.overrides, cl.out_dir, cl.output, cl.trace, cl.rtl_coverage, cl.sweep_point,
+                     verbosity);
 }
 
 }  // namespace

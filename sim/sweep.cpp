@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "sim/config_reader.h"
@@ -43,6 +46,53 @@ std::vector<Override> point_overrides(const SweepPoint& p, const fs::path& dir, 
   o.push_back({"output.directory=" + yaml_quoted(point_dir(dir, p.index).string()), ""});
   o.push_back({std::string("output.packet_csv=") + (packet_csv ? "true" : "false"), ""});
   return o;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find the fabricsim binary (/proc/self/exe)");
+  return exe.string();
+}
+
+/// The launchers of a point over several processes: each runs `fabricsim run` in every
+/// process it starts (tlm/distributed.h joins them).
+std::string mpirun_launcher(int processes) { return "mpirun -np " + std::to_string(processes) + " --oversubscribe"; }
+std::string srun_launcher(int processes) {
+  return "srun --mpi=pmix --ntasks=" + std::to_string(processes) + " --kill-on-bad-exit=1";
+}
+
+/// Runs a point over several processes: `launcher` starts `fabricsim run` of the base
+/// configuration with the point's overrides, which writes the point's files as a point
+/// run in one process does, `record` under sweep_point. Its output goes to the point's
+/// run.log, kept when the run fails. The point ran when the run wrote results.json (a
+/// failed scoreboard or a stall is the point's result, as in one process); otherwise its
+/// results.json holds the error (the exit code, the end of run.log). Returns the exit
+/// code of a pool child: 0 when the point ran.
+int run_point_over_processes(const std::string& launcher, const std::string& base,
+                             const std::vector<Override>& overrides, const FabricConfig& config,
+                             const nlohmann::ordered_json& record) {
+  const fs::path dir(config.output.directory), log = dir / "run.log";
+  fs::create_directories(dir);
+  fs::remove(dir / "results.json");  // present after the run only when this run wrote it
+  std::string cmd = launcher + " " + shell_quoted(self_exe()) + " run " + shell_quoted(base);
+  for (const auto& o : overrides) cmd += " --set " + shell_quoted(o.assignment);
+  cmd += " --quiet --sweep-point " + shell_quoted(record.dump());
+  std::fflush(nullptr);
+  const int status = std::system((cmd + " </dev/null >" + shell_quoted(log.string()) + " 2>&1").c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (fs::is_regular_file(dir / "results.json")) {
+    if (code == 0) fs::remove(log);
+    return 0;
+  }
+  std::ifstream in(log);
+  std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  constexpr std::size_t kTail = 2000;
+  if (output.size() > kTail) output = "..." + output.substr(output.size() - kTail);
+  write_results(dir, {{"error", launcher + " fabricsim run exited with code " + std::to_string(code) +
+                                    " and wrote no results.json; its output (run.log): " + output},
+                      {"sweep_point", nlohmann::json::parse(record.dump())}});
+  return 1;
 }
 
 }  // namespace
@@ -168,7 +218,7 @@ std::string csv_field(const nlohmann::ordered_json& v) {
 
 /// sweep.csv and sweep.json from the points' results; returns the number of points not ok.
 std::size_t gather(const SweepSpec& spec, const std::vector<FabricConfig>& configs, const fs::path& dir,
-                   const std::string& executor, Verbosity verbosity) {
+                   const std::string& executor, int processes, Verbosity verbosity) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::size_t bad = 0;
   for (const auto& p : spec.points) {
@@ -197,6 +247,7 @@ std::size_t gather(const SweepSpec& spec, const std::vector<FabricConfig>& confi
                                       {"sweep_file", spec.file},
                                       {"base_config", spec.base},
                                       {"executor", executor},
+                                      {"processes", processes},
                                       {"axes", spec.axis_keys},
                                       {"columns", metric_columns()},
                                       {"points", rows}};
@@ -219,13 +270,22 @@ std::size_t gather(const SweepSpec& spec, const std::vector<FabricConfig>& confi
   return bad;
 }
 
-int run_local(const std::vector<FabricConfig>& configs, const SweepSpec& spec, const std::vector<std::size_t>& todo,
-              const SweepOptions& o) {
-  const int parallel = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+int run_local(const std::vector<FabricConfig>& configs, const SweepSpec& spec, const fs::path& dir,
+              const std::vector<std::size_t>& todo, int processes, const SweepOptions& o) {
+  const int cpus = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // A point over several processes takes that many of the --jobs.
+  const int parallel = std::max(1, cpus / processes);
+  const std::string base = fs::absolute(spec.base).lexically_normal().string();
+  auto run = [&](std::size_t i) {
+    const SweepPoint& p = spec.points[todo[i]];
+    if (processes == 1) return run_point(configs[p.index], "sweep_point", p.record());
+    return run_point_over_processes(mpirun_launcher(processes), base, point_overrides(p, dir, spec.packet_csv),
+                                    configs[p.index], p.record());
+  };
   Progress progress(o.verbosity);
   std::size_t done = 0, failed = 0;
   run_process_pool(
-      todo.size(), parallel, [&](std::size_t i) { return run_point(configs[todo[i]], "sweep_point", spec.points[todo[i]].record()); },
+      todo.size(), parallel, run,
       [&](std::size_t i, int status, double wall_s) {
         ++done;
         if (!exited_ok(status)) ++failed;
@@ -253,13 +313,6 @@ int capture(const std::string& cmd, std::string& output) {
   for (std::size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) output.append(buf, n);
   const int status = pclose(f);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string self_exe() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find the fabricsim binary (/proc/self/exe)");
-  return exe.string();
 }
 
 /// slurm/job_id: the job array a submitter is waiting for; left behind when the submitter
@@ -298,7 +351,7 @@ void check_no_earlier_array(const fs::path& dir) {
 }
 
 int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, const fs::path& dir,
-              const std::vector<std::size_t>& todo, const SweepOptions& o) {
+              const std::vector<std::size_t>& todo, int processes, const SweepOptions& o) {
   const fs::path sdir = dir / "slurm";
   fs::create_directories(sdir);
   // The plan: every point's overrides (the task reloads and revalidates the configuration) and
@@ -315,8 +368,10 @@ int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
     tasks.push_back(std::vector<std::size_t>(todo.begin() + i, todo.begin() + std::min(todo.size(), i + per)));
   const fs::path plan = sdir / "plan.json";
   // Absolute paths: array tasks reload the configuration wherever they start.
-  const nlohmann::json plan_json{
-      {"base", fs::absolute(spec.base).lexically_normal().string()}, {"points", points}, {"tasks", tasks}};
+  const nlohmann::json plan_json{{"base", fs::absolute(spec.base).lexically_normal().string()},
+                                 {"processes", processes},
+                                 {"points", points},
+                                 {"tasks", tasks}};
   write_file_atomically(plan, [&](std::ostream& out) { out << plan_json.dump(1) << "\n"; });
 
   const fs::path script = sdir / "sweep.sbatch";
@@ -325,7 +380,7 @@ int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
                      "#SBATCH --array=0-" + std::to_string(tasks.size() - 1) + "\n"
                      "#SBATCH --output=" + (sdir / "task_%a.out").string() + "\n"
                      "#SBATCH --chdir=" + fs::current_path().string() + "\n"
-                     "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
+                     "#SBATCH --ntasks=" + std::to_string(processes) + "\n#SBATCH --cpus-per-task=1\n"
                      "exec " + shell_quoted(self_exe()) + " sweep-task " + shell_quoted(plan.string()) +
                      " \"$SLURM_ARRAY_TASK_ID\"\n");
   std::string cmd = "sbatch --parsable";
@@ -358,11 +413,45 @@ int run_slurm(const std::vector<FabricConfig>& configs, const SweepSpec& spec, c
   return done == todo.size() ? 0 : 1;
 }
 
+/// True when `program` is an executable file in a folder of PATH.
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream folders(path ? path : "");
+  for (std::string folder; std::getline(folders, folder, ':');)
+    if (!folder.empty() && access((fs::path(folder) / program).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+/// Refuses a sweep of several processes per point that cannot run: a build without MPI,
+/// the local executor without mpirun, a point that does not run over processes (the
+/// rules of a run: Fabric::refuse_over_processes). `given`: where the count comes from.
+void check_processes(const SweepSpec& spec, const std::vector<FabricConfig>& configs, int processes,
+                     const std::string& executor, const std::string& given, const std::string& key) {
+  const std::string per_point = "runs each point over " + std::to_string(processes) + " processes";
+  if (!FABRICSIM_MPI)
+    throw ConfigError(given, key, per_point + ", but this fabricsim is built without MPI (FABRICSIM_MPI OFF): "
+                                  "build it with Open MPI (libopenmpi-dev) or run one process per point");
+  if (executor == "local" && !on_path("mpirun"))
+    throw ConfigError(given, key, per_point + ", which the local executor starts with mpirun, not found on PATH "
+                                  "(openmpi-bin); use --executor slurm (srun) or one process per point");
+  for (const auto& p : spec.points) {
+    try {
+      Fabric::refuse_over_processes(configs[p.index], processes);
+    } catch (const std::invalid_argument& e) {
+      std::string axes;
+      for (const auto& [k, v] : p.axes) axes += k + "=" + v + ", ";
+      throw ConfigError(given, key, per_point + "; point " + std::to_string(p.index) + " (" + axes + "seed " +
+                                        std::to_string(p.seed) + ") does not: " + e.what());
+    }
+  }
+}
+
 }  // namespace
 
 int sweep_command(SweepSpec spec, const SweepOptions& o) {
   if (o.executor != "local" && o.executor != "slurm")
     throw ConfigError("--executor " + o.executor, "", "expected local or slurm");
+  if (o.processes < 0) throw ConfigError("--processes " + std::to_string(o.processes), "", "expected at least 1");
   const fs::path dir = fs::absolute(o.out_dir.empty() ? "results/sweep_" + fs::path(spec.file).stem().string()
                                                       : o.out_dir).lexically_normal();
   // Every point is read and checked before anything runs.
@@ -370,6 +459,14 @@ int sweep_command(SweepSpec spec, const SweepOptions& o) {
   for (auto& p : spec.points) {
     configs.push_back(load_config_with_origins(spec.base, point_overrides(p, dir, spec.packet_csv)));
     p.seed = configs.back().simulation.seed;
+  }
+  // --processes wins over the sweep file's processes:.
+  const int processes = o.processes > 0 ? o.processes : spec.processes;
+  if (processes > 1) {
+    if (o.processes > 0)
+      check_processes(spec, configs, processes, o.executor, "--processes " + std::to_string(processes), "");
+    else
+      check_processes(spec, configs, processes, o.executor, spec.processes_origin, "processes");
   }
   check_no_earlier_array(dir);
   fs::create_directories(dir);
@@ -383,16 +480,17 @@ int sweep_command(SweepSpec spec, const SweepOptions& o) {
       std::printf("sweep: point %zu runs again: %s\n", p.index, why.c_str());
   }
   if (o.verbosity != Verbosity::quiet)
-    std::printf("sweep: %zu points, %zu already done, %zu to run (%s executor)\n", spec.points.size(),
-                spec.points.size() - todo.size(), todo.size(), o.executor.c_str());
+    std::printf("sweep: %zu points, %zu already done, %zu to run (%s executor%s)\n", spec.points.size(),
+                spec.points.size() - todo.size(), todo.size(), o.executor.c_str(),
+                processes > 1 ? (", " + std::to_string(processes) + " processes per point").c_str() : "");
   std::fflush(stdout);
   if (!todo.empty()) {
     if (o.executor == "slurm")
-      run_slurm(configs, spec, dir, todo, o);
+      run_slurm(configs, spec, dir, todo, processes, o);
     else
-      run_local(configs, spec, todo, o);
+      run_local(configs, spec, dir, todo, processes, o);
   }
-  const std::size_t bad = gather(spec, configs, dir, o.executor, o.verbosity);
+  const std::size_t bad = gather(spec, configs, dir, o.executor, processes, o.verbosity);
   if (bad) {
     std::cerr << "fabricsim: sweep: " << bad << " of " << spec.points.size()
               << " points did not finish ok (status column of sweep.csv; errors in points/NNNN/results.json"
@@ -409,6 +507,7 @@ int sweep_task(const std::string& plan_file, int task) {
   const nlohmann::json plan = nlohmann::json::parse(in);
   if (task < 0 || static_cast<std::size_t>(task) >= plan["tasks"].size())
     throw std::runtime_error("no task " + std::to_string(task) + " in " + plan_file);
+  const int processes = plan.value("processes", 1);
   int rc = 0;
   for (const auto& i : plan["tasks"][static_cast<std::size_t>(task)]) {
     const auto& p = plan["points"][i.get<std::size_t>()];
@@ -416,6 +515,10 @@ int sweep_task(const std::string& plan_file, int task) {
     for (const auto& x : p["overrides"]) ov.push_back({x["assignment"], x["origin"]});
     const FabricConfig config = load_config_with_origins(plan["base"].get<std::string>(), ov);
     const nlohmann::ordered_json record = nlohmann::ordered_json::parse(p["record"].dump());
+    if (processes > 1) {  // a job step of the array task's processes
+      rc |= run_point_over_processes(srun_launcher(processes), plan["base"].get<std::string>(), ov, config, record);
+      continue;
+    }
     // Each point in its own process: SystemC elaborates once per process.
     run_process_pool(1, 1, [&](std::size_t) { return run_point(config, "sweep_point", record); },
                      [&](std::size_t, int status, double) { rc |= exited_ok(status) ? 0 : 1; });

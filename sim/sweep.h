@@ -2,8 +2,8 @@
 // --loads) becomes a SweepSpec, one SweepPoint per combination and seed, each a list of
 // overrides that remember the sweep file line they came from. Every point's
 // configuration is validated before anything runs; complete points are skipped
-// (resumable); the rest run on a local process pool or a Slurm job array; sweep.csv and
-// sweep.json gather one row per point.
+// (resumable); the rest run on a local process pool or a Slurm job array, each in one
+// process or over several (MPI); sweep.csv and sweep.json gather one row per point.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +35,8 @@ struct SweepSpec {
   std::string base;                    ///< the base configuration
   std::vector<std::string> axis_keys;  ///< in the order of the table's columns
   bool packet_csv = true;              ///< write packets.csv per point (latency CDFs of the report)
+  int processes = 1;                   ///< processes each point runs over (`processes:`)
+  std::string processes_origin;        ///< where `processes:` is written, empty when absent
   std::vector<SweepPoint> points;      ///< seed filled from the configuration when not swept
 };
 
@@ -63,6 +65,9 @@ struct SweepOptions {
   int jobs = 0;                             ///< local: simulations at once; 0: number of CPUs
   int points_per_task = 1;                  ///< slurm: points per array task
   std::vector<std::string> sbatch_options;  ///< slurm: extra sbatch options, e.g. --partition=x
+  /// Processes each point runs over (--processes); 0: the sweep file's `processes:` (default 1).
+  /// More than one: each point is a `fabricsim run` under `mpirun` (local) or `srun` (slurm).
+  int processes = 0;
   Verbosity verbosity = Verbosity::normal;
 };
 

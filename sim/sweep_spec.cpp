@@ -21,6 +21,7 @@ namespace {
 
 constexpr std::size_t kMaxPoints = 100000;
 constexpr std::size_t kMaxAxisValues = 10000;
+constexpr std::int64_t kMaxProcesses = 4096;  // as --processes
 
 /// One swept value: as written (table), as override text (YAML), where it is.
 struct AxisValue {
@@ -274,7 +275,7 @@ SweepSpec read_sweep_file(const std::string& file, const std::vector<std::string
   SweepSpec spec;
   spec.file = file;
   // Unknown top-level keys first: `axis:` is named as a typo of `axes:`, not as a missing axes list.
-  for (const char* key : {"base", "set", "axes", "combine", "seeds", "packet_csv"}) top.has(key);
+  for (const char* key : {"base", "set", "axes", "combine", "seeds", "packet_csv", "processes"}) top.has(key);
   top.finish();
   spec.base = read_base(top, file);
   const std::vector<Override> fixed = fixed_overrides(top, file, source, cli_overrides);
@@ -290,6 +291,8 @@ SweepSpec read_sweep_file(const std::string& file, const std::vector<std::string
   const std::string seeds_origin = top.present("seeds") ? top.location("seeds") : "";
   const std::vector<std::uint64_t> seeds = read_seeds(top, keys);
   spec.packet_csv = top.boolean("packet_csv", true);
+  spec.processes = static_cast<int>(top.integer("processes", 1, 1, kMaxProcesses));
+  if (top.present("processes")) spec.processes_origin = top.location("processes");
   top.finish();
 
   const std::vector<std::vector<std::size_t>> combos = combinations(top, groups, combine);

@@ -465,7 +465,134 @@ TEST(Sweep, SrunRunsOneFabricOverTwoProcesses) {
   EXPECT_TRUE(a == b) << nlohmann::json::diff(a, b).dump().substr(0, 1000);
   EXPECT_EQ(read(d / "one/qps.csv"), read(d / "two/qps.csv"));
 }
+
+// The environment mpirun needs here (fabricsim_mpirun_environment in tests/CMakeLists.txt),
+// for the sweep and the processes it starts.
+void set_mpirun_environment() {
+  std::stringstream words(FABRICSIM_MPIRUN_ENVIRONMENT);
+  for (std::string w; words >> w;) {
+    const auto eq = w.find('=');
+    setenv(w.substr(0, eq).c_str(), w.substr(eq + 1).c_str(), 1);
+  }
+}
+
+// A sweep file of two points on S2 (20 us) whose points each run over two processes.
+fs::path two_process_sweep(const fs::path& d) {
+  return write_text(d / "over_processes.yaml", "base: " + kSource + "/bench/s2_kary_ntree.yaml\n"
+                    "set: {simulation.duration: 20us, simulation.warmup: 5us}\n"
+                    "axes:\n  - key: traffic.load\n    values: [0.2, 0.4]\n"
+                    "processes: 2\n");
+}
+
+// The same points (`a` and `b`: results folders of a sweep): each point's results.json but
+// its simulator section and results folder, and its CSV files byte for byte; the points of
+// `b` ran over `lanes` lanes.
+void expect_same_points(const fs::path& a, const fs::path& b, int points, int lanes) {
+  EXPECT_EQ(table_of(b), table_of(a));
+  EXPECT_EQ(read(b / "sweep.csv"), read(a / "sweep.csv"));
+  for (int i = 0; i < points; ++i) {
+    const fs::path point = fs::path("points") / ("000" + std::to_string(i));
+    nlohmann::json ra = nlohmann::json::parse(read(a / point / "results.json"));
+    nlohmann::json rb = nlohmann::json::parse(read(b / point / "results.json"));
+    EXPECT_EQ(rb["simulator"]["lanes"], lanes) << point;
+    ASSERT_EQ(ra["files"], rb["files"]) << point;
+    for (const auto& f : ra["files"]) EXPECT_EQ(read(b / point / f), read(a / point / f)) << point / f;
+    for (auto* r : {&ra, &rb}) {
+      r->erase("simulator");
+      (*r)["config"]["output"].erase("directory");
+    }
+    EXPECT_TRUE(ra == rb) << point << ": " << nlohmann::json::diff(ra, rb).dump().substr(0, 1000);
+    EXPECT_FALSE(fs::exists(b / point / "run.log")) << "a point that ran keeps no log";
+  }
+}
+
+// The sweep file's `processes: 2` through Slurm: each array task holds two tasks and runs
+// its point with `srun --mpi=pmix`; the table and every point's results are those of the
+// same sweep with one process per point (--processes 1, the local executor).
+TEST(Sweep, SlurmRunsEachPointOverTwoProcesses) {
+  const fs::path d = temp_dir();
+  LocalSlurm slurm(d / "slurm");
+  if (slurm.code() == 3) GTEST_SKIP() << "Slurm cannot start on this machine: " << slurm.log();
+  ASSERT_EQ(slurm.code(), 0) << slurm.log();
+  set_mpirun_environment();
+  const std::string sweep = "sweep " + two_process_sweep(d).string();
+  const auto one = run_command(sweep + " --processes 1 --jobs 2 --out " + (d / "one").string());
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const auto two = run_command(sweep + " --executor slurm --out " + (d / "two").string());
+  ASSERT_EQ(two.exit_code, 0) << two.output << read(d / "two/slurm/task_0.out") << read(d / "two/points/0000/run.log");
+  EXPECT_THAT(two.output, HasSubstr("2 to run (slurm executor, 2 processes per point)"));
+  EXPECT_THAT(read(d / "two/slurm/sweep.sbatch"), HasSubstr("#SBATCH --ntasks=2\n"));
+  EXPECT_EQ(nlohmann::json::parse(read(d / "two/sweep.json"))["processes"], 2);
+  expect_same_points(d / "one", d / "two", 2, 2);
+}
+
+// --processes 2 with the local executor: each point under `mpirun -np 2`, two of the --jobs.
+TEST(Sweep, LocalRunsEachPointOverTwoProcessesWithMpirun) {
+  if (LocalSlurm::shell("command -v mpirun").first != 0) GTEST_SKIP() << "mpirun is not on PATH";
+  set_mpirun_environment();
+  const fs::path d = temp_dir();
+  const std::string sweep = "sweep " + two_process_sweep(d).string() + " --jobs 2 --out ";
+  const auto one = run_command(sweep + (d / "one").string() + " --processes 1");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const auto two = run_command(sweep + (d / "two").string() + " --verbose");
+  ASSERT_EQ(two.exit_code, 0) << two.output << read(d / "two/points/0000/run.log");
+  EXPECT_THAT(two.output, HasSubstr("2 to run (local executor, 2 processes per point)"));
+  expect_same_points(d / "one", d / "two", 2, 2);
+}
 #endif
+
+// Processes per point that cannot run are refused (exit 2) before any point runs or
+// anything is submitted: a count that is not a positive integer, a build without MPI, the
+// local executor without mpirun, and a point a run refuses over several processes.
+TEST(Sweep, ProcessesRefusedBeforeAnythingRuns) {
+  const fs::path d = temp_dir();
+  const fs::path out = d / "out";
+  const std::string s2 = "sweep " + kSource + "/bench/s2_kary_ntree.yaml --loads 0.2,0.4 --out " + out.string();
+  for (const char* bad : {"0", "-1", "two", "1.5"}) {
+    const auto r = run_command(s2 + " --processes " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << r.output;
+    EXPECT_THAT(r.output, HasSubstr("--processes")) << bad;
+  }
+  const fs::path file = write_text(d / "bad.yaml", "base: " + kSource + "/examples/single_switch.yaml\n"
+                                   "axes:\n  - key: traffic.load\n    values: [0.2]\nprocesses: 1.5\n");
+  const auto r = run_command("sweep " + file.string() + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(file.string() + ":5:12: processes:"));
+
+  // A perftest, and more processes than S2's 16 switches with hosts, both on Slurm.
+  const fs::path perftest = write_text(d / "perftest.yaml", "base: " + kSource + "/examples/perftest_ib_b2b.yaml\n"
+                                       "axes:\n  - key: simulation.seed\n    values: [1, 2]\nprocesses: 2\n");
+  struct Case {
+    std::string command, says;
+  };
+  std::vector<Case> cases{
+      {"sweep " + perftest.string() + " --executor slurm --out " + out.string(),
+       perftest.string() + ":5:12: processes: runs each point over 2 processes; point 0 (simulation.seed=1, seed 1) "
+                           "does not: perftest: not run over several processes"},
+      {s2 + " --executor slurm --processes 17",
+       "--processes 17: runs each point over 17 processes; point 0 (traffic.load=0.2, seed 1) does not: the fabric "
+       "has 16 switches with hosts, fewer than the 17 processes"}};
+  if (!FABRICSIM_MPI)
+    cases = {{s2 + " --processes 2", "--processes 2: runs each point over 2 processes, but this fabricsim is built "
+                                     "without MPI (FABRICSIM_MPI OFF)"}};
+  for (const auto& c : cases) {
+    const auto refused = run_command(c.command);
+    EXPECT_EQ(refused.exit_code, 2) << c.command << "\n" << refused.output;
+    EXPECT_THAT(refused.output, HasSubstr(c.says)) << c.command;
+    EXPECT_FALSE(fs::exists(out)) << "a refused sweep wrote " << out;
+  }
+  // The local executor starts each point with mpirun: refused when PATH has none.
+  if (FABRICSIM_MPI) {
+    const std::string path = std::getenv("PATH");
+    setenv("PATH", d.c_str(), 1);
+    const auto no_mpirun = run_command(s2 + " --processes 2");
+    setenv("PATH", path.c_str(), 1);
+    EXPECT_EQ(no_mpirun.exit_code, 2) << no_mpirun.output;
+    EXPECT_THAT(no_mpirun.output, HasSubstr("--processes 2: runs each point over 2 processes, which the local "
+                                            "executor starts with mpirun, not found on PATH"));
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
 
 TEST(Sweep, SlurmRerunRefusesWhileTheEarlierArrayIsQueued) {
   const fs::path d = temp_dir();
