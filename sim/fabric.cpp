@@ -47,14 +47,15 @@ std::vector<int> sl_to_vl_table(const tlm_fabric::SwitchParams& sp) {
   return sl_to_vl;
 }
 
-// In-network reduction: every switch of the tree gets an aggregation node behind one
-// internal port per tree edge (per child, and one to its parent). Per switch: those ports.
 // An aggregation port's cable: inside its switch.
 tlm_fabric::LinkParams aggregation_link(const FabricConfig& config) {
   tlm_fabric::LinkParams internal = config.link;
   internal.phy.cable_length = hw::Length::metres(0);
   return internal;
 }
+
+// In-network reduction: every switch of the tree gets an aggregation node behind one
+// internal port per tree edge (per child, and one to its parent). Per switch: those ports.
 
 std::vector<int> aggregation_port_counts(const TopologyGraph& graph, const SwitchTree& tree) {
   std::vector<int> extra_port(graph.switches.size(), 0);
@@ -299,7 +300,7 @@ void Fabric::connect_switch_cables() {
 
 void Fabric::terminate_open_ports() {
   for (std::size_t s = 0; s < switches_.size(); ++s)
-    for (std::size_t p = 0; p < port_links_[s].size() && switches_[s]; ++p) {
+    for (std::size_t p = 0; switches_[s] && p < port_links_[s].size(); ++p) {
       if (port_links_[s][p].egress) continue;
       const std::string open = graph_.switches[s].name + "_p" + std::to_string(p) + "_open";
       unused_.push_back(std::make_unique<tlm_fabric::UnconnectedPort>(open.c_str()));
@@ -400,7 +401,7 @@ bool Fabric::on_its_way() const {
   for (const auto& nic : nics_)
     if (nic && nic->egress_port().unblocking_after(now)) return true;
   for (std::size_t s = 0; s < switches_.size(); ++s)
-    for (std::size_t p = 0; p < port_links_[s].size() && switches_[s]; ++p)
+    for (std::size_t p = 0; switches_[s] && p < port_links_[s].size(); ++p)
       if (switches_[s]->egress_port(static_cast<int>(p)).unblocking_after(now)) return true;
   return false;
 }
@@ -591,10 +592,7 @@ void Fabric::gather_sample() {
   // Every process samples at the same instants, between windows: this process's NICs'
   // rates and switches' occupancy to process 0.
   std::vector<unsigned char> mine;
-  auto put = [&mine](auto v) {
-    const auto* b = reinterpret_cast<const unsigned char*>(&v);
-    mine.insert(mine.end(), b, b + sizeof v);
-  };
+  auto put = [&mine](auto v) { tlm_fabric::WakeQueue::put(mine, v); };
   for (std::size_t e = 0; e < nics_.size(); ++e) {
     if (sampled_rates_[e].empty()) continue;
     put(std::uint64_t{e});
@@ -617,10 +615,7 @@ void Fabric::gather_sample() {
   const auto all = tlm_fabric::distributed::gather(mine, 0);
   for (std::size_t from = 1; from < all.size(); ++from) {
     const unsigned char* in = all[from].data();
-    auto get = [&in](auto& v) {
-      std::memcpy(&v, in, sizeof v);
-      in += sizeof v;
-    };
+    auto get = [&in](auto& v) { in = tlm_fabric::WakeQueue::get(in, v); };
     for (std::uint64_t e, n; get(e), e != ~std::uint64_t{0};) {
       get(n);
       for (std::uint64_t i = 0; i < n; ++i) {
@@ -883,7 +878,6 @@ void Fabric::gather_link_counters() {
     c.payload_bytes = values[4 * k + 1];
     c.corrupted = values[4 * k + 2];
     c.busy = tlm_fabric::from_ticks(values[4 * k + 3]);
-    if (links_[k]) links_[k]->set_counters(c);
   }
 }
 

@@ -156,10 +156,10 @@ nlohmann::json port_results(const Fabric& fabric, const stats::Registry& registr
                        {"crc_drops", own.find_counter("crc_drops")->value()},
                        {"peer", pl.peer},
                        {"tier", pl.tier},
-                       {"ingress_utilisation", pl.ingress->counters().busy.to_seconds() / end_s},
-                       {"egress_utilisation", pl.egress->counters().busy.to_seconds() / end_s},
-                       {"ingress_packets", pl.ingress->counters().packets},
-                       {"egress_packets", pl.egress->counters().packets},
+                       {"ingress_utilisation", fabric.link_counters(pl.ingress_link).busy.to_seconds() / end_s},
+                       {"egress_utilisation", fabric.link_counters(pl.egress_link).busy.to_seconds() / end_s},
+                       {"ingress_packets", fabric.link_counters(pl.ingress_link).packets},
+                       {"egress_packets", fabric.link_counters(pl.egress_link).packets},
                        {"vls", per_vl}});
     }
     mine.emplace_back(s, std::move(ports));

@@ -277,18 +277,6 @@ void Registry::for_each(Emit&& emit) const {
   for (; stat != stats_.end(); ++stat) emit(stat->first, stat->second);
 }
 
-void Registry::for_each_counter(const std::function<void(Counter&)>& visit) {
-  for_each([&](const std::string&, const Entry& e) {
-    if (e.counter) visit(*e.counter);
-  });
-}
-
-void Registry::for_each_distribution(const std::function<void(Distribution&)>& visit) {
-  for_each([&](const std::string&, const Entry& e) {
-    if (e.distribution) visit(*e.distribution);
-  });
-}
-
 namespace {
 
 void put_text(std::vector<unsigned char>& out, std::string_view text) {

@@ -162,12 +162,6 @@ class Registry {
   /// the rest of their names: a report that reads a block's statistics looks the block up
   /// once, not each statistic among all the run's (a large fabric has hundreds of thousands).
   Scope scope(const std::string& prefix) const;
-  /// Calls `visit` on every counter, tables' included, in name order as to_json() lists
-  /// them: registries holding the same names visit them in the same order (a distributed
-  /// run writes the gathered totals back through it).
-  void for_each_counter(const std::function<void(Counter&)>& visit);
-  /// Calls `visit` on every distribution in name order, as for_each_counter.
-  void for_each_distribution(const std::function<void(Distribution&)>& visit);
   /// Appends every statistic to `out` (native byte order, for the processes of one run:
   /// names, what each is and its value; a table as its layout, once per layout, and its
   /// counters' values): what merge() reads.

@@ -73,8 +73,6 @@ class Link : public sc_core::sc_module {
   const hw::PhyTiming& timing() const { return timing_; }
   const LinkParams& params() const { return params_; }
   const LinkCounters& counters() const { return counters_; }
-  /// The whole run's counters, gathered from the processes of a distributed run (sim/gather.h).
-  void set_counters(const LinkCounters& c) { counters_ = c; }
   /// Whether frames can arrive corrupted (drop_rate or ber set): the receiver drops them.
   bool bit_errors() const { return bit_errors_; }
 
